@@ -1,0 +1,202 @@
+// main.cpp: the gradshare command line. Parses the subcommand and hands over to the library;
+// turns errors into one line on stderr and the documented exit codes:
+//   0 success, 1 runtime failure, 2 user error, 75 stopped on a signal after checkpointing.
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "ckpt/checkpoint.h"   // read_checkpoint
+#include "ckpt/describe.h"     // describe
+#include "config/config_loader.h"  // load_experiment, to_yaml, keys_listing, reference_markdown
+#include "core/errors.h"       // UserError, exit codes
+#include "topology/tree.h"     // build_plain, build_mesh, render
+#include "train/banner.h"      // version_text
+#include "train/eval_command.h"
+#include "train/train_command.h"
+
+namespace {
+
+using gradshare::core::UserError;
+
+const char* kUsage =
+    "usage: gradshare <command> [arguments]\n"
+    "\n"
+    "commands:\n"
+    "  train CONFIG.yaml [key.path=value ...]   train (under mpirun: rank 0 master, others workers)\n"
+    "  eval MODEL.h5 [--data DIR] [key.path=value ...]\n"
+    "                                           test accuracy and confusion matrix of a model\n"
+    "  inspect CHECKPOINT.h5                    metadata and tensor shapes of a checkpoint\n"
+    "  config CONFIG.yaml [key.path=value ...]  validate and print the fully resolved config\n"
+    "  config --keys | --reference              every key (text | markdown reference)\n"
+    "  topology --ranks N [--mode plain|mesh] [--max-children 8] [--max-depth 5]\n"
+    "                                           print the communication tree of a job\n"
+    "  --version                                gradshare, MPI library, ULFM and CUDA support\n"
+    "  <command> --help                         help on one command\n"
+    "\n"
+    "exit codes: 0 success, 1 runtime failure, 2 user error (config, path, arguments),\n"
+    "            75 stopped on SIGTERM/SIGUSR1 after checkpointing (requeue the job)\n";
+
+bool wants_help(const std::vector<std::string>& args) {
+  for (const auto& arg : args)
+    if (arg == "--help" || arg == "-h") return true;
+  return false;
+}
+
+// Splits arguments into one positional path and key.path=value overrides; rejects unknown flags.
+std::string take_path(const std::vector<std::string>& args, const std::string& command,
+                      std::vector<std::string>& overrides) {
+  std::string path;
+  for (const auto& arg : args) {
+    if (arg.rfind("--", 0) == 0) throw UserError(command + ": unknown option '" + arg + "'");
+    if (path.empty() && arg.find('=') == std::string::npos) {
+      path = arg;
+    } else {
+      overrides.push_back(arg);
+    }
+  }
+  if (path.empty()) throw UserError(command + ": missing file argument (see gradshare " + command + " --help)");
+  return path;
+}
+
+int command_train(const std::vector<std::string>& args) {
+  if (wants_help(args)) {
+    std::printf(
+        "usage: gradshare train CONFIG.yaml [key.path=value ...]\n"
+        "  Without mpirun: trains in this one process (strategy local).\n"
+        "  Under mpirun -n N: rank 0 is the master, ranks 1..N-1 are workers.\n"
+        "  Overrides use YAML flow syntax for lists and maps, e.g. model.input_shape=[1,28,28].\n"
+        "  Writes runs/<run.name>-<timestamp>/ (config.yaml, metrics.jsonl, rank logs, model.h5).\n");
+    return 0;
+  }
+  std::vector<std::string> overrides;
+  const std::string path = take_path(args, "train", overrides);
+  return gradshare::train::train_command(path, overrides);
+}
+
+int command_eval(std::vector<std::string> args) {
+  if (wants_help(args)) {
+    std::printf(
+        "usage: gradshare eval MODEL.h5 [--data DIR] [key.path=value ...]\n"
+        "  Evaluates a model or checkpoint on the test set of its stored config; --data DIR\n"
+        "  reads the Fashion-MNIST IDX files from DIR; data.* overrides choose other data.\n");
+    return 0;
+  }
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--data") {
+      if (i + 1 >= args.size()) throw UserError("eval: --data needs a directory");
+      args[i] = "data.dir=" + args[i + 1];
+      args.erase(args.begin() + static_cast<long>(i) + 1);
+    }
+  }
+  std::vector<std::string> overrides;
+  const std::string path = take_path(args, "eval", overrides);
+  return gradshare::train::eval_command(path, overrides);
+}
+
+int command_inspect(const std::vector<std::string>& args) {
+  if (wants_help(args) || args.size() != 1) {
+    if (!wants_help(args)) throw UserError("inspect: expected exactly one checkpoint path");
+    std::printf("usage: gradshare inspect CHECKPOINT.h5\n  Prints metadata and tensor shapes.\n");
+    return 0;
+  }
+  const auto checkpoint = gradshare::ckpt::read_checkpoint(args[0]);
+  std::printf("%s", gradshare::ckpt::describe(args[0], checkpoint).c_str());
+  return 0;
+}
+
+int command_config(const std::vector<std::string>& args) {
+  if (wants_help(args)) {
+    std::printf(
+        "usage: gradshare config CONFIG.yaml [key.path=value ...]\n"
+        "       gradshare config --keys        every key with type, default and allowed values\n"
+        "       gradshare config --reference   the same as markdown (docs/config-reference.md)\n");
+    return 0;
+  }
+  if (args.size() == 1 && args[0] == "--keys") {
+    std::printf("%s", gradshare::config::keys_listing().c_str());
+    return 0;
+  }
+  if (args.size() == 1 && args[0] == "--reference") {
+    std::printf("%s", gradshare::config::reference_markdown().c_str());
+    return 0;
+  }
+  std::vector<std::string> overrides;
+  const std::string path = take_path(args, "config", overrides);
+  const auto config = gradshare::config::load_experiment(path, overrides);
+  std::printf("%s", gradshare::config::to_yaml(config).c_str());
+  return 0;
+}
+
+long parse_count(const std::string& flag, const std::string& value) {
+  char* end = nullptr;
+  const long number = std::strtol(value.c_str(), &end, 10);
+  if (value.empty() || *end != '\0' || number < 1)
+    throw UserError("topology: " + flag + " needs a positive integer, got '" + value + "'");
+  return number;
+}
+
+int command_topology(const std::vector<std::string>& args) {
+  if (wants_help(args)) {
+    std::printf(
+        "usage: gradshare topology --ranks N [--mode plain|mesh] [--max-children 8] [--max-depth 5]\n"
+        "  Prints the tree a job of N ranks (1 master + N-1 workers) would use.\n");
+    return 0;
+  }
+  long ranks = 0, max_children = 8, max_depth = 5;
+  std::string mode = "mesh";
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& flag = args[i];
+    if (i + 1 >= args.size()) throw UserError("topology: " + flag + " needs a value");
+    const std::string& value = args[++i];
+    if (flag == "--ranks") ranks = parse_count(flag, value);
+    else if (flag == "--max-children") max_children = parse_count(flag, value);
+    else if (flag == "--max-depth") max_depth = parse_count(flag, value);
+    else if (flag == "--mode") mode = value;
+    else throw UserError("topology: unknown option '" + flag + "'");
+  }
+  if (ranks < 1) throw UserError("topology: --ranks N is required");
+  if (mode != "plain" && mode != "mesh")
+    throw UserError("topology: --mode must be plain or mesh, got '" + mode + "'");
+  const auto tree = mode == "plain"
+                        ? gradshare::topology::build_plain(static_cast<int>(ranks))
+                        : gradshare::topology::build_mesh(static_cast<int>(ranks),
+                                                          static_cast<int>(max_children),
+                                                          static_cast<int>(max_depth));
+  std::printf("%s", gradshare::topology::render(tree).c_str());
+  return 0;
+}
+
+int dispatch(const std::vector<std::string>& argv) {
+  if (argv.empty() || argv[0] == "--help" || argv[0] == "-h" || argv[0] == "help") {
+    std::printf("%s", kUsage);
+    return argv.empty() ? gradshare::core::kExitUserError : 0;
+  }
+  if (argv[0] == "--version") {
+    std::printf("%s", gradshare::train::version_text().c_str());
+    return 0;
+  }
+  const std::string command = argv[0];
+  const std::vector<std::string> args(argv.begin() + 1, argv.end());
+  if (command == "train") return command_train(args);
+  if (command == "eval") return command_eval(args);
+  if (command == "inspect") return command_inspect(args);
+  if (command == "config") return command_config(args);
+  if (command == "topology") return command_topology(args);
+  throw UserError("unknown command '" + command + "' (commands: train, eval, inspect, config, topology)");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return dispatch(std::vector<std::string>(argv + 1, argv + argc));
+  } catch (const UserError& error) {
+    std::fprintf(stderr, "gradshare: error: %s\n", error.what());
+    return gradshare::core::kExitUserError;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "gradshare: failed: %s\n", error.what());
+    return gradshare::core::kExitRuntimeFailure;
+  }
+}

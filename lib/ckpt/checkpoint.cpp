@@ -1,0 +1,153 @@
+#include "ckpt/checkpoint.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <stdexcept>
+
+#include "ckpt/hdf5_file.h"
+#include "core/errors.h"
+
+namespace gradshare::ckpt {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+void fsync_path(const std::string& path, int flags) {
+  const int fd = ::open(path.c_str(), flags);
+  if (fd < 0) throw core::RuntimeError(path + ": cannot open for fsync");
+  const int status = ::fsync(fd);
+  ::close(fd);
+  if (status != 0) throw core::RuntimeError(path + ": fsync failed");
+}
+
+void write_contents(Hdf5File& file, const Checkpoint& c) {
+  const std::size_t n = c.parameters.size();
+  GS_CHECK(n > 0, "a checkpoint needs parameters");
+  file.write_floats("/parameters", c.parameters.data(), {n});
+  for (const auto& view : c.views) {
+    GS_CHECK(view.offset + view.size <= n, "view " + view.layer + "/" + view.role + " out of range");
+    std::vector<hsize_t> shape(view.shape.begin(), view.shape.end());
+    const std::string dataset = "/model/" + view.layer + "/" + view.role;
+    file.write_floats(dataset, c.parameters.data() + view.offset, shape);
+    file.write_attribute(dataset, "offset", static_cast<std::int64_t>(view.offset));
+  }
+  for (const auto& buffer : c.optimizer_state) {
+    GS_CHECK(buffer.values.size() == n, "optimizer state '" + buffer.name + "' has the wrong size");
+    file.write_floats("/optimizer/" + buffer.name, buffer.values.data(), {n});
+  }
+  if (!c.thresholds.empty())
+    file.write_floats("/encoding/thresholds", c.thresholds.data(), {c.thresholds.size()});
+  if (!c.residual.empty()) file.write_floats("/encoding/residual", c.residual.data(), {n});
+  if (!c.version_vector.empty()) file.write_uints("/version_vector", c.version_vector);
+
+  file.write_attribute("/", "format_version", kFormatVersion);
+  file.write_attribute("/", "gradshare_version", c.gradshare_version);
+  file.write_attribute("/", "config", c.config_yaml);
+  file.write_attribute("/", "strategy", c.strategy);
+  file.write_attribute("/", "iteration", c.iteration);
+  file.write_attribute("/", "epoch", c.epoch);
+  file.write_attribute("/", "partitions_done", c.partitions_done);
+  file.write_attribute("/", "rng_state",
+                       std::vector<std::uint64_t>(c.rng_state.begin(), c.rng_state.end()));
+  file.write_attribute("/", "world_size", c.world_size);
+  file.write_attribute("/", "created", c.created);
+  file.write_attribute("/", "optimizer_step", c.optimizer_step);
+  // Written last: a file without it was interrupted.
+  file.write_attribute("/", "complete", std::int64_t{1});
+}
+
+Checkpoint read_contents(const Hdf5File& file) {
+  Checkpoint c;
+  if (!file.has_attribute("/", "complete")) throw std::runtime_error(file.path() + ": incomplete checkpoint (no 'complete' marker)");
+  const auto version = file.read_int_attribute("/", "format_version");
+  if (version != kFormatVersion)
+    throw std::runtime_error(file.path() + ": checkpoint format version " + std::to_string(version) +
+                             ", this gradshare reads version " + std::to_string(kFormatVersion));
+  c.gradshare_version = file.read_string_attribute("/", "gradshare_version");
+  c.config_yaml = file.read_string_attribute("/", "config");
+  c.strategy = file.read_string_attribute("/", "strategy");
+  c.iteration = file.read_int_attribute("/", "iteration");
+  c.epoch = file.read_int_attribute("/", "epoch");
+  c.partitions_done = file.read_int_list_attribute("/", "partitions_done");
+  const auto rng = file.read_uint_list_attribute("/", "rng_state");
+  if (rng.size() != 4) throw std::runtime_error(file.path() + ": attribute 'rng_state' must hold 4 values");
+  std::copy(rng.begin(), rng.end(), c.rng_state.begin());
+  c.world_size = file.read_int_attribute("/", "world_size");
+  c.created = file.read_string_attribute("/", "created");
+  c.optimizer_step = file.read_int_attribute("/", "optimizer_step");
+
+  std::vector<hsize_t> shape;
+  c.parameters = file.read_floats("/parameters", &shape);
+  const std::size_t n = c.parameters.size();
+  if (shape.size() != 1 || n == 0) throw std::runtime_error(file.path() + ": '/parameters' must be a non-empty vector");
+  if (file.has_object("/model")) {
+    for (const auto& layer : file.list_group("/model")) {
+      for (const auto& role : file.list_group("/model/" + layer)) {
+        const std::string dataset = "/model/" + layer + "/" + role;
+        std::vector<hsize_t> view_shape;
+        const auto values = file.read_floats(dataset, &view_shape);
+        const auto offset = file.read_int_attribute(dataset, "offset");
+        if (offset < 0 || static_cast<std::size_t>(offset) + values.size() > n)
+          throw std::runtime_error(file.path() + ": '" + dataset + "' lies outside the parameters");
+        c.views.push_back({layer, role, {view_shape.begin(), view_shape.end()},
+                           static_cast<std::size_t>(offset), values.size()});
+      }
+    }
+    std::sort(c.views.begin(), c.views.end(),
+              [](const TensorView& a, const TensorView& b) { return a.offset < b.offset; });
+  }
+  if (file.has_object("/optimizer")) {
+    for (const auto& name : file.list_group("/optimizer")) {
+      auto values = file.read_floats("/optimizer/" + name);
+      if (values.size() != n)
+        throw std::runtime_error(file.path() + ": optimizer state '" + name + "' has " +
+                                 std::to_string(values.size()) + " values, parameters " +
+                                 std::to_string(n));
+      c.optimizer_state.push_back({name, std::move(values)});
+    }
+  }
+  if (file.has_object("/encoding/thresholds")) c.thresholds = file.read_floats("/encoding/thresholds");
+  if (file.has_object("/encoding/residual")) c.residual = file.read_floats("/encoding/residual");
+  if (file.has_object("/version_vector")) c.version_vector = file.read_uints("/version_vector");
+  return c;
+}
+
+}  // namespace
+
+void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
+  const fs::path final_path(path);
+  const fs::path directory = final_path.has_parent_path() ? final_path.parent_path() : fs::path(".");
+  const std::string temporary = (directory / ("." + final_path.filename().string() + ".tmp")).string();
+  try {
+    {
+      Hdf5File file = Hdf5File::create(temporary);
+      write_contents(file, checkpoint);
+      file.flush();
+    }
+    fsync_path(temporary, O_RDONLY);
+    fs::rename(temporary, final_path);
+    fsync_path(directory.string(), O_RDONLY | O_DIRECTORY);
+  } catch (const std::exception& error) {
+    std::error_code ignored;
+    fs::remove(temporary, ignored);
+    throw core::RuntimeError(std::string("checkpoint not written: ") + error.what());
+  }
+}
+
+Checkpoint read_checkpoint(const std::string& path) {
+  if (!fs::exists(path)) throw core::UserError(path + ": no such checkpoint");
+  try {
+    Hdf5File file = Hdf5File::open_read(path);
+    return read_contents(file);
+  } catch (const core::UserError&) {
+    throw;
+  } catch (const std::exception& error) {
+    throw core::UserError(error.what());
+  }
+}
+
+}  // namespace gradshare::ckpt

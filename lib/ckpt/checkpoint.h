@@ -1,0 +1,67 @@
+// checkpoint.h: the HDF5 checkpoint (and final model) file of a run.
+//
+// Layout (format version 1), readable with h5dump and h5py:
+//   /                       attributes: format_version, gradshare_version, config (resolved YAML),
+//                           strategy, iteration, epoch, partitions_done (int64 list), rng_state
+//                           (4 x uint64), world_size, created (ISO time), complete (written last)
+//   /parameters             float32 [n]: the flat parameter vector
+//   /model/<layer>/<role>   float32 with the layer's shape (kernel | bias), a copy in Keras' spirit
+//   /optimizer/<name>       float32 [n]: updater state; attribute `step`
+//   /encoding/thresholds    float32 [workers]: per-worker tau (gradient sharing)
+//   /encoding/residual      float32 [n]: optional, a worker's residual
+//   /version_vector         uint64 [ranks]: highest update seq applied per origin
+// Every dataset is chunked with a Fletcher32 checksum. Files are written to a temporary name in
+// the same directory, fsynced, renamed, and the directory fsynced, so a crash never leaves a
+// half-written checkpoint under the final name.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gradshare::ckpt {
+
+inline constexpr std::int64_t kFormatVersion = 1;
+
+struct TensorView {
+  std::string layer;
+  std::string role;
+  std::vector<std::int64_t> shape;
+  std::size_t offset = 0;
+  std::size_t size = 0;
+};
+
+struct NamedBuffer {
+  std::string name;
+  std::vector<float> values;
+};
+
+struct Checkpoint {
+  std::string gradshare_version;
+  std::string config_yaml;
+  std::string strategy;
+  std::int64_t iteration = 0;
+  std::int64_t epoch = 0;
+  std::vector<std::int64_t> partitions_done;
+  std::array<std::uint64_t, 4> rng_state{};
+  std::int64_t world_size = 1;
+  std::string created;
+  std::vector<float> parameters;
+  std::vector<TensorView> views;
+  std::vector<NamedBuffer> optimizer_state;
+  std::int64_t optimizer_step = 0;
+  std::vector<float> thresholds;
+  std::vector<float> residual;
+  std::vector<std::uint64_t> version_vector;
+};
+
+// Writes atomically (see above). Throws core::RuntimeError naming the file on failure; the
+// temporary file is removed then.
+void write_checkpoint(const std::string& path, const Checkpoint& checkpoint);
+
+// Reads and verifies (checksums, required attributes, format version, sizes). Throws
+// core::UserError naming the file and the fault.
+Checkpoint read_checkpoint(const std::string& path);
+
+}  // namespace gradshare::ckpt

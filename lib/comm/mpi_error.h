@@ -1,0 +1,42 @@
+// mpi_error.h: turns MPI return codes into exceptions that name the call and explain the code.
+// Every communicator and window gradshare creates has MPI_ERRORS_RETURN, so failures come back
+// as codes and end here instead of aborting the job without a word.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+
+#include "core/errors.h"
+
+namespace gradshare::comm {
+
+// An MPI call failed. A RuntimeError, so callers that do not care see one; fault tolerance
+// catches it to tell a failed peer (ULFM: MPI_ERR_PROC_FAILED, MPI_ERR_REVOKED) from the rest.
+class MpiError : public core::RuntimeError {
+ public:
+  MpiError(const std::string& message, int code, int error_class)
+      : core::RuntimeError(message), code_(code), error_class_(error_class) {}
+  int code() const { return code_; }
+  int error_class() const { return error_class_; }
+  // A peer process failed or the communicator was revoked (ULFM); false without ULFM.
+  bool is_process_failure() const;
+
+ private:
+  int code_;
+  int error_class_;
+};
+
+// MPI_Error_string of `code` (or "unknown MPI error N" when MPI cannot describe it).
+std::string mpi_error_string(int code);
+
+// Throws MpiError "<call> failed: <MPI_Error_string> (MPI error class N)".
+[[noreturn]] void throw_mpi_error(int rc, const char* call);
+
+// Throws as above unless rc is MPI_SUCCESS. `call` names the MPI function, e.g. "MPI_Put".
+inline void check_mpi(int rc, const char* call) {
+  if (rc != MPI_SUCCESS) [[unlikely]]
+    throw_mpi_error(rc, call);
+}
+
+}  // namespace gradshare::comm

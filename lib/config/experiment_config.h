@@ -1,0 +1,210 @@
+// experiment_config.h: the typed experiment configuration and the one schema table it comes from.
+//
+// Every key lives in exactly one line of a GS_<SECTION>_KEYS list below:
+//   X(section, key, C++ type, default, constraint, help)
+// That line generates the struct member, the parser entry, the type and range checks,
+// `gradshare config --keys` and docs/config-reference.md. Adding a key is that one line.
+// Constraints: GS_ANY, GS_RANGE(min, max) (inclusive, for numbers and list elements),
+// GS_CHOICES("a", "b", ...) (for strings).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gradshare::config {
+
+// One entry of model.layers. Which fields matter depends on `type`; `line` is the YAML line
+// the entry came from (0 when built in code) so shape errors can name it.
+struct LayerSpec {
+  std::string type;                // dense | conv2d | maxpool2d | flatten | dropout
+  std::int64_t units = 0;          // dense
+  std::int64_t filters = 0;        // conv2d
+  std::int64_t kernel = 3;         // conv2d
+  std::int64_t stride = 1;         // conv2d; maxpool2d (0 = same as pool)
+  std::int64_t padding = 0;        // conv2d
+  std::int64_t pool = 2;           // maxpool2d
+  double rate = 0.5;               // dropout
+  std::string activation = "none"; // dense, conv2d: none|relu|leaky_relu|elu|tanh|sigmoid
+  double alpha = 0.01;             // leaky_relu slope / elu alpha
+  int line = 0;
+};
+
+// One entry of fault_tolerance.inject.
+struct FaultInjection {
+  std::int64_t rank = 1;
+  std::int64_t at_step = 0;
+  std::string kind = "sigkill";  // sigkill | exit | hang
+  int line = 0;
+};
+
+#define GS_I64(x) static_cast<std::int64_t>(x)
+
+#define GS_RUN_KEYS(X)                                                                         \
+  X(run, name, std::string, "experiment", GS_ANY,                                              \
+    "Run name; the run directory is <output_dir>/<name>-<YYYYmmdd-HHMMSS>")                   \
+  X(run, output_dir, std::string, "runs", GS_ANY, "Parent folder of run directories")          \
+  X(run, dir, std::string, "", GS_ANY,                                                         \
+    "Explicit run directory (empty: a new timestamped one); point it at an old run to resume") \
+  X(run, seed, std::int64_t, 42, GS_RANGE(0, 9.0e18), "Seed of every random stream of the run")
+
+#define GS_DATA_KEYS(X)                                                                        \
+  X(data, dataset, std::string, "fashion-mnist", GS_CHOICES("fashion-mnist", "custom"),        \
+    "fashion-mnist reads Debian's dataset-fashion-mnist; custom uses the file keys below")     \
+  X(data, format, std::string, "idx", GS_CHOICES("idx", "hdf5"), "File format for custom data")\
+  X(data, dir, std::string, "/usr/share/datasets/fashion-mnist", GS_ANY,                       \
+    "Folder of the Fashion-MNIST IDX files")                                                   \
+  X(data, train_images, std::string, "", GS_ANY, "IDX images file (custom, idx)")               \
+  X(data, train_labels, std::string, "", GS_ANY, "IDX labels file (custom, idx)")               \
+  X(data, test_images, std::string, "", GS_ANY, "IDX test images file (custom, idx)")           \
+  X(data, test_labels, std::string, "", GS_ANY, "IDX test labels file (custom, idx)")           \
+  X(data, train_file, std::string, "", GS_ANY, "HDF5 training file (custom, hdf5)")            \
+  X(data, test_file, std::string, "", GS_ANY, "HDF5 test file (custom, hdf5)")                 \
+  X(data, features_dataset, std::string, "features", GS_ANY, "HDF5 dataset of the features")   \
+  X(data, labels_dataset, std::string, "labels", GS_ANY, "HDF5 dataset of the labels")          \
+  X(data, normalize, std::string, "scale", GS_CHOICES("scale", "standardize", "none"),         \
+    "scale: pixels to [0,1]; standardize: zero mean, unit variance from the training set")     \
+  X(data, validation_fraction, double, 0.0, GS_RANGE(0.0, 0.5),                                \
+    "Fraction of the training set held out for validation")                                   \
+  X(data, train_subset, std::int64_t, 0, GS_RANGE(0, 1.0e9),                                   \
+    "Use only the first N training samples (0: all); for tests and quick runs")               \
+  X(data, test_subset, std::int64_t, 0, GS_RANGE(0, 1.0e9), "Use only the first N test samples") \
+  X(data, shuffle, bool, true, GS_ANY, "Shuffle the training set every epoch (from run.seed)")  \
+  X(data, partition_batches, std::int64_t, 20, GS_RANGE(1, 1.0e6),                             \
+    "Minibatches per data partition, the unit of work the master hands out")
+
+#define GS_MODEL_KEYS(X)                                                                       \
+  X(model, input_shape, std::vector<std::int64_t>, (std::vector<std::int64_t>{1, 28, 28}),     \
+    GS_RANGE(1, 1.0e6), "Shape of one sample: [channels, height, width] or [features]")       \
+  X(model, num_classes, std::int64_t, 10, GS_RANGE(2, 1.0e6), "Number of output classes")       \
+  X(model, layers, std::vector<LayerSpec>, {}, GS_ANY,                                         \
+    "List of layers: {type: dense|conv2d|maxpool2d|flatten|dropout, ...}; see the README")     \
+  X(model, init, std::string, "auto", GS_CHOICES("auto", "he", "xavier"),                      \
+    "Weight initialisation; auto: He for ReLU-family layers, Xavier otherwise")               \
+  X(model, l2, double, 0.0, GS_RANGE(0.0, 1.0), "L2 weight decay coefficient (added to the gradient)")
+
+#define GS_OPTIMIZER_KEYS(X)                                                                   \
+  X(optimizer, type, std::string, "adam",                                                      \
+    GS_CHOICES("sgd", "momentum", "nesterov", "adam", "adamw", "rmsprop", "adagrad"),          \
+    "Updater turning a gradient into an update")                                              \
+  X(optimizer, learning_rate, double, 1e-3, GS_RANGE(0.0, 100.0), "Base learning rate")        \
+  X(optimizer, momentum, double, 0.9, GS_RANGE(0.0, 0.9999), "Momentum (momentum, nesterov)")  \
+  X(optimizer, beta1, double, 0.9, GS_RANGE(0.0, 0.9999), "Adam/AdamW first-moment decay")     \
+  X(optimizer, beta2, double, 0.999, GS_RANGE(0.0, 0.999999), "Adam/AdamW second-moment decay")\
+  X(optimizer, epsilon, double, 1e-8, GS_RANGE(1e-12, 1.0), "Denominator guard (adaptive updaters)") \
+  X(optimizer, rms_decay, double, 0.95, GS_RANGE(0.0, 0.9999), "RMSProp squared-gradient decay") \
+  X(optimizer, weight_decay, double, 0.0, GS_RANGE(0.0, 1.0), "AdamW decoupled weight decay")   \
+  X(optimizer, schedule, std::string, "constant",                                              \
+    GS_CHOICES("constant", "step", "exponential", "cosine"), "Learning-rate schedule")        \
+  X(optimizer, decay_rate, double, 0.5, GS_RANGE(0.0, 1.0),                                    \
+    "step: factor every decay_epochs; exponential: factor per epoch")                         \
+  X(optimizer, decay_epochs, double, 5.0, GS_RANGE(0.0, 1.0e6), "step: epochs between decays")  \
+  X(optimizer, min_learning_rate, double, 0.0, GS_RANGE(0.0, 100.0), "cosine: final learning rate") \
+  X(optimizer, warmup_steps, std::int64_t, 0, GS_RANGE(0, 1.0e9), "Linear warm-up steps from 0")
+
+#define GS_TRAINING_KEYS(X)                                                                    \
+  X(training, strategy, std::string, "gradient_sharing",                                       \
+    GS_CHOICES("gradient_sharing", "parameter_averaging", "downpour", "allreduce", "local"),   \
+    "Distributed training strategy; without mpirun the run is always local")                  \
+  X(training, epochs, std::int64_t, 10, GS_RANGE(1, 1.0e6), "Passes over the training set")     \
+  X(training, batch_size, std::int64_t, 64, GS_RANGE(1, 1.0e6), "Minibatch size per worker")    \
+  X(training, averaging_frequency, std::int64_t, 5, GS_RANGE(1, 1.0e6),                        \
+    "parameter_averaging: minibatches between averaging rounds")                              \
+  X(training, save_updater, bool, true, GS_ANY, "parameter_averaging: average optimizer state too")
+
+#define GS_ENCODING_KEYS(X)                                                                    \
+  X(encoding, threshold_algorithm, std::string, "adaptive",                                    \
+    GS_CHOICES("adaptive", "fixed", "target_sparsity"), "How the threshold tau evolves")      \
+  X(encoding, initial_threshold, double, 1e-4, GS_RANGE(1e-12, 1e3), "tau at the first step")  \
+  X(encoding, min_sparsity, double, 1e-4, GS_RANGE(0.0, 1.0),                                  \
+    "adaptive: below this sparsity tau shrinks")                                              \
+  X(encoding, max_sparsity, double, 1e-2, GS_RANGE(0.0, 1.0), "adaptive: above this tau grows") \
+  X(encoding, decay_rate, double, 0.965936, GS_RANGE(0.5, 0.999999),                           \
+    "adaptive: tau *= decay_rate to shrink, /= to grow")                                      \
+  X(encoding, target_sparsity, double, 1e-3, GS_RANGE(1e-9, 1.0), "target_sparsity: the target") \
+  X(encoding, min_threshold, double, 1e-9, GS_RANGE(0.0, 1e3), "Lower bound of tau")           \
+  X(encoding, max_threshold, double, 1.0, GS_RANGE(0.0, 1e6), "Upper bound of tau")            \
+  X(encoding, format, std::string, "auto", GS_CHOICES("auto", "sparse", "bitmap", "compressed"), \
+    "Message encoding; auto sends whichever is smallest")                                     \
+  X(encoding, residual, std::string, "clip", GS_CHOICES("clip", "none"), "Residual post-processor") \
+  X(encoding, clip_every_steps, std::int64_t, 5, GS_RANGE(1, 1.0e9), "clip: every N steps")     \
+  X(encoding, clip_multiplier, double, 5.0, GS_RANGE(1.0, 1e6), "clip: clamp residual to +-k*tau") \
+  X(encoding, shake_up_every_steps, std::int64_t, 0, GS_RANGE(0, 1.0e9),                       \
+    "Every N steps also send a shake-up message at a smaller threshold (0: off)")             \
+  X(encoding, shake_up_divisor, double, 3.0, GS_RANGE(1.0, 1e6), "Shake-up threshold is tau / divisor")
+
+#define GS_TOPOLOGY_KEYS(X)                                                                    \
+  X(topology, mode, std::string, "auto", GS_CHOICES("auto", "plain", "mesh"),                  \
+    "plain: star through the master; mesh: tree; auto: plain below mesh_from_workers")        \
+  X(topology, max_children, std::int64_t, 8, GS_RANGE(1, 1024), "mesh: fan-out of a node")      \
+  X(topology, max_depth, std::int64_t, 5, GS_RANGE(1, 64), "mesh: deepest level below the master") \
+  X(topology, mesh_from_workers, std::int64_t, 32, GS_RANGE(1, 1.0e6), "auto: mesh from this many workers")
+
+#define GS_TRANSPORT_KEYS(X)                                                                   \
+  X(transport, data_plane, std::string, "rma", GS_CHOICES("rma", "two_sided"),                 \
+    "How encoded updates travel: MPI one-sided rings or two-sided messages")                  \
+  X(transport, ring_bytes, std::int64_t, 8388608, GS_RANGE(4096, 1.0e11),                      \
+    "Bytes of each inbound ring (one per link)")                                              \
+  X(transport, timeout_ms, std::int64_t, 120000, GS_RANGE(1, 1.0e9),                           \
+    "Deadline of every wait on a peer; missing it names the peer and what was awaited")
+
+#define GS_CHECKPOINT_KEYS(X)                                                                  \
+  X(checkpoint, every_steps, std::int64_t, 0, GS_RANGE(0, 1.0e12), "Checkpoint every N master steps (0: off)") \
+  X(checkpoint, every_seconds, double, 0.0, GS_RANGE(0.0, 1.0e9), "Checkpoint every N seconds (0: off)") \
+  X(checkpoint, every_epoch, bool, true, GS_ANY, "Checkpoint at the end of every epoch")        \
+  X(checkpoint, keep, std::int64_t, 3, GS_RANGE(1, 1000), "Newest checkpoints kept")            \
+  X(checkpoint, resume, std::string, "auto", GS_ANY,                                           \
+    "auto: continue from the newest valid checkpoint of run.dir; never; or a checkpoint path")
+
+#define GS_FAULT_TOLERANCE_KEYS(X)                                                             \
+  X(fault_tolerance, heartbeat_ms, std::int64_t, 1000, GS_RANGE(1, 1.0e9), "Worker heartbeat period") \
+  X(fault_tolerance, timeout_ms, std::int64_t, 10000, GS_RANGE(1, 1.0e9),                      \
+    "A worker silent this long is declared dead")                                             \
+  X(fault_tolerance, on_worker_failure, std::string, "replace",                                \
+    GS_CHOICES("replace", "shrink", "abort"), "What to do when a worker dies")                 \
+  X(fault_tolerance, spares, std::int64_t, 0, GS_RANGE(0, 1.0e6), "Spare ranks kept for replacement") \
+  X(fault_tolerance, inject, std::vector<FaultInjection>, {}, GS_ANY,                          \
+    "Faults to inject: [{rank: R, at_step: S, kind: sigkill|exit|hang}]")
+
+#define GS_LOGGING_KEYS(X)                                                                     \
+  X(logging, level, std::string, "info", GS_CHOICES("debug", "info", "warn", "error"), "Log level") \
+  X(logging, every_steps, std::int64_t, 100, GS_RANGE(1, 1.0e12), "Progress line every N steps")
+
+#define GS_COMPUTE_KEYS(X)                                                                     \
+  X(compute, threads, std::int64_t, 1, GS_RANGE(1, 1024), "BLAS threads per rank")              \
+  X(compute, device, std::string, "cpu", GS_CHOICES("cpu", "cuda", "auto"),                    \
+    "Where layers and the codec run; auto picks cuda when a GPU is visible")
+
+// Sections in the order they are printed and documented.
+#define GS_CONFIG_SECTIONS(S)                                             \
+  S(run, Run, GS_RUN_KEYS)                                                \
+  S(data, Data, GS_DATA_KEYS)                                             \
+  S(model, Model, GS_MODEL_KEYS)                                          \
+  S(optimizer, Optimizer, GS_OPTIMIZER_KEYS)                              \
+  S(training, Training, GS_TRAINING_KEYS)                                 \
+  S(encoding, Encoding, GS_ENCODING_KEYS)                                 \
+  S(topology, Topology, GS_TOPOLOGY_KEYS)                                 \
+  S(transport, Transport, GS_TRANSPORT_KEYS)                              \
+  S(checkpoint, Checkpoint, GS_CHECKPOINT_KEYS)                           \
+  S(fault_tolerance, FaultTolerance, GS_FAULT_TOLERANCE_KEYS)             \
+  S(logging, Logging, GS_LOGGING_KEYS)                                    \
+  S(compute, Compute, GS_COMPUTE_KEYS)
+
+#define GS_DECLARE_MEMBER(section, key, type, default_value, constraint, help) \
+  type key = default_value;
+#define GS_DECLARE_SECTION(section, Name, KEYS) \
+  struct Name##Config {                         \
+    KEYS(GS_DECLARE_MEMBER)                     \
+  };
+GS_CONFIG_SECTIONS(GS_DECLARE_SECTION)
+#undef GS_DECLARE_SECTION
+
+struct ExperimentConfig {
+#define GS_DECLARE_SECTION_MEMBER(section, Name, KEYS) Name##Config section;
+  GS_CONFIG_SECTIONS(GS_DECLARE_SECTION_MEMBER)
+#undef GS_DECLARE_SECTION_MEMBER
+  // Where the config came from (for messages); empty for a config built in code.
+  std::string source_path;
+};
+
+}  // namespace gradshare::config

@@ -1,0 +1,101 @@
+// schema.cpp: expands the key lists of experiment_config.h into the schema table.
+#include "config/schema.h"
+
+#include <utility>
+
+#include "config/value_format.h"
+
+// The constraint macros the key lists use; they only mean something here.
+#define GS_ANY ::gradshare::config::Constraint{}
+#define GS_RANGE(min, max) ::gradshare::config::Constraint::range(min, max)
+#define GS_CHOICES(...) ::gradshare::config::Constraint::one_of({__VA_ARGS__})
+
+namespace gradshare::config {
+namespace {
+
+template <class T>
+constexpr ValueType kValueTypeOf = ValueType::kBool;
+template <>
+constexpr ValueType kValueTypeOf<std::int64_t> = ValueType::kInt;
+template <>
+constexpr ValueType kValueTypeOf<double> = ValueType::kDouble;
+template <>
+constexpr ValueType kValueTypeOf<std::string> = ValueType::kString;
+template <>
+constexpr ValueType kValueTypeOf<std::vector<std::int64_t>> = ValueType::kIntList;
+template <>
+constexpr ValueType kValueTypeOf<std::vector<LayerSpec>> = ValueType::kLayerList;
+template <>
+constexpr ValueType kValueTypeOf<std::vector<FaultInjection>> = ValueType::kFaultList;
+
+// Parameter names differ from member names used in the lists (e.g. the key `type`).
+#define GS_SCHEMA_ENTRY(sec, name, cpp_type, default_value, constraint, help_text)           \
+  KeyInfo{#sec,                                                                              \
+          #name,                                                                             \
+          #sec "." #name,                                                                    \
+          kValueTypeOf<cpp_type>,                                                            \
+          constraint,                                                                        \
+          help_text,                                                                         \
+          [](const ExperimentConfig& c) { return Value{c.sec.name}; },                       \
+          [](ExperimentConfig& c, Value v) { c.sec.name = std::get<cpp_type>(std::move(v)); }},
+#define GS_SCHEMA_SECTION(sec, Name, KEYS) KEYS(GS_SCHEMA_ENTRY)
+
+std::vector<KeyInfo> build_schema() { return {GS_CONFIG_SECTIONS(GS_SCHEMA_SECTION)}; }
+
+#undef GS_SCHEMA_SECTION
+#undef GS_SCHEMA_ENTRY
+
+}  // namespace
+
+Constraint Constraint::range(double min, double max) {
+  Constraint c;
+  c.has_range = true;
+  c.min = min;
+  c.max = max;
+  return c;
+}
+
+Constraint Constraint::below(double min, double max) {
+  Constraint c = range(min, max);
+  c.max_exclusive = true;
+  return c;
+}
+
+Constraint Constraint::one_of(std::vector<std::string> choices) {
+  Constraint c;
+  c.choices = std::move(choices);
+  return c;
+}
+
+const std::vector<KeyInfo>& schema() {
+  static const std::vector<KeyInfo> table = build_schema();
+  return table;
+}
+
+const std::vector<std::string>& section_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const KeyInfo& k : schema()) {
+      if (out.empty() || out.back() != k.section) out.push_back(k.section);
+    }
+    return out;
+  }();
+  return names;
+}
+
+const KeyInfo* find_key(const std::string& path) {
+  for (const KeyInfo& k : schema()) {
+    if (k.path == path) return &k;
+  }
+  return nullptr;
+}
+
+bool same_settings(const ExperimentConfig& a, const ExperimentConfig& b) {
+  // The YAML rendering is exact (doubles round-trip) and leaves out line numbers.
+  for (const KeyInfo& k : schema()) {
+    if (render_value(k.get(a), k.type) != render_value(k.get(b), k.type)) return false;
+  }
+  return true;
+}
+
+}  // namespace gradshare::config

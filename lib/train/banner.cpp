@@ -1,0 +1,55 @@
+#include "train/banner.h"
+
+#include <mpi.h>
+
+#include "topology/tree.h"
+
+namespace gradshare::train {
+
+std::string mpi_library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING];
+  int length = 0;
+  MPI_Get_library_version(text, &length);
+  std::string version(text, static_cast<std::size_t>(length));
+  const auto end = version.find_first_of(",\n");
+  return end == std::string::npos ? version : version.substr(0, end);
+}
+
+bool built_with_ulfm() {
+#ifdef GRADSHARE_HAVE_ULFM
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool built_with_cuda() {
+#ifdef GRADSHARE_HAVE_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::string banner(const RunContext& context) {
+  const auto& cfg = context.config;
+  std::string text = "gradshare " GRADSHARE_VERSION " | MPI: " + mpi_library_version() +
+                     " | ranks " + std::to_string(context.size);
+  if (context.size > 1)
+    text += " (1 master + " + std::to_string(context.worker_count()) + " workers)";
+  text += " | strategy " + cfg.training.strategy;
+  if (cfg.training.strategy == "gradient_sharing") {
+    const auto mode = topology::resolve_mode(cfg.topology, context.worker_count());
+    text += " | topology " + std::string(mode == topology::Mode::kMesh ? "mesh" : "plain");
+    text += " | transport " + cfg.transport.data_plane;
+  }
+  return text;
+}
+
+std::string version_text() {
+  return std::string("gradshare ") + GRADSHARE_VERSION + "\nMPI: " + mpi_library_version() +
+         "\nULFM: " + (built_with_ulfm() ? "yes" : "no") +
+         "\nCUDA: " + (built_with_cuda() ? "yes" : "no") + "\n";
+}
+
+}  // namespace gradshare::train

@@ -1,0 +1,30 @@
+// run_context.h: what every strategy gets: the resolved config, the run directory, the data,
+// and this process's place in the MPI job.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+
+#include "config/experiment_config.h"
+#include "data/dataset.h"
+#include "train/metrics_log.h"
+#include "train/run_directory.h"
+
+namespace gradshare::train {
+
+struct RunContext {
+  config::ExperimentConfig config;
+  std::string config_yaml;  // the resolved config, as written to the run directory
+  RunDirectory run_directory;
+  data::DataSplits data;
+  MPI_Comm world = MPI_COMM_WORLD;
+  int rank = 0;
+  int size = 1;
+  MetricsLog metrics;  // open on the master only
+
+  bool is_master() const { return rank == 0; }
+  int worker_count() const { return size - 1; }
+};
+
+}  // namespace gradshare::train

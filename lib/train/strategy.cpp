@@ -1,0 +1,23 @@
+#include "train/strategy.h"
+
+#include "core/errors.h"
+#include "train/local_strategy.h"
+
+namespace gradshare::train {
+
+void check_strategy_fits(const config::ExperimentConfig& config, int ranks) {
+  const auto& strategy = config.training.strategy;
+  if (strategy == "local" && ranks > 1)
+    throw core::UserError("training.strategy 'local' runs in one process, but the job has " +
+                          std::to_string(ranks) + " ranks (start it without mpirun)");
+  if (strategy != "local" && strategy != "gradient_sharing" && strategy != "allreduce")
+    throw core::UserError("training.strategy '" + strategy + "' is not available yet in this build");
+}
+
+int run_strategy(RunContext& context) {
+  const auto& strategy = context.config.training.strategy;
+  if (strategy == "local") return run_local(context);
+  throw core::UserError("training.strategy '" + strategy + "' is not implemented yet");
+}
+
+}  // namespace gradshare::train

@@ -1,0 +1,16 @@
+// strategy.h: picks the training strategy the config names and runs it on this rank.
+#pragma once
+
+#include "config/experiment_config.h"
+#include "train/run_context.h"
+
+namespace gradshare::train {
+
+// UserError when the strategy cannot run with `ranks` processes (e.g. a distributed strategy
+// needs a master and at least one worker).
+void check_strategy_fits(const config::ExperimentConfig& config, int ranks);
+
+// Runs the strategy; returns the process exit code.
+int run_strategy(RunContext& context);
+
+}  // namespace gradshare::train

@@ -1,0 +1,131 @@
+#include "train/train_command.h"
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <exception>
+#include <optional>
+
+#include "config/config_loader.h"
+#include "core/errors.h"
+#include "core/log.h"
+#include "data/dataset.h"
+#include "nn/compute.h"
+#include "train/banner.h"
+#include "train/strategy.h"
+
+namespace gradshare::train {
+
+namespace {
+
+// True on every rank when `ok` is true on every rank: lets all ranks stop together after a
+// failure on some of them, instead of the others hanging in the next collective.
+bool all_ranks_ok(bool ok, MPI_Comm comm) {
+  int local = ok ? 1 : 0;
+  int global = 0;
+  MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_MIN, comm);
+  return global == 1;
+}
+
+// Runs `phase` on this rank; returns the error to report if it failed here.
+template <typename Phase>
+std::optional<std::pair<int, std::string>> attempt(Phase&& phase) {
+  try {
+    phase();
+    return std::nullopt;
+  } catch (const core::UserError& error) {
+    return std::make_pair(int{core::kExitUserError}, std::string(error.what()));
+  } catch (const std::exception& error) {
+    return std::make_pair(int{core::kExitRuntimeFailure}, std::string(error.what()));
+  }
+}
+
+std::string broadcast_string(std::string text, MPI_Comm comm) {
+  int length = static_cast<int>(text.size());
+  MPI_Bcast(&length, 1, MPI_INT, 0, comm);
+  text.resize(static_cast<std::size_t>(length));
+  MPI_Bcast(text.data(), length, MPI_CHAR, 0, comm);
+  return text;
+}
+
+// Agrees on the outcome of a phase; on failure every rank returns the exit code, and the
+// lowest failing rank's message is printed once.
+std::optional<int> settle(const std::optional<std::pair<int, std::string>>& failure, MPI_Comm comm,
+                          int rank) {
+  if (all_ranks_ok(!failure.has_value(), comm)) return std::nullopt;
+  int candidate = failure ? rank : 1 << 30;
+  int reporter = 0;
+  MPI_Allreduce(&candidate, &reporter, 1, MPI_INT, MPI_MIN, comm);
+  if (rank == reporter) std::fprintf(stderr, "gradshare: error: %s\n", failure->second.c_str());
+  int code = failure ? failure->first : 0;
+  int worst = 0;
+  MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, comm);
+  return worst;
+}
+
+class MpiSession {
+ public:
+  MpiSession() {
+    int provided = 0;
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  }
+  ~MpiSession() { MPI_Finalize(); }
+};
+
+}  // namespace
+
+int train_command(const std::string& config_path, const std::vector<std::string>& overrides) {
+  MpiSession mpi;
+  RunContext context;
+  MPI_Comm_rank(MPI_COMM_WORLD, &context.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &context.size);
+  auto& logger = core::Logger::instance();
+  logger.set_terminal(context.is_master());
+
+  auto failure = attempt([&] {
+    context.config = config::load_experiment(config_path, overrides);
+    if (context.size == 1 && context.config.training.strategy != "local") {
+      // Without mpirun there is nobody to share with: train in this one process.
+      context.config.training.strategy = "local";
+    }
+    check_strategy_fits(context.config, context.size);
+    context.config_yaml = config::to_yaml(context.config);
+    logger.set_level(core::parse_log_level(context.config.logging.level));
+    nn::set_compute_threads(static_cast<int>(context.config.compute.threads));
+  });
+  if (auto code = settle(failure, MPI_COMM_WORLD, context.rank)) return *code;
+
+  std::string run_path;
+  failure = attempt([&] {
+    if (!context.is_master()) return;
+    run_path = RunDirectory::choose_path(context.config.run);
+    context.run_directory = RunDirectory::create(run_path, context.config_yaml);
+    context.metrics = MetricsLog(context.run_directory.file("metrics.jsonl"));
+  });
+  if (auto code = settle(failure, MPI_COMM_WORLD, context.rank)) return *code;
+  run_path = broadcast_string(run_path, MPI_COMM_WORLD);
+  if (!context.is_master()) context.run_directory = RunDirectory::attach(run_path);
+  logger.set_tag(context.is_master() ? "master" : "rank " + std::to_string(context.rank));
+  logger.open_file(context.run_directory.file("rank-" + std::to_string(context.rank) + ".log"));
+  if (context.is_master()) core::log_info(banner(context) + "\nrun directory " + run_path);
+
+  failure = attempt([&] {
+    context.data = data::load_data(context.config.data, static_cast<std::uint64_t>(context.config.run.seed));
+  });
+  if (auto code = settle(failure, MPI_COMM_WORLD, context.rank)) return *code;
+
+  try {
+    return run_strategy(context);
+  } catch (const std::exception& error) {
+    const bool user = dynamic_cast<const core::UserError*>(&error) != nullptr;
+    core::log_error(error.what());
+    std::fprintf(stderr, "gradshare: error on rank %d: %s\n", context.rank, error.what());
+    const int code = user ? core::kExitUserError : core::kExitRuntimeFailure;
+    // A failure in the middle of training leaves the peers waiting on this rank: end the job.
+    if (context.size > 1) MPI_Abort(MPI_COMM_WORLD, code);
+    return code;
+  }
+}
+
+}  // namespace gradshare::train
