@@ -11,7 +11,8 @@
 #include "ckpt/describe.h"     // describe
 #include "config/config_loader.h"  // load_experiment, to_yaml, keys_listing, reference_markdown
 #include "core/errors.h"       // UserError, exit codes
-#include "topology/tree.h"     // build_plain, build_mesh, render
+#include "topology/render.h"   // render
+#include "topology/tree.h"     // build_plain, build_mesh
 #include "train/banner.h"      // version_text
 #include "train/eval_command.h"
 #include "train/train_command.h"

@@ -28,6 +28,18 @@ inline float derivative(float y, float alpha) {
   if constexpr (A == Activation::kSigmoid) return y * (1.0f - y);
 }
 
+// Sum with eight independent accumulators, so the loop vectorises without -ffast-math.
+inline float sum(const float* x, std::size_t n) {
+  float lanes[8] = {};
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (std::size_t j = 0; j < 8; ++j) lanes[j] += x[i + j];
+  float total = 0.0f;
+  for (; i < n; ++i) total += x[i];
+  for (float lane : lanes) total += lane;
+  return total;
+}
+
 template <Activation A>
 void bias_activation_impl(float* y, const float* bias, std::size_t outer, std::size_t channels,
                           std::size_t inner, float alpha) {
@@ -108,10 +120,7 @@ void bias_gradient(const float* dy, float* db, std::size_t outer, std::size_t ch
   }
   for (std::size_t o = 0; o < outer; ++o) {
     for (std::size_t c = 0; c < channels; ++c) {
-      const float* map = dy + (o * channels + c) * inner;
-      float sum = 0.0f;
-      for (std::size_t i = 0; i < inner; ++i) sum += map[i];
-      db[c] += sum;
+      db[c] += sum(dy + (o * channels + c) * inner, inner);
     }
   }
 }

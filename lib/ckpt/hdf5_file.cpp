@@ -63,7 +63,12 @@ Hdf5File Hdf5File::create(const std::string& path) {
 
 Hdf5File Hdf5File::open_read(const std::string& path) {
   silence_hdf5_errors();
-  if (H5Fis_accessible(path.c_str(), H5P_DEFAULT) <= 0) fail(path, "not a readable HDF5 file");
+#if H5_VERSION_GE(1, 12, 0)
+  const htri_t is_hdf5 = H5Fis_accessible(path.c_str(), H5P_DEFAULT);
+#else
+  const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
+#endif
+  if (is_hdf5 <= 0) fail(path, "not an HDF5 file (or unreadable)");
   return Hdf5File(path, check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, path,
                               "cannot open HDF5 file"));
 }

@@ -1,14 +1,14 @@
 // config_loader.cpp: file reading, document parsing, overrides and YAML output.
 #include "config/config_loader.h"
 
+#include <yaml-cpp/yaml.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
-
-#include <yaml-cpp/yaml.h>
 
 #include "config/cross_checks.h"
 #include "config/schema.h"
@@ -83,11 +83,9 @@ std::pair<std::string, std::string> split_override(const std::string& arg) {
   return {arg.substr(0, eq), arg.substr(eq + 1)};
 }
 
-ExperimentConfig parse_experiment_text(const std::string& yaml_text,
-                                       const std::string& source_name,
+ExperimentConfig parse_experiment_text(const std::string& yaml_text, const std::string& source_name,
                                        const std::vector<std::string>& overrides) {
-  // Overrides are checked first: a bad command line is reported before any file problem... no:
-  // the file is read first so that its errors keep their positions.
+  // The file is read before the overrides are applied, so overrides win.
   const Origin origin{source_name, ""};
   ExperimentConfig config;
   config.source_path = source_name;
@@ -97,8 +95,7 @@ ExperimentConfig parse_experiment_text(const std::string& yaml_text,
     throw core::UserError(source_name + ": empty config (expected a YAML map of sections)");
   }
   if (docs.size() > 1) {
-    origin.fail(docs[1].Mark(), "expected one YAML document, found " +
-                                    std::to_string(docs.size()));
+    origin.fail(docs[1].Mark(), "expected one YAML document, found " + std::to_string(docs.size()));
   }
   read_document(docs.front(), origin, config, where);
   for (const std::string& arg : overrides) apply_override(arg, config, where);

@@ -1,6 +1,8 @@
 // config_loader.h: loading experiment configs: YAML file or text + command-line overrides ->
 // validated ExperimentConfig with every default filled in, and back to YAML.
 // Every mistake is a one-line core::UserError naming the file, line, column and key.
+// The one header to include for the config API: it also brings keys_listing(),
+// reference_markdown() (reference.h) and suggest_closest() (suggest.h).
 #pragma once
 
 #include <string>
@@ -8,6 +10,8 @@
 #include <vector>
 
 #include "config/experiment_config.h"
+#include "config/reference.h"
+#include "config/suggest.h"
 
 namespace gradshare::config {
 
@@ -18,8 +22,7 @@ ExperimentConfig load_experiment(const std::string& path,
                                  const std::vector<std::string>& overrides = {});
 
 // Same as load_experiment, from text; `source_name` stands for the file in messages.
-ExperimentConfig parse_experiment_text(const std::string& yaml_text,
-                                       const std::string& source_name,
+ExperimentConfig parse_experiment_text(const std::string& yaml_text, const std::string& source_name,
                                        const std::vector<std::string>& overrides = {});
 
 // Every key at its default.

@@ -64,13 +64,15 @@ void cross_check(const ExperimentConfig& c, const std::map<std::string, std::str
   if (d.dataset == "custom") {
     const std::string because = "data.dataset=custom with data.format=" + d.format;
     const std::vector<std::pair<std::string, std::string>> files =
-        d.format == "idx" ? std::vector<std::pair<std::string, std::string>>{
-                                {"data.train_images", d.train_images},
-                                {"data.train_labels", d.train_labels},
-                                {"data.test_images", d.test_images},
-                                {"data.test_labels", d.test_labels}}
-                          : std::vector<std::pair<std::string, std::string>>{
-                                {"data.train_file", d.train_file}, {"data.test_file", d.test_file}};
+        d.format == "idx"
+            ? std::vector<std::pair<std::string, std::string>>{{"data.train_images",
+                                                                d.train_images},
+                                                               {"data.train_labels",
+                                                                d.train_labels},
+                                                               {"data.test_images", d.test_images},
+                                                               {"data.test_labels", d.test_labels}}
+            : std::vector<std::pair<std::string, std::string>>{{"data.train_file", d.train_file},
+                                                               {"data.test_file", d.test_file}};
     for (const auto& [path, value] : files) check.require_set(path, value, "data.dataset", because);
   }
 }

@@ -6,37 +6,40 @@
 #include "config/value_format.h"
 
 // The constraint macros the key lists use; they only mean something here.
-#define GS_ANY ::gradshare::config::Constraint{}
+#define GS_ANY \
+  ::gradshare::config::Constraint {}
 #define GS_RANGE(min, max) ::gradshare::config::Constraint::range(min, max)
 #define GS_CHOICES(...) ::gradshare::config::Constraint::one_of({__VA_ARGS__})
 
 namespace gradshare::config {
 namespace {
 
+// The ValueType of each C++ member type; a key of any other type does not compile.
 template <class T>
-constexpr ValueType kValueTypeOf = ValueType::kBool;
-template <>
-constexpr ValueType kValueTypeOf<std::int64_t> = ValueType::kInt;
-template <>
-constexpr ValueType kValueTypeOf<double> = ValueType::kDouble;
-template <>
-constexpr ValueType kValueTypeOf<std::string> = ValueType::kString;
-template <>
-constexpr ValueType kValueTypeOf<std::vector<std::int64_t>> = ValueType::kIntList;
-template <>
-constexpr ValueType kValueTypeOf<std::vector<LayerSpec>> = ValueType::kLayerList;
-template <>
-constexpr ValueType kValueTypeOf<std::vector<FaultInjection>> = ValueType::kFaultList;
+struct TypeOf;
+#define GS_TYPE_OF(cpp_type, value_type)           \
+  template <>                                      \
+  struct TypeOf<cpp_type> {                        \
+    static constexpr ValueType kType = value_type; \
+  };
+GS_TYPE_OF(bool, ValueType::kBool)
+GS_TYPE_OF(std::int64_t, ValueType::kInt)
+GS_TYPE_OF(double, ValueType::kDouble)
+GS_TYPE_OF(std::string, ValueType::kString)
+GS_TYPE_OF(std::vector<std::int64_t>, ValueType::kIntList)
+GS_TYPE_OF(std::vector<LayerSpec>, ValueType::kLayerList)
+GS_TYPE_OF(std::vector<FaultInjection>, ValueType::kFaultList)
+#undef GS_TYPE_OF
 
-// Parameter names differ from member names used in the lists (e.g. the key `type`).
-#define GS_SCHEMA_ENTRY(sec, name, cpp_type, default_value, constraint, help_text)           \
-  KeyInfo{#sec,                                                                              \
-          #name,                                                                             \
-          #sec "." #name,                                                                    \
-          kValueTypeOf<cpp_type>,                                                            \
-          constraint,                                                                        \
-          help_text,                                                                         \
-          [](const ExperimentConfig& c) { return Value{c.sec.name}; },                       \
+// One KeyInfo per X(...) line of the key lists.
+#define GS_SCHEMA_ENTRY(sec, name, cpp_type, default_value, constraint, help_text) \
+  KeyInfo{#sec,                                                                    \
+          #name,                                                                   \
+          #sec "." #name,                                                          \
+          TypeOf<cpp_type>::kType,                                                 \
+          constraint,                                                              \
+          help_text,                                                               \
+          [](const ExperimentConfig& c) { return Value{c.sec.name}; },             \
           [](ExperimentConfig& c, Value v) { c.sec.name = std::get<cpp_type>(std::move(v)); }},
 #define GS_SCHEMA_SECTION(sec, Name, KEYS) KEYS(GS_SCHEMA_ENTRY)
 

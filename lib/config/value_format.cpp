@@ -43,9 +43,9 @@ std::string render_entry(const Entry& entry, const std::vector<EntryField<Entry>
     if (out.size() > 1) out += ", ";
     // Entry strings come from fixed choices, so they need no quotes.
     Value v = field.get(entry);
-    out += field.name + ": " +
-           (field.type == ValueType::kString ? std::get<std::string>(v)
-                                             : render_value(v, field.type));
+    out +=
+        field.name + ": " +
+        (field.type == ValueType::kString ? std::get<std::string>(v) : render_value(v, field.type));
   }
   return out + "}";
 }
@@ -53,14 +53,10 @@ std::string render_entry(const Entry& entry, const std::vector<EntryField<Entry>
 }  // namespace
 
 std::string format_double(double v) {
+  // to_chars without a precision writes the shortest text that reads back exactly.
   char buf[64];
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-    double back = 0.0;
-    std::from_chars(buf, buf + std::char_traits<char>::length(buf), back);
-    if (back == v) break;
-  }
-  return buf;
+  const auto result = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, result.ptr);
 }
 
 std::string render_layer(const LayerSpec& layer) {

@@ -83,14 +83,14 @@ Value read_scalar(const Slot& s, ValueType type, const Constraint& c) {
     std::string_view t = number_text(n.Scalar());
     std::int64_t v = 0;
     auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-    if (end != t.data() + t.size() || t.empty() || (ec != std::errc() &&
-                                                    ec != std::errc::result_out_of_range)) {
+    if (end != t.data() + t.size() || t.empty() ||
+        (ec != std::errc() && ec != std::errc::result_out_of_range)) {
       s.fail("must be an integer, got " + describe_got(n));
     }
     if (ec == std::errc::result_out_of_range) {
-      s.fail("must be in " + describe_range(c.has_range ? c : Constraint::range(-9.2e18, 9.2e18),
-                                            type) +
-             ", got " + n.Scalar());
+      s.fail("must be in " +
+             describe_range(c.has_range ? c : Constraint::range(-9.2e18, 9.2e18), type) + ", got " +
+             n.Scalar());
     }
     check_range(s, static_cast<double>(v), c, type);
     return v;
@@ -158,14 +158,13 @@ EntryKeys collect_entry_keys(const Slot& s, const std::vector<EntryField<Entry>>
 // Reads every given field of one entry whose type (for layers) is `entry_type`.
 template <class Entry>
 void read_entry_fields(const Slot& s, const EntryKeys& keys,
-                       const std::vector<EntryField<Entry>>& fields,
-                       const std::string& entry_type, Entry& entry) {
+                       const std::vector<EntryField<Entry>>& fields, const std::string& entry_type,
+                       Entry& entry) {
   for (const auto& field : fields) {
     const auto* given = keys.find(field.name);
-    const bool required = std::find(field.required_for.begin(), field.required_for.end(), "*") !=
-                              field.required_for.end() ||
-                          std::find(field.required_for.begin(), field.required_for.end(),
-                                    entry_type) != field.required_for.end();
+    const auto& req = field.required_for;
+    const bool required = std::find(req.begin(), req.end(), "*") != req.end() ||
+                          std::find(req.begin(), req.end(), entry_type) != req.end();
     if (!given) {
       if (required) {
         s.fail("needs " + quoted(field.name) +
@@ -191,15 +190,16 @@ LayerSpec read_layer(const Slot& s) {
   EntryKeys keys = collect_entry_keys(s, layer_fields(), "{type: dense, units: 10}");
   LayerSpec layer;
   if (!keys.find("type")) {
-    s.fail("needs 'type' (" + describe_constraint(layer_fields().front().constraint,
-                                                  ValueType::kString) +
-           ")");
+    s.fail("needs 'type' (" +
+           describe_constraint(layer_fields().front().constraint, ValueType::kString) + ")");
   }
-  // The type decides which other keys apply, so it is read first.
+  // The type decides which other keys apply, so it is read first (it is the first field).
   const auto* type = keys.find("type");
   Slot ts{type->second, mark_of(type->second, type->first), s.name + ".type", s.origin};
-  layer.type = std::get<std::string>(read_scalar(ts, ValueType::kString,
-                                                 layer_fields().front().constraint));
+  layer.type =
+      std::get<std::string>(read_scalar(ts, ValueType::kString, layer_fields().front().constraint));
+  // Pooling windows do not overlap unless asked to, as in other frameworks.
+  if (layer.type == "maxpool2d") layer.stride = 0;
   read_entry_fields(s, keys, layer_fields(), layer.type, layer);
   if (layer.type == "conv2d" && layer.stride < 1) {
     const auto* stride = keys.find("stride");
@@ -211,8 +211,7 @@ LayerSpec read_layer(const Slot& s) {
 }
 
 FaultInjection read_fault(const Slot& s) {
-  EntryKeys keys =
-      collect_entry_keys(s, fault_fields(), "{rank: 1, at_step: 100, kind: sigkill}");
+  EntryKeys keys = collect_entry_keys(s, fault_fields(), "{rank: 1, at_step: 100, kind: sigkill}");
   FaultInjection fault;
   read_entry_fields(s, keys, fault_fields(), "", fault);
   fault.line = entry_line(s);
@@ -235,15 +234,16 @@ std::vector<Entry> read_entries(const Slot& s, Entry (*read_one)(const Slot&),
 }
 
 // Pairs of a map in document order, failing on a repeated key (yaml-cpp keeps duplicates).
-std::vector<std::pair<std::string, YAML::const_iterator>> unique_pairs(
-    const YAML::Node& map, const Origin& origin, const std::string& kind,
-    const std::string& in) {
+std::vector<std::pair<std::string, YAML::const_iterator>> unique_pairs(const YAML::Node& map,
+                                                                       const Origin& origin,
+                                                                       const std::string& kind,
+                                                                       const std::string& in) {
   std::vector<std::pair<std::string, YAML::const_iterator>> out;
   std::set<std::string> seen;
   for (auto it = map.begin(); it != map.end(); ++it) {
     if (!it->first.IsScalar()) {
-      origin.fail(it->first.Mark(), kind + " names must be plain words, got " +
-                                        describe_got(it->first));
+      origin.fail(it->first.Mark(),
+                  kind + " names must be plain words, got " + describe_got(it->first));
     }
     const std::string name = it->first.Scalar();
     if (!seen.insert(name).second) {
@@ -276,8 +276,7 @@ Value read_slot(const Slot& s, const KeyInfo& key) {
     case ValueType::kLayerList:
       return read_entries(s, &read_layer, "layers like [{type: dense, units: 10}]");
     case ValueType::kFaultList:
-      return read_entries(s, &read_fault,
-                          "faults like [{rank: 1, at_step: 100, kind: sigkill}]");
+      return read_entries(s, &read_fault, "faults like [{rank: 1, at_step: 100, kind: sigkill}]");
     default:
       return read_scalar(s, key.type, key.constraint);
   }
@@ -302,21 +301,24 @@ Value read_value(const YAML::Node& node, const KeyInfo& key, const Origin& origi
 void read_document(const YAML::Node& root, const Origin& origin, ExperimentConfig& config,
                    std::map<std::string, std::string>& where) {
   if (!root.IsMap()) {
-    origin.fail(root.Mark(), "expected a YAML map of sections (run:, data:, model:, ...) at the "
-                             "top level, got " + describe_got(root));
+    origin.fail(root.Mark(),
+                "expected a YAML map of sections (run:, data:, model:, ...) at the "
+                "top level, got " +
+                    describe_got(root));
   }
   for (const auto& [section, sit] : unique_pairs(root, origin, "section", "")) {
     const YAML::Mark section_mark = sit->first.Mark();
     const auto& names = section_names();
     if (std::find(names.begin(), names.end(), section) == names.end()) {
-      origin.fail(section_mark, "unknown section " + quoted(section) + did_you_mean(section, names));
+      origin.fail(section_mark,
+                  "unknown section " + quoted(section) + did_you_mean(section, names));
     }
     const YAML::Node body = sit->second;
     if (body.IsNull()) continue;  // "training:" with nothing under it
     if (!body.IsMap()) {
-      origin.fail(mark_of(body, section_mark), "section " + quoted(section) +
-                                                   " must be a map of keys, got " +
-                                                   describe_got(body));
+      origin.fail(
+          mark_of(body, section_mark),
+          "section " + quoted(section) + " must be a map of keys, got " + describe_got(body));
     }
     for (const auto& [name, kit] : unique_pairs(body, origin, "key", " in " + quoted(section))) {
       const KeyInfo* key = find_key(section + "." + name);

@@ -2,10 +2,10 @@
 // the bad value came from (a file position, or the command-line override).
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <map>
 #include <string>
-
-#include <yaml-cpp/yaml.h>
 
 #include "config/schema.h"
 

@@ -12,10 +12,10 @@
 namespace gradshare::data {
 
 struct Dataset {
-  std::vector<float> features;              // size() * sample_size(), row-major
-  std::vector<std::int32_t> labels;         // one class id per sample, in [0, num_classes)
-  std::vector<std::int64_t> sample_shape;   // e.g. {1, 28, 28} or {features}
-  std::int32_t num_classes = 0;             // max training label + 1, or the file's attribute
+  std::vector<float> features;             // size() * sample_size(), row-major
+  std::vector<std::int32_t> labels;        // one class id per sample, in [0, num_classes)
+  std::vector<std::int64_t> sample_shape;  // e.g. {1, 28, 28} or {features}
+  std::int32_t num_classes = 0;            // max training label + 1, or the file's attribute
 
   std::size_t size() const { return labels.size(); }
   std::size_t sample_size() const;

@@ -16,8 +16,7 @@ EpochPlan::EpochPlan(std::size_t sample_count, std::size_t batch_size,
                      bool shuffle)
     : order_(sample_count), batch_size_(batch_size), partition_batches_(partition_batches) {
   GS_CHECK(batch_size > 0 && partition_batches > 0, "batch_size and partition_batches must be > 0");
-  GS_CHECK(sample_count <= std::numeric_limits<std::uint32_t>::max(),
-           "sample indices are 32-bit");
+  GS_CHECK(sample_count <= std::numeric_limits<std::uint32_t>::max(), "sample indices are 32-bit");
   std::iota(order_.begin(), order_.end(), std::uint32_t{0});
   if (!shuffle) return;
   // Our own Fisher-Yates rather than std::shuffle, whose algorithm is implementation-defined:

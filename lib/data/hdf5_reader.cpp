@@ -22,8 +22,8 @@ namespace {
 class Handle {
  public:
   Handle(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
-  Handle(const Handle&) = delete;
-  Handle& operator=(const Handle&) = delete;
+  Handle(Handle&& other) noexcept : id_(std::exchange(other.id_, -1)), close_(other.close_) {}
+  Handle& operator=(Handle&&) = delete;
   ~Handle() {
     if (id_ >= 0) close_(id_);
   }
@@ -91,8 +91,7 @@ std::string list_datasets(hid_t file) {
   return listing.count == 0 ? "none" : listing.text;
 }
 
-Handle open_dataset(hid_t file, const std::string& path, const std::string& name,
-                    const char* key) {
+Handle open_dataset(hid_t file, const std::string& path, const std::string& name, const char* key) {
   Handle dataset(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
   if (!dataset.valid()) {
     H5Eclear2(H5E_DEFAULT);
@@ -176,8 +175,7 @@ Dataset read_hdf5(const std::string& path, const std::string& features_dataset,
     fail(path, "features dataset '" + features_dataset + "' has rank " +
                    std::to_string(feature_dims.size()) + " " + shape_text(feature_dims) +
                    "; expected (N, features), (N, height, width) or (N, channels, height, width)");
-  if (label_dims.empty() || label_dims.size() > 2 ||
-      (label_dims.size() == 2 && label_dims[1] != 1))
+  if (label_dims.empty() || label_dims.size() > 2 || (label_dims.size() == 2 && label_dims[1] != 1))
     fail(path, "labels dataset '" + labels_dataset + "' has shape " + shape_text(label_dims) +
                    "; expected (N) or (N, 1)");
   if (label_dims[0] != feature_dims[0])
@@ -185,8 +183,8 @@ Dataset read_hdf5(const std::string& path, const std::string& features_dataset,
                    std::to_string(feature_dims[0]) + " samples but labels dataset '" +
                    labels_dataset + "' has " + std::to_string(label_dims[0]));
   if (element_count(feature_dims) == 0)
-    fail(path, "features dataset '" + features_dataset + "' " + shape_text(feature_dims) +
-                   " is empty");
+    fail(path,
+         "features dataset '" + features_dataset + "' " + shape_text(feature_dims) + " is empty");
 
   Dataset dataset;
   const std::int64_t declared_classes = num_classes_attribute(labels.get(), path, labels_dataset);

@@ -12,8 +12,8 @@
 #include <array>
 #include <bit>
 #include <cerrno>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <memory>
@@ -26,8 +26,8 @@ namespace gradshare::data {
 namespace {
 
 constexpr int kMaxDims = 8;
-constexpr std::size_t kChunkBytes = std::size_t{1} << 26;      // one gzread call
-constexpr std::size_t kReserveBytes = std::size_t{1} << 28;    // upfront, before the data is seen
+constexpr std::size_t kChunkBytes = std::size_t{1} << 26;    // one gzread call
+constexpr std::size_t kReserveBytes = std::size_t{1} << 28;  // upfront, before the data is seen
 
 struct GzCloser {
   void operator()(gzFile_s* file) const { gzclose(file); }
@@ -53,12 +53,18 @@ bool valid_type(std::uint8_t code) {
 
 const char* type_name(IdxType type) {
   switch (type) {
-    case IdxType::kUint8: return "uint8";
-    case IdxType::kInt8: return "int8";
-    case IdxType::kInt16: return "int16";
-    case IdxType::kInt32: return "int32";
-    case IdxType::kFloat32: return "float32";
-    case IdxType::kFloat64: return "float64";
+    case IdxType::kUint8:
+      return "uint8";
+    case IdxType::kInt8:
+      return "int8";
+    case IdxType::kInt16:
+      return "int16";
+    case IdxType::kInt32:
+      return "int32";
+    case IdxType::kFloat32:
+      return "float32";
+    case IdxType::kFloat64:
+      return "float64";
   }
   return "unknown";
 }
@@ -98,8 +104,8 @@ std::size_t read_some(gzFile file, std::uint8_t* out, std::size_t size, const st
     const char* message = gzerror(file, &code);
     if (code == Z_ERRNO) fail(path, std::string("read error: ") + std::strerror(errno));
     if (code != Z_OK && code != Z_BUF_ERROR)
-      fail(path, "corrupt gzip data after " + std::to_string(offset + have) + " bytes (" +
-                     message + ")");
+      fail(path,
+           "corrupt gzip data after " + std::to_string(offset + have) + " bytes (" + message + ")");
     break;
   }
   return have;
@@ -157,15 +163,15 @@ IdxArray read_idx(const std::string& path) {
   const int ndims = magic[3];
   if (ndims < 1 || ndims > kMaxDims)
     fail(path, std::string("bad magic ") + magic_hex + ": " + std::to_string(ndims) +
-                   " dimensions (IDX files with 1.." + std::to_string(kMaxDims) + " are read)");
+                   " dimensions (1.." + std::to_string(kMaxDims) + " supported)");
 
   IdxArray array;
   array.type = static_cast<IdxType>(magic[2]);
   std::array<std::uint8_t, 4 * kMaxDims> dim_bytes{};
   const std::size_t header_rest = 4 * static_cast<std::size_t>(ndims);
   if (read_some(file.get(), dim_bytes.data(), header_rest, path, 4) < header_rest)
-    fail(path, "truncated: the file ends inside the header of " + std::to_string(ndims) +
-                   " dimensions");
+    fail(path,
+         "truncated: the file ends inside the header of " + std::to_string(ndims) + " dimensions");
   std::size_t expected = idx_element_size(array.type);
   for (int d = 0; d < ndims; ++d) {
     const std::uint32_t dim = load_be32(dim_bytes.data() + 4 * d);
@@ -188,8 +194,8 @@ IdxArray read_idx(const std::string& path) {
     have += got;
     if (got < want) break;
   }
-  const std::string claim = "header says " + describe(array.dims) + " of " +
-                            type_name(array.type) + " (" + std::to_string(expected) + " bytes)";
+  const std::string claim = "header says " + describe(array.dims) + " (" + type_name(array.type) +
+                            ", " + std::to_string(expected) + " bytes)";
   if (have < expected)
     fail(path, "truncated: " + claim + " but the file has " + std::to_string(have) +
                    " bytes after the header");
@@ -214,7 +220,8 @@ std::vector<float> idx_to_features(const IdxArray& array) {
       for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(p[i]);
       break;
     case IdxType::kInt8:
-      for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(static_cast<std::int8_t>(p[i]));
+      for (std::size_t i = 0; i < n; ++i)
+        out[i] = static_cast<float>(static_cast<std::int8_t>(p[i]));
       break;
     case IdxType::kInt16:
       for (std::size_t i = 0; i < n; ++i)
@@ -255,8 +262,8 @@ std::vector<std::int32_t> idx_to_labels(const IdxArray& array, const std::string
       break;
     case IdxType::kFloat32:
     case IdxType::kFloat64:
-      fail(path, std::string("labels must have an integer element type, not ") +
-                     type_name(array.type));
+      fail(path,
+           std::string("labels must have an integer element type, not ") + type_name(array.type));
   }
   return out;
 }

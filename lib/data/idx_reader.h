@@ -38,7 +38,7 @@ std::size_t idx_element_size(IdxType type);
 // Reads a whole IDX file; gzip is detected from the content, not the name.
 IdxArray read_idx(const std::string& path);
 
-// Converts the payload to float; `path` names the file in errors.
+// Converts the payload, whatever its element type, to float.
 std::vector<float> idx_to_features(const IdxArray& array);
 // Converts an integer payload to labels; errors (float type) name `path`.
 std::vector<std::int32_t> idx_to_labels(const IdxArray& array, const std::string& path);

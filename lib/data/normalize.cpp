@@ -22,16 +22,16 @@ Normalization fit_normalization(const Dataset& train, const std::string& mode) {
     return result;
   }
   double sum = 0.0, sum_squares = 0.0;
-    for (float x : train.features) {
-      sum += x;
-      sum_squares += double{x} * x;
-    }
-    const auto n = static_cast<double>(train.features.size());
-    const double mean = sum / n;
-    const double variance = std::max(0.0, sum_squares / n - mean * mean);
-    result.offset = static_cast<float>(mean);
-    if (variance > 0.0) result.scale = static_cast<float>(1.0 / std::sqrt(variance));
-    return result;
+  for (float x : train.features) {
+    sum += x;
+    sum_squares += double{x} * x;
+  }
+  const auto n = static_cast<double>(train.features.size());
+  const double mean = sum / n;
+  const double variance = std::max(0.0, sum_squares / n - mean * mean);
+  result.offset = static_cast<float>(mean);
+  if (variance > 0.0) result.scale = static_cast<float>(1.0 / std::sqrt(variance));
+  return result;
 }
 
 void apply_normalization(Dataset& dataset, const Normalization& normalization) {

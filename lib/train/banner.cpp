@@ -2,7 +2,7 @@
 
 #include <mpi.h>
 
-#include "topology/tree.h"
+#include "topology/mode.h"
 
 namespace gradshare::train {
 
@@ -40,7 +40,7 @@ std::string banner(const RunContext& context) {
   text += " | strategy " + cfg.training.strategy;
   if (cfg.training.strategy == "gradient_sharing") {
     const auto mode = topology::resolve_mode(cfg.topology, context.worker_count());
-    text += " | topology " + std::string(mode == topology::Mode::kMesh ? "mesh" : "plain");
+    text += std::string(" | topology ") + topology::mode_name(mode);
     text += " | transport " + cfg.transport.data_plane;
   }
   return text;

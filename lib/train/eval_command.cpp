@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "data/dataset.h"
+#include "data/loader.h"
 #include "train/evaluation.h"
 #include "train/model_file.h"
 

@@ -8,6 +8,7 @@
 #include "data/epoch_plan.h"
 #include "nn/model.h"
 #include "nn/optimizer.h"
+#include "nn/schedule.h"
 #include "train/epoch_report.h"
 #include "train/evaluation.h"
 #include "train/model_file.h"

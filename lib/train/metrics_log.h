@@ -2,7 +2,9 @@
 //   MetricsLog log(path); log.write(JsonLine().add("kind", "step").add("loss", 0.3));
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
+#include <utility>
 #include <string>
 
 namespace gradshare::train {
@@ -37,6 +39,10 @@ class MetricsLog {
   MetricsLog(const MetricsLog&) = delete;
   MetricsLog& operator=(const MetricsLog&) = delete;
   MetricsLog(MetricsLog&& other) noexcept : file_(other.file_) { other.file_ = nullptr; }
+  MetricsLog& operator=(MetricsLog&& other) noexcept {
+    std::swap(file_, other.file_);
+    return *this;
+  }
   ~MetricsLog();
   void write(const JsonLine& line);
 

@@ -11,6 +11,7 @@ namespace gradshare::train {
 
 class RunDirectory {
  public:
+  RunDirectory() = default;
   // Chooses the path: run.dir when set, else <output_dir>/<name>-<timestamp>. Creates nothing.
   static std::string choose_path(const config::RunConfig& run);
   // Creates the folder (and parents) and writes the resolved config, unless it already holds

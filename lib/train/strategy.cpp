@@ -1,6 +1,8 @@
 #include "train/strategy.h"
 
 #include "core/errors.h"
+#include "train/allreduce_strategy.h"
+#include "train/gradient_sharing.h"
 #include "train/local_strategy.h"
 
 namespace gradshare::train {
@@ -17,6 +19,8 @@ void check_strategy_fits(const config::ExperimentConfig& config, int ranks) {
 int run_strategy(RunContext& context) {
   const auto& strategy = context.config.training.strategy;
   if (strategy == "local") return run_local(context);
+  if (strategy == "gradient_sharing") return run_gradient_sharing(context);
+  if (strategy == "allreduce") return run_allreduce(context);
   throw core::UserError("training.strategy '" + strategy + "' is not implemented yet");
 }
 

@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <optional>
 
@@ -10,7 +11,9 @@
 #include "core/errors.h"
 #include "core/log.h"
 #include "data/dataset.h"
-#include "nn/compute.h"
+#include "data/loader.h"
+#include "nn/threads.h"
+#include "nn/model.h"
 #include "train/banner.h"
 #include "train/strategy.h"
 
@@ -63,6 +66,25 @@ std::optional<int> settle(const std::optional<std::pair<int, std::string>>& fail
   return worst;
 }
 
+// The model must read what the data holds: same values per sample, enough classes.
+void check_data_fits_model(const config::ExperimentConfig& config, const data::DataSplits& data) {
+  std::int64_t per_sample = 1;
+  std::string shape;
+  for (auto d : config.model.input_shape) {
+    per_sample *= d;
+    shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+  }
+  if (static_cast<std::size_t>(per_sample) != data.train.sample_size())
+    throw core::UserError("model.input_shape [" + shape + "] has " + std::to_string(per_sample) +
+                          " values per sample, but the training data has " +
+                          std::to_string(data.train.sample_size()));
+  if (config.model.num_classes < data.train.num_classes)
+    throw core::UserError("model.num_classes is " + std::to_string(config.model.num_classes) +
+                          " but the training labels have " + std::to_string(data.train.num_classes) +
+                          " classes");
+  if (data.train.size() == 0) throw core::UserError("the training set is empty");
+}
+
 class MpiSession {
  public:
   MpiSession() {
@@ -75,7 +97,26 @@ class MpiSession {
 
 }  // namespace
 
+namespace {
+// This process's rank as the launcher announces it, before MPI_Init (0 when not launched by
+// mpirun or srun): lets only rank 0 print a config error that every rank finds alike.
+int launcher_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"})
+    if (const char* value = std::getenv(name)) return std::atoi(value);
+  return 0;
+}
+}  // namespace
+
 int train_command(const std::string& config_path, const std::vector<std::string>& overrides) {
+  // The config is read and validated before MPI starts, so a mistake costs no MPI start-up and
+  // prints exactly one line.
+  config::ExperimentConfig config;
+  try {
+    config = config::load_experiment(config_path, overrides);
+  } catch (const core::UserError&) {
+    if (launcher_rank() != 0) return core::kExitUserError;
+    throw;
+  }
   MpiSession mpi;
   RunContext context;
   MPI_Comm_rank(MPI_COMM_WORLD, &context.rank);
@@ -84,15 +125,24 @@ int train_command(const std::string& config_path, const std::vector<std::string>
   logger.set_terminal(context.is_master());
 
   auto failure = attempt([&] {
-    context.config = config::load_experiment(config_path, overrides);
+    context.config = config;
     if (context.size == 1 && context.config.training.strategy != "local") {
       // Without mpirun there is nobody to share with: train in this one process.
       context.config.training.strategy = "local";
     }
     check_strategy_fits(context.config, context.size);
+    // Shape mismatches in model.layers are config errors: find them before anything is written.
+    nn::Model::build(context.config.model, static_cast<std::uint64_t>(context.config.run.seed));
     context.config_yaml = config::to_yaml(context.config);
     logger.set_level(core::parse_log_level(context.config.logging.level));
     nn::set_compute_threads(static_cast<int>(context.config.compute.threads));
+  });
+  if (auto code = settle(failure, MPI_COMM_WORLD, context.rank)) return *code;
+
+  // Data before the run directory: bad data files leave nothing behind.
+  failure = attempt([&] {
+    context.data = data::load_data(context.config.data, static_cast<std::uint64_t>(context.config.run.seed));
+    check_data_fits_model(context.config, context.data);
   });
   if (auto code = settle(failure, MPI_COMM_WORLD, context.rank)) return *code;
 
@@ -109,11 +159,6 @@ int train_command(const std::string& config_path, const std::vector<std::string>
   logger.set_tag(context.is_master() ? "master" : "rank " + std::to_string(context.rank));
   logger.open_file(context.run_directory.file("rank-" + std::to_string(context.rank) + ".log"));
   if (context.is_master()) core::log_info(banner(context) + "\nrun directory " + run_path);
-
-  failure = attempt([&] {
-    context.data = data::load_data(context.config.data, static_cast<std::uint64_t>(context.config.run.seed));
-  });
-  if (auto code = settle(failure, MPI_COMM_WORLD, context.rank)) return *code;
 
   try {
     return run_strategy(context);

@@ -158,6 +158,10 @@ TEST(Reattach, TightLimitsDissolveTallSubtrees) {
   Tree tree = build_mesh(15, 2, 3);
   Tree repaired = reattach_children(tree, 1, 2, 3);
   EXPECT_EQ(check_tree(repaired, 2, 3), 14);
+  EXPECT_EQ(repaired.parent[3], 0);  // the first subtree moved up whole
+  EXPECT_EQ(repaired.parent[4], 7);  // the second was dissolved into the free leaf slots
+  EXPECT_EQ(repaired.parent[9], 8);
+  EXPECT_EQ(repaired.parent[10], 7);
 }
 
 TEST(Reattach, RepeatedFailuresKeepTheTreeValid) {

@@ -1,0 +1,56 @@
+// decoder.cpp: validate-then-apply for every encoding.
+#include "codec/decoder.h"
+
+#include "codec/message.h"
+#include "kernels/cpu/codec_decode.h"
+#include "kernels/cpu/codec_rice.h"
+
+namespace gradshare::codec {
+namespace {
+
+namespace cpu = kernels::cpu;
+
+// Adds `sign` * value of every entry to target (sign -1: apply, +1: accumulate).
+bool decode_into(std::span<const std::uint8_t> message, std::span<float> target, float sign,
+                 std::string* error) {
+  MessageHeader header;
+  if (!parse_header(message, target.size(), header, error)) return false;
+  const auto payload = message.subspan(kHeaderBytes);
+  const auto count = static_cast<std::size_t>(header.entry_count);
+  const float plus = sign * header.tau;
+  const float minus = -plus;
+  switch (header.encoding) {
+    case Encoding::kSparse:
+      if (!cpu::validate_sparse(payload, count, target.size(), error)) return false;
+      cpu::apply_sparse(payload, count, target, plus, minus);
+      return true;
+    case Encoding::kCompressed:
+      if (!cpu::rice_validate(payload, count, target.size(), error)) return false;
+      cpu::rice_apply(payload, count, target, plus, minus);
+      return true;
+    case Encoding::kBitmap: {
+      const bool shake_up = (header.flags & kFlagShakeUp) != 0;
+      if (!cpu::validate_bitmap(payload, target.size(), count, shake_up, error)) return false;
+      // Same expression as the encoder's, so the half quantum is the very float it subtracted.
+      const float half = header.tau * 0.5f;
+      const float half_value = (header.flags & kFlagHalfNegative) != 0 ? -half : half;
+      cpu::apply_bitmap(payload, target, {0.0f, plus, minus, sign * half_value});
+      return true;
+    }
+  }
+  return false;  // unreachable: parse_header accepts only the three encodings
+}
+
+}  // namespace
+
+bool apply_message(std::span<const std::uint8_t> message, std::span<float> parameters,
+                   std::string* error) {
+  return decode_into(message, parameters, -1.0f, error);
+}
+
+bool accumulate_message(std::span<const std::uint8_t> message, std::span<float> accumulator,
+                        std::string* error) {
+  return decode_into(message, accumulator, 1.0f, error);
+}
+
+}  // namespace gradshare::codec

@@ -1,0 +1,290 @@
+// encoder.cpp: the Encoder of encoder.h.
+#include "codec/encoder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/errors.h"
+#include "kernels/cpu/codec_bitmap_layout.h"
+#include "kernels/cpu/codec_decode.h"
+#include "kernels/cpu/codec_rice.h"
+
+namespace gradshare::codec {
+namespace {
+
+namespace cpu = kernels::cpu;
+
+// Smallest tau the encoder uses whatever encoding.min_threshold says: a normal float, as the
+// decoder requires.
+constexpr float kSmallestTau = 1e-30f;
+// First size of the index buffer; it doubles when a step selects more.
+constexpr std::size_t kInitialIndexCapacity = 4096;
+
+std::span<const std::uint8_t> as_payload(std::span<const std::int32_t> indices) {
+  return {reinterpret_cast<const std::uint8_t*>(indices.data()), 4 * indices.size()};
+}
+
+// Zeroes bitmap and sets the codes of the given signed 1-based indices (all inside it).
+void bitmap_from_indices(std::span<std::uint8_t> bitmap, std::span<const std::int32_t> indices) {
+  std::fill(bitmap.begin(), bitmap.end(), std::uint8_t{0});
+  for (const std::int32_t v : indices) {
+    const std::size_t i = static_cast<std::size_t>(v < 0 ? -static_cast<std::int64_t>(v) : v) - 1;
+    const std::uint8_t code = v < 0 ? cpu::kCodeMinus : cpu::kCodePlus;
+    bitmap[i / 4] = static_cast<std::uint8_t>(bitmap[i / 4] | (code << (2 * (i % 4))));
+  }
+}
+
+std::string value_name(float x) { return std::isnan(x) ? "NaN" : x > 0 ? "+Inf" : "-Inf"; }
+
+}  // namespace
+
+Format parse_format(const std::string& name) {
+  if (name == "auto") return Format::kAuto;
+  if (name == "sparse") return Format::kSparse;
+  if (name == "bitmap") return Format::kBitmap;
+  if (name == "compressed") return Format::kCompressed;
+  throw core::UserError("encoding.format: unknown value '" + name +
+                        "' (auto, sparse, bitmap, compressed)");
+}
+
+Encoder::Encoder(const config::EncodingConfig& config, std::size_t parameter_count,
+                 const Kernels& kernels)
+    : format_(parse_format(config.format)),
+      min_tau_(std::max(static_cast<float>(config.min_threshold), kSmallestTau)),
+      max_tau_(static_cast<float>(config.max_threshold)),
+      shake_up_every_(config.shake_up_every_steps),
+      shake_up_divisor_(config.shake_up_divisor),
+      threshold_algorithm_(make_threshold_algorithm(config)),
+      residual_processor_(make_residual_processor(config)),
+      kernels_(&kernels) {
+  if (parameter_count == 0 || parameter_count > kMaxParameterCount) {
+    throw core::UserError("the model has " + std::to_string(parameter_count) +
+                          " parameters; gradient encoding supports 1 to " +
+                          std::to_string(kMaxParameterCount));
+  }
+  if (!(config.min_threshold <= config.initial_threshold &&
+        config.initial_threshold <= config.max_threshold)) {
+    throw core::UserError("encoding.initial_threshold (" +
+                          std::to_string(config.initial_threshold) +
+                          ") must lie within [encoding.min_threshold, encoding.max_threshold] = [" +
+                          std::to_string(config.min_threshold) + ", " +
+                          std::to_string(config.max_threshold) + "]");
+  }
+  if (!(max_tau_ >= min_tau_)) {
+    throw core::UserError("encoding.max_threshold (" + std::to_string(config.max_threshold) +
+                          ") is below the smallest usable threshold");
+  }
+  if (shake_up_every_ < 0) {
+    throw core::UserError("encoding.shake_up_every_steps must not be negative");
+  }
+  if (!(shake_up_divisor_ >= 1.0)) {
+    throw core::UserError("encoding.shake_up_divisor must be at least 1, not " +
+                          std::to_string(shake_up_divisor_));
+  }
+  residual_.assign(parameter_count, 0.0f);
+  tau_ = clamp_tau(config.initial_threshold);
+}
+
+float Encoder::clamp_tau(double tau) const {
+  return std::clamp(static_cast<float>(tau), min_tau_, max_tau_);
+}
+
+void Encoder::set_threshold(float tau) { tau_ = clamp_tau(tau); }
+
+void Encoder::set_step(std::int64_t step) {
+  GS_CHECK(step >= 0, "encoder step must not be negative");
+  step_ = step;
+}
+
+std::size_t Encoder::max_message_bytes() const {
+  const std::size_t n = residual_.size();
+  switch (format_) {
+    case Format::kSparse:
+      return kHeaderBytes + 4 * n;
+    case Format::kCompressed:
+      return kHeaderBytes + n / 2 + 2;
+    case Format::kAuto:
+    case Format::kBitmap:
+      break;
+  }
+  return kHeaderBytes + cpu::bitmap_bytes(n);
+}
+
+EncodeStats Encoder::encode(std::span<const float> update, const MessageMeta& meta,
+                            std::vector<std::uint8_t>& out) {
+  GS_CHECK(update.size() == residual_.size(), "update has " + std::to_string(update.size()) +
+                                                  " elements, the encoder " +
+                                                  std::to_string(residual_.size()));
+  GS_CHECK((meta.flags & kCodecFlagMask) == 0, "MessageMeta::flags may use bits 16..31 only");
+  const std::int64_t step = step_ + 1;
+  const float tau = tau_;
+  const bool shake_up = shake_up_every_ > 0 && step % shake_up_every_ == 0;
+  Payload payload;
+  if (shake_up) {
+    const bool negative = (step / shake_up_every_) % 2 == 0;
+    const float half = tau * 0.5f;  // the decoder computes the same float
+    const HalfQuantum quantum{static_cast<float>(tau / shake_up_divisor_),
+                              negative ? -half : half};
+    payload = encode_bitmap(update, 0, 0, quantum, out);
+    payload.flags = kFlagShakeUp | (negative ? kFlagHalfNegative : 0u);
+  } else if (format_ == Format::kBitmap) {
+    payload = encode_bitmap(update, 0, 0, HalfQuantum{}, out);
+  } else {
+    payload = encode_selected(update, out);
+  }
+
+  MessageHeader header;
+  header.encoding = payload.encoding;
+  header.flags = payload.flags | meta.flags;
+  header.origin = meta.origin;
+  header.seq = meta.seq;
+  header.iteration = meta.iteration;
+  header.epoch = meta.epoch;
+  header.tau = tau;
+  header.parameter_count = residual_.size();
+  header.entry_count = payload.entries;
+  header.payload_bytes = out.size() - kHeaderBytes;
+  seal_message(header, out);
+  GS_CHECK(out.size() <= max_message_bytes(), "message larger than max_message_bytes()");
+
+  EncodeStats stats;
+  stats.entries = payload.entries;
+  stats.half_entries = payload.half_entries;
+  stats.encoding = payload.encoding;
+  stats.bytes = out.size();
+  stats.tau = tau;
+  stats.sparsity = static_cast<double>(payload.entries) / static_cast<double>(residual_.size());
+  stats.shake_up = shake_up;
+  stats.clipped_mass = residual_processor_->process(step, tau, residual_, *kernels_);
+
+  const double full = static_cast<double>(payload.entries - payload.half_entries);
+  const double sparsity = payload.auto_bitmap ? 1.0 / 16 : full / static_cast<double>(residual_.size());
+  tau_ = clamp_tau(threshold_algorithm_->next(tau, sparsity));
+  step_ = step;
+  return stats;
+}
+
+void Encoder::accumulate(std::span<const float> update) {
+  GS_CHECK(update.size() == residual_.size(), "update has " + std::to_string(update.size()) +
+                                                  " elements, the encoder " +
+                                                  std::to_string(residual_.size()));
+  const AddResult result = kernels_->add(update, residual_);
+  if (result.bad != kNoBadIndex) fail_non_finite(update, result.bad);
+}
+
+Encoder::Payload Encoder::encode_selected(std::span<const float> update,
+                                          std::vector<std::uint8_t>& out) {
+  const std::size_t n = residual_.size();
+  // Beyond this many quanta the auto format finishes in a bitmap (small n never switches).
+  const std::size_t limit =
+      format_ == Format::kAuto ? std::max(n / 2, std::min<std::size_t>(n, 8)) : n;
+  if (indices_.empty()) indices_.resize(std::min(limit, std::max(kInitialIndexCapacity, n / 256)));
+  const std::span<float> residual(residual_);
+  std::size_t pos = 0;
+  std::size_t count = 0;
+  while (true) {
+    const std::size_t capacity = std::min(indices_.size(), limit);
+    const SelectResult result =
+        kernels_->select(update.subspan(pos), residual.subspan(pos), pos, tau_,
+                         std::span<std::int32_t>(indices_).subspan(count, capacity - count));
+    if (result.bad != kNoBadIndex) {
+      // Put the quanta already taken back into the residual: nothing lost, nothing sent.
+      const std::span<const std::int32_t> taken(indices_.data(), count + result.count);
+      cpu::apply_sparse(as_payload(taken), taken.size(), residual_, tau_, -tau_);
+      out.clear();
+      fail_non_finite(update, pos + result.bad);
+    }
+    pos += result.processed;
+    count += result.count;
+    if (pos == n) break;
+    if (capacity == limit) {
+      GS_CHECK(format_ == Format::kAuto, "index buffer overflow in a forced format");
+      Payload payload = encode_bitmap(update, pos, count, HalfQuantum{}, out);
+      payload.auto_bitmap = true;
+      return payload;
+    }
+    indices_.resize(std::min(limit, 2 * indices_.size()));
+  }
+  Payload payload;
+  write_payload(count, out, payload);
+  return payload;
+}
+
+void Encoder::write_payload(std::size_t count, std::vector<std::uint8_t>& out,
+                            Payload& payload) {
+  const std::span<const std::int32_t> selected(indices_.data(), count);
+  const std::size_t sparse_bytes = 4 * count;
+  const std::size_t bitmap_bytes = cpu::bitmap_bytes(residual_.size());
+  cpu::RiceChoice rice;
+  Encoding encoding = Encoding::kSparse;
+  if (format_ == Format::kCompressed) {
+    rice = cpu::rice_choose(selected);
+    encoding = Encoding::kCompressed;
+  } else if (format_ == Format::kAuto) {
+    // Smallest wins; ties go to the simpler encoding (sparse, then compressed).
+    rice = cpu::rice_choose(selected);
+    std::size_t best = sparse_bytes;
+    if (rice.payload_bytes < best) {
+      encoding = Encoding::kCompressed;
+      best = rice.payload_bytes;
+    }
+    if (bitmap_bytes < best) encoding = Encoding::kBitmap;
+  }
+  payload.encoding = encoding;
+  payload.entries = count;
+  switch (encoding) {
+    case Encoding::kSparse:
+      out.resize(kHeaderBytes + sparse_bytes);
+      if (count > 0) std::memcpy(out.data() + kHeaderBytes, selected.data(), sparse_bytes);
+      break;
+    case Encoding::kCompressed:
+      out.resize(kHeaderBytes + rice.payload_bytes);
+      cpu::rice_encode(selected, rice.k,
+                       std::span<std::uint8_t>(out).subspan(kHeaderBytes, rice.payload_bytes));
+      break;
+    case Encoding::kBitmap:
+      out.resize(kHeaderBytes + bitmap_bytes);
+      bitmap_from_indices(std::span<std::uint8_t>(out).subspan(kHeaderBytes), selected);
+      payload.auto_bitmap = true;
+      break;
+  }
+}
+
+Encoder::Payload Encoder::encode_bitmap(std::span<const float> update, std::size_t begin,
+                                        std::size_t selected, HalfQuantum half,
+                                        std::vector<std::uint8_t>& out) {
+  const std::size_t n = residual_.size();
+  out.resize(kHeaderBytes + cpu::bitmap_bytes(n));
+  const auto bitmap = std::span<std::uint8_t>(out).subspan(kHeaderBytes);
+  // begin is a multiple of 8: the elements before it are already selected into indices_.
+  bitmap_from_indices(bitmap.first(begin / 4), {indices_.data(), selected});
+  const std::span<float> residual(residual_);
+  const BitmapResult result = kernels_->bitmap(update.subspan(begin), residual.subspan(begin),
+                                               tau_, half, bitmap.subspan(begin / 4));
+  if (result.bad != kNoBadIndex) {
+    // Put every quantum already taken back into the residual (the codes up to the bad chunk).
+    const std::size_t done = begin + result.processed;  // a multiple of 8
+    cpu::apply_bitmap(bitmap.first(done / 4), residual_, {0.0f, tau_, -tau_, half.value});
+    out.clear();
+    fail_non_finite(update, begin + result.bad);
+  }
+  Payload payload;
+  payload.encoding = Encoding::kBitmap;
+  payload.entries = selected + result.entries;
+  payload.half_entries = result.half_entries;
+  return payload;
+}
+
+void Encoder::fail_non_finite(std::span<const float> update, std::size_t index) const {
+  const float u = update[index];
+  if (!std::isfinite(u)) {
+    throw core::RuntimeError("gradient encoding: update element " + std::to_string(index) +
+                             " is " + value_name(u) +
+                             "; non-finite updates are never encoded (did training diverge?)");
+  }
+  throw core::RuntimeError("gradient encoding: residual element " + std::to_string(index) +
+                           " overflowed to Inf when the update was added");
+}
+
+}  // namespace gradshare::codec

@@ -1,0 +1,114 @@
+// encoder.h: a worker's encoder: its residual, threshold, residual post-processor and shake-up
+// schedule, turning each update into one message (format in message.h).
+//
+// One encode step, with update u, residual r and threshold tau:
+//   1. r += u (a NaN/Inf anywhere: core::RuntimeError, no message, see encode)
+//   2. every |r_i| >= tau becomes a quantum copysign(tau, r_i) in the message and r_i -= it,
+//      exactly: decoded(message) + r_after == r_before + u to within one rounding per element
+//   3. the smallest encoding is sent (format auto): sparse, compressed or bitmap; indices in
+//      increasing order. When more than n/2 quanta fire the encoder finishes straight into a
+//      bitmap (within a few percent of the smallest there), keeping every quantum it already
+//      selected (DL4J drops them; gradshare must not)
+//   4. residual post-processor (clip every 5 steps to +-5 tau; clipped mass reported)
+//   5. the threshold algorithm picks the next tau (threshold.h)
+// Shake-up (encoding.shake_up_every_steps = N > 0): every N-th step is sent as a bitmap that
+// also carries, as half quanta tau/2, the elements with tau/shake_up_divisor <= |r| < tau whose
+// sign is this shake-up's: the k-th shake-up (k = step / N) sends +tau/2 for odd k and -tau/2
+// for even k; the other sign waits for the next one. A shake-up is always a bitmap, whatever
+// the format.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "codec/kernels.h"
+#include "codec/message.h"
+#include "codec/residual.h"
+#include "codec/threshold.h"
+#include "config/experiment_config.h"
+
+namespace gradshare::codec {
+
+enum class Format { kAuto, kSparse, kBitmap, kCompressed };
+// "auto" | "sparse" | "bitmap" | "compressed"; core::UserError naming encoding.format otherwise.
+Format parse_format(const std::string& name);
+
+struct EncodeStats {
+  std::size_t entries = 0;       // quanta in the message (half quanta included)
+  std::size_t half_entries = 0;  // half quanta (shake-up)
+  Encoding encoding = Encoding::kSparse;
+  std::size_t bytes = 0;         // whole message
+  float tau = 0.0f;              // the threshold this message used
+  double sparsity = 0.0;         // entries / parameter count
+  bool shake_up = false;
+  double clipped_mass = 0.0;     // sum |removed| by the residual post-processor this step
+};
+
+class Encoder {
+ public:
+  // Validates the config (core::UserError naming the key). parameter_count must lie in
+  // 1..kMaxParameterCount. The residual starts at zero, tau at encoding.initial_threshold.
+  Encoder(const config::EncodingConfig& config, std::size_t parameter_count,
+          const Kernels& kernels = cpu_kernels());
+
+  // One encode step (see the file comment); `out` is resized to the message. An empty
+  // selection still yields a valid message with 0 entries. meta.flags may use bits 16..31.
+  // A NaN or Inf in `update` (or a residual overflowing to Inf) throws core::RuntimeError
+  // naming the first bad index: `out` is left empty, tau and step() are unchanged, and the
+  // update elements before the bad one's 8-element chunk have been added to the residual
+  // (nothing lost, nothing sent) while the rest of the residual is untouched.
+  EncodeStats encode(std::span<const float> update, const MessageMeta& meta,
+                     std::vector<std::uint8_t>& out);
+
+  // Back-pressure: r += update only, no message; the quanta stay in the residual. Non-finite
+  // values throw as in encode.
+  void accumulate(std::span<const float> update);
+
+  // Upper bound of any message this encoder can produce (for ring sizing): header plus
+  // n/4 bytes (auto, bitmap), 4n (sparse) or n/2 + 2 (compressed).
+  std::size_t max_message_bytes() const;
+
+  std::size_t parameter_count() const { return residual_.size(); }
+  float threshold() const { return tau_; }
+  void set_threshold(float tau);  // clamped to [min_threshold, max_threshold] (checkpoints)
+  std::span<const float> residual() const { return residual_; }
+  std::span<float> residual() { return residual_; }
+  // Encode steps done; drives the clip and shake-up schedules. set_step for checkpoints.
+  std::int64_t step() const { return step_; }
+  void set_step(std::int64_t step);
+
+ private:
+  struct Payload {
+    Encoding encoding = Encoding::kSparse;
+    std::size_t entries = 0;
+    std::size_t half_entries = 0;
+    std::uint32_t flags = 0;
+    bool auto_bitmap = false;  // the auto format fell back to a bitmap
+  };
+
+  Payload encode_selected(std::span<const float> update, std::vector<std::uint8_t>& out);
+  Payload encode_bitmap(std::span<const float> update, std::size_t begin, std::size_t selected,
+                        HalfQuantum half, std::vector<std::uint8_t>& out);
+  void write_payload(std::size_t count, std::vector<std::uint8_t>& out, Payload& payload);
+  [[noreturn]] void fail_non_finite(std::span<const float> update, std::size_t index) const;
+  float clamp_tau(double tau) const;
+
+  Format format_;
+  float min_tau_;
+  float max_tau_;
+  std::int64_t shake_up_every_;
+  double shake_up_divisor_;
+  std::unique_ptr<ThresholdAlgorithm> threshold_algorithm_;
+  std::unique_ptr<ResidualProcessor> residual_processor_;
+  const Kernels* kernels_;
+  std::vector<float> residual_;
+  std::vector<std::int32_t> indices_;  // selected signed 1-based indices; grows on demand
+  float tau_;
+  std::int64_t step_ = 0;
+};
+
+}  // namespace gradshare::codec

@@ -1,0 +1,130 @@
+// control_plane.cpp: ControlPlane.
+#include "comm/control_plane.h"
+
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "comm/deadline_wait.h"
+#include "comm/mpi_error.h"
+#include "comm/orphaned_sends.h"
+#include "core/errors.h"
+#include "core/timer.h"
+
+namespace gradshare::comm {
+const char* tag_name(Tag tag) {
+  switch (tag) {
+    case Tag::kPartitionRequest: return "partition request";
+    case Tag::kPartitionGrant: return "partition grant";
+    case Tag::kMetrics: return "metrics";
+    case Tag::kHeartbeat: return "heartbeat";
+    case Tag::kShutdown: return "shutdown";
+    case Tag::kDrained: return "drained";
+    case Tag::kParameters: return "parameters";
+    case Tag::kStateRequest: return "state request";
+    case Tag::kStateReply: return "state reply";
+    case Tag::kRecovery: return "recovery";
+    case Tag::kDone: return "done";
+    case Tag::kDrainTarget: return "drain target";
+  }
+  return "unknown tag";
+}
+
+ControlPlane::ControlPlane(MPI_Comm comm, double timeout_seconds)
+    : comm_(Communicator::duplicate(comm)),
+      rank_(comm_.rank()),
+      size_(comm_.size()),
+      timeout_seconds_(timeout_seconds) {}
+
+ControlPlane::~ControlPlane() {
+  if (!mpi_active()) return;
+  complete_sends();
+  for (Pending& send : pending_) {
+    // Unmatched: MPI may read the buffer until the peer receives, so it outlives the plane.
+    MPI_Request_free(&send.request);
+    keep_until_exit(std::move(send.bytes));
+  }
+}
+
+void ControlPlane::send(int dest, Tag tag, std::span<const std::uint8_t> payload) {
+  GS_CHECK(dest >= 0 && dest < size_, "control message to rank " + std::to_string(dest));
+  GS_CHECK(payload.size() <= static_cast<std::size_t>(std::numeric_limits<int>::max()),
+           "control message of " + std::to_string(payload.size()) + " bytes");
+  complete_sends();
+  Pending& send = pending_.emplace_back();
+  send.dest = dest;
+  send.tag = tag;
+  send.bytes.assign(payload.begin(), payload.end());
+  check_mpi(MPI_Isend(send.bytes.data(), static_cast<int>(send.bytes.size()), MPI_BYTE, dest,
+                      static_cast<int>(tag), comm_.get(), &send.request),
+            "MPI_Isend");
+}
+
+void ControlPlane::complete_sends() {
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    int done = 0;
+    check_mpi(MPI_Test(&it->request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    it = done ? pending_.erase(it) : std::next(it);
+  }
+}
+
+std::size_t ControlPlane::pending_sends() {
+  complete_sends();
+  return pending_.size();
+}
+
+std::optional<ControlMessage> ControlPlane::try_receive(std::optional<Tag> tag, int source) {
+  complete_sends();
+  int found = 0;
+  MPI_Message handle = MPI_MESSAGE_NULL;
+  MPI_Status status;
+  check_mpi(MPI_Improbe(source, tag ? static_cast<int>(*tag) : MPI_ANY_TAG, comm_.get(), &found,
+                        &handle, &status),
+            "MPI_Improbe");
+  if (!found) return std::nullopt;
+  int count = 0;
+  check_mpi(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count");
+  ControlMessage message;
+  message.source = status.MPI_SOURCE;
+  message.payload.resize(static_cast<std::size_t>(std::max(count, 0)));
+  check_mpi(MPI_Mrecv(message.payload.data(), count, MPI_BYTE, &handle, MPI_STATUS_IGNORE),
+            "MPI_Mrecv");
+  if (status.MPI_TAG < kFirstTag || status.MPI_TAG > kLastTag)
+    throw core::RuntimeError("control message with unknown tag " + std::to_string(status.MPI_TAG) +
+                             " from rank " + std::to_string(status.MPI_SOURCE));
+  message.tag = static_cast<Tag>(status.MPI_TAG);
+  return message;
+}
+
+ControlMessage ControlPlane::receive(int source, Tag tag, const char* awaited) {
+  return receive(source, tag, awaited, timeout_seconds_);
+}
+
+ControlMessage ControlPlane::receive(int source, Tag tag, const char* awaited,
+                                     double timeout_seconds) {
+  core::Deadline deadline(timeout_seconds);
+  core::Backoff backoff;
+  while (true) {
+    if (auto message = try_receive(tag, source)) return std::move(*message);
+    if (deadline.expired())
+      throw core::RuntimeError(timeout_message(timeout_seconds, source, awaited));
+    backoff.wait();
+  }
+}
+
+void ControlPlane::flush() {
+  core::Deadline deadline(timeout_seconds_);
+  core::Backoff backoff;
+  while (!pending_.empty()) {
+    complete_sends();
+    if (pending_.empty()) return;
+    if (deadline.expired()) {
+      const Pending& stuck = pending_.front();
+      throw core::RuntimeError(timeout_message(
+          timeout_seconds_, stuck.dest, std::string("delivery of a ") + tag_name(stuck.tag)));
+    }
+    backoff.wait();
+  }
+}
+
+}  // namespace gradshare::comm

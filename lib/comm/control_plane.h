@@ -1,0 +1,91 @@
+// control_plane.h: two-sided tagged messages between master and workers (partition requests
+// and grants, metrics, heartbeats, shutdown, recovery). Sends never block (payloads are copied
+// and completed in the background); every blocking receive has a deadline and a missed one
+// names the peer and what was awaited.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "comm/communicator.h"
+
+namespace gradshare::comm {
+
+enum class Tag : int {
+  kPartitionRequest = 1,
+  kPartitionGrant,
+  kMetrics,
+  kHeartbeat,
+  kShutdown,
+  kDrained,
+  kParameters,
+  kStateRequest,
+  kStateReply,
+  kRecovery,
+  kDone,        // a worker has no partition left: its last update seq
+  kDrainTarget,  // the master's last seq per origin that every replica must reach
+};
+inline constexpr int kFirstTag = static_cast<int>(Tag::kPartitionRequest);
+inline constexpr int kLastTag = static_cast<int>(Tag::kDrainTarget);
+
+// "partition request", "heartbeat", ...
+const char* tag_name(Tag tag);
+
+inline constexpr int kAnySource = MPI_ANY_SOURCE;
+
+struct ControlMessage {
+  int source = -1;
+  Tag tag = Tag::kHeartbeat;
+  std::vector<std::uint8_t> payload;
+};
+
+class ControlPlane {
+ public:
+  // Collective over `comm` (duplicated, so control traffic never matches anything else).
+  ControlPlane(MPI_Comm comm, double timeout_seconds);
+  // Sends MPI has not finished are left to complete on their own (their buffers are kept).
+  ~ControlPlane();
+  ControlPlane(const ControlPlane&) = delete;
+  ControlPlane& operator=(const ControlPlane&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  MPI_Comm comm() const { return comm_.get(); }
+  double timeout_seconds() const { return timeout_seconds_; }
+
+  // Copies the payload and posts it (MPI_Isend); returns at once.
+  void send(int dest, Tag tag, std::span<const std::uint8_t> payload);
+  // The next message matching `tag` (any tag when empty) from `source`, if one has arrived.
+  std::optional<ControlMessage> try_receive(std::optional<Tag> tag = std::nullopt,
+                                            int source = kAnySource);
+  // Polls with back-off until a matching message arrives; after timeout_seconds() throws
+  // RuntimeError "timed out after 120.0 s waiting for rank 3: partition grant".
+  ControlMessage receive(int source, Tag tag, const char* awaited);
+  ControlMessage receive(int source, Tag tag, const char* awaited, double timeout_seconds);
+  // Waits (deadline as above) until MPI has taken every send posted so far.
+  void flush();
+  // Sends posted and not yet completed.
+  std::size_t pending_sends();
+
+ private:
+  struct Pending {
+    MPI_Request request = MPI_REQUEST_NULL;
+    int dest = 0;
+    Tag tag = Tag::kHeartbeat;
+    std::vector<std::uint8_t> bytes;
+  };
+  void complete_sends();
+
+  Communicator comm_;
+  int rank_ = 0;
+  int size_ = 0;
+  double timeout_seconds_;
+  std::deque<Pending> pending_;
+};
+
+}  // namespace gradshare::comm

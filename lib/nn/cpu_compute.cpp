@@ -1,0 +1,68 @@
+// cpu_compute.cpp: the CPU implementation of nn::Compute, forwarding to kernels/cpu.
+#include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/gemm.h"
+#include "nn/compute.h"
+
+namespace gradshare::nn {
+namespace {
+
+namespace cpu = kernels::cpu;
+
+class CpuCompute final : public Compute {
+ public:
+  void gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha, const float* a,
+            int lda, const float* b, int ldb, float beta, float* c, int ldc) override {
+    cpu::gemm(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
+  void bias_activation(float* y, const float* bias, std::size_t outer, std::size_t channels,
+                       std::size_t inner, Activation activation, float alpha) override {
+    cpu::bias_activation(y, bias, outer, channels, inner, activation, alpha);
+  }
+  void activation_backward(const float* y, float* dy, std::size_t n, Activation activation,
+                           float alpha) override {
+    cpu::activation_backward(y, dy, n, activation, alpha);
+  }
+  void bias_gradient(const float* dy, float* db, std::size_t outer, std::size_t channels,
+                     std::size_t inner) override {
+    cpu::bias_gradient(dy, db, outer, channels, inner);
+  }
+  void im2col(const float* image, const ConvGeometry& g, float* col) override {
+    cpu::im2col(image, g, col);
+  }
+  void col2im(const float* col, const ConvGeometry& g, float* image) override {
+    cpu::col2im(col, g, image);
+  }
+  void maxpool_forward(const float* x, const PoolGeometry& g, std::size_t planes, float* y,
+                       std::int32_t* argmax) override {
+    cpu::maxpool_forward(x, g, planes, y, argmax);
+  }
+  void maxpool_backward(const float* dy, const std::int32_t* argmax, const PoolGeometry& g,
+                        std::size_t planes, float* dx) override {
+    cpu::maxpool_backward(dy, argmax, g, planes, dx);
+  }
+  void dropout_forward(const float* x, float* y, float* mask, std::size_t n, float rate,
+                       std::uint64_t seed) override {
+    cpu::dropout_forward(x, y, mask, n, rate, seed);
+  }
+  void multiply(const float* a, const float* b, float* out, std::size_t n) override {
+    cpu::multiply(a, b, out, n);
+  }
+  void axpy(float alpha, const float* x, float* y, std::size_t n) override {
+    cpu::axpy(alpha, x, y, n);
+  }
+  LossSums softmax_cross_entropy(const float* logits, const std::int32_t* labels, std::size_t batch,
+                                 std::size_t classes, float grad_scale, float* dlogits,
+                                 std::int32_t* predicted) override {
+    return cpu::softmax_cross_entropy(logits, labels, batch, classes, grad_scale, dlogits,
+                                      predicted);
+  }
+};
+
+}  // namespace
+
+Compute& cpu_compute() {
+  static CpuCompute instance;
+  return instance;
+}
+
+}  // namespace gradshare::nn

@@ -1,0 +1,207 @@
+// model.cpp: building, checking and running the layer stack.
+#include "nn/model.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <utility>
+
+#include "core/errors.h"
+#include "nn/init.h"
+#include "nn/layer_factory.h"
+#include "nn/threads.h"
+
+namespace gradshare::nn {
+namespace {
+
+// Largest flat buffer the model accepts (2^31 floats = 8 GiB).
+constexpr std::size_t kMaxParameters = std::size_t{1} << 31;
+
+Shape checked_input_shape(const std::vector<std::int64_t>& shape) {
+  if (shape.size() != 1 && shape.size() != 3)
+    throw core::UserError(
+        "model.input_shape: expected [features] or [channels, height, width], "
+        "got [" +
+        shape_string(shape) + "]");
+  std::int64_t count = 1;
+  for (std::int64_t d : shape) {
+    if (d < 1)
+      throw core::UserError("model.input_shape: sizes must be >= 1, got [" + shape_string(shape) +
+                            "]");
+    if (__builtin_mul_overflow(count, d, &count) || count > std::numeric_limits<int>::max())
+      throw core::UserError("model.input_shape: [" + shape_string(shape) +
+                            "] is larger than the supported 2^31 - 1 values per sample");
+  }
+  return shape;
+}
+
+std::string with_commas(std::size_t n) {
+  std::string digits = std::to_string(n), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+Model Model::build(const config::ModelConfig& spec, std::uint64_t seed) {
+  ensure_default_compute_threads();
+  Model model;
+  model.compute_ = &cpu_compute();
+  model.input_shape_ = checked_input_shape(spec.input_shape);
+  if (spec.num_classes < 2)
+    throw core::UserError("model.num_classes: must be >= 2, got " +
+                          std::to_string(spec.num_classes));
+  model.num_classes_ = static_cast<std::size_t>(spec.num_classes);
+  model.l2_ = static_cast<float>(spec.l2);
+  if (spec.layers.empty())
+    throw core::UserError("model.layers: empty; list the layers, e.g. [{type: dense, units: " +
+                          std::to_string(spec.num_classes) + "}]");
+
+  // Layers, their parameter ranges and views.
+  Shape shape = model.input_shape_;
+  std::size_t offset = 0;
+  model.first_trainable_ = spec.layers.size();
+  model.max_width_ = element_count(shape);
+  for (std::size_t i = 0; i < spec.layers.size(); ++i) {
+    LayerPtr layer(make_layer(spec.layers[i], shape, i));
+    model.offsets_.push_back(offset);
+    const std::string name = std::string(layer->type()) + "_" + std::to_string(i);
+    for (const ParameterBlock& block : layer->parameter_blocks()) {
+      const std::size_t size = element_count(block.shape);
+      model.views_.push_back({name, block.role, block.shape, offset, size});
+      offset += size;
+      if (offset > kMaxParameters)
+        throw core::UserError(layer_location(spec.layers[i], i) + ": the model exceeds " +
+                              with_commas(kMaxParameters) + " parameters");
+    }
+    if (layer->parameter_count() > 0 && model.first_trainable_ == spec.layers.size())
+      model.first_trainable_ = i;
+    shape = layer->output_shape();
+    model.max_width_ = std::max(model.max_width_, element_count(shape));
+    model.layers_.push_back(std::move(layer));
+  }
+  if (element_count(shape) != model.num_classes_) {
+    throw core::UserError(layer_location(spec.layers.back(), spec.layers.size() - 1) +
+                          ": the last layer outputs " + std::to_string(element_count(shape)) +
+                          " values but model.num_classes is " + std::to_string(spec.num_classes) +
+                          " (end with {type: dense, units: " + std::to_string(spec.num_classes) +
+                          "})");
+  }
+
+  model.parameters_.assign(offset, 0.0f);
+  model.gradients_.assign(offset, 0.0f);
+  core::Rng rng = core::Rng::derive(seed, 1);
+  for (std::size_t i = 0; i < model.layers_.size(); ++i) {
+    const Layer& layer = *model.layers_[i];
+    initialise_layer(
+        layer, spec.init,
+        std::span<float>(model.parameters_).subspan(model.offsets_[i], layer.parameter_count()),
+        rng);
+  }
+  model.outputs_.resize(model.layers_.size());
+  model.output_ptrs_.resize(model.layers_.size());
+  return model;
+}
+
+Pass Model::pass_for(std::size_t layer, std::size_t batch, bool training, core::Rng* rng) {
+  Pass pass;
+  pass.compute = compute_;
+  pass.params = parameters_.data() + offsets_[layer];
+  pass.grads = gradients_.data() + offsets_[layer];
+  pass.batch = batch;
+  pass.training = training;
+  pass.rng = rng;
+  return pass;
+}
+
+const float* Model::forward(const float* inputs, std::size_t batch, bool training, core::Rng* rng) {
+  const float* x = inputs;
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    Layer& layer = *layers_[i];
+    if (!layer.passes_through(training)) {
+      float* y = outputs_[i].get(batch * layer.output_size());
+      layer.forward(pass_for(i, batch, training, rng), x, y);
+      x = y;
+    }
+    output_ptrs_[i] = x;
+  }
+  return x;
+}
+
+void Model::backward(const float* inputs, std::size_t batch) {
+  // dL/dlogits is in grad_a_; each layer's input gradient goes to the other buffer.
+  float* buffers[2] = {grad_a_.get(batch * max_width_), grad_b_.get(batch * max_width_)};
+  int current = 0;
+  for (std::size_t i = layers_.size(); i-- > first_trainable_;) {
+    Layer& layer = *layers_[i];
+    if (layer.passes_through(true)) continue;
+    float* dx = i > first_trainable_ ? buffers[1 - current] : nullptr;
+    const float* x = i == 0 ? inputs : output_ptrs_[i - 1];
+    layer.backward(pass_for(i, batch, true, nullptr), x, output_ptrs_[i], buffers[current], dx);
+    current = 1 - current;
+  }
+  if (l2_ > 0.0f) {
+    for (const ParameterView& view : views_) {
+      if (view.role == "kernel")
+        compute_->axpy(l2_, parameters_.data() + view.offset, gradients_.data() + view.offset,
+                       view.size);
+    }
+  }
+}
+
+void Model::check_labels(const std::int32_t* labels, std::size_t batch) const {
+  for (std::size_t b = 0; b < batch; ++b) {
+    if (labels[b] < 0 || static_cast<std::size_t>(labels[b]) >= num_classes_)
+      throw core::UserError("label " + std::to_string(labels[b]) + " of sample " +
+                            std::to_string(b) + " in the batch is outside [0, " +
+                            std::to_string(num_classes_) + ") (model.num_classes)");
+  }
+}
+
+BatchResult Model::train_batch(const float* inputs, const std::int32_t* labels, std::size_t batch,
+                               core::Rng& rng) {
+  GS_CHECK(batch > 0 && inputs != nullptr && labels != nullptr, "train_batch needs a batch");
+  GS_CHECK(batch <= static_cast<std::size_t>(std::numeric_limits<int>::max()) / max_width_,
+           "batch too large");
+  check_labels(labels, batch);
+  const float* logits = forward(inputs, batch, true, &rng);
+  float* dlogits = grad_a_.get(batch * max_width_);
+  const LossSums sums = compute_->softmax_cross_entropy(
+      logits, labels, batch, num_classes_, 1.0f / static_cast<float>(batch), dlogits, nullptr);
+  backward(inputs, batch);
+  return {sums.loss_sum / static_cast<double>(batch), sums.correct};
+}
+
+BatchResult Model::evaluate_batch(const float* inputs, const std::int32_t* labels,
+                                  std::size_t batch, std::int32_t* predicted) {
+  if (batch == 0) return {};
+  GS_CHECK(inputs != nullptr, "evaluate_batch needs inputs");
+  GS_CHECK(batch <= static_cast<std::size_t>(std::numeric_limits<int>::max()) / max_width_,
+           "batch too large");
+  if (labels != nullptr) check_labels(labels, batch);
+  const float* logits = forward(inputs, batch, false, nullptr);
+  const LossSums sums = compute_->softmax_cross_entropy(logits, labels, batch, num_classes_, 0.0f,
+                                                        nullptr, predicted);
+  return {sums.loss_sum / static_cast<double>(batch), sums.correct};
+}
+
+std::string Model::summary() const {
+  std::string out;
+  char line[160];
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    const Layer& layer = *layers_[i];
+    const std::string name = std::string(layer.type()) + "_" + std::to_string(i);
+    std::snprintf(line, sizeof(line), "%-14s %-11s %-14s %12s\n", name.c_str(),
+                  activation_name(layer.activation()), shape_string(layer.output_shape()).c_str(),
+                  with_commas(layer.parameter_count()).c_str());
+    out += line;
+  }
+  std::snprintf(line, sizeof(line), "%-41s %12s parameters\n", "total",
+                with_commas(parameters_.size()).c_str());
+  return out + line;
+}
+
+}  // namespace gradshare::nn

@@ -1,0 +1,90 @@
+// model.h: a feed-forward network built from config::ModelConfig, ending in softmax +
+// cross-entropy. All parameters live in ONE contiguous float32 buffer (layer by layer, kernel
+// then bias) with per-tensor views; the gradient buffer has the same layout. That flat vector
+// is what gradient sharing, averaging, checkpoints and the parameter server move around.
+// A Model copies like a value (workers and the master each hold a replica); work buffers are
+// not copied but grow on first use, so no pass allocates once the largest batch has been seen.
+// A Model is not thread-safe; give each thread its own copy.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "config/experiment_config.h"
+#include "core/rng.h"
+#include "nn/compute.h"
+#include "nn/layer.h"
+
+namespace gradshare::nn {
+
+struct ParameterView {
+  std::string layer;                 // "<type>_<index in model.layers>", e.g. "dense_0", "conv2d_2"
+  std::string role;                  // "kernel" | "bias"
+  std::vector<std::int64_t> shape;   // dense kernel [in, out]; conv2d kernel [out, in, k, k]
+  std::size_t offset = 0, size = 0;  // in floats, into parameters() / gradients()
+};
+
+struct BatchResult {
+  double loss = 0.0;         // mean cross-entropy over the batch, WITHOUT the L2 term
+  std::int64_t correct = 0;  // samples whose arg-max equals the label
+};
+
+class Model {
+ public:
+  // Builds and checks the layers (UserError naming the entry, e.g. "model.layers[2] (conv2d,
+  // line 14): kernel 5 larger than input 4x4") and initialises the weights from
+  // Rng::derive(seed, 1). The last layer must output num_classes values.
+  static Model build(const config::ModelConfig& spec, std::uint64_t seed);
+
+  std::size_t parameter_count() const { return parameters_.size(); }
+  std::span<float> parameters() { return parameters_; }
+  std::span<const float> parameters() const { return parameters_; }
+  std::span<float> gradients() { return gradients_; }
+  std::span<const float> gradients() const { return gradients_; }
+  const std::vector<ParameterView>& parameter_views() const { return views_; }
+
+  // Forward + backward on inputs [batch][sample_size()] with labels in [0, num_classes).
+  // Overwrites gradients() with the batch-mean gradient plus l2 * w on kernels. Dropout masks
+  // are drawn from rng. A label out of range is a UserError.
+  BatchResult train_batch(const float* inputs, const std::int32_t* labels, std::size_t batch,
+                          core::Rng& rng);
+  // Inference (dropout off). labels may be null (then loss and correct are 0); predicted
+  // (nullable) receives the arg-max class of each sample.
+  BatchResult evaluate_batch(const float* inputs, const std::int32_t* labels, std::size_t batch,
+                             std::int32_t* predicted);
+
+  // One line per layer (name, activation, output shape, parameters) and a total line.
+  std::string summary() const;
+  std::size_t sample_size() const { return element_count(input_shape_); }
+  std::size_t num_classes() const { return num_classes_; }
+
+ private:
+  Model() = default;
+  // Runs every layer; returns the logits [batch][num_classes].
+  const float* forward(const float* inputs, std::size_t batch, bool training, core::Rng* rng);
+  // Backpropagates dL/dlogits, which forward's caller left in grad_a_.
+  void backward(const float* inputs, std::size_t batch);
+  void check_labels(const std::int32_t* labels, std::size_t batch) const;
+  Pass pass_for(std::size_t layer, std::size_t batch, bool training, core::Rng* rng);
+
+  Shape input_shape_;
+  std::size_t num_classes_ = 0;
+  float l2_ = 0.0f;
+  Compute* compute_ = nullptr;
+  std::vector<LayerPtr> layers_;
+  std::vector<std::size_t> offsets_;  // first parameter of each layer
+  std::size_t first_trainable_ = 0;   // no input gradient is needed at or before this layer
+  std::vector<float> parameters_, gradients_;
+  std::vector<ParameterView> views_;
+  std::size_t max_width_ = 0;  // largest per-sample activation (for the gradient buffers)
+
+  // Work buffers (copied as empty).
+  std::vector<Scratch<float>> outputs_;    // each layer's output
+  std::vector<const float*> output_ptrs_;  // where each layer's output is in this pass
+  Scratch<float> grad_a_, grad_b_;         // ping-pong buffers for dL/d(activation)
+};
+
+}  // namespace gradshare::nn

@@ -1,0 +1,185 @@
+// sharing_worker.cpp: a gradient-sharing worker: trains on the partitions the master grants,
+// encodes every update against its residual, and keeps applying and relaying its peers' updates.
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "codec/encoder.h"
+#include "comm/byte_io.h"
+#include "core/errors.h"
+#include "core/log.h"
+#include "core/rng.h"
+#include "core/timer.h"
+#include "data/epoch_plan.h"
+#include "nn/model.h"
+#include "nn/optimizer.h"
+#include "nn/schedule.h"
+#include "train/sharing_roles.h"
+#include "train/update_exchange.h"
+#include "train/worker_report.h"
+
+namespace gradshare::train {
+
+namespace {
+
+struct Grant {
+  bool has = false;
+  std::int64_t epoch = 0;
+  std::int64_t partition = 0;
+};
+
+Grant request_partition(comm::ControlPlane& control, bool finished_previous) {
+  comm::ByteWriter request;
+  request.put<std::uint8_t>(finished_previous ? 1 : 0);
+  control.send(0, comm::Tag::kPartitionRequest, request.bytes());
+  const auto reply = control.receive(0, comm::Tag::kPartitionGrant, "partition grant");
+  comm::ByteReader reader(reply.payload, "partition grant");
+  Grant grant;
+  grant.has = reader.get<std::uint8_t>() != 0;
+  grant.epoch = reader.get<std::int64_t>();
+  grant.partition = reader.get<std::int64_t>();
+  reader.expect_end();
+  return grant;
+}
+
+void count_encoding(WorkerReport& report, codec::Encoding encoding) {
+  switch (encoding) {
+    case codec::Encoding::kSparse: ++report.sparse_messages; break;
+    case codec::Encoding::kBitmap: ++report.bitmap_messages; break;
+    case codec::Encoding::kCompressed: ++report.compressed_messages; break;
+  }
+}
+
+}  // namespace
+
+int run_sharing_worker(RunContext& context, comm::DataPlane& plane, comm::ControlPlane& control) {
+  const auto& cfg = context.config;
+  const auto seed = static_cast<std::uint64_t>(cfg.run.seed);
+  nn::Model model = nn::Model::build(cfg.model, seed);
+  const std::size_t n = model.parameter_count();
+  auto optimizer = nn::Optimizer::create(cfg.optimizer, n);
+  codec::Encoder encoder(cfg.encoding, n);
+  UpdateExchange exchange(plane, context.rank, context.size, n);
+
+  const auto& train_set = context.data.train;
+  const auto batch_size = static_cast<std::size_t>(cfg.training.batch_size);
+  const auto batches_per_epoch = static_cast<std::int64_t>(
+      data::EpochPlan(train_set.size(), batch_size, cfg.data.partition_batches, seed, 0, false)
+          .batch_count());
+  nn::LearningRateSchedule schedule(cfg.optimizer, batches_per_epoch * cfg.training.epochs,
+                                    batches_per_epoch);
+
+  std::vector<float> inputs(batch_size * model.sample_size());
+  std::vector<std::int32_t> labels(batch_size);
+  std::vector<float> update(n);
+  std::vector<std::uint8_t> message;
+  core::Rng dropout_rng = core::Rng::derive(seed, /*stream=*/3, static_cast<std::uint64_t>(context.rank));
+  std::map<std::int64_t, std::unique_ptr<data::EpochPlan>> plans;
+
+  WorkerReport report;
+  ExchangeStats reported_exchange;
+  std::uint64_t seq = 0;
+  std::int64_t steps = 0;
+  auto send_report = [&] {
+    const auto& now = exchange.stats();
+    report.relayed = static_cast<std::int64_t>(now.relayed - reported_exchange.relayed);
+    report.duplicates = static_cast<std::int64_t>(now.duplicates - reported_exchange.duplicates);
+    report.rejected = static_cast<std::int64_t>(now.rejected - reported_exchange.rejected);
+    reported_exchange = now;
+    control.send(0, comm::Tag::kMetrics, report.serialize());
+    report = WorkerReport{};
+  };
+
+  bool finished_previous = false;
+  for (;;) {
+    const Grant grant = request_partition(control, finished_previous);
+    if (!grant.has) break;
+    auto& plan = plans[grant.epoch];
+    if (!plan) {
+      plans.erase(plans.begin(), plans.lower_bound(grant.epoch));  // older epochs are done
+      plan = std::make_unique<data::EpochPlan>(train_set.size(), batch_size,
+                                               cfg.data.partition_batches, seed, grant.epoch,
+                                               cfg.data.shuffle);
+    }
+    const auto range = plan->partition(static_cast<std::size_t>(grant.partition));
+    for (std::size_t b = range.first_batch; b < range.end_batch; ++b) {
+      exchange.poll(model.parameters());
+      const auto indices = plan->batch_indices(b);
+      data::gather_batch(train_set, indices, inputs.data(), labels.data());
+      const auto result = model.train_batch(inputs.data(), labels.data(), indices.size(), dropout_rng);
+      const double learning_rate =
+          schedule.at(grant.epoch * batches_per_epoch + static_cast<std::int64_t>(b));
+      optimizer->compute_update(model.gradients(), model.parameters(), update, learning_rate);
+      ++steps;
+      if (exchange.can_publish(encoder.max_message_bytes())) {
+        const codec::MessageMeta meta{static_cast<std::uint32_t>(context.rank), ++seq,
+                                      static_cast<std::uint64_t>(steps),
+                                      static_cast<std::uint32_t>(grant.epoch), 0};
+        const auto stats = encoder.encode(update, meta, message);
+        exchange.publish(message, model.parameters());
+        ++report.messages;
+        report.bytes += static_cast<std::int64_t>(stats.bytes);
+        report.entries += static_cast<std::int64_t>(stats.entries);
+        report.sparsity_sum += stats.sparsity;
+        report.clipped_mass += stats.clipped_mass;
+        if (stats.shake_up) ++report.shake_ups;
+        count_encoding(report, stats.encoding);
+      } else {
+        encoder.accumulate(update);
+        ++report.backpressure;
+      }
+      const float tau = encoder.threshold();
+      report.tau_min = report.steps == 0 ? tau : std::min(report.tau_min, tau);
+      report.tau_max = report.steps == 0 ? tau : std::max(report.tau_max, tau);
+      ++report.steps;
+      report.samples += static_cast<std::int64_t>(indices.size());
+      report.loss_sum += result.loss;
+      report.correct += result.correct;
+      if (report.steps >= cfg.logging.every_steps) send_report();
+    }
+    finished_previous = true;
+  }
+  send_report();
+
+  // Drain: tell the master how many updates this worker sent, then keep applying and relaying
+  // until every replica's updates have arrived here.
+  comm::ByteWriter done;
+  done.put<std::uint64_t>(seq);
+  control.send(0, comm::Tag::kDone, done.bytes());
+  const auto target_message = control.receive(0, comm::Tag::kDrainTarget, "drain target");
+  comm::ByteReader target_reader(target_message.payload, "drain target");
+  const auto targets = target_reader.get_vector<std::uint64_t>();
+  target_reader.expect_end();
+  core::Backoff backoff;
+  core::Deadline deadline(static_cast<double>(cfg.transport.timeout_ms) / 1000.0);
+  auto drained = [&] {
+    for (std::size_t origin = 1; origin < targets.size(); ++origin)
+      if (exchange.version_vector()[origin] < targets[origin]) return false;
+    return !exchange.has_backlog();
+  };
+  while (!drained()) {
+    if (deadline.expired()) {
+      std::string missing;
+      for (std::size_t origin = 1; origin < targets.size(); ++origin)
+        if (exchange.version_vector()[origin] < targets[origin])
+          missing += " rank " + std::to_string(origin) + " (have " +
+                     std::to_string(exchange.version_vector()[origin]) + " of " +
+                     std::to_string(targets[origin]) + ")";
+      throw core::RuntimeError("timed out draining updates from" + (missing.empty() ? std::string(" the relay queues") : missing));
+    }
+    if (exchange.poll(model.parameters()) > 0) backoff.reset(); else backoff.wait();
+  }
+  const auto parameters = model.parameters();
+  control.send(0, comm::Tag::kDrained,
+               comm::ByteWriter().put_vector(std::span<const float>(parameters)).bytes());
+  // Keep relaying for the others until the master ends the job.
+  while (!control.try_receive(comm::Tag::kShutdown, 0)) {
+    if (exchange.poll(model.parameters()) > 0) backoff.reset(); else backoff.wait();
+  }
+  core::log_info("worker done: " + std::to_string(steps) + " steps, " + std::to_string(seq) +
+                 " updates sent, " + std::to_string(exchange.stats().duplicates) + " duplicates");
+  return 0;
+}
+
+}  // namespace gradshare::train

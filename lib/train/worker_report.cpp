@@ -1,0 +1,47 @@
+#include "train/worker_report.h"
+
+#include <algorithm>
+
+#include "comm/byte_io.h"
+
+namespace gradshare::train {
+
+void WorkerReport::add(const WorkerReport& o) {
+  const bool first = messages == 0 && steps == 0;
+  steps += o.steps;
+  samples += o.samples;
+  loss_sum += o.loss_sum;
+  correct += o.correct;
+  messages += o.messages;
+  bytes += o.bytes;
+  entries += o.entries;
+  sparse_messages += o.sparse_messages;
+  bitmap_messages += o.bitmap_messages;
+  compressed_messages += o.compressed_messages;
+  shake_ups += o.shake_ups;
+  backpressure += o.backpressure;
+  relayed += o.relayed;
+  duplicates += o.duplicates;
+  rejected += o.rejected;
+  clipped_mass += o.clipped_mass;
+  sparsity_sum += o.sparsity_sum;
+  if (o.steps > 0) {
+    tau_min = first ? o.tau_min : std::min(tau_min, o.tau_min);
+    tau_max = first ? o.tau_max : std::max(tau_max, o.tau_max);
+  }
+}
+
+std::vector<std::uint8_t> WorkerReport::serialize() const {
+  comm::ByteWriter writer;
+  writer.put(*this);
+  return writer.take();
+}
+
+WorkerReport WorkerReport::deserialize(std::span<const std::uint8_t> bytes) {
+  comm::ByteReader reader(bytes, "worker report");
+  auto report = reader.get<WorkerReport>();
+  reader.expect_end();
+  return report;
+}
+
+}  // namespace gradshare::train

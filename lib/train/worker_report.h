@@ -1,0 +1,37 @@
+// worker_report.h: the figures a gradient-sharing worker sends the master every
+// logging.every_steps steps (as deltas since its previous report), and their sum over workers.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace gradshare::train {
+
+struct WorkerReport {
+  std::int64_t steps = 0;
+  std::int64_t samples = 0;
+  double loss_sum = 0;        // sum of per-step mean losses
+  std::int64_t correct = 0;
+  std::int64_t messages = 0;  // own messages sent
+  std::int64_t bytes = 0;     // bytes of own messages
+  std::int64_t entries = 0;   // quanta in own messages
+  std::int64_t sparse_messages = 0;
+  std::int64_t bitmap_messages = 0;
+  std::int64_t compressed_messages = 0;
+  std::int64_t shake_ups = 0;
+  std::int64_t backpressure = 0;  // steps whose update stayed in the residual
+  std::int64_t relayed = 0;
+  std::int64_t duplicates = 0;
+  std::int64_t rejected = 0;
+  double clipped_mass = 0;
+  double sparsity_sum = 0;  // sum over messages of entries / n
+  float tau_min = 0;         // over the steps of this report
+  float tau_max = 0;
+
+  void add(const WorkerReport& other);
+  std::vector<std::uint8_t> serialize() const;
+  static WorkerReport deserialize(std::span<const std::uint8_t> bytes);
+};
+
+}  // namespace gradshare::train

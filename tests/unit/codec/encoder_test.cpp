@@ -1,0 +1,273 @@
+// encoder_test.cpp: the Encoder's format choice (smallest wins, the switch to a bitmap that
+// keeps every quantum), determinism, header stamping, non-finite updates, back-pressure and
+// config validation.
+#include "codec/encoder.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "codec_test_util.h"
+#include "core/errors.h"
+#include "core/rng.h"
+#include "kernels/cpu/codec_isa.h"
+
+namespace gradshare::codec {
+namespace {
+
+using testing::decode_dense;
+using testing::make_config;
+
+// An update under which exactly the chosen elements fire (u = +-2 tau, residual zero).
+std::vector<float> firing_update(std::size_t n, double density, float tau, std::uint64_t seed) {
+  core::Rng rng(seed);
+  std::vector<float> u(n, 0.0f);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (rng.uniform() < density) u[i] = (rng.below(2) == 0 ? 2.0f : -2.0f) * tau;
+  }
+  return u;
+}
+
+TEST(Encoder, AutoSendsTheSmallestEncoding) {
+  const std::size_t n = 4096;
+  for (const double density : {0.0, 1e-3, 1e-2, 0.05, 0.1, 0.2, 0.3, 0.45}) {
+    SCOPED_TRACE("density " + std::to_string(density));
+    const std::vector<float> u = firing_update(n, density, 1e-4f, 7);
+    std::vector<std::uint8_t> auto_message;
+    Encoder auto_encoder(make_config("auto", "fixed"), n);
+    const EncodeStats auto_stats = auto_encoder.encode(u, {}, auto_message);
+    std::size_t smallest = std::numeric_limits<std::size_t>::max();
+    for (const std::string format : {"sparse", "bitmap", "compressed"}) {
+      Encoder encoder(make_config(format, "fixed"), n);
+      std::vector<std::uint8_t> message;
+      const EncodeStats stats = encoder.encode(u, {}, message);
+      EXPECT_EQ(stats.entries, auto_stats.entries);
+      EXPECT_EQ(decode_dense(message, n), decode_dense(auto_message, n)) << format;
+      EXPECT_TRUE(std::equal(encoder.residual().begin(), encoder.residual().end(),
+                             auto_encoder.residual().begin()));
+      smallest = std::min(smallest, message.size());
+    }
+    EXPECT_EQ(auto_message.size(), smallest);
+  }
+}
+
+TEST(Encoder, CompressedWinsAtTrainingSparsities) {
+  const std::size_t n = 100000;
+  Encoder encoder(make_config("auto", "fixed"), n);
+  std::vector<std::uint8_t> message;
+  const EncodeStats stats = encoder.encode(firing_update(n, 1e-3, 1e-4f, 8), {}, message);
+  EXPECT_EQ(stats.encoding, Encoding::kCompressed);
+  // Rice-coded gaps of ~1000 take ~12.4 bits against sparse's 32.
+  EXPECT_LT(static_cast<double>(message.size() - kHeaderBytes), 0.45 * 4 * stats.entries);
+}
+
+// More than n/2 quanta fire: the auto format switches to a bitmap mid-pass and must keep the
+// quanta it already selected (DL4J subtracts them, then drops the sparse message).
+TEST(Encoder, SwitchToBitmapKeepsEveryQuantum) {
+  const std::size_t n = 1000;
+  std::vector<float> u(n, 0.0f);
+  for (std::size_t i = 0; i < 700; ++i) u[i] = (i % 3 == 0 ? -3.0f : 3.0f) * 1e-4f;
+  Encoder auto_encoder(make_config("auto", "fixed"), n);
+  Encoder sparse_encoder(make_config("sparse", "fixed"), n);
+  std::vector<std::uint8_t> auto_message, sparse_message;
+  const EncodeStats stats = auto_encoder.encode(u, {}, auto_message);
+  sparse_encoder.encode(u, {}, sparse_message);
+  EXPECT_EQ(stats.encoding, Encoding::kBitmap);
+  EXPECT_EQ(stats.entries, 700u);
+  EXPECT_EQ(decode_dense(auto_message, n), decode_dense(sparse_message, n));
+  EXPECT_TRUE(std::equal(auto_encoder.residual().begin(), auto_encoder.residual().end(),
+                         sparse_encoder.residual().begin()));
+  for (std::size_t i = 0; i < 700; ++i) EXPECT_FLOAT_EQ(auto_encoder.residual()[i], (i % 3 == 0 ? -2.0f : 2.0f) * 1e-4f);
+}
+
+TEST(Encoder, EmptySelectionIsAValidMessage) {
+  Encoder encoder(make_config(), 100);
+  std::vector<std::uint8_t> message;
+  const EncodeStats stats = encoder.encode(std::vector<float>(100, 0.0f), {}, message);
+  EXPECT_EQ(stats.entries, 0u);
+  EXPECT_EQ(stats.encoding, Encoding::kSparse);
+  EXPECT_EQ(message.size(), kHeaderBytes);
+  EXPECT_EQ(decode_dense(message, 100), std::vector<float>(100, 0.0f));
+}
+
+TEST(Encoder, ScalarAndAvx2KernelsGiveIdenticalMessages) {
+  if (!kernels::cpu::isa_supported(kernels::cpu::Isa::kAvx2)) GTEST_SKIP() << "no AVX2";
+  const std::size_t n = 10007;
+  for (const std::string format : {"auto", "sparse", "bitmap", "compressed"}) {
+    config::EncodingConfig config = make_config(format, "adaptive", "clip");
+    config.shake_up_every_steps = 4;
+    Encoder scalar(config, n, cpu_kernels(kernels::cpu::Isa::kScalar));
+    Encoder avx2(config, n, cpu_kernels(kernels::cpu::Isa::kAvx2));
+    core::Rng rng(3);
+    std::vector<std::uint8_t> a, b;
+    for (int step = 0; step < 40; ++step) {
+      std::vector<float> u(n);
+      for (float& x : u) x = 3e-4f * rng.normal();
+      scalar.encode(u, {}, a);
+      avx2.encode(u, {}, b);
+      ASSERT_EQ(a, b) << format << " step " << step;
+    }
+    EXPECT_TRUE(std::equal(scalar.residual().begin(), scalar.residual().end(),
+                           avx2.residual().begin()));
+  }
+}
+
+TEST(Encoder, StampsTheHeader) {
+  Encoder encoder(make_config(), 50);
+  std::vector<std::uint8_t> message;
+  const MessageMeta meta{7, 123456789012ull, 99, 3, 0x00050000u};
+  const EncodeStats stats = encoder.encode(std::vector<float>(50, 1.0f), meta, message);
+  MessageHeader header;
+  std::string error;
+  ASSERT_TRUE(parse_header(message, 50, header, &error)) << error;
+  EXPECT_EQ(header.origin, 7u);
+  EXPECT_EQ(header.seq, 123456789012ull);
+  EXPECT_EQ(header.iteration, 99u);
+  EXPECT_EQ(header.epoch, 3u);
+  EXPECT_EQ(header.flags, 0x00050000u);
+  EXPECT_EQ(header.tau, stats.tau);
+  EXPECT_EQ(header.entry_count, 50u);
+  EXPECT_EQ(header.encoding, stats.encoding);
+  MessageMeta codec_bits;
+  codec_bits.flags = 1;
+  EXPECT_THROW(encoder.encode(std::vector<float>(50, 1.0f), codec_bits, message),
+               core::RuntimeError);
+}
+
+TEST(Encoder, MessagesStayWithinMaxMessageBytes) {
+  for (const std::string format : {"auto", "sparse", "bitmap", "compressed"}) {
+    for (const std::size_t n : {1u, 7u, 8u, 9u, 1000u, 4099u}) {
+      config::EncodingConfig config = make_config(format, "fixed");
+      config.shake_up_every_steps = 2;
+      Encoder encoder(config, n);
+      std::vector<std::uint8_t> message;
+      for (int step = 0; step < 2; ++step) {  // step 2 is a shake-up
+        encoder.encode(std::vector<float>(n, 5e-3f), {}, message);
+        EXPECT_LE(message.size(), encoder.max_message_bytes()) << format << " n " << n;
+      }
+    }
+  }
+}
+
+// A NaN/Inf: error naming the index, no message, tau and step unchanged, the chunks before the
+// bad one absorbed into the residual, the rest untouched.
+void check_rejects(const std::string& format, std::int64_t shake_up, float bad_value,
+                   std::size_t bad_index, double density) {
+  SCOPED_TRACE(format + " bad " + std::to_string(bad_value) + " at " + std::to_string(bad_index));
+  const std::size_t n = 3001;
+  config::EncodingConfig config = make_config(format, "adaptive");
+  config.shake_up_every_steps = shake_up;
+  Encoder encoder(config, n);
+  core::Rng rng(5);
+  for (float& r : encoder.residual()) r = 0.5e-4f * rng.uniform(-1.0f, 1.0f);
+  const std::vector<float> before(encoder.residual().begin(), encoder.residual().end());
+  std::vector<float> u = firing_update(n, density, encoder.threshold(), 6);
+  u[bad_index] = bad_value;
+  std::vector<std::uint8_t> message(10, 1);
+  const float tau = encoder.threshold();
+  try {
+    encoder.encode(u, {}, message);
+    FAIL() << "no error";
+  } catch (const core::RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("element " + std::to_string(bad_index)),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(message.empty());
+  EXPECT_EQ(encoder.threshold(), tau);
+  EXPECT_EQ(encoder.step(), 0);
+  const std::size_t chunk_start = bad_index - bad_index % 8;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float r = encoder.residual()[i];
+    if (i < chunk_start) {
+      const double expected = static_cast<double>(before[i]) + u[i];
+      ASSERT_LE(std::fabs(r - expected), std::ldexp(std::fabs(expected), -22)) << i;
+    } else {
+      ASSERT_EQ(r, before[i]) << i;
+    }
+  }
+}
+
+TEST(Encoder, RejectsNonFiniteUpdates) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  for (const std::string format : {"auto", "sparse", "bitmap", "compressed"}) {
+    check_rejects(format, 0, nan, 1234, 0.1);
+    check_rejects(format, 0, inf, 0, 0.1);
+    check_rejects(format, 0, -inf, 3000, 0.1);
+  }
+  check_rejects("auto", 1, nan, 2001, 0.1);   // every step a shake-up
+  check_rejects("auto", 0, nan, 2900, 0.9);   // after the switch to a bitmap
+}
+
+TEST(Encoder, RejectsResidualOverflow) {
+  Encoder encoder(make_config("auto", "fixed"), 16);
+  encoder.residual()[9] = 3e38f;
+  std::vector<float> u(16, 0.0f);
+  u[9] = 3e38f;
+  std::vector<std::uint8_t> message;
+  try {
+    encoder.encode(u, {}, message);
+    FAIL() << "no error";
+  } catch (const core::RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("residual element 9 overflowed"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Encoder, AccumulateKeepsQuantaInTheResidual) {
+  const std::size_t n = 333;
+  Encoder encoder(make_config("auto", "fixed"), n);
+  const std::vector<float> u = testing::normal_vector(n, 1e-4f, 9);
+  encoder.accumulate(u);
+  encoder.accumulate(u);
+  EXPECT_EQ(encoder.step(), 0);
+  for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(encoder.residual()[i], u[i] + u[i]);
+  std::vector<float> bad = u;
+  bad[100] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_THROW(encoder.accumulate(bad), core::RuntimeError);
+  for (std::size_t i = 96; i < n; ++i) EXPECT_EQ(encoder.residual()[i], u[i] + u[i]);
+}
+
+TEST(Encoder, ValidatesItsConfig) {
+  EXPECT_THROW(Encoder(make_config("zip"), 10), core::UserError);
+  EXPECT_THROW(Encoder(make_config("auto", "magic"), 10), core::UserError);
+  EXPECT_THROW(Encoder(make_config("auto", "adaptive", "shrink"), 10), core::UserError);
+  EXPECT_THROW(Encoder(make_config(), 0), core::UserError);
+  config::EncodingConfig config = make_config();
+  config.min_sparsity = 0.1;
+  config.max_sparsity = 0.01;
+  EXPECT_THROW(Encoder(config, 10), core::UserError);
+  config = make_config();
+  config.initial_threshold = 10.0;  // above max_threshold 1.0
+  EXPECT_THROW(Encoder(config, 10), core::UserError);
+  config = make_config();
+  config.shake_up_divisor = 0.5;
+  EXPECT_THROW(Encoder(config, 10), core::UserError);
+  try {
+    config = make_config();
+    config.min_sparsity = 0.5;
+    config.max_sparsity = 0.1;
+    Encoder encoder(config, 10);
+  } catch (const core::UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("encoding.min_sparsity"), std::string::npos);
+  }
+}
+
+TEST(Encoder, CheckpointAccessors) {
+  Encoder encoder(make_config(), 10);
+  encoder.set_threshold(3e-3f);
+  EXPECT_EQ(encoder.threshold(), 3e-3f);
+  encoder.set_threshold(50.0f);  // clamped to max_threshold
+  EXPECT_EQ(encoder.threshold(), 1.0f);
+  encoder.set_step(41);
+  std::vector<std::uint8_t> message;
+  encoder.encode(std::vector<float>(10, 0.0f), {}, message);
+  EXPECT_EQ(encoder.step(), 42);
+}
+
+}  // namespace
+}  // namespace gradshare::codec
