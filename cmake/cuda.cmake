@@ -1,4 +1,7 @@
-# GRADSHARE_CUDA=auto|ON|OFF: auto builds the CUDA backend when nvcc is found.
+# cuda.cmake: the CUDA backend switch. GRADSHARE_CUDA=auto|ON|OFF: auto builds the CUDA backend
+# when nvcc is found. Sets GRADSHARE_WITH_CUDA; when ON, the CUDA language is enabled for
+# H100/H200 (sm_90 machine code) plus compute_80 PTX that the driver compiles for any newer GPU.
+# Pass -DCMAKE_CUDA_ARCHITECTURES=90 to compile for one architecture only (faster builds).
 set(GRADSHARE_WITH_CUDA OFF)
 if(NOT GRADSHARE_CUDA STREQUAL "OFF")
   include(CheckLanguage)
@@ -7,7 +10,15 @@ if(NOT GRADSHARE_CUDA STREQUAL "OFF")
   endif()
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES "90-real;80-virtual" CACHE STRING "CUDA architectures")
+    endif()
+    # One CUDA runtime per process: the shared one, which the C++ targets link as well.
+    set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
     enable_language(CUDA)
+    set(CMAKE_CUDA_STANDARD 20)
+    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    set(CMAKE_CUDA_EXTENSIONS OFF)
     find_package(CUDAToolkit REQUIRED)
     set(GRADSHARE_WITH_CUDA ON)
   elseif(GRADSHARE_CUDA STREQUAL "ON")

@@ -28,9 +28,8 @@ std::string render(const Tree& tree) {
   int workers = live - 1;
   std::string out = std::to_string(live) + " ranks (1 master, " + std::to_string(workers) +
                     (workers == 1 ? " worker" : " workers") + "), tree version " +
-                    std::to_string(tree.version) +
-                    ", depth " + std::to_string(tree.max_depth()) + ", widest fan-out " +
-                    std::to_string(fan_out) + "\n";
+                    std::to_string(tree.version) + ", depth " + std::to_string(tree.max_depth()) +
+                    ", widest fan-out " + std::to_string(fan_out) + "\n";
   out += "0 (master)\n";
   render_children(tree, 0, "", out);
   return out;

@@ -147,11 +147,11 @@ Tree build_mesh(int ranks, int max_children, int max_depth) {
   check_limits(max_children, max_depth);
   long long capacity = mesh_capacity(max_children, max_depth);
   if (ranks > capacity)
-    throw core::UserError("topology: " + std::to_string(ranks) +
-                          " ranks do not fit a mesh with topology.max_children = " +
-                          std::to_string(max_children) + " and topology.max_depth = " +
-                          std::to_string(max_depth) + " (at most " + std::to_string(capacity) +
-                          " ranks); raise one of them");
+    throw core::UserError(
+        "topology: " + std::to_string(ranks) +
+        " ranks do not fit a mesh with topology.max_children = " + std::to_string(max_children) +
+        " and topology.max_depth = " + std::to_string(max_depth) + " (at most " +
+        std::to_string(capacity) + " ranks); raise one of them");
   Tree tree = empty_tree(ranks);
   for (int rank = 1; rank < ranks; ++rank) link_child(tree, (rank - 1) / max_children, rank);
   return tree;

@@ -150,7 +150,7 @@ constexpr std::array<std::uint16_t, 256> make_spread() {
 }
 constexpr std::array<std::uint16_t, 256> kSpread = make_spread();
 
-#define GS_AVX2 __attribute__((target("avx2,bmi,popcnt")))
+#define GS_AVX2 __attribute__((target("avx2,popcnt")))
 
 // Lane mask (8 bits) of the lanes of v that are NaN or infinite.
 GS_AVX2 inline unsigned nonfinite_lanes(__m256 abs_v) {
@@ -163,6 +163,25 @@ GS_AVX2 inline __m256 abs_ps(__m256 v) {
   return _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF)));
 }
 
+// kLeftPack[m] lists the lanes set in the 8-bit mask m, in order: the permutation that packs
+// the selected lanes to the front of a vector (AVX2 has no compress instruction).
+struct LeftPackTable {
+  alignas(32) std::int32_t lanes[256][8];
+};
+constexpr LeftPackTable make_left_pack() {
+  LeftPackTable table{};
+  for (unsigned m = 0; m < 256; ++m) {
+    unsigned out = 0;
+    for (unsigned lane = 0; lane < 8; ++lane) {
+      if ((m >> lane) & 1u) table.lanes[m][out++] = static_cast<std::int32_t>(lane);
+    }
+  }
+  return table;
+}
+constexpr LeftPackTable kLeftPack = make_left_pack();
+
+// Branch-free in the selection: every chunk stores its packed indices (8 lanes, of which
+// popcount(mask) count), so the speed does not depend on the density's predictability.
 GS_AVX2 SelectResult select_avx2(std::span<const float> u, std::span<float> r,
                                  std::size_t first_index, float tau,
                                  std::span<std::int32_t> out) {
@@ -173,6 +192,10 @@ GS_AVX2 SelectResult select_avx2(std::span<const float> u, std::span<float> r,
   const std::size_t capacity = out.size();
   const __m256 vtau = _mm256_set1_ps(tau);
   const __m256 sign_bit = _mm256_set1_ps(-0.0f);
+  const __m256i eight = _mm256_set1_epi32(8);
+  // 1-based indices of the current chunk's lanes (first_index + n <= INT32_MAX: no overflow).
+  __m256i index = _mm256_add_epi32(_mm256_set1_epi32(static_cast<std::int32_t>(first_index)),
+                                   _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8));
   SelectResult result;
   std::size_t count = 0;
   std::size_t i = 0;
@@ -191,19 +214,18 @@ GS_AVX2 SelectResult select_avx2(std::span<const float> u, std::span<float> r,
       return result;
     }
     const __m256 fire = _mm256_cmp_ps(a, vtau, _CMP_GE_OQ);
-    unsigned mask = static_cast<unsigned>(_mm256_movemask_ps(fire));
-    if (mask != 0) {
-      const unsigned negative = static_cast<unsigned>(_mm256_movemask_ps(v));
-      const __m256 quantum = _mm256_or_ps(_mm256_and_ps(v, sign_bit), vtau);  // copysign(tau, v)
-      v = _mm256_sub_ps(v, _mm256_and_ps(quantum, fire));
-      const std::size_t base = first_index + i;
-      do {
-        const unsigned lane = static_cast<unsigned>(std::countr_zero(mask));
-        op[count++] = signed_index(base + lane, (negative >> lane) & 1u);
-        mask &= mask - 1;
-      } while (mask != 0);
-    }
+    const unsigned mask = static_cast<unsigned>(_mm256_movemask_ps(fire));
+    // Fired lanes have |v| >= tau > 0, so the sign of v's bits is the sign of the quantum.
+    const __m256i signed_indices = _mm256_sign_epi32(index, _mm256_castps_si256(v));
+    const __m256 quantum = _mm256_or_ps(_mm256_and_ps(v, sign_bit), vtau);  // copysign(tau, v)
+    v = _mm256_sub_ps(v, _mm256_and_ps(quantum, fire));
+    const __m256i pack =
+        _mm256_load_si256(reinterpret_cast<const __m256i*>(kLeftPack.lanes[mask]));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(op + count),
+                        _mm256_permutevar8x32_epi32(signed_indices, pack));
+    count += static_cast<std::size_t>(std::popcount(mask));
     _mm256_storeu_ps(rp + i, v);
+    index = _mm256_add_epi32(index, eight);
   }
   result.processed = i;
   result.count = count;
@@ -247,12 +269,10 @@ GS_AVX2 BitmapResult bitmap_avx2(std::span<const float> u, std::span<float> r, f
     const unsigned full_mask = static_cast<unsigned>(_mm256_movemask_ps(full));
     const unsigned half_mask = static_cast<unsigned>(_mm256_movemask_ps(halfq));
     const unsigned negative = static_cast<unsigned>(_mm256_movemask_ps(v));
-    if ((full_mask | half_mask) != 0) {
-      const __m256 quantum = _mm256_or_ps(_mm256_and_ps(v, sign_bit), vtau);
-      v = _mm256_sub_ps(v, _mm256_or_ps(_mm256_and_ps(quantum, full), _mm256_and_ps(vhalf, halfq)));
-      result.entries += static_cast<std::size_t>(std::popcount(full_mask | half_mask));
-      result.half_entries += static_cast<std::size_t>(std::popcount(half_mask));
-    }
+    const __m256 quantum = _mm256_or_ps(_mm256_and_ps(v, sign_bit), vtau);
+    v = _mm256_sub_ps(v, _mm256_or_ps(_mm256_and_ps(quantum, full), _mm256_and_ps(vhalf, halfq)));
+    result.entries += static_cast<std::size_t>(std::popcount(full_mask | half_mask));
+    result.half_entries += static_cast<std::size_t>(std::popcount(half_mask));
     // Code bit 0 is set for kCodePlus and kCodeHalf, bit 1 for kCodeMinus and kCodeHalf.
     const unsigned low = (full_mask & ~negative) | half_mask;
     const unsigned high = (full_mask & negative) | half_mask;

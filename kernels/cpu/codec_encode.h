@@ -29,7 +29,8 @@ struct SelectResult {
 // r += u; each element j with |r_j| >= tau writes +(first_index + j + 1) (r_j > 0) or
 // -(first_index + j + 1) (r_j < 0) to out, in increasing j, and r_j -= copysign(tau, r_j).
 // Stops early, at a multiple of 8, before a chunk that might not fit in out or that holds a
-// non-finite r + u. Requires u.size() == r.size() and first_index + u.size() <= INT32_MAX.
+// non-finite r + u. out[count, out.size()) is scratch and may be overwritten.
+// Requires u.size() == r.size() and first_index + u.size() <= INT32_MAX.
 SelectResult encode_select(Isa isa, std::span<const float> u, std::span<float> r,
                            std::size_t first_index, float tau, std::span<std::int32_t> out);
 

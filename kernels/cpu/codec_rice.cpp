@@ -63,8 +63,10 @@ class BitReader {
   std::uint64_t peek() const {
     const std::size_t byte = pos_ >> 3;
     std::uint64_t w = 0;
-    if (byte < bytes_.size()) {
-      std::memcpy(&w, bytes_.data() + byte, std::min<std::size_t>(8, bytes_.size() - byte));
+    if (byte + 8 <= bytes_.size()) {
+      std::memcpy(&w, bytes_.data() + byte, 8);  // the common case: one fixed-size load
+    } else if (byte < bytes_.size()) {
+      std::memcpy(&w, bytes_.data() + byte, bytes_.size() - byte);
     }
     return w >> (pos_ & 7);
   }
@@ -205,6 +207,7 @@ bool rice_decode(std::span<const std::uint8_t> payload, std::size_t count,
                  std::size_t parameter_count, std::vector<std::int32_t>& indices,
                  std::string* error) {
   indices.clear();
+  indices.reserve(std::min(count, 4 * payload.size()));  // an entry takes at least two bits
   return walk(
       payload, count, parameter_count,
       [&indices](std::size_t i, bool negative) {

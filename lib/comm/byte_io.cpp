@@ -19,8 +19,8 @@ ByteWriter& ByteWriter::put_string(std::string_view text) {
 
 void ByteReader::copy_out(void* out, std::size_t length) {
   if (length > remaining())
-    fail("need " + std::to_string(length) + " bytes at offset " + std::to_string(offset_) +
-         ", " + std::to_string(remaining()) + " left");
+    fail("need " + std::to_string(length) + " bytes at offset " + std::to_string(offset_) + ", " +
+         std::to_string(remaining()) + " left");
   if (length > 0) std::memcpy(out, bytes_.data() + offset_, length);
   offset_ += length;
 }
@@ -49,8 +49,9 @@ void ByteReader::expect_end() const {
 bool ByteReader::get_bool() {
   std::uint8_t raw = 0;
   copy_out(&raw, 1);
-  if (raw > 1) fail("byte " + std::to_string(raw) + " at offset " + std::to_string(offset_ - 1) +
-                    " is not a bool");
+  if (raw > 1)
+    fail("byte " + std::to_string(raw) + " at offset " + std::to_string(offset_ - 1) +
+         " is not a bool");
   return raw == 1;
 }
 

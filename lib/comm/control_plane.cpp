@@ -14,18 +14,30 @@
 namespace gradshare::comm {
 const char* tag_name(Tag tag) {
   switch (tag) {
-    case Tag::kPartitionRequest: return "partition request";
-    case Tag::kPartitionGrant: return "partition grant";
-    case Tag::kMetrics: return "metrics";
-    case Tag::kHeartbeat: return "heartbeat";
-    case Tag::kShutdown: return "shutdown";
-    case Tag::kDrained: return "drained";
-    case Tag::kParameters: return "parameters";
-    case Tag::kStateRequest: return "state request";
-    case Tag::kStateReply: return "state reply";
-    case Tag::kRecovery: return "recovery";
-    case Tag::kDone: return "done";
-    case Tag::kDrainTarget: return "drain target";
+    case Tag::kPartitionRequest:
+      return "partition request";
+    case Tag::kPartitionGrant:
+      return "partition grant";
+    case Tag::kMetrics:
+      return "metrics";
+    case Tag::kHeartbeat:
+      return "heartbeat";
+    case Tag::kShutdown:
+      return "shutdown";
+    case Tag::kDrained:
+      return "drained";
+    case Tag::kParameters:
+      return "parameters";
+    case Tag::kStateRequest:
+      return "state request";
+    case Tag::kStateReply:
+      return "state reply";
+    case Tag::kRecovery:
+      return "recovery";
+    case Tag::kDone:
+      return "done";
+    case Tag::kDrainTarget:
+      return "drain target";
   }
   return "unknown tag";
 }
@@ -38,12 +50,7 @@ ControlPlane::ControlPlane(MPI_Comm comm, double timeout_seconds)
 
 ControlPlane::~ControlPlane() {
   if (!mpi_active()) return;
-  complete_sends();
-  for (Pending& send : pending_) {
-    // Unmatched: MPI may read the buffer until the peer receives, so it outlives the plane.
-    MPI_Request_free(&send.request);
-    keep_until_exit(std::move(send.bytes));
-  }
+  for (Pending& send : pending_) abandon_send(send.request, std::move(send.bytes));
 }
 
 void ControlPlane::send(int dest, Tag tag, std::span<const std::uint8_t> payload) {

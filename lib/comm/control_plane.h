@@ -27,7 +27,7 @@ enum class Tag : int {
   kStateRequest,
   kStateReply,
   kRecovery,
-  kDone,        // a worker has no partition left: its last update seq
+  kDone,         // a worker has no partition left: its last update seq
   kDrainTarget,  // the master's last seq per origin that every replica must reach
 };
 inline constexpr int kFirstTag = static_cast<int>(Tag::kPartitionRequest);

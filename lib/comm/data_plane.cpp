@@ -21,8 +21,7 @@ void require_message_fits(std::size_t ring_bytes, std::size_t message_bytes, con
   if (message_bytes <= ring_max_payload(ring_capacity(ring_bytes))) return;
   throw core::UserError("transport.ring_bytes = " + std::to_string(ring_bytes) +
                         " is too small for " + what + " of " + std::to_string(message_bytes) +
-                        " bytes; set it to at least " +
-                        std::to_string(frame_bytes(message_bytes)) +
+                        " bytes; set it to at least " + std::to_string(frame_bytes(message_bytes)) +
                         " (several times that lets messages queue)");
 }
 

@@ -36,8 +36,8 @@ std::vector<int> graph_neighbors(MPI_Comm graph) {
             "MPI_Dist_graph_neighbors_count");
   std::vector<int> sources(static_cast<std::size_t>(in_degree) + 1);
   std::vector<int> destinations(static_cast<std::size_t>(out_degree) + 1);
-  check_mpi(MPI_Dist_graph_neighbors(graph, in_degree, sources.data(), MPI_UNWEIGHTED,
-                                     out_degree, destinations.data(), MPI_UNWEIGHTED),
+  check_mpi(MPI_Dist_graph_neighbors(graph, in_degree, sources.data(), MPI_UNWEIGHTED, out_degree,
+                                     destinations.data(), MPI_UNWEIGHTED),
             "MPI_Dist_graph_neighbors");
   destinations.resize(static_cast<std::size_t>(out_degree));
   return destinations;

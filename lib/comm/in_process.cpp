@@ -101,9 +101,8 @@ InProcessFabric::InProcessFabric(int ranks, const topology::Tree& tree, std::siz
       outbound.push_back(ring_of.at({rank, link}));
       inbound.push_back(back->second);
     }
-    planes_.push_back(std::make_unique<InProcessDataPlane>(rank, std::move(links),
-                                                           std::move(outbound),
-                                                           std::move(inbound), capacity));
+    planes_.push_back(std::make_unique<InProcessDataPlane>(
+        rank, std::move(links), std::move(outbound), std::move(inbound), capacity));
   }
 }
 

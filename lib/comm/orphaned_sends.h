@@ -1,13 +1,16 @@
-// orphaned_sends.h: keeps the buffers of sends still in flight when their owner goes away.
-// MPI may read a send buffer until the receiver matches the message, so a plane destroyed with
-// unmatched sends hands their buffers here; they live until the process exits.
+// orphaned_sends.h: what happens to a send still in flight when its owner goes away.
+// MPI may read a send buffer until the receiver matches the message, so an unfinished send's
+// request is freed (MPI completes it on its own) and its buffer lives until the process exits.
 #pragma once
+
+#include <mpi.h>
 
 #include <cstdint>
 #include <vector>
 
 namespace gradshare::comm {
 
-void keep_until_exit(std::vector<std::uint8_t>&& buffer);
+// For destructors: never throws, ignores MPI errors (a failed peer under ULFM included).
+void abandon_send(MPI_Request& request, std::vector<std::uint8_t>&& buffer) noexcept;
 
 }  // namespace gradshare::comm

@@ -17,8 +17,8 @@ namespace gradshare::comm {
 inline constexpr int kOriginHere = -1;  // `from` of a message that starts at this rank
 
 struct RelayStats {
-  std::uint64_t delivered = 0;  // copies handed to the data plane
-  std::uint64_t deferred = 0;   // copies that had to wait in a queue
+  std::uint64_t delivered = 0;        // copies handed to the data plane
+  std::uint64_t deferred = 0;         // copies that had to wait in a queue
   std::size_t peak_queued_bytes = 0;  // largest queue of one link
 };
 

@@ -77,8 +77,8 @@ std::size_t consume_frames(const std::uint8_t* ring, std::size_t capacity, std::
     std::memcpy(&length, ring + position, 4);
     std::memcpy(&check, ring + position + 4, 4);
     if (check != frame_check(length, head))
-      throw FrameError("bad frame header at stream offset " + std::to_string(head) +
-                       " (length " + std::to_string(length) + ")" + offsets(head, tail));
+      throw FrameError("bad frame header at stream offset " + std::to_string(head) + " (length " +
+                       std::to_string(length) + ")" + offsets(head, tail));
     std::size_t size = frame_bytes(length);
     if (size > tail - head)
       throw FrameError("frame of " + std::to_string(length) + " bytes at stream offset " +

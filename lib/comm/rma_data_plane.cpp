@@ -69,8 +69,8 @@ void RmaDataPlane::exchange_addresses(double timeout_seconds) {
     if (incoming[i][3] != capacity_)
       throw core::RuntimeError("ranks " + std::to_string(comm_.rank()) + " and " +
                                std::to_string(links_[i]) + " disagree on transport.ring_bytes (" +
-                               std::to_string(capacity_) + " vs " +
-                               std::to_string(incoming[i][3]) + " bytes)");
+                               std::to_string(capacity_) + " vs " + std::to_string(incoming[i][3]) +
+                               " bytes)");
     state_[i].remote_ring = incoming[i][0];
     state_[i].remote_tail = incoming[i][1];
     state_[i].remote_head = incoming[i][2];
@@ -153,9 +153,8 @@ std::size_t RmaDataPlane::poll(const MessageHandler& on_message) {
     try {
       delivered += consume_frames(ring, capacity_, link.head, tail, scratch_, deliver);
     } catch (const FrameError& e) {
-      throw core::RuntimeError("rank " + std::to_string(comm_.rank()) +
-                               ": RMA ring from rank " + std::to_string(link.rank) + ": " +
-                               e.what());
+      throw core::RuntimeError("rank " + std::to_string(comm_.rank()) + ": RMA ring from rank " +
+                               std::to_string(link.rank) + ": " + e.what());
     } catch (...) {
       publish_head(link);  // frames handed out stay consumed
       throw;

@@ -20,8 +20,7 @@ constexpr int kDataTag = 1;
 
 }  // namespace
 
-TwoSidedDataPlane::TwoSidedDataPlane(MPI_Comm comm, std::vector<int> links,
-                                     std::size_t ring_bytes)
+TwoSidedDataPlane::TwoSidedDataPlane(MPI_Comm comm, std::vector<int> links, std::size_t ring_bytes)
     : comm_(Communicator::duplicate(comm)),
       links_(std::move(links)),
       index_of_(index_links(links_, comm_.rank(), comm_.size())),
@@ -35,14 +34,8 @@ TwoSidedDataPlane::TwoSidedDataPlane(MPI_Comm comm, std::vector<int> links,
 
 TwoSidedDataPlane::~TwoSidedDataPlane() {
   if (!mpi_active()) return;
-  for (Link& link : state_) {
-    complete_sends(link);
-    for (InFlight& send : link.in_flight) {
-      // Still unmatched: MPI finishes it whenever the peer receives.
-      MPI_Request_free(&send.request);
-      keep_until_exit(std::move(send.bytes));
-    }
-  }
+  for (Link& link : state_)
+    for (InFlight& send : link.in_flight) abandon_send(send.request, std::move(send.bytes));
 }
 
 std::size_t TwoSidedDataPlane::max_message_bytes() const { return ring_max_payload(capacity_); }
@@ -61,9 +54,9 @@ void TwoSidedDataPlane::complete_sends(Link& link) {
 }
 
 bool TwoSidedDataPlane::try_send(int link_rank, std::span<const std::uint8_t> message) {
-  GS_CHECK(link_rank >= 0 && link_rank < static_cast<int>(index_of_.size()) &&
-               index_of_[link_rank] >= 0,
-           "rank " + std::to_string(link_rank) + " is not a link");
+  GS_CHECK(
+      link_rank >= 0 && link_rank < static_cast<int>(index_of_.size()) && index_of_[link_rank] >= 0,
+      "rank " + std::to_string(link_rank) + " is not a link");
   require_message_fits(*this, message.size(), "a data-plane message");
   Link& link = state_[static_cast<std::size_t>(index_of_[link_rank])];
   std::size_t size = frame_bytes(message.size());

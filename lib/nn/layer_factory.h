@@ -11,8 +11,8 @@
 
 namespace gradshare::nn {
 
-// "relu" -> Activation::kRelu, ...; "none" -> kNone. Empty optional-like: throws UserError with
-// `where` as the prefix for an unknown name.
+// "relu" -> Activation::kRelu, ..., "none" -> kNone; an unknown name throws UserError
+// prefixed with `where`.
 Activation parse_activation(const std::string& name, const std::string& where);
 const char* activation_name(Activation activation);
 

@@ -20,8 +20,7 @@ constexpr std::size_t kMaxParameters = std::size_t{1} << 31;
 Shape checked_input_shape(const std::vector<std::int64_t>& shape) {
   if (shape.size() != 1 && shape.size() != 3)
     throw core::UserError(
-        "model.input_shape: expected [features] or [channels, height, width], "
-        "got [" +
+        "model.input_shape: expected [features] or [channels, height, width], got [" +
         shape_string(shape) + "]");
   std::int64_t count = 1;
   for (std::int64_t d : shape) {

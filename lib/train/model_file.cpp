@@ -5,6 +5,7 @@
 
 #include "config/config_loader.h"
 #include "core/errors.h"
+#include "core/log.h"
 
 namespace gradshare::train {
 
@@ -20,14 +21,15 @@ std::string iso_time_now() {
 }  // namespace
 
 ckpt::Checkpoint make_checkpoint(const RunContext& context, const nn::Model& model,
-                                 nn::Optimizer* optimizer, std::int64_t iteration,
-                                 std::int64_t epoch) {
+                                 nn::Optimizer* optimizer,
+                                 std::int64_t iteration, const DataPosition& position) {
   ckpt::Checkpoint c;
   c.gradshare_version = GRADSHARE_VERSION;
   c.config_yaml = context.config_yaml;
   c.strategy = context.config.training.strategy;
   c.iteration = iteration;
-  c.epoch = epoch;
+  c.epoch = position.first_epoch;
+  c.partitions_done = position.partitions_done;
   c.world_size = context.size;
   c.created = iso_time_now();
   const auto parameters = model.parameters();
@@ -42,15 +44,38 @@ ckpt::Checkpoint make_checkpoint(const RunContext& context, const nn::Model& mod
   return c;
 }
 
+void restore_checkpoint(const ckpt::Checkpoint& checkpoint, const std::string& source,
+                        nn::Model& model, nn::Optimizer* optimizer) {
+  if (checkpoint.parameters.size() != model.parameter_count())
+    throw core::UserError(source + ": holds " + std::to_string(checkpoint.parameters.size()) +
+                          " parameters but the configured model has " +
+                          std::to_string(model.parameter_count()));
+  std::copy(checkpoint.parameters.begin(), checkpoint.parameters.end(), model.parameters().begin());
+  if (!optimizer) return;
+  auto state = optimizer->state();
+  for (auto& buffer : state) {
+    auto it = std::find_if(checkpoint.optimizer_state.begin(), checkpoint.optimizer_state.end(),
+                           [&](const ckpt::NamedBuffer& saved) { return saved.name == buffer.name; });
+    if (it == checkpoint.optimizer_state.end() || it->values.size() != buffer.values.size()) {
+      core::log_warn(source + ": no optimizer state '" + buffer.name +
+                     "' for this optimizer; it starts from zero");
+      continue;
+    }
+    std::copy(it->values.begin(), it->values.end(), buffer.values.begin());
+  }
+  optimizer->set_step(checkpoint.optimizer_step);
+}
+
+DataPosition data_position(const ckpt::Checkpoint& checkpoint) {
+  return {checkpoint.epoch, checkpoint.partitions_done};
+}
+
 LoadedModel load_model(const std::string& checkpoint_path, const std::vector<std::string>& overrides) {
   ckpt::Checkpoint checkpoint = ckpt::read_checkpoint(checkpoint_path);
   config::ExperimentConfig config =
       config::parse_experiment_text(checkpoint.config_yaml, checkpoint_path + " (stored config)", overrides);
   nn::Model model = nn::Model::build(config.model, static_cast<std::uint64_t>(config.run.seed));
-  if (model.parameter_count() != checkpoint.parameters.size())
-    throw core::UserError(checkpoint_path + ": holds " + std::to_string(checkpoint.parameters.size()) +
-                          " parameters but its model has " + std::to_string(model.parameter_count()));
-  std::copy(checkpoint.parameters.begin(), checkpoint.parameters.end(), model.parameters().begin());
+  restore_checkpoint(checkpoint, checkpoint_path, model, nullptr);
   return {std::move(config), std::move(model), std::move(checkpoint)};
 }
 

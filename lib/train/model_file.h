@@ -6,6 +6,7 @@
 #include "ckpt/checkpoint.h"
 #include "nn/model.h"
 #include "nn/optimizer.h"
+#include "train/partition_scheduler.h"
 #include "train/run_context.h"
 
 namespace gradshare::train {
@@ -13,8 +14,14 @@ namespace gradshare::train {
 // A checkpoint holding the model's parameters and per-layer views, the resolved config and
 // the position in training; the optimizer's state when one is given.
 ckpt::Checkpoint make_checkpoint(const RunContext& context, const nn::Model& model,
-                                 nn::Optimizer* optimizer, std::int64_t iteration,
-                                 std::int64_t epoch);
+                                 nn::Optimizer* optimizer,
+                                 std::int64_t iteration, const DataPosition& position);
+
+// Puts a checkpoint's parameters (and optimizer state, when both have it) into place.
+// UserError when the checkpoint does not fit the model.
+void restore_checkpoint(const ckpt::Checkpoint& checkpoint, const std::string& source,
+                        nn::Model& model, nn::Optimizer* optimizer);
+DataPosition data_position(const ckpt::Checkpoint& checkpoint);
 
 // Rebuilds the model a checkpoint describes (from its stored config) with its parameters.
 struct LoadedModel {

@@ -5,10 +5,37 @@
 namespace gradshare::train {
 
 PartitionScheduler::PartitionScheduler(std::int64_t epochs, std::int64_t partitions_per_epoch,
-                                       std::int64_t first_epoch)
-    : epochs_(epochs), per_epoch_(partitions_per_epoch), first_epoch_(first_epoch),
-      next_epoch_(first_epoch) {
+                                       const DataPosition& start)
+    : epochs_(epochs), per_epoch_(partitions_per_epoch), first_epoch_(start.first_epoch),
+      next_epoch_(start.first_epoch) {
   GS_CHECK(partitions_per_epoch > 0, "an epoch needs at least one partition");
+  for (const auto index : start.partitions_done) {
+    const std::int64_t epoch = first_epoch_ + index / per_epoch_;
+    if (index < 0 || epoch >= epochs_) continue;
+    done_.insert({epoch, index % per_epoch_});
+    ++done_per_epoch_[epoch];
+  }
+  skip_done();
+}
+
+void PartitionScheduler::skip_done() {
+  while (next_epoch_ < epochs_ && done_.count({next_epoch_, next_partition_})) {
+    if (++next_partition_ == per_epoch_) {
+      next_partition_ = 0;
+      ++next_epoch_;
+    }
+  }
+}
+
+DataPosition PartitionScheduler::position() const {
+  DataPosition position;
+  position.first_epoch = first_epoch_;
+  while (position.first_epoch < epochs_ && partitions_done_in(position.first_epoch) == per_epoch_)
+    ++position.first_epoch;
+  for (const auto& [epoch, partition] : done_)
+    if (epoch >= position.first_epoch)
+      position.partitions_done.push_back((epoch - position.first_epoch) * per_epoch_ + partition);
+  return position;
 }
 
 std::optional<PartitionGrant> PartitionScheduler::next(int worker) {
@@ -23,6 +50,7 @@ std::optional<PartitionGrant> PartitionScheduler::next(int worker) {
       next_partition_ = 0;
       ++next_epoch_;
     }
+    skip_done();
   } else {
     return std::nullopt;
   }
@@ -34,6 +62,7 @@ void PartitionScheduler::complete(int worker) {
   auto it = in_flight_.find(worker);
   GS_CHECK(it != in_flight_.end(), "worker " + std::to_string(worker) + " completed nothing");
   const std::int64_t epoch = it->second.epoch;
+  done_.insert({epoch, it->second.partition});
   in_flight_.erase(it);
   if (++done_per_epoch_[epoch] == per_epoch_) {
     ++completed_epochs_;

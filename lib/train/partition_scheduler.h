@@ -10,9 +10,19 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <set>
+#include <utility>
 #include <vector>
 
 namespace gradshare::train {
+
+// Which partitions are done: `first_epoch` is the oldest epoch not complete; `partitions_done`
+// holds (epoch - first_epoch) * partitions_per_epoch + partition for every done partition of
+// that epoch and later ones. This is what a checkpoint stores to resume mid-epoch.
+struct DataPosition {
+  std::int64_t first_epoch = 0;
+  std::vector<std::int64_t> partitions_done;
+};
 
 struct PartitionGrant {
   std::int64_t epoch = 0;      // 0-based
@@ -21,8 +31,9 @@ struct PartitionGrant {
 
 class PartitionScheduler {
  public:
+  // Starts at `start`: its done partitions are never handed out again.
   PartitionScheduler(std::int64_t epochs, std::int64_t partitions_per_epoch,
-                     std::int64_t first_epoch = 0);
+                     const DataPosition& start = {});
 
   // The next partition for `worker`, or nothing when every partition has been handed out.
   std::optional<PartitionGrant> next(int worker);
@@ -37,13 +48,17 @@ class PartitionScheduler {
   std::vector<std::int64_t> take_completed_epochs();
   std::int64_t partitions_done_in(std::int64_t epoch) const;
   std::int64_t partitions_per_epoch() const { return per_epoch_; }
+  // The position to checkpoint: partitions granted but not done count as not done.
+  DataPosition position() const;
 
  private:
+  void skip_done();  // moves the cursor past partitions done before a resume
   std::int64_t epochs_;
   std::int64_t per_epoch_;
   std::int64_t first_epoch_;
   std::int64_t next_epoch_;
   std::int64_t next_partition_ = 0;
+  std::set<std::pair<std::int64_t, std::int64_t>> done_;
   std::deque<PartitionGrant> requeued_;
   std::map<int, PartitionGrant> in_flight_;
   std::map<std::int64_t, std::int64_t> done_per_epoch_;

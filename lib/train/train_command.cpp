@@ -10,6 +10,7 @@
 #include "config/config_loader.h"
 #include "core/errors.h"
 #include "core/log.h"
+#include "core/stop_signal.h"
 #include "data/dataset.h"
 #include "data/loader.h"
 #include "nn/threads.h"
@@ -118,6 +119,7 @@ int train_command(const std::string& config_path, const std::vector<std::string>
     throw;
   }
   MpiSession mpi;
+  core::install_stop_signal_handlers();
   RunContext context;
   MPI_Comm_rank(MPI_COMM_WORLD, &context.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &context.size);

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "comm/make_data_plane.h"
+#include "core/errors.h"
 #include "core/timer.h"
 #include "flood_node.h"
 #include "mpi_check.h"
@@ -39,15 +40,24 @@ Args parse(int argc, char** argv) {
       if (i + 1 >= argc) throw core::UserError(key + " needs a value");
       return argv[++i];
     };
-    if (key == "--plane") args.plane = value();
-    else if (key == "--fanout") args.fanout = std::stoi(value());
-    else if (key == "--messages") args.messages = std::stoi(value());
-    else if (key == "--ring-bytes") args.ring_bytes = std::stol(value());
-    else if (key == "--min-bytes") args.min_bytes = std::stol(value());
-    else if (key == "--max-bytes") args.max_bytes = std::stol(value());
-    else if (key == "--timeout") args.timeout = std::stod(value());
-    else if (key == "--expect-back-pressure") args.expect_back_pressure = true;
-    else throw core::UserError("unknown argument " + key);
+    if (key == "--plane")
+      args.plane = value();
+    else if (key == "--fanout")
+      args.fanout = std::stoi(value());
+    else if (key == "--messages")
+      args.messages = std::stoi(value());
+    else if (key == "--ring-bytes")
+      args.ring_bytes = std::stol(value());
+    else if (key == "--min-bytes")
+      args.min_bytes = std::stol(value());
+    else if (key == "--max-bytes")
+      args.max_bytes = std::stol(value());
+    else if (key == "--timeout")
+      args.timeout = std::stod(value());
+    else if (key == "--expect-back-pressure")
+      args.expect_back_pressure = true;
+    else
+      throw core::UserError("unknown argument " + key);
   }
   return args;
 }
@@ -90,8 +100,8 @@ int run(const Args& args, int rank, int size) {
       since_progress.restart();  // waiting for others is not this rank's stall
     }
     if (since_progress.seconds() > args.timeout) {
-      std::fprintf(stderr, "rank %d: no progress for %.1f s: received %zu of %zu messages\n",
-                   rank, args.timeout, node.received(), node.expected());
+      std::fprintf(stderr, "rank %d: no progress for %.1f s: received %zu of %zu messages\n", rank,
+                   args.timeout, node.received(), node.expected());
       MPI_Abort(MPI_COMM_WORLD, 3);
     }
   }
@@ -101,9 +111,8 @@ int run(const Args& args, int rank, int size) {
 
   for (const std::string& error : node.errors()) check.expect(false, error);
   check.expect(node.error_count() == node.errors().size(), "more errors than listed");
-  check.expect(node.received() == node.expected(),
-               "received " + std::to_string(node.received()) + " of " +
-                   std::to_string(node.expected()));
+  check.expect(node.received() == node.expected(), "received " + std::to_string(node.received()) +
+                                                       " of " + std::to_string(node.expected()));
   comm::TransportStats stats = plane->stats();
   unsigned long long local[4] = {stats.messages_sent, stats.bytes_sent, stats.messages_received,
                                  stats.back_pressure_events};
@@ -119,14 +128,14 @@ int run(const Args& args, int rank, int size) {
     check.expect(total[0] == hops, "messages sent " + std::to_string(total[0]) + ", expected " +
                                        std::to_string(hops));
     if (args.expect_back_pressure)
-      check.expect(total[3] > 0, "no back-pressure with a " + std::to_string(args.ring_bytes) +
-                                     "-byte ring");
-    std::printf("%s plane, %d ranks, fan-out %d, ring %ld B: %llu link messages, %.1f MB in "
-                "%.3f s (%.0f msg/s, %.1f MB/s), %llu back-pressure events\n",
-                args.plane.c_str(), size, args.fanout, args.ring_bytes, total[0],
-                static_cast<double>(total[1]) / 1e6, slowest,
-                static_cast<double>(total[0]) / slowest,
-                static_cast<double>(total[1]) / 1e6 / slowest, total[3]);
+      check.expect(total[3] > 0,
+                   "no back-pressure with a " + std::to_string(args.ring_bytes) + "-byte ring");
+    std::printf(
+        "%s plane, %d ranks, fan-out %d, ring %ld B: %llu link messages, %.1f MB in "
+        "%.3f s (%.0f msg/s, %.1f MB/s), %llu back-pressure events\n",
+        args.plane.c_str(), size, args.fanout, args.ring_bytes, total[0],
+        static_cast<double>(total[1]) / 1e6, slowest, static_cast<double>(total[0]) / slowest,
+        static_cast<double>(total[1]) / 1e6 / slowest, total[3]);
   }
   return check.finish(MPI_COMM_WORLD);
 }

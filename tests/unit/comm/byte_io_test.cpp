@@ -1,10 +1,11 @@
 // byte_io_test.cpp: ByteWriter / ByteReader round trips and rejection of malformed input.
+#include "comm/byte_io.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "comm/byte_io.h"
 #include "core/errors.h"
 
 namespace gradshare::comm {

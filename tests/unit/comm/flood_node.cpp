@@ -52,8 +52,7 @@ std::size_t FloodNode::expected() const {
 }
 
 bool FloodNode::complete() const {
-  return originated_ == to_originate() && received_ >= expected() &&
-         relay_.queued_messages() == 0;
+  return originated_ == to_originate() && received_ >= expected() && relay_.queued_messages() == 0;
 }
 
 int FloodNode::to_originate() const {
@@ -90,7 +89,8 @@ void FloodNode::on_message(int from, std::span<const std::uint8_t> message) {
   auto origin = static_cast<int>(header[1]);
   auto seq = static_cast<int>(header[2]);
   if (header[0] != kMagic || origin < 0 || origin >= options_.ranks || origin == rank_ ||
-      !options_.participates(origin) || seq < 0 || seq >= options_.messages_per_rank || header[3] != message.size()) {
+      !options_.participates(origin) || seq < 0 || seq >= options_.messages_per_rank ||
+      header[3] != message.size()) {
     error("bad header from link " + std::to_string(from));
     return;
   }
@@ -101,8 +101,8 @@ void FloodNode::on_message(int from, std::span<const std::uint8_t> message) {
   }
   if (seq > next_seq_[origin])
     error("out of order " + id + ", expected seq " + std::to_string(next_seq_[origin]));
-  if (flood_message(options_, origin, seq) != std::vector<std::uint8_t>(message.begin(),
-                                                                        message.end()))
+  if (flood_message(options_, origin, seq) !=
+      std::vector<std::uint8_t>(message.begin(), message.end()))
     error("corrupt contents of " + id);
   next_seq_[origin] = seq + 1;
   ++received_;

@@ -1,5 +1,7 @@
 // in_process_test.cpp: the in-process data plane and the relay: every message reaches every
 // replica exactly once over plain and mesh trees, back-pressure with tiny rings, error paths.
+#include "comm/in_process.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -7,7 +9,6 @@
 #include <thread>
 #include <vector>
 
-#include "comm/in_process.h"
 #include "comm/relay.h"
 #include "comm/ring_frame.h"
 #include "core/errors.h"
@@ -35,7 +36,8 @@ struct FloodResult {
 // Runs one thread per rank until every rank has everything, then polls once more for duplicates.
 FloodResult run_flood(const topology::Tree& tree, std::size_t ring_bytes, FloodOptions options) {
   options.ranks = tree.size();
-  for (int rank = 0; rank < tree.size(); ++rank) options.participating.push_back(tree.is_live(rank));
+  for (int rank = 0; rank < tree.size(); ++rank)
+    options.participating.push_back(tree.is_live(rank));
   InProcessFabric fabric(tree.size(), tree, ring_bytes);
   std::vector<std::unique_ptr<FloodNode>> nodes;
   for (int rank = 0; rank < tree.size(); ++rank)
@@ -48,7 +50,10 @@ FloodResult run_flood(const topology::Tree& tree, std::size_t ring_bytes, FloodO
       core::Backoff backoff(200);
       bool counted = false;
       while (complete.load() < tree.size()) {
-        if (node.step()) backoff.reset(); else backoff.wait();
+        if (node.step())
+          backoff.reset();
+        else
+          backoff.wait();
         if (!counted && node.complete()) {
           counted = true;
           complete.fetch_add(1);
@@ -114,8 +119,7 @@ INSTANTIATE_TEST_SUITE_P(
                       FloodCase{"mesh13_fanout3_tiny_ring", topology::build_mesh(13, 3, 5), 512,
                                 200},
                       FloodCase{"repaired_mesh",
-                                topology::reattach_children(topology::build_mesh(9, 2, 5), 1, 2,
-                                                            5),
+                                topology::reattach_children(topology::build_mesh(9, 2, 5), 1, 2, 5),
                                 1 << 14, 1000}),
     [](const ::testing::TestParamInfo<FloodCase>& info) { return info.param.name; });
 

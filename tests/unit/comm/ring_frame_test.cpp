@@ -1,11 +1,11 @@
 // ring_frame_test.cpp: the ring frame format: wrapping, and rejection of garbage and torn state.
+#include "comm/ring_frame.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <string>
 #include <vector>
-
-#include "comm/ring_frame.h"
 
 namespace gradshare::comm {
 namespace {
@@ -117,7 +117,7 @@ TEST(RingFrame, GarbageLengthIsRejected) {
 TEST(RingFrame, FrameRunningPastTheTailIsRejected) {
   TestRing ring(64);
   ring.write(bytes_of("twelve bytes"));  // 24-byte frame
-  ring.tail -= 8;                         // a tail published before the whole frame
+  ring.tail -= 8;                        // a tail published before the whole frame
   try {
     ring.read();
     FAIL() << "a frame past the tail was delivered";

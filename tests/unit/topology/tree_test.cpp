@@ -1,4 +1,6 @@
 // tree_test.cpp: plain and mesh trees, their limits, repair after a dead rank, mode and render.
+#include "topology/tree.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,7 +11,6 @@
 #include "core/errors.h"
 #include "topology/mode.h"
 #include "topology/render.h"
-#include "topology/tree.h"
 
 namespace gradshare::topology {
 namespace {

@@ -1,0 +1,40 @@
+#include "core/stop_signal.h"
+
+#include <atomic>
+#include <csignal>
+
+namespace gradshare::core {
+
+namespace {
+std::atomic<int> g_stop_signal{0};
+
+extern "C" void on_stop_signal(int signal_number) {
+  int expected = 0;
+  // Only the first signal is recorded; later ones are ignored.
+  g_stop_signal.compare_exchange_strong(expected, signal_number);
+}
+}  // namespace
+
+void install_stop_signal_handlers() {
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGUSR1, &action, nullptr);
+}
+
+bool stop_requested() { return g_stop_signal.load(std::memory_order_relaxed) != 0; }
+
+const char* stop_signal_name() {
+  switch (g_stop_signal.load()) {
+    case SIGTERM: return "SIGTERM";
+    case SIGUSR1: return "SIGUSR1";
+    case 0: return "";
+    default: return "signal";
+  }
+}
+
+void request_stop(int signal_number) { on_stop_signal(signal_number); }
+
+}  // namespace gradshare::core

@@ -1,0 +1,15 @@
+// stop_signal.h: SIGTERM and SIGUSR1 (Slurm's warning before the time limit) ask a run to stop:
+// the handler only records the request; the training loops check it, checkpoint, and exit
+// with kExitRequeue. A second signal while the checkpoint is written changes nothing.
+#pragma once
+
+namespace gradshare::core {
+
+void install_stop_signal_handlers();
+bool stop_requested();
+// The signal that asked to stop ("SIGTERM", "SIGUSR1"), or "" when none did.
+const char* stop_signal_name();
+// For tests and for a master relaying a stop to its workers.
+void request_stop(int signal_number);
+
+}  // namespace gradshare::core

@@ -1,0 +1,87 @@
+#include "train/checkpointer.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "core/errors.h"
+#include "core/log.h"
+
+namespace gradshare::train {
+
+namespace fs = std::filesystem;
+
+namespace {
+constexpr const char* kPrefix = "ckpt-";
+
+// Checkpoint files of a directory, newest (highest iteration) first.
+std::vector<fs::path> list_checkpoints(const std::string& directory) {
+  std::vector<fs::path> files;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(directory, error)) {
+    const auto name = entry.path().filename().string();
+    if (name.rfind(kPrefix, 0) == 0 && entry.path().extension() == ".h5") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end(), [](const fs::path& a, const fs::path& b) {
+    return a.filename().string() > b.filename().string();
+  });
+  return files;
+}
+}  // namespace
+
+Checkpointer::Checkpointer(const RunContext& context)
+    : directory_(context.run_directory.checkpoint_dir()),
+      every_steps_(context.config.checkpoint.every_steps),
+      every_seconds_(context.config.checkpoint.every_seconds),
+      every_epoch_(context.config.checkpoint.every_epoch),
+      keep_(context.config.checkpoint.keep) {}
+
+bool Checkpointer::due(std::int64_t step) const {
+  if (every_steps_ > 0 && step - last_step_ >= every_steps_) return true;
+  return every_seconds_ > 0 && since_last_.seconds() >= every_seconds_;
+}
+
+std::string Checkpointer::write(const ckpt::Checkpoint& checkpoint) {
+  char name[64];
+  std::snprintf(name, sizeof name, "%s%012lld.h5", kPrefix,
+                static_cast<long long>(checkpoint.iteration));
+  const std::string path = directory_ + "/" + name;
+  core::Stopwatch clock;
+  ckpt::write_checkpoint(path, checkpoint);
+  char line[256];
+  std::snprintf(line, sizeof line, "checkpoint %s (%.1f MB, %.3f s)", path.c_str(),
+                static_cast<double>(fs::file_size(path)) / 1e6, clock.seconds());
+  core::log_info(line);
+  last_step_ = checkpoint.iteration;
+  since_last_.restart();
+  const auto files = list_checkpoints(directory_);
+  for (std::size_t i = static_cast<std::size_t>(keep_); i < files.size(); ++i) {
+    std::error_code error;
+    fs::remove(files[i], error);
+  }
+  return path;
+}
+
+std::optional<ckpt::Checkpoint> Checkpointer::find_resume(const RunContext& context) {
+  const auto& resume = context.config.checkpoint.resume;
+  if (resume == "never") return std::nullopt;
+  if (resume != "auto") {
+    auto checkpoint = ckpt::read_checkpoint(resume);
+    core::log_info("resuming from " + resume);
+    return checkpoint;
+  }
+  for (const auto& file : list_checkpoints(context.run_directory.checkpoint_dir())) {
+    try {
+      auto checkpoint = ckpt::read_checkpoint(file.string());
+      core::log_info("resuming from " + file.string() + " (iteration " +
+                     std::to_string(checkpoint.iteration) + ", epoch " +
+                     std::to_string(checkpoint.epoch + 1) + ")");
+      return checkpoint;
+    } catch (const core::UserError& error) {
+      core::log_warn(std::string("skipping unusable checkpoint: ") + error.what());
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace gradshare::train

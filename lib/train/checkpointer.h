@@ -1,0 +1,45 @@
+// checkpointer.h: when the master writes checkpoints, where, how many it keeps, and which one a
+// run resumes from.
+//   <run dir>/checkpoints/ckpt-<iteration, 12 digits>.h5, newest checkpoint.keep kept.
+//   Written every checkpoint.every_steps steps, every checkpoint.every_seconds seconds, at the
+//   end of every epoch (checkpoint.every_epoch) and when a stop signal arrives.
+//   checkpoint.resume: auto (newest valid checkpoint of the run directory; corrupt ones are
+//   reported and skipped), never, or the path of a checkpoint.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "ckpt/checkpoint.h"
+#include "core/timer.h"
+#include "train/run_context.h"
+
+namespace gradshare::train {
+
+class Checkpointer {
+ public:
+  explicit Checkpointer(const RunContext& context);
+
+  // Whether a periodic checkpoint is due at master step `step`.
+  bool due(std::int64_t step) const;
+  bool at_epoch_end() const { return every_epoch_; }
+  // Writes atomically, logs size and time, prunes old ones; returns the path.
+  std::string write(const ckpt::Checkpoint& checkpoint);
+  std::int64_t last_step() const { return last_step_; }
+
+  // The checkpoint to resume from, if any (see above). UserError for an explicit path that
+  // cannot be read.
+  static std::optional<ckpt::Checkpoint> find_resume(const RunContext& context);
+
+ private:
+  std::string directory_;
+  std::int64_t every_steps_;
+  double every_seconds_;
+  bool every_epoch_;
+  std::int64_t keep_;
+  std::int64_t last_step_ = 0;
+  core::Stopwatch since_last_;
+};
+
+
+}  // namespace gradshare::train

@@ -1,0 +1,104 @@
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "train/partition_scheduler.h"
+
+using gradshare::train::PartitionGrant;
+using gradshare::train::PartitionScheduler;
+
+TEST(PartitionScheduler, HandsOutEveryPartitionOnceInEpochOrder) {
+  PartitionScheduler scheduler(3, 4);
+  std::set<std::pair<std::int64_t, std::int64_t>> seen;
+  std::int64_t last_epoch = 0;
+  for (int i = 0; i < 12; ++i) {
+    const int worker = 1 + i % 3;
+    if (i >= 3) scheduler.complete(worker);
+    auto grant = scheduler.next(worker);
+    ASSERT_TRUE(grant.has_value());
+    EXPECT_GE(grant->epoch, last_epoch);
+    last_epoch = grant->epoch;
+    EXPECT_TRUE(seen.insert({grant->epoch, grant->partition}).second);
+  }
+  EXPECT_TRUE(scheduler.all_granted());
+  EXPECT_FALSE(scheduler.all_done());
+  for (int worker = 1; worker <= 3; ++worker) {
+    scheduler.complete(worker);
+    EXPECT_FALSE(scheduler.next(worker).has_value());
+  }
+  EXPECT_TRUE(scheduler.all_done());
+  EXPECT_EQ(scheduler.take_completed_epochs(), (std::vector<std::int64_t>{0, 1, 2}));
+  EXPECT_TRUE(scheduler.take_completed_epochs().empty());
+}
+
+TEST(PartitionScheduler, FastWorkerTakesMore) {
+  PartitionScheduler scheduler(1, 10);
+  int fast = 0;
+  scheduler.next(2);  // the slow worker holds one partition the whole time
+  while (auto grant = scheduler.next(1)) {
+    ++fast;
+    scheduler.complete(1);
+  }
+  EXPECT_EQ(fast, 9);
+  EXPECT_FALSE(scheduler.all_done());
+  scheduler.complete(2);
+  EXPECT_TRUE(scheduler.all_done());
+}
+
+TEST(PartitionScheduler, DeadWorkersPartitionIsHandedOutAgain) {
+  PartitionScheduler scheduler(1, 2);
+  const auto lost = scheduler.next(1);
+  ASSERT_TRUE(lost.has_value());
+  scheduler.requeue_worker(1);
+  const auto again = scheduler.next(2);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->partition, lost->partition);
+  scheduler.complete(2);
+  ASSERT_TRUE(scheduler.next(2).has_value());
+  scheduler.complete(2);
+  EXPECT_TRUE(scheduler.all_done());
+}
+
+TEST(PartitionScheduler, ResumesFromAFirstEpoch) {
+  PartitionScheduler scheduler(5, 2, gradshare::train::DataPosition{3, {}});
+  auto grant = scheduler.next(1);
+  ASSERT_TRUE(grant.has_value());
+  EXPECT_EQ(grant->epoch, 3);
+  int count = 1;
+  scheduler.complete(1);
+  while (scheduler.next(1)) {
+    ++count;
+    scheduler.complete(1);
+  }
+  EXPECT_EQ(count, 4);
+  EXPECT_TRUE(scheduler.all_done());
+}
+
+TEST(PartitionScheduler, PositionRoundTripsThroughAResume) {
+  using gradshare::train::DataPosition;
+  PartitionScheduler first(3, 4);
+  // Epoch 0 done; epoch 1: partitions 0 and 2 done, 1 in flight and lost.
+  for (int i = 0; i < 4; ++i) {
+    first.next(1);
+    first.complete(1);
+  }
+  first.next(1);
+  first.complete(1);  // (1, 0)
+  first.next(2);      // (1, 1) in flight
+  first.next(1);
+  first.complete(1);  // (1, 2)
+  const DataPosition position = first.position();
+  EXPECT_EQ(position.first_epoch, 1);
+  EXPECT_EQ(position.partitions_done, (std::vector<std::int64_t>{0, 2}));
+
+  PartitionScheduler resumed(3, 4, position);
+  std::set<std::pair<std::int64_t, std::int64_t>> granted;
+  while (auto grant = resumed.next(1)) {
+    granted.insert({grant->epoch, grant->partition});
+    resumed.complete(1);
+  }
+  std::set<std::pair<std::int64_t, std::int64_t>> expected{{1, 1}, {1, 3}};
+  for (int p = 0; p < 4; ++p) expected.insert({2, p});
+  EXPECT_EQ(granted, expected);
+  EXPECT_TRUE(resumed.all_done());
+}
