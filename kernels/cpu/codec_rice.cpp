@@ -98,37 +98,48 @@ bool walk(std::span<const std::uint8_t> payload, std::size_t count, std::size_t 
   std::uint64_t previous = 0;
   for (std::size_t j = 0; j < count; ++j) {
     std::uint64_t q = 0;
-    while (true) {
-      const std::size_t avail = std::min<std::size_t>(57, reader.remaining());
-      if (avail == 0) return fail(error, "compressed payload truncated in entry " + std::to_string(j));
-      const std::uint64_t w = reader.peek() & low_mask(static_cast<unsigned>(avail));
-      if (w == 0) {
-        q += avail;
-        reader.skip(avail);
-      } else {
-        const auto zeros = static_cast<unsigned>(std::countr_zero(w));
-        q += zeros;
-        reader.skip(zeros + 1);
+    std::uint64_t fields = 0;  // the k remainder bits, then the sign bit
+    const std::size_t avail = std::min<std::size_t>(57, reader.remaining());
+    const std::uint64_t w = reader.peek() & low_mask(static_cast<unsigned>(avail));
+    const std::size_t zeros = w != 0 ? static_cast<std::size_t>(std::countr_zero(w)) : 64;
+    if (zeros + k + 2 <= avail) {  // the usual case: the whole entry lies in this word
+      q = zeros;
+      fields = w >> (zeros + 1);
+      reader.skip(zeros + k + 2);
+    } else {
+      while (q <= max_quotient) {  // a long unary run, or the end of the stream
+        const std::size_t chunk = std::min<std::size_t>(57, reader.remaining());
+        if (chunk == 0) return fail(error, "compressed payload truncated in entry " + std::to_string(j));
+        const std::uint64_t bits = reader.peek() & low_mask(static_cast<unsigned>(chunk));
+        if (bits == 0) {
+          q += chunk;
+          reader.skip(chunk);
+          continue;
+        }
+        const auto run = static_cast<unsigned>(std::countr_zero(bits));
+        q += run;
+        reader.skip(run + 1);
         break;
       }
-      if (q > max_quotient) break;
+      if (q <= max_quotient) {
+        if (reader.remaining() < k + 1) {
+          return fail(error, "compressed payload truncated in entry " + std::to_string(j));
+        }
+        fields = reader.peek();
+        reader.skip(k + 1);
+      }
     }
     if (q > max_quotient) {
       return fail(error, "compressed entry " + std::to_string(j) + " jumps past parameter " +
                              std::to_string(parameter_count));
     }
-    if (reader.remaining() < k + 1) {
-      return fail(error, "compressed payload truncated in entry " + std::to_string(j));
-    }
-    const std::uint64_t bits = reader.peek();
-    reader.skip(k + 1);
-    const std::uint64_t index = previous + (q << k) + (bits & low_mask(k)) + 1;
+    const std::uint64_t index = previous + (q << k) + (fields & low_mask(k)) + 1;
     if (index > parameter_count) {
       return fail(error, "compressed entry " + std::to_string(j) + " names parameter " +
                              std::to_string(index) + ", outside 1.." +
                              std::to_string(parameter_count));
     }
-    sink(static_cast<std::size_t>(index - 1), ((bits >> k) & 1u) != 0);
+    sink(static_cast<std::size_t>(index - 1), ((fields >> k) & 1u) != 0);
     previous = index;
   }
   const std::size_t tail = reader.remaining();
@@ -195,12 +206,41 @@ bool rice_validate(std::span<const std::uint8_t> payload, std::size_t count,
   return walk(payload, count, parameter_count, [](std::size_t, bool) {}, error);
 }
 
+namespace {
+
+// Applies decoded entries in batches: decoding is a serial chain, so writing each entry as it
+// is decoded leaves few cache misses in flight; a batch of independent writes overlaps them.
+class BatchedApply {
+ public:
+  BatchedApply(float* target, float plus, float minus)
+      : target_(target), plus_(plus), minus_(minus) {}
+  void operator()(std::size_t index, bool negative) {
+    index_[size_] = index;
+    value_[size_] = negative ? minus_ : plus_;
+    if (++size_ == kBatch) flush();
+  }
+  void flush() {
+    for (std::size_t j = 0; j < size_; ++j) target_[index_[j]] += value_[j];
+    size_ = 0;
+  }
+
+ private:
+  static constexpr std::size_t kBatch = 256;
+  float* target_;
+  float plus_;
+  float minus_;
+  std::array<std::size_t, kBatch> index_{};
+  std::array<float, kBatch> value_{};
+  std::size_t size_ = 0;
+};
+
+}  // namespace
+
 void rice_apply(std::span<const std::uint8_t> payload, std::size_t count,
                 std::span<float> target, float plus, float minus) {
-  float* t = target.data();
-  walk(payload, count, target.size(),
-       [t, plus, minus](std::size_t i, bool negative) { t[i] += negative ? minus : plus; },
-       nullptr);
+  BatchedApply apply(target.data(), plus, minus);
+  walk(payload, count, target.size(), apply, nullptr);
+  apply.flush();
 }
 
 bool rice_decode(std::span<const std::uint8_t> payload, std::size_t count,

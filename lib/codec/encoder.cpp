@@ -258,7 +258,7 @@ Encoder::Payload Encoder::encode_bitmap(std::span<const float> update, std::size
   out.resize(kHeaderBytes + cpu::bitmap_bytes(n));
   const auto bitmap = std::span<std::uint8_t>(out).subspan(kHeaderBytes);
   // begin is a multiple of 8: the elements before it are already selected into indices_.
-  bitmap_from_indices(bitmap.first(begin / 4), {indices_.data(), selected});
+  bitmap_from_indices(bitmap.first(begin / 4), {indices_.data(), 0});
   const std::span<float> residual(residual_);
   const BitmapResult result = kernels_->bitmap(update.subspan(begin), residual.subspan(begin),
                                                tau_, half, bitmap.subspan(begin / 4));

@@ -127,8 +127,9 @@ void ControlPlane::flush() {
     if (pending_.empty()) return;
     if (deadline.expired()) {
       const Pending& stuck = pending_.front();
-      throw core::RuntimeError(timeout_message(
-          timeout_seconds_, stuck.dest, std::string("delivery of a ") + tag_name(stuck.tag)));
+      throw core::RuntimeError(
+          timeout_message(timeout_seconds_, stuck.dest,
+                          std::string("delivery of a ") + tag_name(stuck.tag) + " message"));
     }
     backoff.wait();
   }

@@ -32,6 +32,9 @@ class DataPlane {
   // Non-blocking post of one encoded message to `link`; false = back-pressure (ring full),
   // nothing sent. A message over max_message_bytes() throws UserError.
   virtual bool try_send(int link, std::span<const std::uint8_t> message) = 0;
+  // Whether a message of `message_bytes` would be accepted by try_send now (no side effect
+  // beyond refreshing what the plane knows of the receiver's progress).
+  virtual bool can_send(int link, std::size_t message_bytes) = 0;
   // Polls every inbound ring once; calls on_message(from_link, bytes) for each complete message
   // in ring order, then frees the ring space. Returns the number of messages delivered.
   // on_message may call try_send (to relay) but not poll.

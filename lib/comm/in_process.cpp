@@ -31,17 +31,22 @@ std::size_t InProcessDataPlane::link_index(int link) const {
 
 std::size_t InProcessDataPlane::max_message_bytes() const { return ring_max_payload(capacity_); }
 
-bool InProcessDataPlane::try_send(int link, std::span<const std::uint8_t> message) {
+bool InProcessDataPlane::can_send(int link, std::size_t message_bytes) {
   std::size_t index = link_index(link);
+  std::uint64_t head = outbound_[index]->head.load(std::memory_order_acquire);
+  return sent_tail_[index] + frame_bytes(message_bytes) - head <= capacity_;
+}
+
+bool InProcessDataPlane::try_send(int link, std::span<const std::uint8_t> message) {
   require_message_fits(*this, message.size(), "a data-plane message");
-  InProcessRing& ring = *outbound_[index];
-  std::uint64_t tail = sent_tail_[index];
-  std::uint64_t head = ring.head.load(std::memory_order_acquire);
-  std::size_t size = frame_bytes(message.size());
-  if (tail + size - head > capacity_) {
+  if (!can_send(link, message.size())) {
     ++stats_.back_pressure_events;
     return false;
   }
+  std::size_t index = link_index(link);
+  InProcessRing& ring = *outbound_[index];
+  std::uint64_t tail = sent_tail_[index];
+  std::size_t size = frame_bytes(message.size());
   build_frame(message, tail, frame_);
   copy_into_ring(ring.bytes.data(), capacity_, tail, frame_);
   sent_tail_[index] = tail + size;

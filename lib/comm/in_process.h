@@ -29,6 +29,7 @@ class InProcessDataPlane : public DataPlane {
                      std::vector<InProcessRing*> inbound, std::size_t capacity);
 
   const std::vector<int>& links() const override { return links_; }
+  bool can_send(int link, std::size_t message_bytes) override;
   bool try_send(int link, std::span<const std::uint8_t> message) override;
   std::size_t poll(const MessageHandler& on_message) override;
   std::size_t max_message_bytes() const override;

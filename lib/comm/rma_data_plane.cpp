@@ -92,11 +92,10 @@ std::uint64_t RmaDataPlane::load_slot(std::size_t offset) const {
   return std::atomic_ref<std::uint64_t>(*word).load(std::memory_order_acquire);
 }
 
-bool RmaDataPlane::try_send(int link_rank, std::span<const std::uint8_t> message) {
+bool RmaDataPlane::can_send(int link_rank, std::size_t message_bytes) {
   std::size_t i = link_index(link_rank);
-  require_message_fits(*this, message.size(), "a data-plane message");
   Link& link = state_[i];
-  std::size_t size = frame_bytes(message.size());
+  std::size_t size = frame_bytes(message_bytes);
   if (link.tail + size - link.acked_head > capacity_) {
     window_.sync();
     std::uint64_t head = load_slot(i * kSlotBytes + kHeadOffset);
@@ -107,11 +106,18 @@ bool RmaDataPlane::try_send(int link_rank, std::span<const std::uint8_t> message
                                std::to_string(link.tail) + " (previously " +
                                std::to_string(link.acked_head) + "): corrupt window");
     link.acked_head = head;
-    if (link.tail + size - link.acked_head > capacity_) {
-      ++stats_.back_pressure_events;
-      return false;
-    }
   }
+  return link.tail + size - link.acked_head <= capacity_;
+}
+
+bool RmaDataPlane::try_send(int link_rank, std::span<const std::uint8_t> message) {
+  require_message_fits(*this, message.size(), "a data-plane message");
+  if (!can_send(link_rank, message.size())) {
+    ++stats_.back_pressure_events;
+    return false;
+  }
+  Link& link = state_[link_index(link_rank)];
+  std::size_t size = frame_bytes(message.size());
   build_frame(message, link.tail, frame_);
   for (const RingPiece& piece : ring_pieces(capacity_, link.tail, frame_.size()))
     if (piece.length > 0)

@@ -53,19 +53,25 @@ void TwoSidedDataPlane::complete_sends(Link& link) {
   }
 }
 
-bool TwoSidedDataPlane::try_send(int link_rank, std::span<const std::uint8_t> message) {
+bool TwoSidedDataPlane::can_send(int link_rank, std::size_t message_bytes) {
   GS_CHECK(
       link_rank >= 0 && link_rank < static_cast<int>(index_of_.size()) && index_of_[link_rank] >= 0,
       "rank " + std::to_string(link_rank) + " is not a link");
-  require_message_fits(*this, message.size(), "a data-plane message");
   Link& link = state_[static_cast<std::size_t>(index_of_[link_rank])];
-  std::size_t size = frame_bytes(message.size());
+  std::size_t size = frame_bytes(message_bytes);
   if (link.in_flight_bytes + size > capacity_ || link.in_flight.size() >= kMaxInFlight)
     complete_sends(link);
-  if (link.in_flight_bytes + size > capacity_ || link.in_flight.size() >= kMaxInFlight) {
+  return link.in_flight_bytes + size <= capacity_ && link.in_flight.size() < kMaxInFlight;
+}
+
+bool TwoSidedDataPlane::try_send(int link_rank, std::span<const std::uint8_t> message) {
+  require_message_fits(*this, message.size(), "a data-plane message");
+  if (!can_send(link_rank, message.size())) {
     ++stats_.back_pressure_events;
     return false;
   }
+  Link& link = state_[static_cast<std::size_t>(index_of_[link_rank])];
+  std::size_t size = frame_bytes(message.size());
   InFlight& send = link.in_flight.emplace_back();
   send.bytes.assign(message.begin(), message.end());
   check_mpi(MPI_Isend(send.bytes.data(), static_cast<int>(send.bytes.size()), MPI_BYTE, link.rank,

@@ -28,6 +28,7 @@ class TwoSidedDataPlane : public DataPlane {
   TwoSidedDataPlane& operator=(const TwoSidedDataPlane&) = delete;
 
   const std::vector<int>& links() const override { return links_; }
+  bool can_send(int link, std::size_t message_bytes) override;
   bool try_send(int link, std::span<const std::uint8_t> message) override;
   std::size_t poll(const MessageHandler& on_message) override;
   std::size_t max_message_bytes() const override;

@@ -131,7 +131,10 @@ struct FaultInjection {
   X(encoding, clip_multiplier, double, 5.0, GS_RANGE(1.0, 1e6), "clip: clamp residual to +-k*tau") \
   X(encoding, shake_up_every_steps, std::int64_t, 0, GS_RANGE(0, 1.0e9),                       \
     "Every N steps also send a shake-up message at a smaller threshold (0: off)")             \
-  X(encoding, shake_up_divisor, double, 3.0, GS_RANGE(1.0, 1e6), "Shake-up threshold is tau / divisor")
+  X(encoding, shake_up_divisor, double, 3.0, GS_RANGE(1.0, 1e6), "Shake-up threshold is tau / divisor") \
+  X(encoding, combine, std::string, "mean", GS_CHOICES("mean", "sum"),                         \
+    "mean: each worker shares update / workers, so together they move the model like one "    \
+    "synchronous averaged step; sum: updates add up (Strom 2015, Deeplearning4j)")
 
 #define GS_TOPOLOGY_KEYS(X)                                                                    \
   X(topology, mode, std::string, "auto", GS_CHOICES("auto", "plain", "mesh"),                  \

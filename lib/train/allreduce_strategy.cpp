@@ -73,7 +73,7 @@ int run_master(RunContext& context, comm::ControlPlane& control) {
     }
   }
   ckpt::write_checkpoint(context.run_directory.file("model.h5"),
-                         make_checkpoint(context, model, nullptr, step, cfg.training.epochs));
+                         make_checkpoint(context, model, nullptr, step, DataPosition{cfg.training.epochs, {}}));
   reporter.finish(model);
   return 0;
 }

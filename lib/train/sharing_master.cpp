@@ -120,7 +120,7 @@ class SharingProgress {
   double dense_bytes_;
   WorkerReport window_;
   WorkerReport total_;
-  std::int64_t next_log_step_ = 0;
+  std::int64_t next_log_step_ = 1;
   core::Stopwatch window_clock_;
   core::Stopwatch run_clock_;
 };
@@ -240,7 +240,7 @@ int run_sharing_master(RunContext& context, comm::DataPlane& plane, comm::Contro
                             .add("equivalence_max_relative_difference", worst)
                             .add("equivalent", equivalent));
   ckpt::write_checkpoint(context.run_directory.file("model.h5"),
-                         make_checkpoint(context, model, nullptr, total.steps, cfg.training.epochs));
+                         make_checkpoint(context, model, nullptr, total.steps, scheduler.position()));
   reporter.finish(model);
   if (!equivalent) throw core::RuntimeError("replicas diverged: model-equivalence check failed");
   return 0;

@@ -70,6 +70,9 @@ int run_sharing_worker(RunContext& context, comm::DataPlane& plane, comm::Contro
   nn::LearningRateSchedule schedule(cfg.optimizer, batches_per_epoch * cfg.training.epochs,
                                     batches_per_epoch);
 
+  // encoding.combine: mean shares update / workers (see the key's help).
+  const float update_scale =
+      cfg.encoding.combine == "mean" ? 1.0f / static_cast<float>(context.worker_count()) : 1.0f;
   std::vector<float> inputs(batch_size * model.sample_size());
   std::vector<std::int32_t> labels(batch_size);
   std::vector<float> update(n);
@@ -111,6 +114,8 @@ int run_sharing_worker(RunContext& context, comm::DataPlane& plane, comm::Contro
       const double learning_rate =
           schedule.at(grant.epoch * batches_per_epoch + static_cast<std::int64_t>(b));
       optimizer->compute_update(model.gradients(), model.parameters(), update, learning_rate);
+      if (update_scale != 1.0f)
+        for (auto& value : update) value *= update_scale;
       ++steps;
       if (exchange.can_publish(encoder.max_message_bytes())) {
         const codec::MessageMeta meta{static_cast<std::uint32_t>(context.rank), ++seq,

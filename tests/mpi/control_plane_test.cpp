@@ -138,8 +138,8 @@ void unmatched_send(int rank, mpi_testing::Checker& check) {
     control.flush();
     check.expect(false, "flush of an unmatched send returned");
   } catch (const core::RuntimeError& e) {
-    check.expect_contains(e.what(), "timed out after 0.5 s waiting for rank 1: delivery of a "
-                                    "parameters");
+    check.expect_contains(
+        e.what(), "timed out after 0.5 s waiting for rank 1: delivery of a parameters message");
   }
 }
 
