@@ -16,7 +16,8 @@ if(NOT GRADSHARE_CUDA STREQUAL "OFF")
     # One CUDA runtime per process: the shared one, which the C++ targets link as well.
     set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
     enable_language(CUDA)
-    set(CMAKE_CUDA_STANDARD 20)
+    # C++17 for the .cu files: CMake 3.25 knows no C++20 flag for nvcc.
+    set(CMAKE_CUDA_STANDARD 17)
     set(CMAKE_CUDA_STANDARD_REQUIRED ON)
     set(CMAKE_CUDA_EXTENSIONS OFF)
     find_package(CUDAToolkit REQUIRED)

@@ -132,17 +132,15 @@ int replay(const std::string& path, const gradshare::config::EncodingConfig& bas
   }
 
   const double dense = 4.0 * static_cast<double>(n);
-  std::printf("updates: %s: %llu parameters, %llu steps; steady state = steps %llu..%llu\n",
-              path.c_str(), static_cast<unsigned long long>(n),
-              static_cast<unsigned long long>(steps),
-              static_cast<unsigned long long>(steady_from + 1),
-              static_cast<unsigned long long>(steps));
+  std::printf(
+      "updates: %s: %llu parameters, %llu steps; steady state = steps %llu..%llu\n", path.c_str(),
+      static_cast<unsigned long long>(n), static_cast<unsigned long long>(steps),
+      static_cast<unsigned long long>(steady_from + 1), static_cast<unsigned long long>(steps));
   std::printf("threshold: %s, initial %g, residual %s; dense float32 = %.0f bytes per step\n",
               base.threshold_algorithm.c_str(), base.initial_threshold, base.residual.c_str(),
               dense);
-  std::printf("%-11s %12s %14s %10s %14s %12s %10s  %s\n", "format", "mean B/msg",
-              "steady B/msg", "ratio", "ratio payload", "sparsity", "final tau",
-              "steady encodings");
+  std::printf("%-11s %12s %14s %10s %14s %12s %10s  %s\n", "format", "mean B/msg", "steady B/msg",
+              "ratio", "ratio payload", "sparsity", "final tau", "steady encodings");
   for (const FormatResult& r : results) {
     const double steady = mean(r.bytes, steady_from);
     double sparsity = 0.0;
@@ -157,8 +155,10 @@ int replay(const std::string& path, const gradshare::config::EncodingConfig& bas
                 mean(r.bytes, 0), steady, dense / steady, payload > 0 ? dense / payload : 0.0,
                 sparsity, static_cast<double>(r.encoder->threshold()), encodings.c_str());
   }
-  std::printf("(ratio: dense / whole message incl. the %zu-byte header; ratio payload: without "
-              "it)\n", codec::kHeaderBytes);
+  std::printf(
+      "(ratio: dense / whole message incl. the %zu-byte header; ratio payload: without "
+      "it)\n",
+      codec::kHeaderBytes);
   return 0;
 }
 

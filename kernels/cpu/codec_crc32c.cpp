@@ -36,7 +36,7 @@ std::uint32_t crc32c_table(std::uint32_t crc, const void* data, std::size_t size
 
 #if defined(__x86_64__)
 __attribute__((target("sse4.2"))) std::uint32_t crc32c_sse42(std::uint32_t crc, const void* data,
-                                                              std::size_t size) {
+                                                             std::size_t size) {
   const auto* p = static_cast<const std::uint8_t*>(data);
   std::uint64_t c = ~crc;
   std::size_t i = 0;

@@ -50,9 +50,8 @@ CodeCounts count_codes(std::span<const std::uint8_t> payload, Popcount&& popcoun
 #if defined(__x86_64__)
 __attribute__((target("popcnt"))) CodeCounts count_codes_popcnt(
     std::span<const std::uint8_t> payload) {
-  return count_codes(payload, [](std::uint64_t w) {
-    return static_cast<std::size_t>(__builtin_popcountll(w));
-  });
+  return count_codes(
+      payload, [](std::uint64_t w) { return static_cast<std::size_t>(__builtin_popcountll(w)); });
 }
 #endif
 
@@ -61,7 +60,8 @@ CodeCounts count_codes_best(std::span<const std::uint8_t> payload) {
   static const bool has_popcnt = __builtin_cpu_supports("popcnt");
   if (has_popcnt) return count_codes_popcnt(payload);
 #endif
-  return count_codes(payload, [](std::uint64_t w) { return static_cast<std::size_t>(std::popcount(w)); });
+  return count_codes(payload,
+                     [](std::uint64_t w) { return static_cast<std::size_t>(std::popcount(w)); });
 }
 
 bool fail(std::string* error, std::string message) {
@@ -83,8 +83,7 @@ bool validate_sparse(std::span<const std::uint8_t> payload, std::size_t count,
     const std::int64_t index = v < 0 ? -v : v;
     if (index == 0 || index > static_cast<std::int64_t>(parameter_count)) {
       return fail(error, "sparse entry " + std::to_string(j) + " names parameter " +
-                             std::to_string(v) + ", outside 1.." +
-                             std::to_string(parameter_count));
+                             std::to_string(v) + ", outside 1.." + std::to_string(parameter_count));
     }
     if (index <= previous) {
       return fail(error, "sparse entry " + std::to_string(j) +
@@ -95,8 +94,8 @@ bool validate_sparse(std::span<const std::uint8_t> payload, std::size_t count,
   return true;
 }
 
-void apply_sparse(std::span<const std::uint8_t> payload, std::size_t count,
-                  std::span<float> target, float plus, float minus) {
+void apply_sparse(std::span<const std::uint8_t> payload, std::size_t count, std::span<float> target,
+                  float plus, float minus) {
   float* t = target.data();
   const std::uint8_t* p = payload.data();
   for (std::size_t j = 0; j < count; ++j) {
@@ -110,8 +109,7 @@ void apply_sparse(std::span<const std::uint8_t> payload, std::size_t count,
 bool validate_bitmap(std::span<const std::uint8_t> payload, std::size_t parameter_count,
                      std::size_t count, bool half_allowed, std::string* error) {
   if (payload.size() != bitmap_bytes(parameter_count)) {
-    return fail(error, "bitmap payload of " + std::to_string(payload.size()) +
-                           " bytes, expected " +
+    return fail(error, "bitmap payload of " + std::to_string(payload.size()) + " bytes, expected " +
                            std::to_string(bitmap_bytes(parameter_count)) + " for " +
                            std::to_string(parameter_count) + " parameters");
   }

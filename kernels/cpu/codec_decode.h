@@ -18,8 +18,8 @@ namespace gradshare::kernels::cpu {
 bool validate_sparse(std::span<const std::uint8_t> payload, std::size_t count,
                      std::size_t parameter_count, std::string* error);
 // target[|v| - 1] += (v > 0 ? plus : minus) for every entry.
-void apply_sparse(std::span<const std::uint8_t> payload, std::size_t count,
-                  std::span<float> target, float plus, float minus);
+void apply_sparse(std::span<const std::uint8_t> payload, std::size_t count, std::span<float> target,
+                  float plus, float minus);
 
 // Bitmap payload (codec_bitmap_layout.h): checks the length, that exactly `count` codes are
 // non-zero, that the padding bits are zero and, unless half_allowed, that no kCodeHalf occurs.

@@ -20,12 +20,10 @@ namespace {
 
 constexpr std::size_t kChunk = 8;
 
-bool finite(float x) { return std::isfinite(x); }
-
 // Index of the first element of [0, len) whose r + u is not finite, or len.
 std::size_t first_nonfinite(const float* u, const float* r, std::size_t len) {
   for (std::size_t j = 0; j < len; ++j) {
-    if (!finite(r[j] + u[j])) return j;
+    if (!std::isfinite(r[j] + u[j])) return j;
   }
   return len;
 }
@@ -183,8 +181,7 @@ constexpr LeftPackTable kLeftPack = make_left_pack();
 // Branch-free in the selection: every chunk stores its packed indices (8 lanes, of which
 // popcount(mask) count), so the speed does not depend on the density's predictability.
 GS_AVX2 SelectResult select_avx2(std::span<const float> u, std::span<float> r,
-                                 std::size_t first_index, float tau,
-                                 std::span<std::int32_t> out) {
+                                 std::size_t first_index, float tau, std::span<std::int32_t> out) {
   const std::size_t n = u.size();
   const float* up = u.data();
   float* rp = r.data();
@@ -219,8 +216,7 @@ GS_AVX2 SelectResult select_avx2(std::span<const float> u, std::span<float> r,
     const __m256i signed_indices = _mm256_sign_epi32(index, _mm256_castps_si256(v));
     const __m256 quantum = _mm256_or_ps(_mm256_and_ps(v, sign_bit), vtau);  // copysign(tau, v)
     v = _mm256_sub_ps(v, _mm256_and_ps(quantum, fire));
-    const __m256i pack =
-        _mm256_load_si256(reinterpret_cast<const __m256i*>(kLeftPack.lanes[mask]));
+    const __m256i pack = _mm256_load_si256(reinterpret_cast<const __m256i*>(kLeftPack.lanes[mask]));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(op + count),
                         _mm256_permutevar8x32_epi32(signed_indices, pack));
     count += static_cast<std::size_t>(std::popcount(mask));
@@ -262,8 +258,8 @@ GS_AVX2 BitmapResult bitmap_avx2(std::span<const float> u, std::span<float> r, f
       return result;
     }
     const __m256 full = _mm256_cmp_ps(a, vtau, _CMP_GE_OQ);
-    const __m256 sign_ok = half_negative ? _mm256_cmp_ps(v, zero, _CMP_LT_OQ)
-                                         : _mm256_cmp_ps(v, zero, _CMP_GT_OQ);
+    const __m256 sign_ok =
+        half_negative ? _mm256_cmp_ps(v, zero, _CMP_LT_OQ) : _mm256_cmp_ps(v, zero, _CMP_GT_OQ);
     const __m256 halfq = _mm256_andnot_ps(
         full, _mm256_and_ps(_mm256_cmp_ps(a, vhalf_threshold, _CMP_GE_OQ), sign_ok));
     const unsigned full_mask = static_cast<unsigned>(_mm256_movemask_ps(full));
@@ -276,8 +272,8 @@ GS_AVX2 BitmapResult bitmap_avx2(std::span<const float> u, std::span<float> r, f
     // Code bit 0 is set for kCodePlus and kCodeHalf, bit 1 for kCodeMinus and kCodeHalf.
     const unsigned low = (full_mask & ~negative) | half_mask;
     const unsigned high = (full_mask & negative) | half_mask;
-    const auto codes = static_cast<std::uint16_t>(kSpread[low & 0xFFu] |
-                                                  (kSpread[high & 0xFFu] << 1));
+    const auto codes =
+        static_cast<std::uint16_t>(kSpread[low & 0xFFu] | (kSpread[high & 0xFFu] << 1));
     std::memcpy(bp + i / 4, &codes, sizeof codes);
     _mm256_storeu_ps(rp + i, v);
   }

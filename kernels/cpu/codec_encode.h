@@ -21,9 +21,9 @@ namespace gradshare::kernels::cpu {
 inline constexpr std::size_t kNoBadIndex = std::numeric_limits<std::size_t>::max();
 
 struct SelectResult {
-  std::size_t processed = 0;       // elements [0, processed) absorbed and encoded
-  std::size_t count = 0;           // indices written
-  std::size_t bad = kNoBadIndex;   // first element with a non-finite r + u (processed <= bad)
+  std::size_t processed = 0;      // elements [0, processed) absorbed and encoded
+  std::size_t count = 0;          // indices written
+  std::size_t bad = kNoBadIndex;  // first element with a non-finite r + u (processed <= bad)
 };
 
 // r += u; each element j with |r_j| >= tau writes +(first_index + j + 1) (r_j > 0) or

@@ -109,7 +109,8 @@ bool walk(std::span<const std::uint8_t> payload, std::size_t count, std::size_t 
     } else {
       while (q <= max_quotient) {  // a long unary run, or the end of the stream
         const std::size_t chunk = std::min<std::size_t>(57, reader.remaining());
-        if (chunk == 0) return fail(error, "compressed payload truncated in entry " + std::to_string(j));
+        if (chunk == 0)
+          return fail(error, "compressed payload truncated in entry " + std::to_string(j));
         const std::uint64_t bits = reader.peek() & low_mask(static_cast<unsigned>(chunk));
         if (bits == 0) {
           q += chunk;
@@ -203,7 +204,8 @@ void rice_encode(std::span<const std::int32_t> indices, unsigned k,
 
 bool rice_validate(std::span<const std::uint8_t> payload, std::size_t count,
                    std::size_t parameter_count, std::string* error) {
-  return walk(payload, count, parameter_count, [](std::size_t, bool) {}, error);
+  return walk(
+      payload, count, parameter_count, [](std::size_t, bool) {}, error);
 }
 
 namespace {
@@ -236,8 +238,8 @@ class BatchedApply {
 
 }  // namespace
 
-void rice_apply(std::span<const std::uint8_t> payload, std::size_t count,
-                std::span<float> target, float plus, float minus) {
+void rice_apply(std::span<const std::uint8_t> payload, std::size_t count, std::span<float> target,
+                float plus, float minus) {
   BatchedApply apply(target.data(), plus, minus);
   walk(payload, count, target.size(), apply, nullptr);
   apply.flush();

@@ -38,8 +38,8 @@ bool rice_validate(std::span<const std::uint8_t> payload, std::size_t count,
                    std::size_t parameter_count, std::string* error);
 
 // target[i - 1] += plus (or minus for a negative entry); the payload must have validated.
-void rice_apply(std::span<const std::uint8_t> payload, std::size_t count,
-                std::span<float> target, float plus, float minus);
+void rice_apply(std::span<const std::uint8_t> payload, std::size_t count, std::span<float> target,
+                float plus, float minus);
 
 // Decodes into signed 1-based indices; false (with *error) on a payload that does not validate.
 bool rice_decode(std::span<const std::uint8_t> payload, std::size_t count,

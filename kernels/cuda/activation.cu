@@ -75,9 +75,8 @@ template <Activation A>
 struct ForwardLaunch {
   static void run(float* y, const float* bias, std::size_t total, std::size_t channels,
                   std::size_t inner, float alpha, cudaStream_t stream) {
-    bias_activation_kernel<A><<<grid_for(total), kBlockThreads, 0, stream>>>(y, bias, total,
-                                                                              channels, inner,
-                                                                              alpha);
+    bias_activation_kernel<A>
+        <<<grid_for(total), kBlockThreads, 0, stream>>>(y, bias, total, channels, inner, alpha);
   }
 };
 

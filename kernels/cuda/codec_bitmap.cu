@@ -47,8 +47,8 @@ struct BitmapPolicy {
       }
     }
   }
-  __device__ void emit(std::size_t chunk, unsigned long long /*position*/,
-                       const pass::Codes& codes, int len) const {
+  __device__ void emit(std::size_t chunk, unsigned long long /*position*/, const pass::Codes& codes,
+                       int len) const {
     unsigned packed = 0;
 #pragma unroll
     for (int j = 0; j < pass::kChunk; ++j) {

@@ -50,8 +50,8 @@ __global__ void __launch_bounds__(kThreads)
     float4* r4 = reinterpret_cast<float4*>(r);
     for (std::size_t g = first; g < n / 4; g += stride) {
       float4 x = r4[g];
-      const double removed = clamp(x.x, limit) + clamp(x.y, limit) + clamp(x.z, limit) +
-                             clamp(x.w, limit);
+      const double removed =
+          clamp(x.x, limit) + clamp(x.y, limit) + clamp(x.z, limit) + clamp(x.w, limit);
       if (removed > 0.0) {
         r4[g] = x;
         mass += removed;

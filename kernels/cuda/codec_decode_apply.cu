@@ -75,8 +75,8 @@ __global__ void __launch_bounds__(kBlockThreads)
 
 }  // namespace
 
-void enqueue_apply_sparse(const std::int32_t* entries, std::size_t count, float* target,
-                          float plus, float minus, cudaStream_t stream) {
+void enqueue_apply_sparse(const std::int32_t* entries, std::size_t count, float* target, float plus,
+                          float minus, cudaStream_t stream) {
   if (count == 0) return;
   sparse_kernel<<<grid_for(count), kBlockThreads, 0, stream>>>(entries, count, target, plus, minus);
   GS_CUDA_CHECK_LAUNCH();

@@ -47,8 +47,8 @@ void enqueue_clip(float* r, std::size_t n, float limit, void* workspace, cudaStr
 
 // target[|v| - 1] += (v > 0 ? plus : minus) for `count` validated sparse entries (distinct
 // indices: no two threads touch one element).
-void enqueue_apply_sparse(const std::int32_t* entries, std::size_t count, float* target,
-                          float plus, float minus, cudaStream_t stream);
+void enqueue_apply_sparse(const std::int32_t* entries, std::size_t count, float* target, float plus,
+                          float minus, cudaStream_t stream);
 
 // target[j] += values[code_j] for every non-zero code of a validated bitmap over n parameters.
 struct BitmapValues {

@@ -56,7 +56,9 @@ constexpr unsigned long long kFlag = 1ull << 32;
 constexpr unsigned long long kCountMask = 0xFFFFFFFFull;
 constexpr unsigned kNone = 0xFFFFFFFFu;
 
-__host__ __device__ inline std::size_t tiles(std::size_t chunks) { return (chunks + kTileChunks - 1) / kTileChunks; }
+__host__ __device__ inline std::size_t tiles(std::size_t chunks) {
+  return (chunks + kTileChunks - 1) / kTileChunks;
+}
 
 inline std::size_t workspace_bytes(std::size_t n) {
   return kStatusOffset + sizeof(unsigned long long) * tiles(n / kChunk);
@@ -160,9 +162,9 @@ __global__ void __launch_bounds__(kThreads)
     chunk_kernel(Policy policy, const float* __restrict__ u, float* __restrict__ r,
                  std::size_t chunks, State* state, unsigned long long* status) {
   __shared__ unsigned s_tile;
-  __shared__ unsigned s_first_bad;         // first tile-local chunk with a non-finite value
+  __shared__ unsigned s_first_bad;                 // first tile-local chunk with a non-finite value
   __shared__ unsigned s_offset[kRounds * kWarps];  // entries before each (round, warp)
-  __shared__ unsigned long long s_prefix;  // count and flag of all earlier tiles
+  __shared__ unsigned long long s_prefix;          // count and flag of all earlier tiles
   const int lane = static_cast<int>(threadIdx.x) & 31;
   const int warp = static_cast<int>(threadIdx.x) >> 5;
   if (threadIdx.x == 0) {
@@ -290,19 +292,19 @@ void run(const Policy& policy, const float* u, float* r, std::size_t n, void* wo
   GS_CHECK(n <= 0x7FFFFFFFu, "a codec pass covers at most 2^31 - 1 elements");
   const std::size_t chunks = n / kChunk;
   auto* state = static_cast<State*>(workspace);
-  auto* status = reinterpret_cast<unsigned long long*>(static_cast<char*>(workspace) +
-                                                       kStatusOffset);
+  auto* status =
+      reinterpret_cast<unsigned long long*>(static_cast<char*>(workspace) + kStatusOffset);
   GS_CUDA_CHECK(cudaMemsetAsync(workspace, 0, workspace_bytes(n), stream));
   if (chunks > 0) {
-    const bool vector = ((reinterpret_cast<std::uintptr_t>(u) |
-                          reinterpret_cast<std::uintptr_t>(r)) & 15u) == 0;
+    const bool vector =
+        ((reinterpret_cast<std::uintptr_t>(u) | reinterpret_cast<std::uintptr_t>(r)) & 15u) == 0;
     const auto blocks = static_cast<unsigned>(tiles(chunks));
     if (vector) {
-      chunk_kernel<Policy, true><<<blocks, kThreads, 0, stream>>>(policy, u, r, chunks, state,
-                                                                  status);
+      chunk_kernel<Policy, true>
+          <<<blocks, kThreads, 0, stream>>>(policy, u, r, chunks, state, status);
     } else {
-      chunk_kernel<Policy, false><<<blocks, kThreads, 0, stream>>>(policy, u, r, chunks, state,
-                                                                   status);
+      chunk_kernel<Policy, false>
+          <<<blocks, kThreads, 0, stream>>>(policy, u, r, chunks, state, status);
     }
     GS_CUDA_CHECK_LAUNCH();
   }

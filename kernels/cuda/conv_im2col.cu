@@ -15,8 +15,8 @@ struct Shape {
 };
 
 Shape shape_of(const ConvGeometry& g) {
-  return {g.channels, g.height, g.width, g.kernel, g.stride, g.padding, g.out_height(),
-          g.out_width()};
+  return {g.channels, g.height,  g.width,        g.kernel,
+          g.stride,   g.padding, g.out_height(), g.out_width()};
 }
 
 __global__ void im2col_kernel(const float* __restrict__ image, Shape s, std::size_t total,

@@ -20,7 +20,7 @@ const char* cuda_hint(cudaError_t error) {
       return "no GPU is visible to this process (check CUDA_VISIBLE_DEVICES and nvidia-smi)";
     case cudaErrorInsufficientDriver:
     case cudaErrorCallRequiresNewerDriver:
-      return "the NVIDIA driver is older than this build's CUDA toolkit: update the driver";
+      return "no NVIDIA driver, or one older than this build's CUDA toolkit: install or update it";
     case cudaErrorMemoryAllocation:
       return "out of GPU memory: use a smaller batch or model, or a GPU no one else is using";
     case cudaErrorNoKernelImageForDevice:

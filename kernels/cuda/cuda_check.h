@@ -17,18 +17,18 @@ const char* cuda_hint(cudaError_t error);
 
 }  // namespace gradshare::kernels::cuda
 
-#define GS_CUDA_CHECK(call)                                                        \
-  do {                                                                             \
-    const cudaError_t gs_cuda_error_ = (call);                                     \
-    if (gs_cuda_error_ != cudaSuccess)                                             \
+#define GS_CUDA_CHECK(call)                                                               \
+  do {                                                                                    \
+    const cudaError_t gs_cuda_error_ = (call);                                            \
+    if (gs_cuda_error_ != cudaSuccess)                                                    \
       ::gradshare::kernels::cuda::cuda_failed(gs_cuda_error_, #call, __FILE__, __LINE__); \
   } while (0)
 
 #define GS_CUDA_CHECK_LAUNCH() GS_CUDA_CHECK(cudaGetLastError())
 
-#define GS_CUBLAS_CHECK(call)                                                           \
-  do {                                                                                  \
-    const cublasStatus_t gs_cublas_status_ = (call);                                    \
-    if (gs_cublas_status_ != CUBLAS_STATUS_SUCCESS)                                     \
+#define GS_CUBLAS_CHECK(call)                                                                  \
+  do {                                                                                         \
+    const cublasStatus_t gs_cublas_status_ = (call);                                           \
+    if (gs_cublas_status_ != CUBLAS_STATUS_SUCCESS)                                            \
       ::gradshare::kernels::cuda::cublas_failed(gs_cublas_status_, #call, __FILE__, __LINE__); \
   } while (0)

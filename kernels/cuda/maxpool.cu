@@ -49,8 +49,8 @@ __device__ inline void windows_of(int at, int pool, int stride, int out_size, in
 }
 
 __global__ void backward_kernel(const float* __restrict__ dy,
-                                const std::int32_t* __restrict__ argmax, Pool p,
-                                std::size_t total, float* __restrict__ dx) {
+                                const std::int32_t* __restrict__ argmax, Pool p, std::size_t total,
+                                float* __restrict__ dx) {
   const std::size_t i = global_index();
   if (i >= total) return;
   const std::size_t in_plane = static_cast<std::size_t>(p.height) * p.width;
@@ -88,8 +88,7 @@ void maxpool_backward(const float* dy, const std::int32_t* argmax, const PoolGeo
                       std::size_t planes, float* dx, cudaStream_t stream) {
   const std::size_t total = planes * static_cast<std::size_t>(g.height) * g.width;
   if (total == 0) return;
-  backward_kernel<<<grid_for(total), kBlockThreads, 0, stream>>>(dy, argmax, pool_of(g), total,
-                                                                  dx);
+  backward_kernel<<<grid_for(total), kBlockThreads, 0, stream>>>(dy, argmax, pool_of(g), total, dx);
   GS_CUDA_CHECK_LAUNCH();
 }
 

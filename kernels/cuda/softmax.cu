@@ -32,8 +32,8 @@ __device__ inline int row_argmax(const float* row, std::size_t classes, int lane
   for (int offset = 16; offset > 0; offset /= 2) {
     const int other = __shfl_xor_sync(kFull, best, offset);
     const float other_value = __shfl_xor_sync(kFull, best_value, offset);
-    if (other >= 0 && (best < 0 || other_value > best_value ||
-                       (other_value == best_value && other < best))) {
+    if (other >= 0 &&
+        (best < 0 || other_value > best_value || (other_value == best_value && other < best))) {
       best = other;
       best_value = other_value;
     }
@@ -41,10 +41,11 @@ __device__ inline int row_argmax(const float* row, std::size_t classes, int lane
   return best < 0 || isnan(row[0]) ? 0 : best;
 }
 
-__global__ void rows_kernel(const float* __restrict__ logits, const std::int32_t* __restrict__ labels,
-                            std::size_t batch, std::size_t classes, float grad_scale,
-                            float* __restrict__ dlogits, std::int32_t* __restrict__ predicted,
-                            double* __restrict__ row_loss, int* __restrict__ row_correct) {
+__global__ void rows_kernel(const float* __restrict__ logits,
+                            const std::int32_t* __restrict__ labels, std::size_t batch,
+                            std::size_t classes, float grad_scale, float* __restrict__ dlogits,
+                            std::int32_t* __restrict__ predicted, double* __restrict__ row_loss,
+                            int* __restrict__ row_correct) {
   const std::size_t b = global_index() / 32;
   const int lane = static_cast<int>(threadIdx.x) & 31;
   if (b >= batch) return;  // whole warps leave together

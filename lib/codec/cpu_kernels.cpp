@@ -1,6 +1,6 @@
 // cpu_kernels.cpp: the Kernels interface over kernels/cpu's scalar and AVX2 twins.
-#include "core/errors.h"
 #include "codec/kernels.h"
+#include "core/errors.h"
 
 namespace gradshare::codec {
 namespace {
@@ -22,9 +22,7 @@ class CpuKernels final : public Kernels {
   AddResult add(std::span<const float> u, std::span<float> r) const override {
     return cpu::add_checked(isa_, u, r);
   }
-  double clip(std::span<float> r, float limit) const override {
-    return cpu::clip(isa_, r, limit);
-  }
+  double clip(std::span<float> r, float limit) const override { return cpu::clip(isa_, r, limit); }
 
  private:
   cpu::Isa isa_;

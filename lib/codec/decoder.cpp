@@ -33,7 +33,7 @@ bool decode_into(std::span<const std::uint8_t> message, std::span<float> target,
       if (!cpu::validate_bitmap(payload, target.size(), count, shake_up, error)) return false;
       // Same expression as the encoder's, so the half quantum is the very float it subtracted.
       const float half = header.tau * 0.5f;
-      const float half_value = half;
+      const float half_value = (header.flags & kFlagHalfNegative) != 0 ? -half : half;
       cpu::apply_bitmap(payload, target, {0.0f, plus, minus, sign * half_value});
       return true;
     }

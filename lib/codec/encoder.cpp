@@ -65,11 +65,10 @@ Encoder::Encoder(const config::EncodingConfig& config, std::size_t parameter_cou
   }
   if (!(config.min_threshold <= config.initial_threshold &&
         config.initial_threshold <= config.max_threshold)) {
-    throw core::UserError("encoding.initial_threshold (" +
-                          std::to_string(config.initial_threshold) +
-                          ") must lie within [encoding.min_threshold, encoding.max_threshold] = [" +
-                          std::to_string(config.min_threshold) + ", " +
-                          std::to_string(config.max_threshold) + "]");
+    throw core::UserError(
+        "encoding.initial_threshold (" + std::to_string(config.initial_threshold) +
+        ") must lie within [encoding.min_threshold, encoding.max_threshold] = [" +
+        std::to_string(config.min_threshold) + ", " + std::to_string(config.max_threshold) + "]");
   }
   if (!(max_tau_ >= min_tau_)) {
     throw core::UserError("encoding.max_threshold (" + std::to_string(config.max_threshold) +
@@ -124,8 +123,7 @@ EncodeStats Encoder::encode(std::span<const float> update, const MessageMeta& me
   if (shake_up) {
     const bool negative = (step / shake_up_every_) % 2 == 0;
     const float half = tau * 0.5f;  // the decoder computes the same float
-    const HalfQuantum quantum{static_cast<float>(tau / shake_up_divisor_),
-                              negative ? -half : half};
+    const HalfQuantum quantum{static_cast<float>(tau / shake_up_divisor_), negative ? -half : half};
     payload = encode_bitmap(update, 0, 0, quantum, out);
     payload.flags = kFlagShakeUp | (negative ? kFlagHalfNegative : 0u);
   } else if (format_ == Format::kBitmap) {
@@ -159,7 +157,8 @@ EncodeStats Encoder::encode(std::span<const float> update, const MessageMeta& me
   stats.clipped_mass = residual_processor_->process(step, tau, residual_, *kernels_);
 
   const double full = static_cast<double>(payload.entries - payload.half_entries);
-  const double sparsity = payload.auto_bitmap ? 1.0 / 16 : full / static_cast<double>(residual_.size());
+  const double sparsity =
+      payload.auto_bitmap ? 1.0 / 16 : full / static_cast<double>(residual_.size());
   tau_ = clamp_tau(threshold_algorithm_->next(tau, sparsity));
   step_ = step;
   return stats;
@@ -211,8 +210,7 @@ Encoder::Payload Encoder::encode_selected(std::span<const float> update,
   return payload;
 }
 
-void Encoder::write_payload(std::size_t count, std::vector<std::uint8_t>& out,
-                            Payload& payload) {
+void Encoder::write_payload(std::size_t count, std::vector<std::uint8_t>& out, Payload& payload) {
   const std::span<const std::int32_t> selected(indices_.data(), count);
   const std::size_t sparse_bytes = 4 * count;
   const std::size_t bitmap_bytes = cpu::bitmap_bytes(residual_.size());
@@ -258,10 +256,10 @@ Encoder::Payload Encoder::encode_bitmap(std::span<const float> update, std::size
   out.resize(kHeaderBytes + cpu::bitmap_bytes(n));
   const auto bitmap = std::span<std::uint8_t>(out).subspan(kHeaderBytes);
   // begin is a multiple of 8: the elements before it are already selected into indices_.
-  bitmap_from_indices(bitmap.first(begin / 4), {indices_.data(), 0});
+  bitmap_from_indices(bitmap.first(begin / 4), {indices_.data(), selected});
   const std::span<float> residual(residual_);
-  const BitmapResult result = kernels_->bitmap(update.subspan(begin), residual.subspan(begin),
-                                               tau_, half, bitmap.subspan(begin / 4));
+  const BitmapResult result = kernels_->bitmap(update.subspan(begin), residual.subspan(begin), tau_,
+                                               half, bitmap.subspan(begin / 4));
   if (result.bad != kNoBadIndex) {
     // Put every quantum already taken back into the residual (the codes up to the bad chunk).
     const std::size_t done = begin + result.processed;  // a multiple of 8
@@ -279,8 +277,8 @@ Encoder::Payload Encoder::encode_bitmap(std::span<const float> update, std::size
 void Encoder::fail_non_finite(std::span<const float> update, std::size_t index) const {
   const float u = update[index];
   if (!std::isfinite(u)) {
-    throw core::RuntimeError("gradient encoding: update element " + std::to_string(index) +
-                             " is " + value_name(u) +
+    throw core::RuntimeError("gradient encoding: update element " + std::to_string(index) + " is " +
+                             value_name(u) +
                              "; non-finite updates are never encoded (did training diverge?)");
   }
   throw core::RuntimeError("gradient encoding: residual element " + std::to_string(index) +

@@ -41,11 +41,11 @@ struct EncodeStats {
   std::size_t entries = 0;       // quanta in the message (half quanta included)
   std::size_t half_entries = 0;  // half quanta (shake-up)
   Encoding encoding = Encoding::kSparse;
-  std::size_t bytes = 0;         // whole message
-  float tau = 0.0f;              // the threshold this message used
-  double sparsity = 0.0;         // entries / parameter count
+  std::size_t bytes = 0;  // whole message
+  float tau = 0.0f;       // the threshold this message used
+  double sparsity = 0.0;  // entries / parameter count
   bool shake_up = false;
-  double clipped_mass = 0.0;     // sum |removed| by the residual post-processor this step
+  double clipped_mass = 0.0;  // sum |removed| by the residual post-processor this step
 };
 
 class Encoder {

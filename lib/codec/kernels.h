@@ -21,9 +21,8 @@ class Kernels {
  public:
   virtual ~Kernels() = default;
   virtual const char* name() const = 0;
-  virtual SelectResult select(std::span<const float> u, std::span<float> r,
-                              std::size_t first_index, float tau,
-                              std::span<std::int32_t> out) const = 0;
+  virtual SelectResult select(std::span<const float> u, std::span<float> r, std::size_t first_index,
+                              float tau, std::span<std::int32_t> out) const = 0;
   virtual BitmapResult bitmap(std::span<const float> u, std::span<float> r, float tau,
                               HalfQuantum half, std::span<std::uint8_t> bitmap) const = 0;
   virtual AddResult add(std::span<const float> u, std::span<float> r) const = 0;

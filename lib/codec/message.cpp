@@ -123,8 +123,7 @@ bool parse_header(std::span<const std::uint8_t> message, std::size_t expected_pa
                            "-byte payload, the message carries " +
                            number(message.size() - kHeaderBytes));
   }
-  const bool fits = h.encoding == Encoding::kSparse
-                        ? h.payload_bytes == 4 * h.entry_count
+  const bool fits = h.encoding == Encoding::kSparse ? h.payload_bytes == 4 * h.entry_count
                     : h.encoding == Encoding::kBitmap
                         ? h.payload_bytes == kernels::cpu::bitmap_bytes(h.parameter_count)
                         : h.payload_bytes >= 1;

@@ -24,7 +24,7 @@
 // Payloads; a quantum's value is added to an accumulator and subtracted from parameters:
 //   sparse      entry_count int32, |v| the 1-based parameter index in strictly increasing order,
 //               v > 0: +tau, v < 0: -tau (DL4J's convention)
-//   bitmap      ceil(n / 4) bytes, 2 bits per parameter (layout: kernels/cpu/codec_bitmap_layout.h):
+//   bitmap      ceil(n / 4) bytes, 2 bits per parameter (kernels/cpu/codec_bitmap_layout.h):
 //               0 nothing, 1 +tau, 2 -tau, 3 half quantum. The half quantum is tau / 2 with the
 //               sign the message gives: -tau/2 when kFlagHalfNegative is set, +tau/2 otherwise.
 //               It may only occur with kFlagShakeUp. Shake-ups alternate the sign, so both signs

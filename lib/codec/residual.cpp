@@ -32,8 +32,7 @@ std::unique_ptr<ResidualProcessor> make_residual_processor(const config::Encodin
     }
     return std::make_unique<ClipResidual>(config.clip_every_steps, config.clip_multiplier);
   }
-  throw core::UserError("encoding.residual: unknown value '" + config.residual +
-                        "' (clip, none)");
+  throw core::UserError("encoding.residual: unknown value '" + config.residual + "' (clip, none)");
 }
 
 }  // namespace gradshare::codec

@@ -110,7 +110,32 @@ struct FaultInjection {
   X(training, batch_size, std::int64_t, 64, GS_RANGE(1, 1.0e6), "Minibatch size per worker")    \
   X(training, averaging_frequency, std::int64_t, 5, GS_RANGE(1, 1.0e6),                        \
     "parameter_averaging: minibatches between averaging rounds")                              \
-  X(training, save_updater, bool, true, GS_ANY, "parameter_averaging: average optimizer state too")
+  X(training, save_updater, bool, true, GS_ANY, "parameter_averaging: average optimizer state too") \
+  X(training, verify_averaging, bool, false, GS_ANY,                                           \
+    "parameter_averaging: after every round check that all workers hold bit-identical "       \
+    "parameters and optimizer state (a fingerprint all-reduce; for tests)")
+
+#define GS_DOWNPOUR_KEYS(X)                                                                    \
+  X(downpour, n_push, std::int64_t, 5, GS_RANGE(1, 1.0e6),                                     \
+    "Steps a worker accumulates its updates before pushing them to the parameter servers")    \
+  X(downpour, n_pull, std::int64_t, 5, GS_RANGE(1, 1.0e6),                                     \
+    "Steps between a worker's pulls of fresh parameters from the servers")                    \
+  X(downpour, servers, std::int64_t, 1, GS_RANGE(1, 4096),                                     \
+    "Parameter-server ranks 0..K-1, each holding a contiguous shard of the parameters (rank 0 "\
+    "is also the master); workers are the remaining ranks")                                   \
+  X(downpour, server_optimizer, std::string, "sgd", GS_CHOICES("sgd", "adagrad"),              \
+    "How a server applies a pushed update d, with lr = server_learning_rate (divided by the "  \
+    "workers when combine is mean): sgd p -= lr d; adagrad s += d^2, "                        \
+    "p -= lr d / (sqrt(s) + optimizer.epsilon) (DistBelief)")                                 \
+  X(downpour, server_learning_rate, double, 1.0, GS_RANGE(0.0, 100.0),                         \
+    "Learning rate of the server optimizer")                                                  \
+  X(downpour, combine, std::string, "mean", GS_CHOICES("mean", "sum"),                         \
+    "mean: a server applies each push divided by the number of workers, so together they "    \
+    "move the model like one averaged step (stable with adaptive worker optimizers); sum: "   \
+    "pushes add up as in DistBelief (with 4 Adam workers the MLP ends ~2.5 points lower)")    \
+  X(downpour, encode, bool, false, GS_ANY,                                                     \
+    "Compress pushes with the threshold codec (encoding.* keys; what is not sent stays in "   \
+    "the worker's residual and goes out with a later push)")
 
 #define GS_ENCODING_KEYS(X)                                                                    \
   X(encoding, threshold_algorithm, std::string, "adaptive",                                    \
@@ -134,7 +159,9 @@ struct FaultInjection {
   X(encoding, shake_up_divisor, double, 3.0, GS_RANGE(1.0, 1e6), "Shake-up threshold is tau / divisor") \
   X(encoding, combine, std::string, "mean", GS_CHOICES("mean", "sum"),                         \
     "mean: each worker shares update / workers, so together they move the model like one "    \
-    "synchronous averaged step; sum: updates add up (Strom 2015, Deeplearning4j)")
+    "synchronous averaged step; sum: updates add up (Strom 2015, Deeplearning4j)")            \
+  X(encoding, check_conservation, bool, false, GS_ANY,                                         \
+    "Workers verify at the end that sent quanta + residual (+ clipped mass) == sum of updates")
 
 #define GS_TOPOLOGY_KEYS(X)                                                                    \
   X(topology, mode, std::string, "auto", GS_CHOICES("auto", "plain", "mesh"),                  \
@@ -185,6 +212,7 @@ struct FaultInjection {
   S(model, Model, GS_MODEL_KEYS)                                          \
   S(optimizer, Optimizer, GS_OPTIMIZER_KEYS)                              \
   S(training, Training, GS_TRAINING_KEYS)                                 \
+  S(downpour, Downpour, GS_DOWNPOUR_KEYS)                                 \
   S(encoding, Encoding, GS_ENCODING_KEYS)                                 \
   S(topology, Topology, GS_TOPOLOGY_KEYS)                                 \
   S(transport, Transport, GS_TRANSPORT_KEYS)                              \

@@ -43,6 +43,8 @@ std::string banner(const RunContext& context) {
     text += std::string(" | topology ") + topology::mode_name(mode);
     text += " | transport " + cfg.transport.data_plane;
   }
+  if (cfg.training.strategy == "downpour")
+    text += " | servers " + std::to_string(cfg.downpour.servers);
   return text;
 }
 

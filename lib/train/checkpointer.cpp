@@ -41,6 +41,11 @@ bool Checkpointer::due(std::int64_t step) const {
   return every_seconds_ > 0 && since_last_.seconds() >= every_seconds_;
 }
 
+void Checkpointer::mark_written(std::int64_t step) {
+  last_step_ = step;
+  since_last_.restart();
+}
+
 std::string Checkpointer::write(const ckpt::Checkpoint& checkpoint) {
   char name[64];
   std::snprintf(name, sizeof name, "%s%012lld.h5", kPrefix,
@@ -52,8 +57,7 @@ std::string Checkpointer::write(const ckpt::Checkpoint& checkpoint) {
   std::snprintf(line, sizeof line, "checkpoint %s (%.1f MB, %.3f s)", path.c_str(),
                 static_cast<double>(fs::file_size(path)) / 1e6, clock.seconds());
   core::log_info(line);
-  last_step_ = checkpoint.iteration;
-  since_last_.restart();
+  mark_written(checkpoint.iteration);
   const auto files = list_checkpoints(directory_);
   for (std::size_t i = static_cast<std::size_t>(keep_); i < files.size(); ++i) {
     std::error_code error;
@@ -62,21 +66,28 @@ std::string Checkpointer::write(const ckpt::Checkpoint& checkpoint) {
   return path;
 }
 
-std::optional<ckpt::Checkpoint> Checkpointer::find_resume(const RunContext& context) {
+namespace {
+ckpt::Checkpoint announce_resume(RunContext& context, ckpt::Checkpoint checkpoint, const std::string& path) {
+  core::log_info("resuming from " + path + " (iteration " + std::to_string(checkpoint.iteration) +
+                 ", epoch " + std::to_string(checkpoint.epoch + 1) + ")");
+  context.metrics.write(JsonLine()
+                            .add("kind", "resume")
+                            .add("checkpoint", path)
+                            .add("iteration", checkpoint.iteration)
+                            .add("epoch", checkpoint.epoch + 1));
+  return checkpoint;
+}
+}  // namespace
+
+std::optional<ckpt::Checkpoint> Checkpointer::find_resume(RunContext& context) {
   const auto& resume = context.config.checkpoint.resume;
   if (resume == "never") return std::nullopt;
   if (resume != "auto") {
-    auto checkpoint = ckpt::read_checkpoint(resume);
-    core::log_info("resuming from " + resume);
-    return checkpoint;
+    return announce_resume(context, ckpt::read_checkpoint(resume), resume);
   }
   for (const auto& file : list_checkpoints(context.run_directory.checkpoint_dir())) {
     try {
-      auto checkpoint = ckpt::read_checkpoint(file.string());
-      core::log_info("resuming from " + file.string() + " (iteration " +
-                     std::to_string(checkpoint.iteration) + ", epoch " +
-                     std::to_string(checkpoint.epoch + 1) + ")");
-      return checkpoint;
+      return announce_resume(context, ckpt::read_checkpoint(file.string()), file.string());
     } catch (const core::UserError& error) {
       core::log_warn(std::string("skipping unusable checkpoint: ") + error.what());
     }

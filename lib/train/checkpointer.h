@@ -26,10 +26,13 @@ class Checkpointer {
   // Writes atomically, logs size and time, prunes old ones; returns the path.
   std::string write(const ckpt::Checkpoint& checkpoint);
   std::int64_t last_step() const { return last_step_; }
+  // For a rank that decides when to checkpoint but leaves the writing to the master.
+  void mark_written(std::int64_t step);
 
   // The checkpoint to resume from, if any (see above). UserError for an explicit path that
   // cannot be read.
-  static std::optional<ckpt::Checkpoint> find_resume(const RunContext& context);
+  // Records a "resume" line in metrics.jsonl when it finds one.
+  static std::optional<ckpt::Checkpoint> find_resume(RunContext& context);
 
  private:
   std::string directory_;

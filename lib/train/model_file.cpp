@@ -6,6 +6,7 @@
 #include "config/config_loader.h"
 #include "core/errors.h"
 #include "core/log.h"
+#include "train/worker_state.h"
 
 namespace gradshare::train {
 
@@ -52,18 +53,10 @@ void restore_checkpoint(const ckpt::Checkpoint& checkpoint, const std::string& s
                           std::to_string(model.parameter_count()));
   std::copy(checkpoint.parameters.begin(), checkpoint.parameters.end(), model.parameters().begin());
   if (!optimizer) return;
-  auto state = optimizer->state();
-  for (auto& buffer : state) {
-    auto it = std::find_if(checkpoint.optimizer_state.begin(), checkpoint.optimizer_state.end(),
-                           [&](const ckpt::NamedBuffer& saved) { return saved.name == buffer.name; });
-    if (it == checkpoint.optimizer_state.end() || it->values.size() != buffer.values.size()) {
-      core::log_warn(source + ": no optimizer state '" + buffer.name +
-                     "' for this optimizer; it starts from zero");
-      continue;
-    }
-    std::copy(it->values.begin(), it->values.end(), buffer.values.begin());
-  }
-  optimizer->set_step(checkpoint.optimizer_step);
+  const WorkerState saved{checkpoint.optimizer_step, checkpoint.optimizer_state, 0.0f};
+  const std::size_t expected = optimizer->state().size();
+  if (restore_optimizer(saved, *optimizer) < expected)
+    core::log_warn(source + ": optimizer state missing or of another optimizer; missing parts start from zero");
 }
 
 DataPosition data_position(const ckpt::Checkpoint& checkpoint) {

@@ -6,15 +6,18 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "ckpt/checkpoint.h"
 #include "comm/byte_io.h"
 #include "core/errors.h"
 #include "core/log.h"
+#include "core/stop_signal.h"
 #include "core/timer.h"
 #include "data/epoch_plan.h"
 #include "nn/model.h"
+#include "train/checkpointer.h"
 #include "train/epoch_report.h"
 #include "train/gradient_sharing.h"
 #include "train/model_file.h"
@@ -23,6 +26,7 @@
 #include "train/sharing_roles.h"
 #include "train/update_exchange.h"
 #include "train/worker_report.h"
+#include "train/worker_state.h"
 
 namespace gradshare::train {
 
@@ -46,22 +50,26 @@ void send_grant(comm::ControlPlane& control, int worker, const std::optional<Par
 // The periodic progress line: training figures over all workers since the previous line.
 class SharingProgress {
  public:
+  // first_step: steps done before this run (a resumed run continues the count).
   SharingProgress(RunContext& context, std::int64_t total_steps, std::int64_t steps_per_epoch,
-                  std::size_t parameter_count)
+                  std::size_t parameter_count, std::int64_t first_step)
       : context_(context), total_steps_(total_steps), steps_per_epoch_(steps_per_epoch),
-        dense_bytes_(4.0 * static_cast<double>(parameter_count)) {}
+        dense_bytes_(4.0 * static_cast<double>(parameter_count)), first_step_(first_step),
+        next_log_step_(first_step + 1) {}
 
   void add(const WorkerReport& report) {
     window_.add(report);
     total_.add(report);
   }
-  std::int64_t steps() const { return total_.steps; }
+  // Steps of the whole run, those before a resume included.
+  std::int64_t steps() const { return first_step_ + total_.steps; }
   const WorkerReport& total() const { return total_; }
 
   void maybe_log(double relayed_by_master) {
     const auto every = context_.config.logging.every_steps;
-    if (total_.steps < next_log_step_) return;
-    next_log_step_ = (total_.steps / every + 1) * every;
+    const std::int64_t step = steps();
+    if (step < next_log_step_) return;
+    next_log_step_ = (step / every + 1) * every;
     const double seconds = window_clock_.seconds();
     const auto& w = window_;
     const double steps = std::max<double>(1, static_cast<double>(w.steps));
@@ -69,19 +77,18 @@ class SharingProgress {
     const double ratio = bytes_per_step > 0 ? dense_bytes_ / bytes_per_step : 0.0;
     const double sparsity = w.messages ? w.sparsity_sum / static_cast<double>(w.messages) : 0.0;
     const double done = static_cast<double>(total_.steps);
-    const double eta = done > 0 ? run_clock_.seconds() / done *
-                                      static_cast<double>(total_steps_ - total_.steps)
-                                : 0.0;
+    const double eta =
+        done > 0 ? run_clock_.seconds() / done * static_cast<double>(total_steps_ - step) : 0.0;
     char line[512];
     std::snprintf(line, sizeof line,
                   "epoch %lld/%lld  step %lld/%lld  loss %.4f  acc %.1f%%  %.0f samples/s  "
                   "tau %.2e..%.2e  sparsity %.2e  enc s/b/c %lld/%lld/%lld  "
                   "%.0f B/worker/step (dense/%.0f)  relayed %.0f  back-pressure %lld  ETA %s",
                   static_cast<long long>(std::min<std::int64_t>(
-                      total_.steps / std::max<std::int64_t>(steps_per_epoch_, 1) + 1,
+                      step / std::max<std::int64_t>(steps_per_epoch_, 1) + 1,
                       context_.config.training.epochs)),
                   static_cast<long long>(context_.config.training.epochs),
-                  static_cast<long long>(total_.steps), static_cast<long long>(total_steps_),
+                  static_cast<long long>(step), static_cast<long long>(total_steps_),
                   w.loss_sum / steps, 100.0 * static_cast<double>(w.correct) /
                                           std::max<double>(1, static_cast<double>(w.samples)),
                   static_cast<double>(w.samples) / std::max(seconds, 1e-9), w.tau_min, w.tau_max,
@@ -93,7 +100,7 @@ class SharingProgress {
     core::log_info(line);
     context_.metrics.write(JsonLine()
                                .add("kind", "step")
-                               .add("step", total_.steps)
+                               .add("step", step)
                                .add("loss", w.loss_sum / steps)
                                .add("train_accuracy", static_cast<double>(w.correct) /
                                                           std::max<double>(1, static_cast<double>(w.samples)))
@@ -118,132 +125,263 @@ class SharingProgress {
   std::int64_t total_steps_;
   std::int64_t steps_per_epoch_;
   double dense_bytes_;
+  std::int64_t first_step_;
   WorkerReport window_;
   WorkerReport total_;
-  std::int64_t next_log_step_ = 1;
+  std::int64_t next_log_step_;
   core::Stopwatch window_clock_;
   core::Stopwatch run_clock_;
+};
+
+// The master's state and its reactions to the workers' messages.
+class SharingMaster {
+ public:
+  SharingMaster(RunContext& context, comm::DataPlane& plane, comm::ControlPlane& control)
+      : context_(context), cfg_(context.config), control_(control),
+        model_(nn::Model::build(cfg_.model, static_cast<std::uint64_t>(cfg_.run.seed))),
+        exchange_(plane, 0, context.size, model_.parameter_count()),
+        shape_(context.data.train.size(), static_cast<std::size_t>(cfg_.training.batch_size),
+               static_cast<std::size_t>(cfg_.data.partition_batches),
+               static_cast<std::uint64_t>(cfg_.run.seed), 0, false),
+        checkpointer_(context), reporter_(context),
+        targets_(static_cast<std::size_t>(context.size), 0),
+        tau_(static_cast<std::size_t>(context.worker_count()),
+             static_cast<float>(cfg_.encoding.initial_threshold)) {}
+
+  int run() {
+    core::log_info("model: " + std::to_string(model_.parameter_count()) + " parameters\n" +
+                   model_.summary());
+    const auto resume = Checkpointer::find_resume(context_);
+    start_workers(resume);
+    const auto steps_per_epoch = static_cast<std::int64_t>(shape_.batch_count());
+    progress_.emplace(context_, steps_per_epoch * cfg_.training.epochs, steps_per_epoch,
+                      model_.parameter_count(), resume ? resume->iteration : 0);
+    const double cpu_start = process_cpu_seconds();
+    core::Stopwatch wall;
+    core::Backoff backoff;
+    while (!finished()) {
+      bool busy = exchange_.poll(model_.parameters()) > 0;
+      while (auto message = control_.try_receive()) {
+        busy = true;
+        handle(*message);
+      }
+      for (const auto epoch : scheduler_->take_completed_epochs()) {
+        reporter_.end_of_epoch(model_, epoch + 1, progress_->steps());
+        if (checkpointer_.at_epoch_end()) request_checkpoint();
+      }
+      if (checkpointer_.due(progress_->steps())) request_checkpoint();
+      if (core::stop_requested() && !stopping_) {
+        core::log_warn(std::string(core::stop_signal_name()) +
+                       " received: finishing the partitions in flight, then checkpointing");
+        stopping_ = true;
+      }
+      progress_->maybe_log(static_cast<double>(exchange_.stats().relayed));
+      if (done_ == context_.worker_count() && !drain_sent_) send_drain_targets();
+      if (busy) backoff.reset(); else backoff.wait();
+    }
+    const int exit_code = stopping_ ? core::kExitRequeue : core::kExitOk;
+    if (stopping_) write_checkpoint(fetch_worker_state());
+    comm::ByteWriter shutdown;
+    shutdown.put<std::int32_t>(exit_code);
+    for (int w = 1; w <= context_.worker_count(); ++w)
+      control_.send(w, comm::Tag::kShutdown, shutdown.bytes());
+    const bool equivalent = check_equivalence();
+    summarize(process_cpu_seconds() - cpu_start, wall.seconds(), equivalent);
+    if (stopping_) return exit_code;
+    ckpt::write_checkpoint(context_.run_directory.file("model.h5"), checkpoint_now(std::nullopt));
+    reporter_.finish(model_);
+    if (!equivalent) throw core::RuntimeError("replicas diverged: model-equivalence check failed");
+    return exit_code;
+  }
+
+ private:
+  // Every worker first gets the model to start from: fresh, or the resumed checkpoint's.
+  void start_workers(const std::optional<ckpt::Checkpoint>& resume) {
+    StartState start;
+    DataPosition position;
+    if (resume) {
+      restore_checkpoint(*resume, "checkpoint", model_, nullptr);
+      position = data_position(*resume);
+      start.resume = true;
+      start.parameters.assign(model_.parameters().begin(), model_.parameters().end());
+      start.worker.optimizer_step = resume->optimizer_step;
+      start.worker.optimizer_state = resume->optimizer_state;
+      for (std::size_t w = 0; w < tau_.size() && !resume->thresholds.empty(); ++w)
+        tau_[w] = resume->thresholds[std::min(w, resume->thresholds.size() - 1)];
+      if (static_cast<std::int64_t>(resume->world_size) != context_.size)
+        core::log_info("resuming a " + std::to_string(resume->world_size) + "-rank run with " +
+                       std::to_string(context_.size) + " ranks: every worker starts from the " +
+                       "checkpoint's model and optimizer state");
+    }
+    scheduler_.emplace(cfg_.training.epochs, static_cast<std::int64_t>(shape_.partition_count()),
+                       position);
+    for (int w = 1; w <= context_.worker_count(); ++w) {
+      start.worker.tau = tau_[static_cast<std::size_t>(w - 1)];
+      control_.send(w, comm::Tag::kParameters, serialize(start));
+    }
+  }
+
+  void handle(const comm::ControlMessage& message) {
+    const int worker = message.source;
+    switch (message.tag) {
+      case comm::Tag::kPartitionRequest: {
+        comm::ByteReader reader(message.payload, "partition request");
+        if (reader.get<std::uint8_t>() != 0) scheduler_->complete(worker);
+        send_grant(control_, worker, stopping_ ? std::nullopt : scheduler_->next(worker));
+        break;
+      }
+      case comm::Tag::kMetrics: {
+        const auto report = WorkerReport::deserialize(message.payload);
+        if (report.steps > 0) tau_[static_cast<std::size_t>(worker - 1)] = report.tau_max;
+        progress_->add(report);
+        break;
+      }
+      case comm::Tag::kStateReply:
+        write_checkpoint(deserialize_worker_state(message.payload));
+        break;
+      case comm::Tag::kDone: {
+        comm::ByteReader reader(message.payload, "done");
+        targets_[static_cast<std::size_t>(worker)] = reader.get<std::uint64_t>();
+        conservation_error_ = std::max(conservation_error_, reader.get<double>());
+        ++done_;
+        break;
+      }
+      case comm::Tag::kDrained: {
+        comm::ByteReader reader(message.payload, "drained parameters");
+        drained_[worker] = reader.get_vector<float>();
+        break;
+      }
+      default:
+        throw core::RuntimeError("unexpected " + std::string(comm::tag_name(message.tag)) +
+                                 " message from rank " + std::to_string(worker));
+    }
+  }
+
+  // Checkpoints need the optimizer state, which only workers have: ask one, write on reply.
+  void request_checkpoint() {
+    if (checkpoint_requested_ || drain_sent_) return;
+    control_.send(1, comm::Tag::kStateRequest, {});
+    checkpoint_requested_ = true;
+  }
+
+  WorkerState fetch_worker_state() {
+    // A reply to an earlier periodic request may still be on its way: take whichever comes.
+    if (!checkpoint_requested_) control_.send(1, comm::Tag::kStateRequest, {});
+    checkpoint_requested_ = false;
+    return deserialize_worker_state(
+        control_.receive(1, comm::Tag::kStateReply, "optimizer state for the checkpoint").payload);
+  }
+
+  ckpt::Checkpoint checkpoint_now(const std::optional<WorkerState>& worker) {
+    auto c = make_checkpoint(context_, model_, nullptr, progress_->steps(), scheduler_->position());
+    if (worker) {
+      c.optimizer_step = worker->optimizer_step;
+      c.optimizer_state = worker->optimizer_state;
+    }
+    c.thresholds = tau_;
+    c.version_vector = exchange_.version_vector();
+    return c;
+  }
+
+  void write_checkpoint(const WorkerState& worker) {
+    checkpoint_requested_ = false;
+    checkpointer_.write(checkpoint_now(worker));
+  }
+
+  void send_drain_targets() {
+    comm::ByteWriter writer;
+    writer.put_vector(targets_);
+    for (int w = 1; w <= context_.worker_count(); ++w)
+      control_.send(w, comm::Tag::kDrainTarget, writer.bytes());
+    drain_sent_ = true;
+  }
+
+  // Every worker drained and every update it sent applied here.
+  bool finished() const {
+    if (!drain_sent_ || static_cast<int>(drained_.size()) != context_.worker_count() ||
+        exchange_.has_backlog())
+      return false;
+    for (int origin = 1; origin <= context_.worker_count(); ++origin)
+      if (exchange_.version_vector()[static_cast<std::size_t>(origin)] <
+          targets_[static_cast<std::size_t>(origin)])
+        return false;
+    return true;
+  }
+
+  bool check_equivalence() {
+    double worst = 0;
+    for (const auto& [worker, parameters] : drained_) {
+      GS_CHECK(parameters.size() == model_.parameter_count(),
+               "worker " + std::to_string(worker) + " sent a wrong-sized model");
+      worst = std::max(worst, relative_max_difference(parameters, model_.parameters()));
+    }
+    equivalence_difference_ = worst;
+    const bool equivalent = worst <= kEquivalenceTolerance;
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "model equivalence: %d workers, max relative difference %.3e (tolerance %.0e): %s",
+                  context_.worker_count(), worst, kEquivalenceTolerance, equivalent ? "OK" : "FAILED");
+    core::log_info(line);
+    return equivalent;
+  }
+
+  void summarize(double cpu_seconds, double wall_seconds, bool equivalent) {
+    const auto& total = progress_->total();
+    const double bytes_per_step =
+        static_cast<double>(total.bytes) / std::max<double>(1, static_cast<double>(total.steps));
+    const double dense = 4.0 * static_cast<double>(model_.parameter_count());
+    const double cpu_share = cpu_seconds / std::max(wall_seconds, 1e-9);
+    const auto duplicates = total.duplicates + static_cast<std::int64_t>(exchange_.stats().duplicates);
+    const auto rejected = total.rejected + static_cast<std::int64_t>(exchange_.stats().rejected);
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "sharing summary: %lld steps, %lld updates, %.1f bytes/worker/step = dense/%.0f, "
+                  "back-pressure %lld, duplicates %lld, rejected %lld, master CPU %.1f%% of a core",
+                  static_cast<long long>(total.steps), static_cast<long long>(total.messages),
+                  bytes_per_step, bytes_per_step > 0 ? dense / bytes_per_step : 0.0,
+                  static_cast<long long>(total.backpressure), static_cast<long long>(duplicates),
+                  static_cast<long long>(rejected), 100.0 * cpu_share);
+    core::log_info(line);
+    context_.metrics.write(JsonLine()
+                               .add("kind", "sharing_summary")
+                               .add("steps", total.steps)
+                               .add("updates", total.messages)
+                               .add("bytes_per_worker_step", bytes_per_step)
+                               .add("dense_bytes", static_cast<std::int64_t>(dense))
+                               .add("backpressure", total.backpressure)
+                               .add("duplicates", duplicates)
+                               .add("rejected", rejected)
+                               .add("master_cpu_share", cpu_share)
+                               .add("equivalence_max_relative_difference", equivalence_difference_)
+                               .add("equivalent", equivalent)
+                               .add("conservation_max_relative_error", conservation_error_));
+  }
+
+  RunContext& context_;
+  const config::ExperimentConfig& cfg_;
+  comm::ControlPlane& control_;
+  nn::Model model_;
+  UpdateExchange exchange_;
+  data::EpochPlan shape_;
+  Checkpointer checkpointer_;
+  EpochReporter reporter_;
+  std::optional<PartitionScheduler> scheduler_;
+  std::optional<SharingProgress> progress_;
+  std::vector<std::uint64_t> targets_;  // last seq per origin, from kDone
+  std::vector<float> tau_;              // latest threshold per worker (index worker - 1)
+  std::map<int, std::vector<float>> drained_;
+  int done_ = 0;
+  bool drain_sent_ = false;
+  bool stopping_ = false;
+  bool checkpoint_requested_ = false;
+  double conservation_error_ = -1;  // worst worker's; -1 when not checked
+  double equivalence_difference_ = 0;
 };
 
 }  // namespace
 
 int run_sharing_master(RunContext& context, comm::DataPlane& plane, comm::ControlPlane& control) {
-  const auto& cfg = context.config;
-  const auto seed = static_cast<std::uint64_t>(cfg.run.seed);
-  nn::Model model = nn::Model::build(cfg.model, seed);
-  const std::size_t n = model.parameter_count();
-  core::log_info("model: " + std::to_string(n) + " parameters\n" + model.summary());
-  UpdateExchange exchange(plane, 0, context.size, n);
-
-  const data::EpochPlan shape(context.data.train.size(), static_cast<std::size_t>(cfg.training.batch_size),
-                              static_cast<std::size_t>(cfg.data.partition_batches), seed, 0, false);
-  const auto steps_per_epoch = static_cast<std::int64_t>(shape.batch_count());
-  PartitionScheduler scheduler(cfg.training.epochs, static_cast<std::int64_t>(shape.partition_count()));
-  SharingProgress progress(context, steps_per_epoch * cfg.training.epochs, steps_per_epoch, n);
-  EpochReporter reporter(context);
-  const double cpu_start = process_cpu_seconds();
-  core::Stopwatch wall;
-
-  const int workers = context.worker_count();
-  std::vector<std::uint64_t> targets(static_cast<std::size_t>(context.size), 0);
-  std::map<int, std::vector<float>> drained;
-  int done = 0;
-  bool drain_sent = false;
-  core::Backoff backoff;
-  for (;;) {
-    bool busy = exchange.poll(model.parameters()) > 0;
-    while (auto message = control.try_receive()) {
-      busy = true;
-      const int worker = message->source;
-      switch (message->tag) {
-        case comm::Tag::kPartitionRequest: {
-          comm::ByteReader reader(message->payload, "partition request");
-          if (reader.get<std::uint8_t>() != 0) scheduler.complete(worker);
-          send_grant(control, worker, scheduler.next(worker));
-          break;
-        }
-        case comm::Tag::kMetrics:
-          progress.add(WorkerReport::deserialize(message->payload));
-          break;
-        case comm::Tag::kDone: {
-          comm::ByteReader reader(message->payload, "done");
-          targets[static_cast<std::size_t>(worker)] = reader.get<std::uint64_t>();
-          ++done;
-          break;
-        }
-        case comm::Tag::kDrained: {
-          comm::ByteReader reader(message->payload, "drained parameters");
-          drained[worker] = reader.get_vector<float>();
-          break;
-        }
-        default:
-          throw core::RuntimeError("unexpected control message from rank " + std::to_string(worker));
-      }
-    }
-    for (const auto epoch : scheduler.take_completed_epochs())
-      reporter.end_of_epoch(model, epoch + 1, progress.steps());
-    progress.maybe_log(static_cast<double>(exchange.stats().relayed));
-
-    if (done == workers && !drain_sent) {
-      comm::ByteWriter writer;
-      writer.put_vector(targets);
-      for (int w = 1; w <= workers; ++w) control.send(w, comm::Tag::kDrainTarget, writer.bytes());
-      drain_sent = true;
-    }
-    if (drain_sent && static_cast<int>(drained.size()) == workers && !exchange.has_backlog()) {
-      bool complete = true;
-      for (int origin = 1; origin <= workers; ++origin)
-        complete = complete && exchange.version_vector()[static_cast<std::size_t>(origin)] >=
-                                   targets[static_cast<std::size_t>(origin)];
-      if (complete) break;
-    }
-    if (busy) backoff.reset(); else backoff.wait();
-  }
-  for (int w = 1; w <= workers; ++w) control.send(w, comm::Tag::kShutdown, {});
-
-  double worst = 0;
-  for (const auto& [worker, parameters] : drained) {
-    GS_CHECK(parameters.size() == n, "worker " + std::to_string(worker) + " sent a wrong-sized model");
-    worst = std::max(worst, relative_max_difference(parameters, model.parameters()));
-  }
-  const bool equivalent = worst <= kEquivalenceTolerance;
-  char line[256];
-  std::snprintf(line, sizeof line,
-                "model equivalence: %d workers, max relative difference %.3e (tolerance %.0e): %s",
-                workers, worst, kEquivalenceTolerance, equivalent ? "OK" : "FAILED");
-  core::log_info(line);
-
-  const auto& total = progress.total();
-  const double bytes_per_step =
-      static_cast<double>(total.bytes) / std::max<double>(1, static_cast<double>(total.steps));
-  const double cpu_share = (process_cpu_seconds() - cpu_start) / std::max(wall.seconds(), 1e-9);
-  std::snprintf(line, sizeof line,
-                "sharing summary: %lld steps, %lld updates, %.1f bytes/worker/step = dense/%.0f, "
-                "back-pressure %lld, duplicates %lld, rejected %lld, master CPU %.1f%% of a core",
-                static_cast<long long>(total.steps), static_cast<long long>(total.messages),
-                bytes_per_step, bytes_per_step > 0 ? 4.0 * static_cast<double>(n) / bytes_per_step : 0.0,
-                static_cast<long long>(total.backpressure),
-                static_cast<long long>(total.duplicates + static_cast<std::int64_t>(exchange.stats().duplicates)),
-                static_cast<long long>(total.rejected + static_cast<std::int64_t>(exchange.stats().rejected)),
-                100.0 * cpu_share);
-  core::log_info(line);
-  context.metrics.write(JsonLine()
-                            .add("kind", "sharing_summary")
-                            .add("steps", total.steps)
-                            .add("updates", total.messages)
-                            .add("bytes_per_worker_step", bytes_per_step)
-                            .add("dense_bytes", static_cast<std::int64_t>(4 * n))
-                            .add("backpressure", total.backpressure)
-                            .add("duplicates", total.duplicates + static_cast<std::int64_t>(exchange.stats().duplicates))
-                            .add("rejected", total.rejected + static_cast<std::int64_t>(exchange.stats().rejected))
-                            .add("master_cpu_share", cpu_share)
-                            .add("equivalence_max_relative_difference", worst)
-                            .add("equivalent", equivalent));
-  ckpt::write_checkpoint(context.run_directory.file("model.h5"),
-                         make_checkpoint(context, model, nullptr, total.steps, scheduler.position()));
-  reporter.finish(model);
-  if (!equivalent) throw core::RuntimeError("replicas diverged: model-equivalence check failed");
-  return 0;
+  return SharingMaster(context, plane, control).run();
 }
 
 }  // namespace gradshare::train

@@ -2,8 +2,10 @@
 
 #include "core/errors.h"
 #include "train/allreduce_strategy.h"
+#include "train/downpour_strategy.h"
 #include "train/gradient_sharing.h"
 #include "train/local_strategy.h"
+#include "train/parameter_averaging.h"
 
 namespace gradshare::train {
 
@@ -12,7 +14,13 @@ void check_strategy_fits(const config::ExperimentConfig& config, int ranks) {
   if (strategy == "local" && ranks > 1)
     throw core::UserError("training.strategy 'local' runs in one process, but the job has " +
                           std::to_string(ranks) + " ranks (start it without mpirun)");
-  if (strategy != "local" && strategy != "gradient_sharing" && strategy != "allreduce")
+  if (strategy == "downpour" && ranks <= config.downpour.servers)
+    throw core::UserError("training.strategy 'downpour' with downpour.servers " +
+                          std::to_string(config.downpour.servers) +
+                          " needs more ranks than servers, but the job has " +
+                          std::to_string(ranks) + " (start more ranks or use fewer servers)");
+  if (strategy != "local" && strategy != "gradient_sharing" && strategy != "allreduce" &&
+      strategy != "parameter_averaging" && strategy != "downpour")
     throw core::UserError("training.strategy '" + strategy + "' is not available yet in this build");
 }
 
@@ -21,6 +29,8 @@ int run_strategy(RunContext& context) {
   if (strategy == "local") return run_local(context);
   if (strategy == "gradient_sharing") return run_gradient_sharing(context);
   if (strategy == "allreduce") return run_allreduce(context);
+  if (strategy == "parameter_averaging") return run_parameter_averaging(context);
+  if (strategy == "downpour") return run_downpour(context);
   throw core::UserError("training.strategy '" + strategy + "' is not implemented yet");
 }
 

@@ -55,8 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   check({data, size});
   if (size >= codec::kHeaderBytes) {
     std::vector<std::uint8_t> resealed(data, data + size);
-    std::uint32_t crc =
-        gradshare::kernels::cpu::crc32c(0, resealed.data(), codec::kChecksumOffset);
+    std::uint32_t crc = gradshare::kernels::cpu::crc32c(0, resealed.data(), codec::kChecksumOffset);
     crc = gradshare::kernels::cpu::crc32c(crc, resealed.data() + codec::kHeaderBytes,
                                           size - codec::kHeaderBytes);
     std::memcpy(resealed.data() + codec::kChecksumOffset, &crc, sizeof crc);

@@ -2,7 +2,8 @@
 """Asserts facts about a finished gradshare run directory (used by the ctest training tests).
 
   check_run.py RUN_DIR [--min-accuracy A] [--loss-falls] [--equivalent] [--min-backpressure N]
-                       [--max-bytes-ratio R] [--no-duplicates]
+                       [--max-bytes-ratio R] [--no-duplicates] [--averaging-identical]
+                       [--downpour-consistent] [--staleness-present]
 
 Reads RUN_DIR/metrics.jsonl; exits 1 with one line per failed assertion.
 """
@@ -10,6 +11,52 @@ import argparse
 import json
 import os
 import sys
+
+
+def check_averaging(records):
+    summary = [r for r in records if r.get("kind") == "averaging_summary"]
+    if not summary:
+        return ["no averaging_summary record"]
+    s = summary[-1]
+    print(f"averaging: {s['rounds']} rounds, {s.get('verified_rounds', 0)} verified, "
+          f"{s.get('mismatched_rounds')} mismatched")
+    if "averaging_identical" not in s:
+        return ["averaging_identical missing (run with training.verify_averaging=true)"]
+    failures = []
+    if s["rounds"] < 1 or s["verified_rounds"] != s["rounds"]:
+        failures.append(f"{s['verified_rounds']} of {s['rounds']} rounds verified")
+    if s["averaging_identical"] is not True or s["mismatched_rounds"] != 0:
+        failures.append(f"workers differed after {s['mismatched_rounds']} rounds")
+    return failures
+
+
+def check_downpour(records, steps, consistent, staleness):
+    summary = [r for r in records if r.get("kind") == "downpour_summary"]
+    if not summary:
+        return ["no downpour_summary record"]
+    s = summary[-1]
+    failures = []
+    if consistent:
+        print(f"downpour: {s['pushes']} pushes, {s['pushes_applied']} applied, consistent "
+              f"{s['consistent']} (max difference {s['consistency_max_difference']})")
+        if s["consistent"] is not True:
+            failures.append("a worker's final parameters differ from the servers' "
+                            f"(max difference {s['consistency_max_difference']})")
+        if s["pushes"] < 1 or s["pushes_applied"] != s["pushes"]:
+            failures.append(f"{s['pushes_applied']} of {s['pushes']} pushes applied")
+    if staleness:
+        mean, worst = s.get("staleness_mean"), s.get("staleness_max")
+        print(f"staleness: mean {mean} max {worst} over {s.get('acknowledged_pushes')} pushes")
+        if not isinstance(mean, (int, float)) or not isinstance(worst, int):
+            failures.append(f"summary staleness missing: mean {mean} max {worst}")
+        elif s["acknowledged_pushes"] < 1 or not 0 <= mean <= worst:
+            failures.append(f"implausible staleness: mean {mean} max {worst} over "
+                            f"{s['acknowledged_pushes']} pushes")
+        if not steps or any("staleness_mean" not in r or "staleness_max" not in r for r in steps):
+            failures.append("step records without staleness_mean / staleness_max")
+        elif not any(isinstance(r["staleness_mean"], (int, float)) for r in steps):
+            failures.append("no step record has a staleness value")
+    return failures
 
 
 def main():
@@ -22,6 +69,17 @@ def main():
     parser.add_argument("--max-bytes-ratio", type=float,
                         help="bytes per worker per step over dense float32 bytes must be below")
     parser.add_argument("--no-duplicates", action="store_true")
+    parser.add_argument("--conservation", type=float,
+                        help="workers' sent quanta + residual must equal their summed updates "
+                             "to this relative error (needs encoding.check_conservation=true)")
+    parser.add_argument("--averaging-identical", action="store_true",
+                        help="parameter averaging: every worker held bit-identical parameters "
+                             "after every round (needs training.verify_averaging=true)")
+    parser.add_argument("--downpour-consistent", action="store_true",
+                        help="downpour: every push was applied and after the final pull every "
+                             "worker held exactly the servers' parameters")
+    parser.add_argument("--staleness-present", action="store_true",
+                        help="downpour: staleness mean/max in the step records and the summary")
     args = parser.parse_args()
 
     path = os.path.join(args.run_dir, "metrics.jsonl")
@@ -48,7 +106,8 @@ def main():
             print(f"loss {first:.4f} -> {last:.4f}")
             if not last < 0.8 * first:
                 failures.append(f"loss did not fall enough: {first:.4f} -> {last:.4f}")
-    if args.equivalent or args.min_backpressure is not None or args.max_bytes_ratio or args.no_duplicates:
+    if (args.equivalent or args.min_backpressure is not None or args.max_bytes_ratio
+            or args.no_duplicates or args.conservation is not None):
         if not summary:
             failures.append("no sharing_summary record")
         else:
@@ -65,8 +124,18 @@ def main():
                 print(f"bytes per worker per step / dense = {ratio:.2e}")
                 if ratio > args.max_bytes_ratio:
                     failures.append(f"bytes ratio {ratio:.2e} > {args.max_bytes_ratio}")
+            if args.conservation is not None:
+                error = s["conservation_max_relative_error"]
+                print(f"conservation: max relative error {error:.3e}")
+                if error < 0 or error > args.conservation:
+                    failures.append(f"conservation error {error} (required 0 <= error <= {args.conservation})")
             if args.no_duplicates and s["duplicates"] != 0:
                 failures.append(f"{s['duplicates']} duplicate updates seen")
+    if args.averaging_identical:
+        failures += check_averaging(records)
+    if args.downpour_consistent or args.staleness_present:
+        failures += check_downpour(records, steps, args.downpour_consistent,
+                                   args.staleness_present)
     for failure in failures:
         print("FAIL:", failure)
     sys.exit(1 if failures else 0)

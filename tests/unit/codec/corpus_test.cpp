@@ -8,8 +8,8 @@
 #include <iterator>
 #include <vector>
 
-#include "../../fuzz/codec_corpus.h"
 #include "codec/decoder.h"
+#include "tests/fuzz/codec_corpus.h"
 
 namespace gradshare::codec {
 namespace {
@@ -19,7 +19,8 @@ TEST(FuzzCorpus, CommittedSeedsMatchTheGenerator) {
       std::filesystem::path(GRADSHARE_SOURCE_DIR) / "tests/fuzz/corpus/codec_decoder";
   const auto corpus = fuzz::make_decoder_corpus();
   std::size_t files = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) files += entry.is_regular_file();
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    files += entry.is_regular_file();
   EXPECT_EQ(files, corpus.size());
   for (const auto& seed : corpus) {
     std::ifstream file(dir / seed.name, std::ios::binary);

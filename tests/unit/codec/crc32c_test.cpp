@@ -1,12 +1,11 @@
 // crc32c_test.cpp: CRC32C against the standard check value and the two twins against each other.
-#include "kernels/cpu/codec_crc32c.h"
-
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "core/rng.h"
+#include "kernels/cpu/codec_crc32c.h"
 
 namespace gradshare::kernels::cpu {
 namespace {

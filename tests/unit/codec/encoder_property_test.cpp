@@ -28,12 +28,18 @@ enum class Data { kRandom, kAllBelow, kAllFarAbove, kExactlyTau, kDenormal, kAlt
 
 std::string data_name(Data data) {
   switch (data) {
-    case Data::kRandom: return "random";
-    case Data::kAllBelow: return "all_below_tau";
-    case Data::kAllFarAbove: return "all_far_above_tau";
-    case Data::kExactlyTau: return "exactly_tau";
-    case Data::kDenormal: return "denormals";
-    case Data::kAlternating: return "alternating_signs";
+    case Data::kRandom:
+      return "random";
+    case Data::kAllBelow:
+      return "all_below_tau";
+    case Data::kAllFarAbove:
+      return "all_far_above_tau";
+    case Data::kExactlyTau:
+      return "exactly_tau";
+    case Data::kDenormal:
+      return "denormals";
+    case Data::kAlternating:
+      return "alternating_signs";
   }
   return "?";
 }
@@ -43,11 +49,21 @@ std::vector<float> make_update(Data data, std::size_t n, int step, float tau, co
   for (std::size_t i = 0; i < n; ++i) {
     const float sign = rng.below(2) == 0 ? 1.0f : -1.0f;
     switch (data) {
-      case Data::kRandom: u[i] = 0.7f * tau * rng.normal(); break;
-      case Data::kAllBelow: u[i] = 1e-3f * tau * rng.uniform(-1.0f, 1.0f); break;
-      case Data::kAllFarAbove: u[i] = sign * 1000.0f * tau * rng.uniform(1.0f, 2.0f); break;
-      case Data::kExactlyTau: u[i] = sign * tau; break;
-      case Data::kDenormal: u[i] = sign * 1e-40f * rng.uniform(0.0f, 1.0f); break;
+      case Data::kRandom:
+        u[i] = 0.7f * tau * rng.normal();
+        break;
+      case Data::kAllBelow:
+        u[i] = 1e-3f * tau * rng.uniform(-1.0f, 1.0f);
+        break;
+      case Data::kAllFarAbove:
+        u[i] = sign * 1000.0f * tau * rng.uniform(1.0f, 2.0f);
+        break;
+      case Data::kExactlyTau:
+        u[i] = sign * tau;
+        break;
+      case Data::kDenormal:
+        u[i] = sign * 1e-40f * rng.uniform(0.0f, 1.0f);
+        break;
       case Data::kAlternating:
         u[i] = ((i + static_cast<std::size_t>(step)) % 2 == 0 ? 1.5f : -1.5f) * tau;
         break;
@@ -74,8 +90,8 @@ void check_nothing_lost(Encoder& encoder, Data data, int steps, std::uint64_t se
       const double got = static_cast<double>(decoded[i]) + after[i];
       const double one_ulp = std::ldexp(std::fabs(expected), -23);
       if (std::fabs(got - expected) > one_ulp) {  // (not ASSERT_LE: this loop runs 1e7 times)
-        FAIL() << "step " << step << " element " << i << ": r_before " << before[i] << " u "
-               << u[i] << " decoded " << decoded[i] << " r_after " << after[i];
+        FAIL() << "step " << step << " element " << i << ": r_before " << before[i] << " u " << u[i]
+               << " decoded " << decoded[i] << " r_after " << after[i];
       }
       sum_u[i] += u[i];
       sum_decoded[i] += decoded[i];

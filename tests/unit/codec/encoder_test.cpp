@@ -80,7 +80,8 @@ TEST(Encoder, SwitchToBitmapKeepsEveryQuantum) {
   EXPECT_EQ(decode_dense(auto_message, n), decode_dense(sparse_message, n));
   EXPECT_TRUE(std::equal(auto_encoder.residual().begin(), auto_encoder.residual().end(),
                          sparse_encoder.residual().begin()));
-  for (std::size_t i = 0; i < 700; ++i) EXPECT_FLOAT_EQ(auto_encoder.residual()[i], (i % 3 == 0 ? -2.0f : 2.0f) * 1e-4f);
+  for (std::size_t i = 0; i < 700; ++i)
+    EXPECT_FLOAT_EQ(auto_encoder.residual()[i], (i % 3 == 0 ? -2.0f : 2.0f) * 1e-4f);
 }
 
 TEST(Encoder, EmptySelectionIsAValidMessage) {
@@ -110,8 +111,8 @@ TEST(Encoder, ScalarAndAvx2KernelsGiveIdenticalMessages) {
       avx2.encode(u, {}, b);
       ASSERT_EQ(a, b) << format << " step " << step;
     }
-    EXPECT_TRUE(std::equal(scalar.residual().begin(), scalar.residual().end(),
-                           avx2.residual().begin()));
+    EXPECT_TRUE(
+        std::equal(scalar.residual().begin(), scalar.residual().end(), avx2.residual().begin()));
   }
 }
 
@@ -172,8 +173,7 @@ void check_rejects(const std::string& format, std::int64_t shake_up, float bad_v
     encoder.encode(u, {}, message);
     FAIL() << "no error";
   } catch (const core::RuntimeError& e) {
-    EXPECT_NE(std::string(e.what()).find("element " + std::to_string(bad_index)),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("element " + std::to_string(bad_index)), std::string::npos)
         << e.what();
   }
   EXPECT_TRUE(message.empty());
@@ -199,8 +199,8 @@ TEST(Encoder, RejectsNonFiniteUpdates) {
     check_rejects(format, 0, inf, 0, 0.1);
     check_rejects(format, 0, -inf, 3000, 0.1);
   }
-  check_rejects("auto", 1, nan, 2001, 0.1);   // every step a shake-up
-  check_rejects("auto", 0, nan, 2900, 0.9);   // after the switch to a bitmap
+  check_rejects("auto", 1, nan, 2001, 0.1);  // every step a shake-up
+  check_rejects("auto", 0, nan, 2900, 0.9);  // after the switch to a bitmap
 }
 
 TEST(Encoder, RejectsResidualOverflow) {

@@ -72,8 +72,8 @@ TEST_F(Twins, SelectMatches) {
 
 TEST_F(Twins, BitmapMatches) {
   for (std::size_t n = 0; n < 100; ++n) {
-    for (const HalfQuantum half : {HalfQuantum{}, HalfQuantum{kTau / 3, kTau / 2},
-                                   HalfQuantum{kTau / 3, -kTau / 2}}) {
+    for (const HalfQuantum half :
+         {HalfQuantum{}, HalfQuantum{kTau / 3, kTau / 2}, HalfQuantum{kTau / 3, -kTau / 2}}) {
       for (const std::size_t bad : {kNoBadIndex, n / 2}) {
         Input a = random_input(n, n * 37 + 1, bad);
         Input b = a;

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <span>
 #include <limits>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -222,7 +222,7 @@ TEST(Decoder, RejectsSparseIndexProblems) {
   expect_rejected(with_last(0), 100, "outside");
   expect_rejected(with_last(std::numeric_limits<std::int32_t>::min()), 100, "outside");
   expect_rejected(with_last(std::numeric_limits<std::int32_t>::max()), 100, "outside");
-  expect_rejected(with_last(92), 100, "increasing");   // the entry before is 92
+  expect_rejected(with_last(92), 100, "increasing");  // the entry before is 92
   expect_rejected(with_last(-50), 100, "increasing");
 }
 
@@ -278,8 +278,8 @@ TEST(Decoder, RejectsCompressedPadding) {
     const unsigned k = m[72];
     std::vector<std::int32_t> indices;
     const std::span<const std::uint8_t> payload(m.data() + 72, m.size() - 72);
-    ASSERT_TRUE(kernels::cpu::rice_decode(payload, peek<std::uint64_t>(m, 48), n, indices,
-                                          nullptr));
+    ASSERT_TRUE(
+        kernels::cpu::rice_decode(payload, peek<std::uint64_t>(m, 48), n, indices, nullptr));
     std::uint64_t bits = 0, previous = 0;
     for (const std::int32_t v : indices) {
       const std::uint64_t index = static_cast<std::uint64_t>(std::abs(v));

@@ -130,11 +130,11 @@ TEST(ShakeUp, SendsHalfQuantaOfAlternatingSign) {
   ASSERT_TRUE(parse_header(message, 5, header, nullptr));
   EXPECT_EQ(header.flags, kFlagShakeUp);
   std::vector<float> decoded = decode_dense(message, 5);
-  EXPECT_EQ(decoded[0], kTau);        // 2e-3 - 1e-3 = 1e-3 is still a full quantum
-  EXPECT_EQ(decoded[1], kTau / 2);    // the positive half band
-  EXPECT_EQ(decoded[2], 0.0f);        // negative: waits for the next shake-up
+  EXPECT_EQ(decoded[0], kTau);      // 2e-3 - 1e-3 = 1e-3 is still a full quantum
+  EXPECT_EQ(decoded[1], kTau / 2);  // the positive half band
+  EXPECT_EQ(decoded[2], 0.0f);      // negative: waits for the next shake-up
   EXPECT_EQ(decoded[3], 0.0f);
-  EXPECT_EQ(decoded[4], -kTau);       // -3e-3 + 1e-3 = -2e-3
+  EXPECT_EQ(decoded[4], -kTau);  // -3e-3 + 1e-3 = -2e-3
   EXPECT_FLOAT_EQ(encoder.residual()[1], 0.0f);
 
   stats = encoder.encode(zero, {}, message);  // step 3: ordinary

@@ -1,13 +1,12 @@
 // rice_test.cpp: Golomb-Rice coding of index lists: round trips, exact predicted sizes, the
 // parameter choice against brute force, the documented size bound, and malformed streams.
-#include "kernels/cpu/codec_rice.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
 #include "core/rng.h"
+#include "kernels/cpu/codec_rice.h"
 
 namespace gradshare::kernels::cpu {
 namespace {
@@ -78,7 +77,7 @@ TEST(Rice, CloseToTheEntropyAtTrainingSparsity) {
 TEST(Rice, SizeBoundHoldsForAdversarialSets) {
   const std::size_t n = 1 << 20;
   std::vector<std::vector<std::int32_t>> sets;
-  sets.push_back({static_cast<std::int32_t>(n)});                         // one far index
+  sets.push_back({static_cast<std::int32_t>(n)});  // one far index
   std::vector<std::int32_t> cluster_and_far;
   for (std::int32_t i = 1; i <= 1000; ++i) cluster_and_far.push_back(i);
   cluster_and_far.push_back(static_cast<std::int32_t>(n));
@@ -100,9 +99,9 @@ TEST(Rice, RejectsMalformedStreams) {
   std::string error;
   EXPECT_TRUE(rice_validate(good, 4, 500, &error)) << error;
   EXPECT_FALSE(rice_validate(good, 4, 499, &error));  // last index beyond n
-  EXPECT_FALSE(rice_validate({}, 0, 500, &error));     // no parameter byte
-  EXPECT_FALSE(rice_validate(good, 5, 500, &error));   // more entries than coded
-  EXPECT_FALSE(rice_validate(good, 3, 500, &error));   // trailing entry
+  EXPECT_FALSE(rice_validate({}, 0, 500, &error));    // no parameter byte
+  EXPECT_FALSE(rice_validate(good, 5, 500, &error));  // more entries than coded
+  EXPECT_FALSE(rice_validate(good, 3, 500, &error));  // trailing entry
   std::vector<std::uint8_t> truncated(good.begin(), good.end() - 1);
   EXPECT_FALSE(rice_validate(truncated, 4, 500, &error));
   std::vector<std::uint8_t> zeros = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};  // an endless unary run

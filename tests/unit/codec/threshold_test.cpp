@@ -22,7 +22,7 @@ TEST(AdaptiveThreshold, FollowsDl4jRule) {
   const auto algorithm = make_threshold_algorithm(make_config());
   double tau = 1e-4;
   for (int i = 0; i < 20; ++i) tau = algorithm->next(tau, 0.0);  // sparsity below 1e-4
-  EXPECT_NEAR(tau, 0.5e-4, 0.5e-4 * 1e-4);                      // halves in 20 steps
+  EXPECT_NEAR(tau, 0.5e-4, 0.5e-4 * 1e-4);                       // halves in 20 steps
   tau = 1e-4;
   for (int i = 0; i < 20; ++i) tau = algorithm->next(tau, 0.5);
   EXPECT_NEAR(tau, 2e-4, 2e-4 * 1e-4);

@@ -1,0 +1,99 @@
+// cuda_compute.cpp: CudaCompute, forwarding each Compute call to its kernels/cuda twin.
+#include "kernels/cuda/cuda_compute.h"
+
+#include <cublas_v2.h>
+
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/device.h"
+
+namespace gradshare::kernels::cuda {
+
+CudaCompute::CudaCompute() {
+  require_cuda_device();
+  sums_.reserve(1);
+  GS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  try {
+    GS_CUBLAS_CHECK(cublasCreate(&blas_));
+    GS_CUBLAS_CHECK(cublasSetStream(blas_, stream_));
+  } catch (...) {
+    if (blas_ != nullptr) cublasDestroy(blas_);
+    cudaStreamDestroy(stream_);
+    throw;
+  }
+}
+
+CudaCompute::~CudaCompute() {
+  cudaStreamSynchronize(stream_);  // the buffers below must outlive the work that uses them
+  cublasDestroy(blas_);
+  cudaStreamDestroy(stream_);
+}
+
+void CudaCompute::synchronize() { GS_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+void CudaCompute::gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha,
+                       const float* a, int lda, const float* b, int ldb, float beta, float* c,
+                       int ldc) {
+  cuda::gemm(blas_, transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+void CudaCompute::bias_activation(float* y, const float* bias, std::size_t outer,
+                                  std::size_t channels, std::size_t inner,
+                                  nn::Activation activation, float alpha) {
+  cuda::bias_activation(y, bias, outer, channels, inner, activation, alpha, stream_);
+}
+
+void CudaCompute::activation_backward(const float* y, float* dy, std::size_t n,
+                                      nn::Activation activation, float alpha) {
+  cuda::activation_backward(y, dy, n, activation, alpha, stream_);
+}
+
+void CudaCompute::bias_gradient(const float* dy, float* db, std::size_t outer, std::size_t channels,
+                                std::size_t inner) {
+  cuda::bias_gradient(dy, db, outer, channels, inner, stream_);
+}
+
+void CudaCompute::im2col(const float* image, const nn::ConvGeometry& g, float* col) {
+  cuda::im2col(image, g, col, stream_);
+}
+
+void CudaCompute::col2im(const float* col, const nn::ConvGeometry& g, float* image) {
+  cuda::col2im(col, g, image, stream_);
+}
+
+void CudaCompute::maxpool_forward(const float* x, const nn::PoolGeometry& g, std::size_t planes,
+                                  float* y, std::int32_t* argmax) {
+  cuda::maxpool_forward(x, g, planes, y, argmax, stream_);
+}
+
+void CudaCompute::maxpool_backward(const float* dy, const std::int32_t* argmax,
+                                   const nn::PoolGeometry& g, std::size_t planes, float* dx) {
+  cuda::maxpool_backward(dy, argmax, g, planes, dx, stream_);
+}
+
+void CudaCompute::dropout_forward(const float* x, float* y, float* mask, std::size_t n, float rate,
+                                  std::uint64_t seed) {
+  cuda::dropout_forward(x, y, mask, n, rate, seed, stream_);
+}
+
+void CudaCompute::multiply(const float* a, const float* b, float* out, std::size_t n) {
+  cuda::multiply(a, b, out, n, stream_);
+}
+
+void CudaCompute::axpy(float alpha, const float* x, float* y, std::size_t n) {
+  cuda::axpy(alpha, x, y, n, stream_);
+}
+
+nn::LossSums CudaCompute::softmax_cross_entropy(const float* logits, const std::int32_t* labels,
+                                                std::size_t batch, std::size_t classes,
+                                                float grad_scale, float* dlogits,
+                                                std::int32_t* predicted) {
+  void* workspace = softmax_workspace_.reserve(softmax_workspace_bytes(batch));
+  cuda::softmax_cross_entropy(logits, labels, batch, classes, grad_scale, dlogits, predicted,
+                              workspace, stream_);
+  GS_CUDA_CHECK(cudaMemcpyAsync(sums_.data(), workspace, sizeof(DeviceLossSums),
+                                cudaMemcpyDeviceToHost, stream_));
+  synchronize();
+  return {sums_.data()->loss_sum, static_cast<std::int64_t>(sums_.data()->correct)};
+}
+
+}  // namespace gradshare::kernels::cuda

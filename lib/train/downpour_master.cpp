@@ -1,0 +1,289 @@
+// downpour_master.cpp: the Downpour master (rank 0): serves shard 0, hands out partitions,
+// aggregates the workers' figures, evaluates the servers' model at the end of every epoch, and
+// at the end checks that every worker's final pull returned exactly the servers' parameters.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include "ckpt/checkpoint.h"
+#include "comm/byte_io.h"
+#include "core/errors.h"
+#include "core/log.h"
+#include "core/timer.h"
+#include "data/epoch_plan.h"
+#include "train/downpour_client.h"
+#include "train/downpour_roles.h"
+#include "train/epoch_report.h"
+#include "train/model_file.h"
+#include "train/partition_scheduler.h"
+#include "train/progress.h"
+
+namespace gradshare::train {
+
+namespace {
+
+double ratio(double numerator, double denominator) {
+  return denominator > 0 ? numerator / denominator : 0.0;
+}
+
+// Staleness is undefined (null in metrics.jsonl) while no push has been acknowledged.
+double mean_age(const DownpourReport& report) {
+  return report.ages > 0 ? report.age_sum / static_cast<double>(report.ages) : NAN;
+}
+
+// The master's periodic progress line and "step" metrics record.
+class DownpourProgress {
+ public:
+  DownpourProgress(RunContext& context, std::int64_t steps_per_epoch, int workers)
+      : context_(context),
+        workers_(workers),
+        steps_per_epoch_(std::max<std::int64_t>(steps_per_epoch, 1)),
+        total_steps_(steps_per_epoch_ * context.config.training.epochs) {}
+
+  void add(const DownpourReport& report) {
+    window_.add(report);
+    total_.add(report);
+  }
+  const DownpourReport& total() const { return total_; }
+
+  void maybe_log() {
+    const auto every = context_.config.logging.every_steps;
+    if (total_.steps < next_log_step_) return;
+    next_log_step_ = (total_.steps / every + 1) * every;
+    const auto& w = window_;
+    const double steps = static_cast<double>(w.steps);
+    const double loss = ratio(w.loss_sum, steps);
+    const double accuracy = ratio(static_cast<double>(w.correct), static_cast<double>(w.samples));
+    // Workers run side by side: W times one worker's rate (each report carries its own time,
+    // so reports that arrive together do not distort it).
+    const double samples_per_second = workers_ * ratio(static_cast<double>(w.samples), w.seconds);
+    const double push_bytes = ratio(static_cast<double>(w.push_bytes), steps);
+    const double pull_bytes = ratio(static_cast<double>(w.pull_bytes), steps);
+    const double eta = ratio(run_clock_.seconds(), static_cast<double>(total_.steps)) *
+                       static_cast<double>(total_steps_ - total_.steps);
+    char line[448];
+    std::snprintf(line, sizeof line,
+                  "epoch %lld/%lld  step %lld/%lld  loss %.4f  acc %.1f%%  %.0f samples/s  "
+                  "staleness mean %.1f max %lld  pushes %lld (postponed %lld)  pulls %lld "
+                  "(retried %lld)  %.0f B/worker/step (push %.0f + pull %.0f)  ETA %s",
+                  static_cast<long long>(std::min<std::int64_t>(total_.steps / steps_per_epoch_ + 1,
+                                                                context_.config.training.epochs)),
+                  static_cast<long long>(context_.config.training.epochs),
+                  static_cast<long long>(total_.steps), static_cast<long long>(total_steps_), loss,
+                  100.0 * accuracy, samples_per_second, w.ages ? mean_age(w) : 0.0,
+                  static_cast<long long>(w.age_max), static_cast<long long>(w.pushes),
+                  static_cast<long long>(w.busy_slots), static_cast<long long>(w.pulls),
+                  static_cast<long long>(w.pull_retries), push_bytes + pull_bytes, push_bytes,
+                  pull_bytes, format_duration(eta).c_str());
+    core::log_info(line);
+    context_.metrics.write(JsonLine()
+                               .add("kind", "step")
+                               .add("step", total_.steps)
+                               .add("loss", loss)
+                               .add("train_accuracy", accuracy)
+                               .add("samples_per_second", samples_per_second)
+                               .add("bytes_per_worker_step", push_bytes + pull_bytes)
+                               .add("push_bytes_per_worker_step", push_bytes)
+                               .add("pull_bytes_per_worker_step", pull_bytes)
+                               .add("staleness_mean", mean_age(w))
+                               .add("staleness_max", w.ages ? w.age_max : std::int64_t{0})
+                               .add("pushes", w.pushes)
+                               .add("pushes_postponed", w.busy_slots)
+                               .add("pulls", w.pulls)
+                               .add("pull_retries", w.pull_retries)
+                               .add("wall_seconds", run_clock_.seconds()));
+    window_ = DownpourReport{};
+  }
+
+ private:
+  RunContext& context_;
+  int workers_;
+  std::int64_t steps_per_epoch_;
+  std::int64_t total_steps_;
+  DownpourReport window_;
+  DownpourReport total_;
+  std::int64_t next_log_step_ = 1;
+  core::Stopwatch run_clock_;
+};
+
+// Largest |a - b| and whether the two are bit-identical.
+struct Comparison {
+  double max_difference = 0;
+  bool identical = true;
+};
+Comparison compare(std::span<const float> a, std::span<const float> b) {
+  Comparison result;
+  if (a.size() != b.size()) return {INFINITY, false};
+  result.identical = std::memcmp(a.data(), b.data(), a.size_bytes()) == 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    result.max_difference =
+        std::max(result.max_difference, std::fabs(static_cast<double>(a[i]) - b[i]));
+  return result;
+}
+
+}  // namespace
+
+int run_downpour_master(RunContext& context, nn::Model& model, comm::Window& window,
+                        comm::ControlPlane& control, const DownpourLayout& layout,
+                        ShardServer& server) {
+  const auto& cfg = context.config;
+  const auto seed = static_cast<std::uint64_t>(cfg.run.seed);
+  const std::size_t n = model.parameter_count();
+  const int workers = layout.workers();
+  const double timeout = control.timeout_seconds();
+  core::log_info("model: " + std::to_string(n) + " parameters\n" + model.summary());
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "downpour: %d parameter server%s (shards of %zu..%zu parameters), %d workers, "
+                "push every %lld steps, pull every %lld, server optimizer %s lr %g (%s), pushes %s",
+                layout.servers(), layout.servers() == 1 ? "" : "s",
+                layout.shard(layout.servers() - 1).size(), layout.shard(0).size(), workers,
+                static_cast<long long>(cfg.downpour.n_push),
+                static_cast<long long>(cfg.downpour.n_pull), cfg.downpour.server_optimizer.c_str(),
+                cfg.downpour.server_learning_rate,
+                cfg.downpour.combine == "mean" ? "divided by the workers" : "pushes summed",
+                cfg.downpour.encode ? "encoded" : "dense");
+  core::log_info(line);
+
+  // The servers' model: shard 0 here, the others read under their seqlock. Returns the sum of
+  // the shard versions (pushes applied over all shards).
+  auto read_servers = [&] {
+    auto parameters = model.parameters();
+    const auto own = server.parameters();
+    std::copy(own.begin(), own.end(),
+              parameters.begin() + static_cast<std::ptrdiff_t>(layout.shard(0).begin));
+    std::uint64_t versions = server.version();
+    for (int s = 1; s < layout.servers(); ++s)
+      versions += read_shard(
+          window, s, parameters.subspan(layout.shard(s).begin, layout.shard(s).size()), timeout);
+    return versions;
+  };
+
+  const data::EpochPlan shape(context.data.train.size(),
+                              static_cast<std::size_t>(cfg.training.batch_size),
+                              static_cast<std::size_t>(cfg.data.partition_batches), seed, 0, false);
+  const auto steps_per_epoch = static_cast<std::int64_t>(shape.batch_count());
+  PartitionScheduler scheduler(cfg.training.epochs,
+                               static_cast<std::int64_t>(shape.partition_count()));
+  DownpourProgress progress(context, steps_per_epoch, workers);
+  EpochReporter reporter(context);
+  std::map<int, std::vector<float>> drained;
+  int done = 0;
+  bool pull_signalled = false;
+  core::Backoff backoff;
+  core::Deadline deadline(timeout);
+  while (static_cast<int>(drained.size()) < workers) {
+    bool busy = server.poll() > 0;
+    while (auto message = control.try_receive()) {
+      busy = true;
+      const int worker = message->source;
+      comm::ByteReader reader(message->payload, comm::tag_name(message->tag));
+      switch (message->tag) {
+        case comm::Tag::kPartitionRequest:
+          if (reader.get<std::uint8_t>() != 0) scheduler.complete(worker);
+          reader.expect_end();
+          send_partition_grant(control, worker, scheduler.next(worker));
+          break;
+        case comm::Tag::kMetrics:
+        case comm::Tag::kDone:
+          progress.add(reader.get<DownpourReport>());
+          reader.expect_end();
+          if (message->tag == comm::Tag::kDone) ++done;
+          break;
+        case comm::Tag::kDrained:
+          drained[worker] = reader.get_vector<float>();
+          reader.expect_end();
+          break;
+        default:
+          throw core::RuntimeError(std::string("unexpected ") + comm::tag_name(message->tag) +
+                                   " message from rank " + std::to_string(worker));
+      }
+    }
+    for (const auto epoch : scheduler.take_completed_epochs()) {
+      read_servers();
+      reporter.end_of_epoch(model, epoch + 1, progress.total().steps);
+    }
+    progress.maybe_log();
+    if (done == workers && !pull_signalled) {
+      // Every worker's last push is applied on every shard: the servers are quiet from here on.
+      for (int w = 0; w < workers; ++w)
+        control.send(layout.worker_rank(w), comm::Tag::kDrainTarget, {});
+      pull_signalled = true;
+    }
+    if (busy) {
+      backoff.reset();
+      deadline = core::Deadline(timeout);
+    } else {
+      if (deadline.expired())
+        throw core::RuntimeError("timed out after " + std::to_string(timeout) +
+                                 " s without a push or a message from any worker (" +
+                                 std::to_string(done) + " of " + std::to_string(workers) +
+                                 " finished, " + std::to_string(drained.size()) + " pulled)");
+      backoff.wait();
+    }
+  }
+
+  const std::uint64_t versions = read_servers();
+  Comparison worst;
+  for (const auto& [worker, parameters] : drained) {
+    const Comparison c = compare(parameters, model.parameters());
+    worst.identical = worst.identical && c.identical;
+    worst.max_difference = std::max(worst.max_difference, c.max_difference);
+  }
+  std::snprintf(line, sizeof line,
+                "downpour consistency: after the last push and a final pull, %d workers hold the "
+                "servers' parameters %s (max |difference| %.3e): %s",
+                workers, worst.identical ? "bit for bit" : "NOT exactly", worst.max_difference,
+                worst.identical ? "OK" : "FAILED");
+  core::log_info(line);
+
+  const auto& total = progress.total();
+  const double steps = static_cast<double>(total.steps);
+  const double push_bytes = ratio(static_cast<double>(total.push_bytes), steps);
+  const double pull_bytes = ratio(static_cast<double>(total.pull_bytes), steps);
+  std::snprintf(line, sizeof line,
+                "downpour summary: %lld steps, %lld pushes (%llu applied over %d shards, %lld "
+                "postponed), %lld pulls (%lld retried), staleness mean %.2f max %lld, "
+                "%.0f B/worker/step (push %.0f + pull %.0f)",
+                static_cast<long long>(total.steps), static_cast<long long>(total.pushes),
+                static_cast<unsigned long long>(versions), layout.servers(),
+                static_cast<long long>(total.busy_slots), static_cast<long long>(total.pulls),
+                static_cast<long long>(total.pull_retries), total.ages ? mean_age(total) : 0.0,
+                static_cast<long long>(total.age_max), push_bytes + pull_bytes, push_bytes,
+                pull_bytes);
+  core::log_info(line);
+  context.metrics.write(JsonLine()
+                            .add("kind", "downpour_summary")
+                            .add("steps", total.steps)
+                            .add("servers", layout.servers())
+                            .add("workers", workers)
+                            .add("encode", cfg.downpour.encode)
+                            .add("pushes", total.pushes)
+                            .add("pushes_applied", static_cast<std::int64_t>(versions))
+                            .add("pushes_postponed", total.busy_slots)
+                            .add("pulls", total.pulls)
+                            .add("pull_retries", total.pull_retries)
+                            .add("staleness_mean", mean_age(total))
+                            .add("staleness_max", total.age_max)
+                            .add("acknowledged_pushes", total.ages)
+                            .add("bytes_per_worker_step", push_bytes + pull_bytes)
+                            .add("push_bytes_per_worker_step", push_bytes)
+                            .add("pull_bytes_per_worker_step", pull_bytes)
+                            .add("dense_bytes", static_cast<std::int64_t>(4 * n))
+                            .add("consistency_max_difference", worst.max_difference)
+                            .add("consistent", worst.identical));
+  ckpt::write_checkpoint(
+      context.run_directory.file("model.h5"),
+      make_checkpoint(context, model, nullptr, total.steps, scheduler.position()));
+  reporter.finish(model);
+  for (int rank = 1; rank < context.size; ++rank) control.send(rank, comm::Tag::kShutdown, {});
+  control.flush();
+  if (!worst.identical)
+    throw core::RuntimeError("downpour: a worker's final parameters differ from the servers'");
+  return 0;
+}
+
+}  // namespace gradshare::train

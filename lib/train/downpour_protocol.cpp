@@ -1,0 +1,121 @@
+// downpour_protocol.cpp: shard ranges, window layouts, ack words, reports, partition messages.
+#include "train/downpour_protocol.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "codec/encoder.h"
+#include "comm/byte_io.h"
+#include "comm/mpi_error.h"
+#include "core/errors.h"
+
+namespace gradshare::train {
+
+ShardRange shard_range(std::size_t parameters, int servers, int shard) {
+  GS_CHECK(servers > 0 && shard >= 0 && shard < servers,
+           "shard " + std::to_string(shard) + " of " + std::to_string(servers));
+  const auto k = static_cast<std::size_t>(servers);
+  const auto s = static_cast<std::size_t>(shard);
+  // The first parameters % servers shards hold one extra parameter.
+  const std::size_t base = parameters / k, extra = parameters % k;
+  const std::size_t begin = s * base + std::min(s, extra);
+  return {begin, begin + base + (s < extra ? 1 : 0)};
+}
+
+ShardLayout::ShardLayout(std::size_t floats, int workers, std::size_t payload_capacity)
+    : floats_(floats), workers_(workers), payload_capacity_(payload_capacity) {
+  GS_CHECK(workers >= 0);
+}
+
+std::size_t ShardLayout::slot_offset(int worker) const {
+  GS_CHECK(worker >= 0 && worker < workers_, "push slot " + std::to_string(worker));
+  return parameters_offset() + align_line(floats_ * sizeof(float)) +
+         static_cast<std::size_t>(worker) * (kLineBytes + align_line(payload_capacity_));
+}
+
+std::size_t ShardLayout::window_bytes() const {
+  return parameters_offset() + align_line(floats_ * sizeof(float)) +
+         static_cast<std::size_t>(workers_) * (kLineBytes + align_line(payload_capacity_));
+}
+
+DownpourLayout::DownpourLayout(const config::ExperimentConfig& config, std::size_t parameters,
+                               int ranks)
+    : servers_(static_cast<int>(config.downpour.servers)), ranks_(ranks), parameters_(parameters) {
+  if (servers_ >= ranks_)
+    throw core::UserError("downpour.servers is " + std::to_string(servers_) + " but the job has " +
+                          std::to_string(ranks_) + " ranks: at least one rank must be a worker");
+  if (static_cast<std::size_t>(servers_) > parameters_)
+    throw core::UserError("downpour.servers (" + std::to_string(servers_) +
+                          ") exceeds the model's " + std::to_string(parameters_) + " parameters");
+  for (int s = 0; s < servers_; ++s) {
+    const ShardRange range = shard_range(parameters_, servers_, s);
+    std::size_t capacity = range.size() * sizeof(float);  // a dense push (and every final push)
+    if (config.downpour.encode)
+      capacity =
+          std::max(capacity, codec::Encoder(config.encoding, range.size()).max_message_bytes());
+    shards_.push_back(range);
+    layouts_.emplace_back(range.size(), workers(), capacity);
+  }
+}
+
+std::size_t DownpourLayout::window_bytes(int rank) const {
+  if (is_server(rank)) return layouts_[static_cast<std::size_t>(rank)].window_bytes();
+  return static_cast<std::size_t>(servers_) * kLineBytes;  // the ack words
+}
+
+std::uint64_t pack_ack(std::uint64_t seq, std::uint64_t age) {
+  GS_CHECK(seq <= 0xFFFFFFFFull, "push seq " + std::to_string(seq) + " exceeds 32 bits");
+  return (std::min<std::uint64_t>(age, 0xFFFFFFFFull) << 32) | seq;
+}
+
+void DownpourReport::add(const DownpourReport& o) {
+  steps += o.steps;
+  samples += o.samples;
+  loss_sum += o.loss_sum;
+  correct += o.correct;
+  pushes += o.pushes;
+  push_bytes += o.push_bytes;
+  pulls += o.pulls;
+  pull_bytes += o.pull_bytes;
+  pull_retries += o.pull_retries;
+  busy_slots += o.busy_slots;
+  ages += o.ages;
+  age_sum += o.age_sum;
+  age_max = std::max(age_max, o.age_max);
+  seconds += o.seconds;
+}
+
+void get_bytes(comm::Window& window, void* destination, std::size_t length, int target,
+               std::size_t displacement) {
+  GS_CHECK(length <= static_cast<std::size_t>(std::numeric_limits<int>::max()));
+  comm::check_mpi(MPI_Get(destination, static_cast<int>(length), MPI_BYTE, target,
+                          static_cast<MPI_Aint>(displacement), static_cast<int>(length), MPI_BYTE,
+                          window.get()),
+                  "MPI_Get");
+}
+
+std::optional<PartitionGrant> request_partition(comm::ControlPlane& control,
+                                                bool finished_previous) {
+  control.send(0, comm::Tag::kPartitionRequest,
+               comm::ByteWriter().put<std::uint8_t>(finished_previous ? 1 : 0).bytes());
+  const auto reply = control.receive(0, comm::Tag::kPartitionGrant, "partition grant");
+  comm::ByteReader reader(reply.payload, "partition grant");
+  const bool has = reader.get<std::uint8_t>() != 0;
+  PartitionGrant grant;
+  grant.epoch = reader.get<std::int64_t>();
+  grant.partition = reader.get<std::int64_t>();
+  reader.expect_end();
+  if (!has) return std::nullopt;
+  return grant;
+}
+
+void send_partition_grant(comm::ControlPlane& control, int worker,
+                          const std::optional<PartitionGrant>& grant) {
+  comm::ByteWriter writer;
+  writer.put<std::uint8_t>(grant ? 1 : 0);
+  writer.put<std::int64_t>(grant ? grant->epoch : 0);
+  writer.put<std::int64_t>(grant ? grant->partition : 0);
+  control.send(worker, comm::Tag::kPartitionGrant, writer.bytes());
+}
+
+}  // namespace gradshare::train

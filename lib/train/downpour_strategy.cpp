@@ -1,0 +1,36 @@
+// downpour_strategy.cpp: run_downpour: the layout, the window, the shard servers, the roles.
+#include "train/downpour_strategy.h"
+
+#include <optional>
+
+#include "comm/control_plane.h"
+#include "comm/mpi_error.h"
+#include "comm/window.h"
+#include "nn/model.h"
+#include "train/downpour_protocol.h"
+#include "train/downpour_roles.h"
+#include "train/downpour_server.h"
+
+namespace gradshare::train {
+
+int run_downpour(RunContext& context) {
+  const auto& cfg = context.config;
+  nn::Model model = nn::Model::build(cfg.model, static_cast<std::uint64_t>(cfg.run.seed));
+  const DownpourLayout layout(cfg, model.parameter_count(), context.size);
+  comm::ControlPlane control(context.world, static_cast<double>(cfg.transport.timeout_ms) / 1000.0);
+  comm::Window window(context.world, layout.window_bytes(context.rank));
+  std::optional<ShardServer> server;
+  if (layout.is_server(context.rank)) {
+    const ShardRange range = layout.shard(context.rank);
+    server.emplace(window, layout, context.rank, cfg,
+                   model.parameters().subspan(range.begin, range.size()));
+  }
+  // Nobody touches a peer's window before every server has put its shard in place.
+  comm::check_mpi(MPI_Barrier(context.world), "MPI_Barrier (Downpour window set-up)");
+  if (context.is_master())
+    return run_downpour_master(context, model, window, control, layout, *server);
+  if (server) return run_downpour_server(context, control, *server);
+  return run_downpour_worker(context, model, window, control, layout);
+}
+
+}  // namespace gradshare::train

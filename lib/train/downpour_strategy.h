@@ -1,0 +1,54 @@
+// downpour_strategy.h: Downpour SGD (DistBelief) with a sharded parameter server on MPI RMA.
+//
+// Ranks 0..K-1 serve one shard each (downpour.servers = K; rank 0 is also the master), ranks
+// K..size-1 are workers. Window layouts are in downpour_protocol.h, the push and pull halves in
+// downpour_client.h, the server in downpour_server.h.
+//
+//  worker                                     server s (rank s)        master (rank 0)
+//  ------                                     -----------------        ---------------
+//  kPartitionRequest {finished previous} ------------------------------> scheduler
+//                                         <------------------------------ kPartitionGrant
+//  every step: local updater step on the
+//    local replica, update also summed into
+//    the accumulator
+//  every n_push steps, per shard, if the
+//    previous push was acknowledged (else
+//    keep accumulating, never wait):
+//    MPI_Put payload + slot header, and at
+//    the next step flush + MPI_Put seq   --> polls slots (back-off), applies in
+//                                            arrival order with its optimizer,
+//                                            version += 1 under the seqlock,
+//                                   <------- MPI_Put ack word (seq, age)
+//  every n_pull steps, per shard: MPI_Get
+//    the shard under the seqlock, overlapped
+//    with the next step; local shard =
+//    pulled - accumulator - residual
+//  kMetrics {DownpourReport} every
+//    logging.every_steps steps -------------------------------------------> progress line;
+//                                                                            end of an epoch's
+//                                                                            partitions: reads
+//                                                                            every shard,
+//                                                                            evaluates
+//  no partition left: wait for acks, push
+//    everything left (dense), wait for its
+//    ack, kDone {DownpourReport} -----------------------------------------> after every kDone:
+//                                         <------------------------------ kDrainTarget (pull)
+//  final pull of every shard (servers are quiet now),
+//    kDrained {parameters} -----------------------------------------------> compares each with
+//                                                                            the shards
+//                                                                            (bit-exact), final
+//                                                                            evaluation, model.h5,
+//                                         <------------------------------ kShutdown (to workers
+//  exits                                      exits <------------------- and servers)
+//
+// Staleness: a push carries the shard version the worker last pulled; the server reports the
+// push's age (versions applied since) in the ack and workers report mean and maximum.
+#pragma once
+
+#include "train/run_context.h"
+
+namespace gradshare::train {
+
+int run_downpour(RunContext& context);
+
+}  // namespace gradshare::train

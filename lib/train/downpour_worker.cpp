@@ -1,0 +1,173 @@
+// downpour_worker.cpp: a Downpour worker: trains its replica on the partitions the master
+// grants, pushes its accumulated updates to every shard's server every n_push steps and pulls
+// every n_pull steps, without ever waiting for another worker.
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "comm/byte_io.h"
+#include "core/errors.h"
+#include "core/log.h"
+#include "core/rng.h"
+#include "core/timer.h"
+#include "data/epoch_plan.h"
+#include "nn/optimizer.h"
+#include "nn/schedule.h"
+#include "train/downpour_client.h"
+#include "train/downpour_roles.h"
+
+namespace gradshare::train {
+
+int run_downpour_worker(RunContext& context, nn::Model& model, comm::Window& window,
+                        comm::ControlPlane& control, const DownpourLayout& layout) {
+  const auto& cfg = context.config;
+  const auto seed = static_cast<std::uint64_t>(cfg.run.seed);
+  const std::size_t n = model.parameter_count();
+  auto optimizer = nn::Optimizer::create(cfg.optimizer, n);
+  const double timeout = control.timeout_seconds();
+  const int servers = layout.servers();
+  std::vector<ShardClient> clients;
+  clients.reserve(static_cast<std::size_t>(servers));
+  for (int s = 0; s < servers; ++s)
+    clients.emplace_back(window, layout, s, layout.worker_index(context.rank), cfg);
+
+  const auto& train_set = context.data.train;
+  const auto batch_size = static_cast<std::size_t>(cfg.training.batch_size);
+  const auto batches_per_epoch = static_cast<std::int64_t>(
+      data::EpochPlan(train_set.size(), batch_size,
+                      static_cast<std::size_t>(cfg.data.partition_batches), seed, 0, false)
+          .batch_count());
+  nn::LearningRateSchedule schedule(cfg.optimizer, batches_per_epoch * cfg.training.epochs,
+                                    batches_per_epoch);
+  std::vector<float> inputs(batch_size * model.sample_size());
+  std::vector<std::int32_t> labels(batch_size);
+  std::vector<float> update(n);
+  std::vector<float> accumulator(n, 0.0f);  // updates made locally and not yet pushed
+  core::Rng dropout_rng =
+      core::Rng::derive(seed, /*stream=*/3, static_cast<std::uint64_t>(context.rank));
+  std::map<std::int64_t, std::unique_ptr<data::EpochPlan>> plans;
+
+  std::vector<std::int64_t> since_push(clients.size(), 0), since_pull(clients.size(), 0);
+  std::vector<bool> pull_started(clients.size(), false);
+  DownpourReport report;
+  core::Stopwatch report_clock;
+  std::int64_t steps = 0;
+  auto parameters = model.parameters();
+  auto slice = [&](std::span<float> values, const ShardClient& client) {
+    return values.subspan(client.range().begin, client.range().size());
+  };
+  // The local shard becomes the server's, plus what this worker has not yet sent: its own
+  // progress since the last push is kept, not thrown away by the pull.
+  auto install = [&](ShardClient& client, std::span<const float> shard) {
+    auto local = slice(parameters, client);
+    const auto pending = slice(accumulator, client);
+    const auto residual = client.residual();
+    for (std::size_t i = 0; i < local.size(); ++i)
+      local[i] = shard[i] - pending[i] - (residual.empty() ? 0.0f : residual[i]);
+  };
+  auto finish_pulls = [&] {
+    for (std::size_t s = 0; s < clients.size(); ++s) {
+      if (!pull_started[s]) continue;
+      install(clients[s], clients[s].finish_pull(report, timeout));
+      pull_started[s] = false;
+    }
+  };
+  auto wait_for_acks = [&] {
+    core::Deadline deadline(timeout);
+    core::Backoff backoff;
+    for (;;) {
+      bool outstanding = false;
+      for (auto& client : clients) {
+        client.advance(report);
+        outstanding = outstanding || client.push_outstanding();
+      }
+      if (!outstanding) return;
+      if (deadline.expired())
+        throw core::RuntimeError("timed out after " + std::to_string(timeout) +
+                                 " s waiting for the parameter servers to apply this worker's "
+                                 "pushes");
+      backoff.wait();
+    }
+  };
+
+  bool finished_previous = false;
+  while (const auto grant = request_partition(control, finished_previous)) {
+    auto& plan = plans[grant->epoch];
+    if (!plan) {
+      plans.erase(plans.begin(), plans.lower_bound(grant->epoch));  // older epochs are done
+      plan = std::make_unique<data::EpochPlan>(train_set.size(), batch_size,
+                                               static_cast<std::size_t>(cfg.data.partition_batches),
+                                               seed, grant->epoch, cfg.data.shuffle);
+    }
+    const auto range = plan->partition(static_cast<std::size_t>(grant->partition));
+    for (std::size_t b = range.first_batch; b < range.end_batch; ++b) {
+      // What the previous step left in flight completes here, after it overlapped that step.
+      for (auto& client : clients) client.advance(report);
+      finish_pulls();
+
+      const auto indices = plan->batch_indices(b);
+      data::gather_batch(train_set, indices, inputs.data(), labels.data());
+      const auto result =
+          model.train_batch(inputs.data(), labels.data(), indices.size(), dropout_rng);
+      const double learning_rate =
+          schedule.at(grant->epoch * batches_per_epoch + static_cast<std::int64_t>(b));
+      optimizer->compute_update(model.gradients(), parameters, update, learning_rate);
+      nn::apply_update(parameters, update);
+      for (std::size_t i = 0; i < n; ++i) accumulator[i] += update[i];
+      ++steps;
+      ++report.steps;
+      report.samples += static_cast<std::int64_t>(indices.size());
+      report.loss_sum += result.loss;
+      report.correct += result.correct;
+
+      for (std::size_t s = 0; s < clients.size(); ++s) {
+        auto& client = clients[s];
+        if (++since_push[s] >= cfg.downpour.n_push) {
+          if (client.slot_free()) {
+            client.push(slice(accumulator, client), static_cast<std::uint64_t>(steps), report);
+            since_push[s] = 0;
+          } else {
+            ++report.busy_slots;  // the server has not applied the previous push yet
+          }
+        }
+        // A pull waits until the server has applied this worker's last push, so that the
+        // pulled shard minus the accumulator is exactly the server's view plus this worker's
+        // unsent progress (a pull racing an unapplied push would drop that push locally).
+        if (++since_pull[s] >= cfg.downpour.n_pull && !client.push_outstanding()) {
+          client.start_pull(report);
+          pull_started[s] = true;
+          since_pull[s] = 0;
+        }
+      }
+      if (report.steps >= cfg.logging.every_steps) {
+        report.seconds = report_clock.seconds();
+        report_clock.restart();
+        control.send(0, comm::Tag::kMetrics, comm::ByteWriter().put(report).bytes());
+        report = DownpourReport{};
+      }
+    }
+    finished_previous = true;
+  }
+
+  // The last push: everything this worker computed reaches the servers, then the final pull.
+  finish_pulls();
+  wait_for_acks();
+  for (auto& client : clients) client.push_all(slice(accumulator, client), report);
+  wait_for_acks();
+  report.seconds = report_clock.seconds();
+  control.send(0, comm::Tag::kDone, comm::ByteWriter().put(report).bytes());
+  report = DownpourReport{};
+  control.receive(0, comm::Tag::kDrainTarget, "the master's signal for the final pull");
+  for (auto& client : clients) {
+    client.start_pull(report);
+    const auto shard = client.finish_pull(report, timeout);
+    std::copy(shard.begin(), shard.end(), slice(parameters, client).begin());
+  }
+  control.send(0, comm::Tag::kDrained,
+               comm::ByteWriter().put_vector(std::span<const float>(parameters)).bytes());
+  control.receive(0, comm::Tag::kShutdown, "shutdown");
+  core::log_info("worker done: " + std::to_string(steps) + " steps");
+  return 0;
+}
+
+}  // namespace gradshare::train

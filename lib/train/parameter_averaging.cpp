@@ -1,0 +1,431 @@
+// parameter_averaging.cpp: the parameter-averaging master and workers (protocol in
+// parameter_averaging.h).
+#include "train/parameter_averaging.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <vector>
+
+#include "ckpt/checkpoint.h"
+#include "comm/byte_io.h"
+#include "comm/communicator.h"
+#include "comm/control_plane.h"
+#include "comm/mpi_error.h"
+#include "core/errors.h"
+#include "core/log.h"
+#include "core/rng.h"
+#include "core/timer.h"
+#include "data/epoch_plan.h"
+#include "nn/model.h"
+#include "nn/schedule.h"
+#include "train/epoch_report.h"
+#include "train/model_file.h"
+#include "train/progress.h"
+
+namespace gradshare::train {
+
+AveragingBuffer::AveragingBuffer(std::span<float> parameters, nn::Optimizer* optimizer) {
+  parts_.push_back(parameters);
+  if (optimizer)
+    for (const auto& state : optimizer->state()) parts_.push_back(state.values);
+  std::size_t total = 0;
+  for (const auto& part : parts_) total += part.size();
+  buffer_.resize(total);
+}
+
+std::span<float> AveragingBuffer::gather() {
+  auto out = buffer_.begin();
+  for (const auto& part : parts_) out = std::copy(part.begin(), part.end(), out);
+  return buffer_;
+}
+
+void AveragingBuffer::scatter_mean(int workers) {
+  GS_CHECK(workers > 0, "averaging over " + std::to_string(workers) + " workers");
+  const float divisor = static_cast<float>(workers);
+  for (auto& value : buffer_) value /= divisor;
+  auto in = buffer_.begin();
+  for (const auto& part : parts_) {
+    std::copy(in, in + static_cast<std::ptrdiff_t>(part.size()), part.begin());
+    in += static_cast<std::ptrdiff_t>(part.size());
+  }
+}
+
+std::uint64_t fingerprint(std::span<const float> values) {
+  std::uint64_t hash = 14695981039346656037ull;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(values.data());
+  for (std::size_t i = 0; i < values.size_bytes(); ++i) {
+    hash ^= bytes[i];
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+namespace {
+
+// A worker's figures since its previous report (and, summed by the master, over all workers).
+struct AveragingReport {
+  std::int64_t steps = 0;  // trained steps (idle steps excluded)
+  std::int64_t samples = 0;
+  double loss_sum = 0;  // sum of per-step mean losses
+  std::int64_t correct = 0;
+  std::int64_t rounds = 0;  // rounds this worker took part in
+  std::int64_t bytes = 0;   // bytes it contributed to them
+  double wait_sum = 0;      // seconds inside the rounds' MPI_Allreduce
+  double wait_max = 0;
+  double seconds = 0;  // the worker's wall time these figures cover
+
+  void add(const AveragingReport& o) {
+    steps += o.steps;
+    samples += o.samples;
+    loss_sum += o.loss_sum;
+    correct += o.correct;
+    rounds += o.rounds;
+    bytes += o.bytes;
+    wait_sum += o.wait_sum;
+    wait_max = std::max(wait_max, o.wait_max);
+    seconds += o.seconds;
+  }
+};
+
+// Whole-run figures every worker knows alike (rounds are collective).
+struct AveragingTotals {
+  std::int64_t rounds = 0;
+  std::int64_t verified_rounds = 0;
+  std::int64_t mismatched_rounds = 0;  // rounds after which the workers' bits differed
+};
+
+double ratio(double numerator, double denominator) {
+  return denominator > 0 ? numerator / denominator : 0.0;
+}
+
+// The master's periodic progress line and "step" metrics record.
+class AveragingProgress {
+ public:
+  AveragingProgress(RunContext& context, std::int64_t steps_per_epoch)
+      : context_(context),
+        steps_per_epoch_(std::max<std::int64_t>(steps_per_epoch, 1)),
+        total_steps_(steps_per_epoch_ * context.config.training.epochs) {}
+
+  void add(const AveragingReport& report) {
+    window_.add(report);
+    total_.add(report);
+  }
+  const AveragingReport& total() const { return total_; }
+
+  void maybe_log() {
+    const auto every = context_.config.logging.every_steps;
+    if (total_.steps < next_log_step_) return;
+    next_log_step_ = (total_.steps / every + 1) * every;
+    const auto& w = window_;
+    const double loss = ratio(w.loss_sum, static_cast<double>(w.steps));
+    const double accuracy = ratio(static_cast<double>(w.correct), static_cast<double>(w.samples));
+    // Workers run side by side: W times one worker's rate (each report carries its own time,
+    // so reports that arrive together do not distort it).
+    const double samples_per_second =
+        context_.worker_count() * ratio(static_cast<double>(w.samples), w.seconds);
+    const double bytes_per_step = ratio(static_cast<double>(w.bytes), static_cast<double>(w.steps));
+    const double wait_mean = ratio(w.wait_sum, static_cast<double>(w.rounds));
+    const double eta = ratio(run_clock_.seconds(), static_cast<double>(total_.steps)) *
+                       static_cast<double>(total_steps_ - total_.steps);
+    char line[384];
+    std::snprintf(
+        line, sizeof line,
+        "epoch %lld/%lld  step %lld/%lld  loss %.4f  acc %.1f%%  %.0f samples/s  "
+        "rounds %lld  allreduce wait mean %.2f ms max %.2f ms  %.0f B/worker/step  ETA %s",
+        static_cast<long long>(std::min<std::int64_t>(total_.steps / steps_per_epoch_ + 1,
+                                                      context_.config.training.epochs)),
+        static_cast<long long>(context_.config.training.epochs),
+        static_cast<long long>(total_.steps), static_cast<long long>(total_steps_), loss,
+        100.0 * accuracy, samples_per_second,
+        static_cast<long long>(total_.rounds / context_.worker_count()), 1e3 * wait_mean,
+        1e3 * w.wait_max, bytes_per_step, format_duration(eta).c_str());
+    core::log_info(line);
+    context_.metrics.write(JsonLine()
+                               .add("kind", "step")
+                               .add("step", total_.steps)
+                               .add("loss", loss)
+                               .add("train_accuracy", accuracy)
+                               .add("samples_per_second", samples_per_second)
+                               .add("bytes_per_worker_step", bytes_per_step)
+                               .add("rounds", total_.rounds / context_.worker_count())
+                               .add("wait_mean_seconds", wait_mean)
+                               .add("wait_max_seconds", w.wait_max)
+                               .add("wall_seconds", run_clock_.seconds()));
+    window_ = AveragingReport{};
+  }
+
+ private:
+  RunContext& context_;
+  std::int64_t steps_per_epoch_;
+  std::int64_t total_steps_;
+  AveragingReport window_;
+  AveragingReport total_;
+  std::int64_t next_log_step_ = 1;
+  core::Stopwatch run_clock_;
+};
+
+std::int64_t batches_per_epoch(const RunContext& context) {
+  const auto& cfg = context.config;
+  return static_cast<std::int64_t>(
+      data::EpochPlan(context.data.train.size(), static_cast<std::size_t>(cfg.training.batch_size),
+                      static_cast<std::size_t>(cfg.data.partition_batches),
+                      static_cast<std::uint64_t>(cfg.run.seed), 0, false)
+          .batch_count());
+}
+
+void copy_parameters(std::span<const float> from, nn::Model& model, int worker) {
+  if (from.size() != model.parameter_count())
+    throw core::RuntimeError("worker rank " + std::to_string(worker) + " sent " +
+                             std::to_string(from.size()) + " parameters, the model has " +
+                             std::to_string(model.parameter_count()));
+  std::copy(from.begin(), from.end(), model.parameters().begin());
+}
+
+int run_master(RunContext& context, comm::ControlPlane& control) {
+  const auto& cfg = context.config;
+  nn::Model model = nn::Model::build(cfg.model, static_cast<std::uint64_t>(cfg.run.seed));
+  const std::size_t n = model.parameter_count();
+  core::log_info("model: " + std::to_string(n) + " parameters\n" + model.summary());
+  if (cfg.training.averaging_frequency > kAveragingFrequencyWarning)
+    core::log_warn("training.averaging_frequency " +
+                   std::to_string(cfg.training.averaging_frequency) + " is above " +
+                   std::to_string(kAveragingFrequencyWarning) +
+                   ": Deeplearning4j's documentation reports that convergence suffers when "
+                   "parameters are averaged this rarely");
+  EpochReporter reporter(context);
+  AveragingProgress progress(context, batches_per_epoch(context));
+  const int workers = context.worker_count();
+  AveragingTotals totals;
+  std::int64_t last_step = 0;
+  int done = 0;
+  core::Backoff backoff;
+  core::Deadline deadline(control.timeout_seconds());
+  while (done < workers) {
+    auto message = control.try_receive();
+    if (!message) {
+      if (deadline.expired())
+        throw core::RuntimeError("timed out after " + std::to_string(control.timeout_seconds()) +
+                                 " s waiting for the parameter-averaging workers (" +
+                                 std::to_string(done) + " of " + std::to_string(workers) +
+                                 " finished)");
+      backoff.wait();
+      continue;
+    }
+    backoff.reset();
+    deadline = core::Deadline(control.timeout_seconds());
+    comm::ByteReader reader(message->payload, comm::tag_name(message->tag));
+    switch (message->tag) {
+      case comm::Tag::kMetrics:
+        progress.add(reader.get<AveragingReport>());
+        reader.expect_end();
+        progress.maybe_log();
+        break;
+      case comm::Tag::kParameters: {
+        const auto epoch = reader.get<std::int64_t>();
+        last_step = reader.get<std::int64_t>();
+        copy_parameters(reader.get_vector<float>(), model, message->source);
+        reader.expect_end();
+        reporter.end_of_epoch(model, epoch, last_step);
+        break;
+      }
+      case comm::Tag::kDone: {
+        progress.add(reader.get<AveragingReport>());
+        const auto worker_totals = reader.get<AveragingTotals>();
+        const auto parameters = reader.get_vector<float>();
+        reader.expect_end();
+        if (!parameters.empty()) copy_parameters(parameters, model, message->source);
+        // Collective figures: every worker counts the same rounds and the same mismatches.
+        totals.rounds = std::max(totals.rounds, worker_totals.rounds);
+        totals.verified_rounds = std::max(totals.verified_rounds, worker_totals.verified_rounds);
+        totals.mismatched_rounds =
+            std::max(totals.mismatched_rounds, worker_totals.mismatched_rounds);
+        ++done;
+        break;
+      }
+      default:
+        throw core::RuntimeError(std::string("unexpected ") + comm::tag_name(message->tag) +
+                                 " message from rank " + std::to_string(message->source));
+    }
+  }
+
+  const auto& total = progress.total();
+  const double round_bytes =
+      ratio(static_cast<double>(total.bytes), static_cast<double>(total.rounds));
+  const double step_bytes =
+      ratio(static_cast<double>(total.bytes), static_cast<double>(total.steps));
+  const double wait_mean = ratio(total.wait_sum, static_cast<double>(total.rounds));
+  const bool verified = cfg.training.verify_averaging;
+  const bool identical = totals.mismatched_rounds == 0;
+  char line[512];
+  std::snprintf(
+      line, sizeof line,
+      "averaging summary: %lld steps, %lld rounds of %.0f B per worker (%.0f B/worker/step"
+      "), allreduce wait mean %.2f ms max %.2f ms%s",
+      static_cast<long long>(total.steps), static_cast<long long>(totals.rounds), round_bytes,
+      step_bytes, 1e3 * wait_mean, 1e3 * total.wait_max,
+      verified ? (identical ? ", workers bit-identical after every round: OK"
+                            : ", workers DIFFERED after some rounds: FAILED")
+               : "");
+  core::log_info(line);
+  JsonLine summary;
+  summary.add("kind", "averaging_summary")
+      .add("steps", total.steps)
+      .add("rounds", totals.rounds)
+      .add("averaging_frequency", cfg.training.averaging_frequency)
+      .add("save_updater", cfg.training.save_updater)
+      .add("bytes_per_worker_round", round_bytes)
+      .add("bytes_per_worker_step", step_bytes)
+      .add("dense_bytes", static_cast<std::int64_t>(4 * n))
+      .add("wait_mean_seconds", wait_mean)
+      .add("wait_max_seconds", total.wait_max)
+      .add("verified_rounds", totals.verified_rounds)
+      .add("mismatched_rounds", totals.mismatched_rounds);
+  if (verified) summary.add("averaging_identical", identical);
+  context.metrics.write(summary);
+  ckpt::write_checkpoint(
+      context.run_directory.file("model.h5"),
+      make_checkpoint(context, model, nullptr, last_step, DataPosition{cfg.training.epochs, {}}));
+  reporter.finish(model);
+  if (verified && !identical)
+    throw core::RuntimeError("parameter averaging: the workers' parameters differed after " +
+                             std::to_string(totals.mismatched_rounds) + " of " +
+                             std::to_string(totals.verified_rounds) + " rounds");
+  return 0;
+}
+
+// True when every worker's `hash` is the same: one all-reduce of (hash, ~hash) under MAX
+// gives the largest and (complemented) the smallest.
+bool same_on_all(std::uint64_t hash, MPI_Comm workers) {
+  std::uint64_t extremes[2] = {hash, ~hash};
+  comm::check_mpi(MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_UINT64_T, MPI_MAX, workers),
+                  "MPI_Allreduce (averaging verification)");
+  return extremes[0] == ~extremes[1];
+}
+
+int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm workers) {
+  const auto& cfg = context.config;
+  const auto seed = static_cast<std::uint64_t>(cfg.run.seed);
+  int index = 0, count = 0;
+  comm::check_mpi(MPI_Comm_rank(workers, &index), "MPI_Comm_rank");
+  comm::check_mpi(MPI_Comm_size(workers, &count), "MPI_Comm_size");
+  nn::Model model = nn::Model::build(cfg.model, seed);
+  const std::size_t n = model.parameter_count();
+  auto optimizer = nn::Optimizer::create(cfg.optimizer, n);
+  AveragingBuffer buffer(model.parameters(), cfg.training.save_updater ? optimizer.get() : nullptr);
+  GS_CHECK(buffer.values().size() <= static_cast<std::size_t>(std::numeric_limits<int>::max()),
+           "averaging buffer of " + std::to_string(buffer.values().size()) + " floats");
+
+  const auto& train_set = context.data.train;
+  const auto batch_size = static_cast<std::size_t>(cfg.training.batch_size);
+  const std::int64_t batches = batches_per_epoch(context);
+  const std::int64_t steps_per_epoch = (batches + count - 1) / count;
+  nn::LearningRateSchedule schedule(cfg.optimizer, steps_per_epoch * cfg.training.epochs,
+                                    steps_per_epoch);
+  std::vector<float> inputs(batch_size * model.sample_size());
+  std::vector<std::int32_t> labels(batch_size);
+  std::vector<float> update(n);
+  core::Rng dropout_rng =
+      core::Rng::derive(seed, /*stream=*/3, static_cast<std::uint64_t>(context.rank));
+
+  AveragingReport report;
+  AveragingTotals totals;
+  core::Stopwatch report_clock;
+  auto average = [&] {
+    auto values = buffer.gather();
+    core::Stopwatch clock;
+    comm::check_mpi(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()),
+                                  MPI_FLOAT, MPI_SUM, workers),
+                    "MPI_Allreduce (parameter averaging)");
+    const double waited = clock.seconds();
+    buffer.scatter_mean(count);
+    ++totals.rounds;
+    ++report.rounds;
+    report.bytes += static_cast<std::int64_t>(buffer.bytes());
+    report.wait_sum += waited;
+    report.wait_max = std::max(report.wait_max, waited);
+    if (core::Logger::instance().enabled(core::LogLevel::kDebug)) {
+      char line[96];
+      std::snprintf(line, sizeof line, "averaging round %lld: %.3f ms in MPI_Allreduce",
+                    static_cast<long long>(totals.rounds), 1e3 * waited);
+      core::log_debug(line);
+    }
+    if (cfg.training.verify_averaging) {
+      ++totals.verified_rounds;
+      if (!same_on_all(fingerprint(buffer.gather()), workers)) {
+        ++totals.mismatched_rounds;
+        core::log_warn("averaging round " + std::to_string(totals.rounds) +
+                       ": the workers' parameters are not bit-identical");
+      }
+    }
+  };
+
+  std::int64_t step = 0;
+  std::int64_t since_round = 0;
+  for (std::int64_t epoch = 0; epoch < cfg.training.epochs; ++epoch) {
+    data::EpochPlan plan(train_set.size(), batch_size,
+                         static_cast<std::size_t>(cfg.data.partition_batches), seed, epoch,
+                         cfg.data.shuffle);
+    for (std::int64_t s = 0; s < steps_per_epoch; ++s, ++step) {
+      const std::int64_t b = s * count + index;
+      if (b < batches) {
+        const auto indices = plan.batch_indices(static_cast<std::size_t>(b));
+        data::gather_batch(train_set, indices, inputs.data(), labels.data());
+        const auto result =
+            model.train_batch(inputs.data(), labels.data(), indices.size(), dropout_rng);
+        optimizer->compute_update(model.gradients(), model.parameters(), update, schedule.at(step));
+        nn::apply_update(model.parameters(), update);
+        ++report.steps;
+        report.samples += static_cast<std::int64_t>(indices.size());
+        report.loss_sum += result.loss;
+        report.correct += result.correct;
+      }
+      if (++since_round == cfg.training.averaging_frequency || s + 1 == steps_per_epoch) {
+        average();
+        since_round = 0;
+      }
+      if (report.steps >= cfg.logging.every_steps) {
+        report.seconds = report_clock.seconds();
+        report_clock.restart();
+        control.send(0, comm::Tag::kMetrics, comm::ByteWriter().put(report).bytes());
+        report = AveragingReport{};
+      }
+    }
+    if (index == 0 && epoch + 1 < cfg.training.epochs) {
+      comm::ByteWriter writer;
+      writer.put<std::int64_t>(epoch + 1).put<std::int64_t>(step).put_vector(
+          std::span<const float>(model.parameters()));
+      control.send(0, comm::Tag::kParameters, writer.bytes());
+    }
+  }
+  report.seconds = report_clock.seconds();
+  comm::ByteWriter done;
+  done.put(report).put(totals);
+  if (index == 0)
+    done.put_vector(std::span<const float>(model.parameters()));
+  else
+    done.put_vector(std::span<const float>());
+  control.send(0, comm::Tag::kDone, done.bytes());
+  control.flush();
+  core::log_info("worker done: " + std::to_string(step) + " steps, " +
+                 std::to_string(totals.rounds) + " averaging rounds");
+  return 0;
+}
+
+}  // namespace
+
+int run_parameter_averaging(RunContext& context) {
+  MPI_Comm split = MPI_COMM_NULL;
+  comm::check_mpi(
+      MPI_Comm_split(context.world, context.is_master() ? MPI_UNDEFINED : 1, context.rank, &split),
+      "MPI_Comm_split");
+  const comm::Communicator workers(split);  // null on the master
+  comm::ControlPlane control(context.world,
+                             static_cast<double>(context.config.transport.timeout_ms) / 1000.0);
+  return context.is_master() ? run_master(context, control)
+                             : run_worker(context, control, workers.get());
+}
+
+}  // namespace gradshare::train

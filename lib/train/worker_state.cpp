@@ -1,0 +1,89 @@
+#include "train/worker_state.h"
+
+#include <algorithm>
+
+#include "comm/byte_io.h"
+#include "core/errors.h"
+
+namespace gradshare::train {
+
+namespace {
+void write_state(comm::ByteWriter& writer, const WorkerState& state) {
+  writer.put(state.optimizer_step).put(state.tau);
+  writer.put<std::uint64_t>(state.optimizer_state.size());
+  for (const auto& buffer : state.optimizer_state) {
+    writer.put_string(buffer.name);
+    writer.put_vector(buffer.values);
+  }
+}
+
+WorkerState read_state(comm::ByteReader& reader) {
+  WorkerState state;
+  state.optimizer_step = reader.get<std::int64_t>();
+  state.tau = reader.get<float>();
+  const auto count = reader.get<std::uint64_t>();
+  if (count > 64) throw core::RuntimeError("malformed worker state: " + std::to_string(count) + " optimizer buffers");
+  for (std::uint64_t i = 0; i < count; ++i) {
+    ckpt::NamedBuffer buffer;
+    buffer.name = reader.get_string();
+    buffer.values = reader.get_vector<float>();
+    state.optimizer_state.push_back(std::move(buffer));
+  }
+  return state;
+}
+}  // namespace
+
+WorkerState capture_worker_state(nn::Optimizer& optimizer, float tau) {
+  WorkerState state;
+  state.optimizer_step = optimizer.step();
+  state.tau = tau;
+  for (const auto& buffer : optimizer.state())
+    state.optimizer_state.push_back({buffer.name, {buffer.values.begin(), buffer.values.end()}});
+  return state;
+}
+
+std::vector<std::uint8_t> serialize(const WorkerState& state) {
+  comm::ByteWriter writer;
+  write_state(writer, state);
+  return writer.take();
+}
+
+WorkerState deserialize_worker_state(std::span<const std::uint8_t> bytes) {
+  comm::ByteReader reader(bytes, "worker state");
+  auto state = read_state(reader);
+  reader.expect_end();
+  return state;
+}
+
+std::size_t restore_optimizer(const WorkerState& state, nn::Optimizer& optimizer) {
+  std::size_t matched = 0;
+  for (auto& buffer : optimizer.state()) {
+    auto it = std::find_if(state.optimizer_state.begin(), state.optimizer_state.end(),
+                           [&](const ckpt::NamedBuffer& saved) { return saved.name == buffer.name; });
+    if (it == state.optimizer_state.end() || it->values.size() != buffer.values.size()) continue;
+    std::copy(it->values.begin(), it->values.end(), buffer.values.begin());
+    ++matched;
+  }
+  optimizer.set_step(state.optimizer_step);
+  return matched;
+}
+
+std::vector<std::uint8_t> serialize(const StartState& start) {
+  comm::ByteWriter writer;
+  writer.put<std::uint8_t>(start.resume ? 1 : 0);
+  writer.put_vector(start.parameters);
+  write_state(writer, start.worker);
+  return writer.take();
+}
+
+StartState deserialize_start_state(std::span<const std::uint8_t> bytes) {
+  comm::ByteReader reader(bytes, "start state");
+  StartState start;
+  start.resume = reader.get<std::uint8_t>() != 0;
+  start.parameters = reader.get_vector<float>();
+  start.worker = read_state(reader);
+  reader.expect_end();
+  return start;
+}
+
+}  // namespace gradshare::train

@@ -1,0 +1,38 @@
+// worker_state.h: the part of a gradient-sharing worker's state the master does not hold: the
+// optimizer's state vectors and the threshold tau. The master asks a live worker for it to
+// write a checkpoint, and hands it (with the parameters) to workers when a run resumes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "ckpt/checkpoint.h"
+#include "nn/optimizer.h"
+
+namespace gradshare::train {
+
+struct WorkerState {
+  std::int64_t optimizer_step = 0;
+  std::vector<ckpt::NamedBuffer> optimizer_state;
+  float tau = 0;
+};
+
+WorkerState capture_worker_state(nn::Optimizer& optimizer, float tau);
+std::vector<std::uint8_t> serialize(const WorkerState& state);
+WorkerState deserialize_worker_state(std::span<const std::uint8_t> bytes);
+// Copies buffers whose name and size match into the optimizer; returns how many matched.
+std::size_t restore_optimizer(const WorkerState& state, nn::Optimizer& optimizer);
+
+// What the master sends every worker before training: a fresh start, or the parameters and
+// worker state of the checkpoint being resumed.
+struct StartState {
+  bool resume = false;
+  std::vector<float> parameters;
+  WorkerState worker;
+};
+std::vector<std::uint8_t> serialize(const StartState& start);
+StartState deserialize_start_state(std::span<const std::uint8_t> bytes);
+
+}  // namespace gradshare::train

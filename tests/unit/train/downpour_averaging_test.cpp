@@ -1,0 +1,167 @@
+// downpour_averaging_test.cpp: the pieces of parameter averaging and Downpour that need no
+// MPI job: shard ranges, window layouts, ack words, reports, the averaging buffer and its
+// fingerprint. The protocols themselves run in tests/mpi/training.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "config/experiment_config.h"
+#include "core/errors.h"
+#include "nn/optimizer.h"
+#include "train/downpour_protocol.h"
+#include "train/parameter_averaging.h"
+
+namespace gradshare::train {
+namespace {
+
+TEST(ShardRange, CoversTheVectorContiguouslyWithSizesWithinOne) {
+  for (std::size_t n : {1u, 7u, 10u, 235146u}) {
+    for (int k = 1; k <= 5 && static_cast<std::size_t>(k) <= n; ++k) {
+      std::size_t next = 0, smallest = n, largest = 0;
+      for (int s = 0; s < k; ++s) {
+        const ShardRange r = shard_range(n, k, s);
+        EXPECT_EQ(r.begin, next) << n << " " << k << " " << s;
+        next = r.end;
+        smallest = std::min(smallest, r.size());
+        largest = std::max(largest, r.size());
+      }
+      EXPECT_EQ(next, n);
+      EXPECT_LE(largest - smallest, 1u);
+      EXPECT_GE(smallest, 1u);
+    }
+  }
+}
+
+TEST(ShardLayout, RegionsAreLineAlignedAndDisjoint) {
+  const ShardLayout layout(1001, 3, 4004 + 72);
+  EXPECT_EQ(ShardLayout::seqlock_offset(), 0u);
+  EXPECT_EQ(ShardLayout::parameters_offset(), kLineBytes);
+  std::size_t previous_end = ShardLayout::parameters_offset() + 1001 * sizeof(float);
+  for (int w = 0; w < 3; ++w) {
+    EXPECT_EQ(layout.slot_offset(w) % kLineBytes, 0u);
+    EXPECT_GE(layout.slot_offset(w), previous_end);
+    EXPECT_EQ(layout.payload_offset(w), layout.slot_offset(w) + kLineBytes);
+    previous_end = layout.payload_offset(w) + layout.payload_capacity();
+  }
+  EXPECT_GE(layout.window_bytes(), previous_end);
+  EXPECT_THROW(layout.slot_offset(3), core::RuntimeError);
+}
+
+config::ExperimentConfig downpour_config(int servers, bool encode) {
+  config::ExperimentConfig config;
+  config.training.strategy = "downpour";
+  config.downpour.servers = servers;
+  config.downpour.encode = encode;
+  return config;
+}
+
+TEST(DownpourLayout, RanksAndWindowSizes) {
+  const DownpourLayout layout(downpour_config(2, false), 1000, 5);
+  EXPECT_EQ(layout.servers(), 2);
+  EXPECT_EQ(layout.workers(), 3);
+  EXPECT_TRUE(layout.is_server(1));
+  EXPECT_FALSE(layout.is_server(2));
+  EXPECT_EQ(layout.worker_rank(0), 2);
+  EXPECT_EQ(layout.worker_index(4), 2);
+  EXPECT_EQ(layout.shard(1).end, 1000u);
+  EXPECT_EQ(layout.shard_layout(0).payload_capacity(), 500 * sizeof(float));
+  EXPECT_EQ(layout.window_bytes(0), layout.shard_layout(0).window_bytes());
+  EXPECT_EQ(layout.window_bytes(3), 2 * kLineBytes);  // one ack line per server
+  EXPECT_EQ(DownpourLayout::ack_offset(1), kLineBytes);
+}
+
+TEST(DownpourLayout, EncodedSlotsHoldTheLargestMessage) {
+  auto config = downpour_config(1, true);
+  config.encoding.format = "sparse";  // 4 bytes per entry plus the header: above dense
+  const DownpourLayout layout(config, 1000, 3);
+  EXPECT_GT(layout.shard_layout(0).payload_capacity(), 1000 * sizeof(float));
+}
+
+TEST(DownpourLayout, NeedsAWorkerAndAParameterPerServer) {
+  EXPECT_THROW(DownpourLayout(downpour_config(3, false), 1000, 3), core::UserError);
+  EXPECT_THROW(DownpourLayout(downpour_config(4, false), 3, 6), core::UserError);
+}
+
+TEST(AckWord, PacksSeqAndSaturatedAge) {
+  const std::uint64_t word = pack_ack(12345, 17);
+  EXPECT_EQ(ack_seq(word), 12345u);
+  EXPECT_EQ(ack_age(word), 17u);
+  EXPECT_EQ(ack_age(pack_ack(1, 1ull << 40)), 0xFFFFFFFFull);
+  EXPECT_THROW(pack_ack(1ull << 32, 0), core::RuntimeError);
+}
+
+TEST(DownpourReport, AddsSumsAndKeepsTheMaximumAge) {
+  DownpourReport a, b;
+  a.steps = 3;
+  a.age_sum = 4;
+  a.ages = 2;
+  a.age_max = 3;
+  a.seconds = 0.5;
+  b.steps = 2;
+  b.age_sum = 1;
+  b.ages = 1;
+  b.age_max = 1;
+  b.seconds = 0.25;
+  a.add(b);
+  EXPECT_EQ(a.steps, 5);
+  EXPECT_EQ(a.ages, 3);
+  EXPECT_DOUBLE_EQ(a.age_sum, 5);
+  EXPECT_EQ(a.age_max, 3);
+  EXPECT_DOUBLE_EQ(a.seconds, 0.75);
+}
+
+TEST(AveragingBuffer, MovesParametersAndOptimizerState) {
+  config::OptimizerConfig settings;
+  settings.type = "adam";
+  auto adam = nn::Optimizer::create(settings, 4);
+  std::vector<float> parameters = {1, 2, 3, 4};
+  std::vector<float> gradient = {0.5f, -0.5f, 1, -1};
+  std::vector<float> update(4);
+  adam->compute_update(gradient, parameters, update, 0.1);  // non-zero m and v
+
+  AveragingBuffer buffer(parameters, adam.get());
+  EXPECT_EQ(buffer.bytes(), 3 * 4 * sizeof(float));
+  auto values = buffer.gather();
+  ASSERT_EQ(values.size(), 12u);
+  EXPECT_EQ(values[2], 3.0f);
+  const float m0 = adam->state()[0].values[0];
+  EXPECT_EQ(values[4], m0);
+  // Pretend three workers summed the same state: the mean is the state itself.
+  for (auto& v : values) v *= 3;
+  buffer.scatter_mean(3);
+  EXPECT_EQ(parameters, (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_EQ(adam->state()[0].values[0], m0);
+  // A different sum lands in place.
+  values = buffer.gather();
+  values[0] = 10;
+  values[11] = 6;
+  buffer.scatter_mean(2);
+  EXPECT_EQ(parameters[0], 5.0f);
+  EXPECT_EQ(adam->state()[1].values[3], 3.0f);
+}
+
+TEST(AveragingBuffer, WithoutOptimizerOnlyParameters) {
+  std::vector<float> parameters = {2, 4};
+  AveragingBuffer buffer(parameters, nullptr);
+  EXPECT_EQ(buffer.gather().size(), 2u);
+  buffer.scatter_mean(2);
+  EXPECT_EQ(parameters, (std::vector<float>{1, 2}));
+}
+
+TEST(Fingerprint, ChangesWithAnyBit) {
+  std::vector<float> a = {1.0f, -0.0f, 3.5f};
+  std::vector<float> b = a;
+  EXPECT_EQ(fingerprint(a), fingerprint(b));
+  b[1] = 0.0f;  // equal as numbers, different bits
+  EXPECT_NE(fingerprint(a), fingerprint(b));
+  b = a;
+  std::uint32_t bits;
+  std::memcpy(&bits, &b[2], sizeof bits);
+  bits ^= 1;
+  std::memcpy(&b[2], &bits, sizeof bits);
+  EXPECT_NE(fingerprint(a), fingerprint(b));
+}
+
+}  // namespace
+}  // namespace gradshare::train
