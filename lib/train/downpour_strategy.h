@@ -16,13 +16,15 @@
 //    keep accumulating, never wait):
 //    MPI_Put payload + slot header, and at
 //    the next step flush + MPI_Put seq   --> polls slots (back-off), applies in
-//                                            arrival order with its optimizer,
+//                                            arrival order with its optimizer
+//                                            (lr / workers with combine: mean),
 //                                            version += 1 under the seqlock,
 //                                   <------- MPI_Put ack word (seq, age)
-//  every n_pull steps, per shard: MPI_Get
-//    the shard under the seqlock, overlapped
-//    with the next step; local shard =
-//    pulled - accumulator - residual
+//  every n_pull steps, per shard, once its
+//    last push is acknowledged: MPI_Get the
+//    shard under the seqlock, overlapped with
+//    the next step; local shard = pulled -
+//    accumulator - encoder residual
 //  kMetrics {DownpourReport} every
 //    logging.every_steps steps -------------------------------------------> progress line;
 //                                                                            end of an epoch's

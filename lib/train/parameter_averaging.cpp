@@ -199,7 +199,6 @@ int run_master(RunContext& context, comm::ControlPlane& control) {
   AveragingProgress progress(context, batches_per_epoch(context));
   const int workers = context.worker_count();
   AveragingTotals totals;
-  std::int64_t last_step = 0;
   int done = 0;
   core::Backoff backoff;
   core::Deadline deadline(control.timeout_seconds());
@@ -225,10 +224,10 @@ int run_master(RunContext& context, comm::ControlPlane& control) {
         break;
       case comm::Tag::kParameters: {
         const auto epoch = reader.get<std::int64_t>();
-        last_step = reader.get<std::int64_t>();
+        const auto step = reader.get<std::int64_t>();
         copy_parameters(reader.get_vector<float>(), model, message->source);
         reader.expect_end();
-        reporter.end_of_epoch(model, epoch, last_step);
+        reporter.end_of_epoch(model, epoch, step);
         break;
       }
       case comm::Tag::kDone: {
@@ -287,7 +286,7 @@ int run_master(RunContext& context, comm::ControlPlane& control) {
   context.metrics.write(summary);
   ckpt::write_checkpoint(
       context.run_directory.file("model.h5"),
-      make_checkpoint(context, model, nullptr, last_step, DataPosition{cfg.training.epochs, {}}));
+      make_checkpoint(context, model, nullptr, total.steps, DataPosition{cfg.training.epochs, {}}));
   reporter.finish(model);
   if (verified && !identical)
     throw core::RuntimeError("parameter averaging: the workers' parameters differed after " +
@@ -395,8 +394,10 @@ int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm worker
     }
     if (index == 0 && epoch + 1 < cfg.training.epochs) {
       comm::ByteWriter writer;
-      writer.put<std::int64_t>(epoch + 1).put<std::int64_t>(step).put_vector(
-          std::span<const float>(model.parameters()));
+      // The step the epoch record gets: minibatches trained by all workers together.
+      writer.put<std::int64_t>(epoch + 1)
+          .put<std::int64_t>((epoch + 1) * batches)
+          .put_vector(std::span<const float>(model.parameters()));
       control.send(0, comm::Tag::kParameters, writer.bytes());
     }
   }

@@ -13,6 +13,7 @@
 #include "core/stop_signal.h"
 #include "data/dataset.h"
 #include "data/loader.h"
+#include "kernels/cuda/device.h"
 #include "nn/threads.h"
 #include "nn/model.h"
 #include "train/banner.h"
@@ -65,6 +66,18 @@ std::optional<int> settle(const std::optional<std::pair<int, std::string>>& fail
   int worst = 0;
   MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, comm);
   return worst;
+}
+
+// compute.device: the CUDA kernels exist (kernels/cuda) but training does not run on them yet.
+void check_compute_device(const config::ComputeConfig& compute) {
+  if (compute.device == "cuda") {
+    kernels::cuda::require_cuda_device();  // says clearly when there is no GPU or no CUDA build
+    throw core::UserError("compute.device is cuda: training on the GPU is not available in this "
+                          "version yet (the CUDA kernels are built and tested against the CPU); "
+                          "use compute.device: cpu");
+  }
+  if (compute.device == "auto" && kernels::cuda::gpu_available())
+    core::log_info("compute.device auto: a GPU is visible, but training runs on the CPU in this version");
 }
 
 // The model must read what the data holds: same values per sample, enough classes.
@@ -138,6 +151,7 @@ int train_command(const std::string& config_path, const std::vector<std::string>
     context.config_yaml = config::to_yaml(context.config);
     logger.set_level(core::parse_log_level(context.config.logging.level));
     nn::set_compute_threads(static_cast<int>(context.config.compute.threads));
+    check_compute_device(context.config.compute);
   });
   if (auto code = settle(failure, MPI_COMM_WORLD, context.rank)) return *code;
 

@@ -4,11 +4,12 @@
 #   slurm_train_test.sh GRADSHARE_BIN REPO_ROOT [STRATEGY]
 #
 #  1. starts a private cluster and runs a trivial job (start to first finished job);
-#  2. trains the MLP config on a subset (2 epochs) with 3 tasks (1 master + 2 workers): the job must end
-#     COMPLETED and metrics.jsonl in runs/fashion-mnist-mlp-slurm-<id> must hold a final test
-#     accuracy >= 0.7;
-#  3. trains again (40 epochs), sends the batch shell Slurm's warning signal (`scancel -b -s USR1`) after
-#     the first epoch: gradshare must checkpoint and exit 75, the script requeue the job; the
+#  2. trains the MLP config on a subset for 2 epochs with 3 tasks (1 master + 2 workers): the
+#     job must end COMPLETED and metrics.jsonl in runs/fashion-mnist-mlp-slurm-<id> must hold a
+#     final test accuracy >= 0.7;
+#  3. trains again (40 epochs), sends the batch shell Slurm's warning signal
+#     (`scancel -b -s USR1`) after the first epoch: gradshare must checkpoint and exit 75, the
+#     script requeue the job; the
 #     test releases it (`scontrol update StartTime=...`, Slurm would wait ~2 min), and the job
 #     must resume from the checkpoint (no epoch logged again), finish COMPLETED and reach the
 #     same accuracy;
@@ -75,7 +76,9 @@ cleanup() {
       tail -n 15 "$GRADSHARE_SLURM_DIR/log/slurmctld.log"
     fi
   fi
-  [ $started -eq 0 ] || "$repo/scripts/slurm-local" stop || say "warning: stopping the cluster failed"
+  if [ $started -eq 1 ]; then
+    "$repo/scripts/slurm-local" stop || say "warning: stopping the cluster failed"
+  fi
   rm -rf "$work"
   exit $rc
 }
@@ -83,7 +86,8 @@ trap cleanup EXIT
 trap 'fail "interrupted"' INT TERM
 
 now() { date +%s.%N; }
-elapsed() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$1" "$2"; }
+elapsed() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" \
+  "$1" "$2"; }
 
 # One field of `scontrol show job` (JobState, Restarts, ExitCode, ...), or "" if gone.
 job_field() {
@@ -91,7 +95,8 @@ job_field() {
 }
 is_final_state() {
   case $1 in
-    COMPLETED | FAILED | CANCELLED* | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE | PREEMPTED) return 0 ;;
+    COMPLETED | FAILED | CANCELLED* | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | \
+      DEADLINE | PREEMPTED) return 0 ;;
     *) return 1 ;;
   esac
 }
@@ -146,7 +151,8 @@ started=1  # from here on, cleanup stops whatever of the cluster is running
 env_lines=$("$repo/scripts/slurm-local" start) || fail "scripts/slurm-local start failed"
 eval "$env_lines"
 [ -n "${SLURM_CONF:-}" ] || fail "slurm-local start printed no SLURM_CONF"
-hello=$(sbatch --parsable --output="$work/job-%j.out" --wrap 'hostname') || fail "sbatch --wrap failed"
+hello=$(sbatch --parsable --output="$work/job-%j.out" --wrap 'hostname') ||
+  fail "sbatch --wrap failed"
 wait_final "$hello"
 [ "$final_state" = COMPLETED ] || fail "trivial job $hello ended $final_state"
 say "figure: cluster start to first finished job: $(elapsed "$t_start" "$(now)") s"
@@ -200,15 +206,18 @@ grep -q "exit 75" "$work/job-$job.out" || fail "job output does not show exit 75
 ls "$run_dir"/checkpoints/*.h5 >/dev/null 2>&1 || fail "no checkpoint in $run_dir/checkpoints"
 
 # Slurm holds a requeued job ~2 min because the node revokes the credential of its first run
-# when cleaning it up, and rejects a new credential issued within the same second ("Job
-# credential revoked": the job FAILS). So release it once the node is idle again (cleanup done,
-# revocation made), to start 2 s later.
+# when cleaning it up and rejects a new one issued up to that same second ("Job credential
+# revoked": the job FAILS; a restart racing the cleanup was also seen to get a stray SIGUSR1).
+# So release it once the node is idle again (cleanup and revocation done) and the clock has
+# moved on to the next second.
 deadline=$((SECONDS + job_bound_s))
 until [ "$(sinfo -h -N -o %T)" = idle ]; do
   [ $SECONDS -lt $deadline ] || fail "node not idle ${job_bound_s} s after the requeue"
   sleep 0.2
 done
-scontrol update JobId="$job" StartTime=now+2 || fail "could not release job $job"
+idle_at=$(date +%s)
+while [ "$(date +%s)" -le "$idle_at" ]; do sleep 0.1; done
+scontrol update JobId="$job" StartTime=now || fail "could not release job $job"
 deadline=$((SECONDS + job_bound_s))
 while :; do
   state=$(job_field "$job" JobState)
@@ -217,11 +226,20 @@ while :; do
   sleep 0.2
 done
 t_resumed=$(now)
+# For the figures only: when the resumed run logs its first metrics line.
+before_lines=$(wc -l <"$work/metrics-before-requeue.jsonl")
+until [ "$(wc -l <"$metrics")" -gt "$before_lines" ] ||
+      is_final_state "$(job_field "$job" JobState)"; do
+  [ $SECONDS -lt $deadline ] || fail "resumed job $job logged nothing in ${job_bound_s} s"
+  sleep 0.2
+done
+t_training=$(now)
 wait_final "$job"
 t_done=$(now)
 [ "$final_state" = COMPLETED ] ||
   fail "resumed job $job ended $final_state (exit $(job_field "$job" ExitCode))"
-[ "$(job_field "$job" Restarts)" = 1 ] || fail "job $job restarted $(job_field "$job" Restarts) times, expected 1"
+restarts=$(job_field "$job" Restarts)
+[ "$restarts" = 1 ] || fail "job $job restarted $restarts times, expected 1"
 accuracy=$(check_accuracy "$metrics") || exit 1
 
 # Resumed, not restarted: every epoch the second start logs comes after the last one the first
@@ -242,11 +260,13 @@ if not after:
     sys.exit("nothing logged after the restart")
 repeated = [e for e in epochs_after if e <= max(epochs_before)]
 if repeated:
-    sys.exit(f"epochs {repeated} logged again after the restart (last before: {max(epochs_before)})")
+    sys.exit(f"epochs {repeated} logged again after the restart"
+             f" (last before: {max(epochs_before)})")
 print(f"epochs before the signal: {epochs_before}, after the restart: {epochs_after}")
 EOF
 say "job $job requeued once, resumed and COMPLETED, final test accuracy $accuracy"
 say "figure: USR1 to requeued (pending): $(elapsed "$t_signal" "$t_requeued") s"
 say "figure: USR1 to running again (release included): $(elapsed "$t_signal" "$t_resumed") s"
+say "figure: USR1 to the resumed run's first metrics line: $(elapsed "$t_signal" "$t_training") s"
 say "figure: release to completion: $(elapsed "$t_resumed" "$t_done") s"
 say "PASS"
