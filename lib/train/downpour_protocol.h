@@ -25,6 +25,7 @@
 #include "comm/control_plane.h"
 #include "comm/window.h"
 #include "config/experiment_config.h"
+#include "train/partition_messages.h"
 #include "train/partition_scheduler.h"
 
 namespace gradshare::train {
@@ -129,12 +130,5 @@ struct DownpourReport {
 // the next flush of `target`).
 void get_bytes(comm::Window& window, void* destination, std::size_t length, int target,
                std::size_t displacement);
-
-// Partition requests and grants with the master (the wire format gradient sharing uses:
-// request {finished previous: u8}, grant {has: u8, epoch: i64, partition: i64}).
-std::optional<PartitionGrant> request_partition(comm::ControlPlane& control,
-                                                bool finished_previous);
-void send_partition_grant(comm::ControlPlane& control, int worker,
-                          const std::optional<PartitionGrant>& grant);
 
 }  // namespace gradshare::train

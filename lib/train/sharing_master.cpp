@@ -21,6 +21,7 @@
 #include "train/epoch_report.h"
 #include "train/gradient_sharing.h"
 #include "train/model_file.h"
+#include "train/partition_messages.h"
 #include "train/partition_scheduler.h"
 #include "train/progress.h"
 #include "train/sharing_roles.h"
@@ -37,14 +38,6 @@ double process_cpu_seconds() {
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
          1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
-}
-
-void send_grant(comm::ControlPlane& control, int worker, const std::optional<PartitionGrant>& grant) {
-  comm::ByteWriter writer;
-  writer.put<std::uint8_t>(grant ? 1 : 0);
-  writer.put<std::int64_t>(grant ? grant->epoch : 0);
-  writer.put<std::int64_t>(grant ? grant->partition : 0);
-  control.send(worker, comm::Tag::kPartitionGrant, writer.bytes());
 }
 
 // The periodic progress line: training figures over all workers since the previous line.
@@ -70,8 +63,11 @@ class SharingProgress {
     const std::int64_t step = steps();
     if (step < next_log_step_) return;
     next_log_step_ = (step / every + 1) * every;
-    const double seconds = window_clock_.seconds();
+    // Reports arrive in bursts, so the rate comes from the workers' own clocks: the mean
+    // per-worker rate (samples over reported seconds) times the number of workers.
     const auto& w = window_;
+    const double samples_per_second =
+        w.seconds > 0 ? static_cast<double>(w.samples) / w.seconds * context_.worker_count() : 0.0;
     const double steps = std::max<double>(1, static_cast<double>(w.steps));
     const double bytes_per_step = static_cast<double>(w.bytes) / steps;
     const double ratio = bytes_per_step > 0 ? dense_bytes_ / bytes_per_step : 0.0;
@@ -91,7 +87,7 @@ class SharingProgress {
                   static_cast<long long>(step), static_cast<long long>(total_steps_),
                   w.loss_sum / steps, 100.0 * static_cast<double>(w.correct) /
                                           std::max<double>(1, static_cast<double>(w.samples)),
-                  static_cast<double>(w.samples) / std::max(seconds, 1e-9), w.tau_min, w.tau_max,
+                  samples_per_second, w.tau_min, w.tau_max,
                   sparsity, static_cast<long long>(w.sparse_messages),
                   static_cast<long long>(w.bitmap_messages),
                   static_cast<long long>(w.compressed_messages), bytes_per_step, ratio,
@@ -104,7 +100,7 @@ class SharingProgress {
                                .add("loss", w.loss_sum / steps)
                                .add("train_accuracy", static_cast<double>(w.correct) /
                                                           std::max<double>(1, static_cast<double>(w.samples)))
-                               .add("samples_per_second", static_cast<double>(w.samples) / std::max(seconds, 1e-9))
+                               .add("samples_per_second", samples_per_second)
                                .add("tau_min", static_cast<double>(w.tau_min))
                                .add("tau_max", static_cast<double>(w.tau_max))
                                .add("sparsity", sparsity)
@@ -117,7 +113,6 @@ class SharingProgress {
                                .add("duplicates", w.duplicates)
                                .add("wall_seconds", run_clock_.seconds()));
     window_ = WorkerReport{};
-    window_clock_.restart();
   }
 
  private:
@@ -129,7 +124,6 @@ class SharingProgress {
   WorkerReport window_;
   WorkerReport total_;
   std::int64_t next_log_step_;
-  core::Stopwatch window_clock_;
   core::Stopwatch run_clock_;
 };
 
@@ -227,7 +221,7 @@ class SharingMaster {
       case comm::Tag::kPartitionRequest: {
         comm::ByteReader reader(message.payload, "partition request");
         if (reader.get<std::uint8_t>() != 0) scheduler_->complete(worker);
-        send_grant(control_, worker, stopping_ ? std::nullopt : scheduler_->next(worker));
+        send_partition_grant(control_, worker, stopping_ ? std::nullopt : scheduler_->next(worker));
         break;
       }
       case comm::Tag::kMetrics: {

@@ -18,6 +18,7 @@
 #include "nn/model.h"
 #include "nn/optimizer.h"
 #include "nn/schedule.h"
+#include "train/partition_messages.h"
 #include "train/sharing_roles.h"
 #include "train/update_exchange.h"
 #include "train/worker_report.h"
@@ -26,26 +27,6 @@
 namespace gradshare::train {
 
 namespace {
-
-struct Grant {
-  bool has = false;
-  std::int64_t epoch = 0;
-  std::int64_t partition = 0;
-};
-
-Grant request_partition(comm::ControlPlane& control, bool finished_previous) {
-  comm::ByteWriter request;
-  request.put<std::uint8_t>(finished_previous ? 1 : 0);
-  control.send(0, comm::Tag::kPartitionRequest, request.bytes());
-  const auto reply = control.receive(0, comm::Tag::kPartitionGrant, "partition grant");
-  comm::ByteReader reader(reply.payload, "partition grant");
-  Grant grant;
-  grant.has = reader.get<std::uint8_t>() != 0;
-  grant.epoch = reader.get<std::int64_t>();
-  grant.partition = reader.get<std::int64_t>();
-  reader.expect_end();
-  return grant;
-}
 
 // Largest |sum of updates - (sent quanta + residual)| over the parameters, relative to the
 // largest |sum of updates|: 0 up to rounding when nothing was lost. The residual clip is the
@@ -123,20 +104,24 @@ int run_sharing_worker(RunContext& context, comm::DataPlane& plane, comm::Contro
   ExchangeStats reported_exchange;
   std::uint64_t seq = 0;
   std::int64_t steps = 0;
+  core::Stopwatch report_clock;
   auto send_report = [&] {
     const auto& now = exchange.stats();
     report.relayed = static_cast<std::int64_t>(now.relayed - reported_exchange.relayed);
     report.duplicates = static_cast<std::int64_t>(now.duplicates - reported_exchange.duplicates);
     report.rejected = static_cast<std::int64_t>(now.rejected - reported_exchange.rejected);
     reported_exchange = now;
+    report.seconds = report_clock.seconds();
+    report_clock.restart();
     control.send(0, comm::Tag::kMetrics, report.serialize());
     report = WorkerReport{};
   };
 
   bool finished_previous = false;
   for (;;) {
-    const Grant grant = request_partition(control, finished_previous);
-    if (!grant.has) break;
+    const auto next = request_partition(control, finished_previous);
+    if (!next) break;
+    const PartitionGrant& grant = *next;
     auto& plan = plans[grant.epoch];
     if (!plan) {
       plans.erase(plans.begin(), plans.lower_bound(grant.epoch));  // older epochs are done

@@ -25,6 +25,7 @@ void WorkerReport::add(const WorkerReport& o) {
   rejected += o.rejected;
   clipped_mass += o.clipped_mass;
   sparsity_sum += o.sparsity_sum;
+  seconds += o.seconds;
   if (o.steps > 0) {
     tau_min = first ? o.tau_min : std::min(tau_min, o.tau_min);
     tau_max = first ? o.tau_max : std::max(tau_max, o.tau_max);

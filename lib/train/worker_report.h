@@ -26,6 +26,7 @@ struct WorkerReport {
   std::int64_t rejected = 0;
   double clipped_mass = 0;
   double sparsity_sum = 0;  // sum over messages of entries / n
+  double seconds = 0;        // the worker's wall time these figures cover
   float tau_min = 0;         // over the steps of this report
   float tau_max = 0;
 
