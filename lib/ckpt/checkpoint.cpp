@@ -41,7 +41,10 @@ void write_contents(Hdf5File& file, const Checkpoint& c) {
   }
   if (!c.thresholds.empty())
     file.write_floats("/encoding/thresholds", c.thresholds.data(), {c.thresholds.size()});
-  if (!c.residual.empty()) file.write_floats("/encoding/residual", c.residual.data(), {n});
+  if (!c.residuals.empty()) {
+    GS_CHECK(c.residuals.size() % n == 0, "residuals are not a whole number of parameter vectors");
+    file.write_floats("/encoding/residuals", c.residuals.data(), {c.residuals.size() / n, n});
+  }
   if (!c.version_vector.empty()) file.write_uints("/version_vector", c.version_vector);
 
   file.write_attribute("/", "format_version", kFormatVersion);
@@ -111,7 +114,13 @@ Checkpoint read_contents(const Hdf5File& file) {
     }
   }
   if (file.has_object("/encoding/thresholds")) c.thresholds = file.read_floats("/encoding/thresholds");
-  if (file.has_object("/encoding/residual")) c.residual = file.read_floats("/encoding/residual");
+  if (file.has_object("/encoding/residuals")) {
+    std::vector<hsize_t> residual_shape;
+    c.residuals = file.read_floats("/encoding/residuals", &residual_shape);
+    if (residual_shape.size() != 2 || residual_shape[1] != n)
+      throw std::runtime_error(file.path() + ": '/encoding/residuals' must be [workers, " +
+                               std::to_string(n) + "]");
+  }
   if (file.has_object("/version_vector")) c.version_vector = file.read_uints("/version_vector");
   return c;
 }

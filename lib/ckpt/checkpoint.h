@@ -8,7 +8,8 @@
 //   /model/<layer>/<role>   float32 with the layer's shape (kernel | bias), a copy in Keras' spirit
 //   /optimizer/<name>       float32 [n]: updater state; attribute `step`
 //   /encoding/thresholds    float32 [workers]: per-worker tau (gradient sharing)
-//   /encoding/residual      float32 [n]: optional, a worker's residual
+//   /encoding/residuals     float32 [workers, n]: every worker's residual (gradient sharing:
+//                           the quanta not sent yet; most of an element's updates wait there)
 //   /version_vector         uint64 [ranks]: highest update seq applied per origin
 // Every dataset is chunked with a Fletcher32 checksum. Files are written to a temporary name in
 // the same directory, fsynced, renamed, and the directory fsynced, so a crash never leaves a
@@ -52,7 +53,7 @@ struct Checkpoint {
   std::vector<NamedBuffer> optimizer_state;
   std::int64_t optimizer_step = 0;
   std::vector<float> thresholds;
-  std::vector<float> residual;
+  std::vector<float> residuals;  // worker-major [workers][n], flattened
   std::vector<std::uint64_t> version_vector;
 };
 

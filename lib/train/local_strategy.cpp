@@ -97,13 +97,13 @@ int run_local(RunContext& context) {
       }
     }
     scheduler.complete(1);
+    const auto finished = scheduler.take_completed_epochs();
+    for (const auto epoch : finished) reporter.end_of_epoch(model, epoch + 1, step);
     if (core::stop_requested()) {
       core::log_warn(std::string(core::stop_signal_name()) + " received: checkpointing and stopping");
       checkpoint();
       return core::kExitRequeue;
     }
-    const auto finished = scheduler.take_completed_epochs();
-    for (const auto epoch : finished) reporter.end_of_epoch(model, epoch + 1, step);
     if ((!finished.empty() && checkpointer.at_epoch_end()) || checkpointer.due(step)) checkpoint();
   }
   ckpt::write_checkpoint(context.run_directory.file("model.h5"),

@@ -53,7 +53,7 @@ void restore_checkpoint(const ckpt::Checkpoint& checkpoint, const std::string& s
                           std::to_string(model.parameter_count()));
   std::copy(checkpoint.parameters.begin(), checkpoint.parameters.end(), model.parameters().begin());
   if (!optimizer) return;
-  const WorkerState saved{checkpoint.optimizer_step, checkpoint.optimizer_state, 0.0f};
+  const WorkerState saved{checkpoint.optimizer_step, checkpoint.optimizer_state, 0.0f, {}};
   const std::size_t expected = optimizer->state().size();
   if (restore_optimizer(saved, *optimizer) < expected)
     core::log_warn(source + ": optimizer state missing or of another optimizer; missing parts start from zero");

@@ -174,7 +174,7 @@ class SharingMaster {
       if (busy) backoff.reset(); else backoff.wait();
     }
     const int exit_code = stopping_ ? core::kExitRequeue : core::kExitOk;
-    if (stopping_) write_checkpoint(fetch_worker_state());
+    if (stopping_) write_checkpoint(fetch_worker_states());
     comm::ByteWriter shutdown;
     shutdown.put<std::int32_t>(exit_code);
     for (int w = 1; w <= context_.worker_count(); ++w)
@@ -182,7 +182,7 @@ class SharingMaster {
     const bool equivalent = check_equivalence();
     summarize(process_cpu_seconds() - cpu_start, wall.seconds(), equivalent);
     if (stopping_) return exit_code;
-    ckpt::write_checkpoint(context_.run_directory.file("model.h5"), checkpoint_now(std::nullopt));
+    ckpt::write_checkpoint(context_.run_directory.file("model.h5"), checkpoint_now({}));
     reporter_.finish(model_);
     if (!equivalent) throw core::RuntimeError("replicas diverged: model-equivalence check failed");
     return exit_code;
@@ -209,10 +209,27 @@ class SharingMaster {
     }
     scheduler_.emplace(cfg_.training.epochs, static_cast<std::int64_t>(shape_.partition_count()),
                        position);
+    const auto residuals = resume ? split_residuals(*resume) : std::vector<std::vector<float>>{};
     for (int w = 1; w <= context_.worker_count(); ++w) {
       start.worker.tau = tau_[static_cast<std::size_t>(w - 1)];
+      start.worker.residual =
+          residuals.empty() ? std::vector<float>{} : residuals[static_cast<std::size_t>(w - 1)];
       control_.send(w, comm::Tag::kParameters, serialize(start));
     }
+  }
+
+  // One residual per worker of this run from a checkpoint's: a checkpoint of more workers has
+  // the extra residuals added to this run's workers in turn, so no quantum is dropped.
+  std::vector<std::vector<float>> split_residuals(const ckpt::Checkpoint& checkpoint) const {
+    const std::size_t n = model_.parameter_count();
+    const auto workers = static_cast<std::size_t>(context_.worker_count());
+    std::vector<std::vector<float>> residuals(workers, std::vector<float>(n, 0.0f));
+    const std::size_t saved = checkpoint.residuals.size() / n;
+    for (std::size_t r = 0; r < saved; ++r) {
+      auto& target = residuals[r % workers];
+      for (std::size_t i = 0; i < n; ++i) target[i] += checkpoint.residuals[r * n + i];
+    }
+    return saved == 0 ? std::vector<std::vector<float>>{} : residuals;
   }
 
   void handle(const comm::ControlMessage& message) {
@@ -231,7 +248,9 @@ class SharingMaster {
         break;
       }
       case comm::Tag::kStateReply:
-        write_checkpoint(deserialize_worker_state(message.payload));
+        state_replies_[worker] = deserialize_worker_state(message.payload);
+        if (static_cast<int>(state_replies_.size()) == context_.worker_count())
+          write_checkpoint(fetch_worker_states());
         break;
       case comm::Tag::kDone: {
         comm::ByteReader reader(message.payload, "done");
@@ -251,35 +270,52 @@ class SharingMaster {
     }
   }
 
-  // Checkpoints need the optimizer state, which only workers have: ask one, write on reply.
+  // Checkpoints need what only workers have (optimizer state, thresholds, residuals): ask
+  // every worker; the checkpoint is written once all have replied.
   void request_checkpoint() {
     if (checkpoint_requested_ || drain_sent_) return;
-    control_.send(1, comm::Tag::kStateRequest, {});
+    request_checkpoint_now();
+  }
+
+  // Waits for every worker's reply to the outstanding request (made here if none is).
+  std::map<int, WorkerState> fetch_worker_states() {
+    if (!checkpoint_requested_) request_checkpoint_now();
+    for (int w = 1; w <= context_.worker_count(); ++w)
+      if (!state_replies_.count(w))
+        state_replies_[w] = deserialize_worker_state(
+            control_.receive(w, comm::Tag::kStateReply, "worker state for the checkpoint").payload);
+    checkpoint_requested_ = false;
+    std::map<int, WorkerState> replies;
+    replies.swap(state_replies_);
+    return replies;
+  }
+
+  void request_checkpoint_now() {
+    for (int w = 1; w <= context_.worker_count(); ++w)
+      control_.send(w, comm::Tag::kStateRequest, {});
     checkpoint_requested_ = true;
   }
 
-  WorkerState fetch_worker_state() {
-    // A reply to an earlier periodic request may still be on its way: take whichever comes.
-    if (!checkpoint_requested_) control_.send(1, comm::Tag::kStateRequest, {});
-    checkpoint_requested_ = false;
-    return deserialize_worker_state(
-        control_.receive(1, comm::Tag::kStateReply, "optimizer state for the checkpoint").payload);
-  }
-
-  ckpt::Checkpoint checkpoint_now(const std::optional<WorkerState>& worker) {
+  // Parameters, position, version vector and thresholds from here; optimizer state from worker
+  // 1; every worker's residual.
+  ckpt::Checkpoint checkpoint_now(const std::map<int, WorkerState>& workers) {
     auto c = make_checkpoint(context_, model_, nullptr, progress_->steps(), scheduler_->position());
-    if (worker) {
-      c.optimizer_step = worker->optimizer_step;
-      c.optimizer_state = worker->optimizer_state;
+    if (!workers.empty()) {
+      const auto& first = workers.begin()->second;
+      c.optimizer_step = first.optimizer_step;
+      c.optimizer_state = first.optimizer_state;
+      for (const auto& [worker, state] : workers) {
+        tau_[static_cast<std::size_t>(worker - 1)] = state.tau;
+        c.residuals.insert(c.residuals.end(), state.residual.begin(), state.residual.end());
+      }
     }
     c.thresholds = tau_;
     c.version_vector = exchange_.version_vector();
     return c;
   }
 
-  void write_checkpoint(const WorkerState& worker) {
-    checkpoint_requested_ = false;
-    checkpointer_.write(checkpoint_now(worker));
+  void write_checkpoint(const std::map<int, WorkerState>& workers) {
+    checkpointer_.write(checkpoint_now(workers));
   }
 
   void send_drain_targets() {
@@ -368,6 +404,7 @@ class SharingMaster {
   bool drain_sent_ = false;
   bool stopping_ = false;
   bool checkpoint_requested_ = false;
+  std::map<int, WorkerState> state_replies_;  // replies to the outstanding state request
   double conservation_error_ = -1;  // worst worker's; -1 when not checked
   double equivalence_difference_ = 0;
 };

@@ -70,12 +70,16 @@ int run_sharing_worker(RunContext& context, comm::DataPlane& plane, comm::Contro
     std::copy(start.parameters.begin(), start.parameters.end(), model.parameters().begin());
     restore_optimizer(start.worker, *optimizer);
     encoder.set_threshold(start.worker.tau);
+    if (!start.worker.residual.empty()) {
+      GS_CHECK(start.worker.residual.size() == n, "the master sent a wrong-sized residual");
+      std::copy(start.worker.residual.begin(), start.worker.residual.end(), encoder.residual().begin());
+    }
   }
   // The master asks a live worker for its optimizer state and tau to write checkpoints.
   auto answer_state_requests = [&] {
     while (control.try_receive(comm::Tag::kStateRequest, 0))
       control.send(0, comm::Tag::kStateReply,
-                   serialize(capture_worker_state(*optimizer, encoder.threshold())));
+                   serialize(capture_worker_state(*optimizer, encoder.threshold(), encoder.residual())));
   };
 
   const auto& train_set = context.data.train;

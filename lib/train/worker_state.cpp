@@ -9,7 +9,7 @@ namespace gradshare::train {
 
 namespace {
 void write_state(comm::ByteWriter& writer, const WorkerState& state) {
-  writer.put(state.optimizer_step).put(state.tau);
+  writer.put(state.optimizer_step).put(state.tau).put_vector(state.residual);
   writer.put<std::uint64_t>(state.optimizer_state.size());
   for (const auto& buffer : state.optimizer_state) {
     writer.put_string(buffer.name);
@@ -21,6 +21,7 @@ WorkerState read_state(comm::ByteReader& reader) {
   WorkerState state;
   state.optimizer_step = reader.get<std::int64_t>();
   state.tau = reader.get<float>();
+  state.residual = reader.get_vector<float>();
   const auto count = reader.get<std::uint64_t>();
   if (count > 64) throw core::RuntimeError("malformed worker state: " + std::to_string(count) + " optimizer buffers");
   for (std::uint64_t i = 0; i < count; ++i) {
@@ -33,8 +34,10 @@ WorkerState read_state(comm::ByteReader& reader) {
 }
 }  // namespace
 
-WorkerState capture_worker_state(nn::Optimizer& optimizer, float tau) {
+WorkerState capture_worker_state(nn::Optimizer& optimizer, float tau,
+                                 std::span<const float> residual) {
   WorkerState state;
+  state.residual.assign(residual.begin(), residual.end());
   state.optimizer_step = optimizer.step();
   state.tau = tau;
   for (const auto& buffer : optimizer.state())

@@ -17,9 +17,11 @@ struct WorkerState {
   std::int64_t optimizer_step = 0;
   std::vector<ckpt::NamedBuffer> optimizer_state;
   float tau = 0;
+  std::vector<float> residual;  // the encoder's residual (empty where there is none)
 };
 
-WorkerState capture_worker_state(nn::Optimizer& optimizer, float tau);
+WorkerState capture_worker_state(nn::Optimizer& optimizer, float tau,
+                                 std::span<const float> residual = {});
 std::vector<std::uint8_t> serialize(const WorkerState& state);
 WorkerState deserialize_worker_state(std::span<const std::uint8_t> bytes);
 // Copies buffers whose name and size match into the optimizer; returns how many matched.

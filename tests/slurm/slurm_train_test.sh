@@ -58,6 +58,13 @@ export GRADSHARE_SLURM_DIR=$work/cluster
 # 3 tasks on a 2-core machine: the node claims 3 CPUs, mpirun oversubscribes the cores.
 cpus=$(nproc)
 export GRADSHARE_SLURM_CPUS=$((cpus > 3 ? cpus : 3))
+# Ports: the first free pair from 6817 on, so that a cluster someone else runs (or another
+# checkout's test) does not make this test fail; slurm-local still refuses taken ports.
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+for ((port = 6817; port < 6917; port += 10)); do
+  port_free $port && port_free $((port + 1)) && break
+done
+export GRADSHARE_SLURM_PORT=$port
 export GRADSHARE_BIN=$bin
 export GRADSHARE_MPIRUN_ARGS=--oversubscribe
 started=0
@@ -145,7 +152,7 @@ EOF
 cd "$work" || fail "cannot enter $work"
 
 # 1. Cluster and a trivial job.
-say "strategy $strategy, work directory $work"
+say "strategy $strategy, work directory $work, slurmctld port $GRADSHARE_SLURM_PORT"
 t_start=$(now)
 started=1  # from here on, cleanup stops whatever of the cluster is running
 env_lines=$("$repo/scripts/slurm-local" start) || fail "scripts/slurm-local start failed"

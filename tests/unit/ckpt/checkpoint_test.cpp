@@ -40,7 +40,7 @@ class CheckpointTest : public ::testing::Test {
     c.optimizer_state = {{"m", std::vector<float>(70, 0.5f)}, {"v", std::vector<float>(70, 0.125f)}};
     c.optimizer_step = 99;
     c.thresholds = {1e-3f, 2e-3f, 5e-4f, 1e-4f};
-    c.residual = std::vector<float>(70, -1e-5f);
+    c.residuals = std::vector<float>(3 * 70, -1e-5f);
     c.version_vector = {0, 10, 20, 30, 40};
     return c;
   }
@@ -72,7 +72,7 @@ TEST_F(CheckpointTest, RoundTripKeepsEveryField) {
   EXPECT_EQ(read.optimizer_state[1].values, written.optimizer_state[1].values);
   EXPECT_EQ(read.optimizer_step, 99);
   EXPECT_EQ(read.thresholds, written.thresholds);
-  EXPECT_EQ(read.residual, written.residual);
+  EXPECT_EQ(read.residuals, written.residuals);
   EXPECT_EQ(read.version_vector, written.version_vector);
   // Nothing but the final file is left behind.
   EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1);
@@ -83,7 +83,7 @@ TEST_F(CheckpointTest, EmptyOptionalPartsRoundTrip) {
   c.partitions_done.clear();
   c.optimizer_state.clear();
   c.thresholds.clear();
-  c.residual.clear();
+  c.residuals.clear();
   c.version_vector.clear();
   write_checkpoint(path("b.h5"), c);
   const Checkpoint read = read_checkpoint(path("b.h5"));
@@ -109,7 +109,7 @@ TEST_F(CheckpointTest, FlippedByteInParametersIsDetected) {
   for (std::size_t i = 0; i < c.parameters.size(); ++i) c.parameters[i] = static_cast<float>(i);
   c.views.clear();
   c.optimizer_state.clear();
-  c.residual.clear();
+  c.residuals.clear();
   write_checkpoint(path("d.h5"), c);
   // Find the raw parameter bytes in the file and flip one bit inside them.
   std::string bytes;
