@@ -38,8 +38,6 @@ struct FaultInjection {
   int line = 0;
 };
 
-#define GS_I64(x) static_cast<std::int64_t>(x)
-
 #define GS_RUN_KEYS(X)                                                                         \
   X(run, name, std::string, "experiment", GS_ANY,                                              \
     "Run name; the run directory is <output_dir>/<name>-<YYYYmmdd-HHMMSS>")                   \

@@ -11,9 +11,9 @@ UpdateExchange::UpdateExchange(comm::DataPlane& plane, int self_rank, int ranks,
                                std::size_t parameter_count)
     : plane_(plane), self_(self_rank), parameter_count_(parameter_count),
       applied_upto_(static_cast<std::size_t>(ranks), 0),
-      applied_above_(static_cast<std::size_t>(ranks)) {
-  for (int link : plane_.links()) outgoing_[link];
-}
+      applied_above_(static_cast<std::size_t>(ranks)),
+      // The relay's saturation signal is not used: own messages wait for empty queues instead.
+      relay_(plane, plane.max_message_bytes()) {}
 
 bool UpdateExchange::has_applied(int origin, std::uint64_t seq) const {
   const auto o = static_cast<std::size_t>(origin);
@@ -57,15 +57,17 @@ std::size_t UpdateExchange::poll(std::span<float> parameters) {
     }
     mark_applied(origin, header.seq);
     ++stats_.applied;
-    enqueue_except(from, message);
+    stats_.relayed += plane_.links().size() - 1;
+    relay_.forward(from, message);
   });
-  flush_queues();
+  relay_.flush();
   return received;
 }
 
 bool UpdateExchange::can_publish(std::size_t bytes) const {
-  for (const auto& [link, queue] : outgoing_)
-    if (!queue.empty() || !plane_.can_send(link, bytes)) return false;
+  if (relay_.queued_messages() > 0) return false;
+  for (int link : plane_.links())
+    if (!plane_.can_send(link, bytes)) return false;
   return true;
 }
 
@@ -79,28 +81,9 @@ void UpdateExchange::publish(std::span<const std::uint8_t> message, std::span<fl
   ++stats_.applied;
   ++stats_.published;
   stats_.bytes_published += message.size();
-  enqueue_except(-1, message);
-  flush_queues();
+  relay_.forward(comm::kOriginHere, message);
 }
 
-bool UpdateExchange::has_backlog() const {
-  for (const auto& [link, queue] : outgoing_)
-    if (!queue.empty()) return true;
-  return false;
-}
-
-void UpdateExchange::enqueue_except(int from_link, std::span<const std::uint8_t> message) {
-  for (auto& [link, queue] : outgoing_) {
-    if (link == from_link) continue;
-    queue.emplace_back(message.begin(), message.end());
-    if (from_link >= 0) ++stats_.relayed;
-  }
-}
-
-void UpdateExchange::flush_queues() {
-  for (auto& [link, queue] : outgoing_) {
-    while (!queue.empty() && plane_.try_send(link, queue.front())) queue.pop_front();
-  }
-}
+bool UpdateExchange::has_backlog() const { return relay_.queued_messages() > 0; }
 
 }  // namespace gradshare::train

@@ -3,20 +3,19 @@
 //     vector (highest contiguous seq applied per origin) plus the few seqs applied above it
 //     decides; duplicates are counted, never applied;
 //   - relays each message to every link except the one it came from (star and tree alike);
-//   - keeps outgoing messages in per-link FIFO queues, so back-pressure on one link never
-//     drops or reorders anything;
+//   - sends through a comm::Relay, whose per-link FIFO queues make back-pressure on one link
+//     neither drop nor reorder anything;
 //   - rejects malformed messages (bad bytes from the network) without crashing, and counts them.
 #pragma once
 
 #include <cstdint>
-#include <deque>
-#include <map>
 #include <set>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "comm/data_plane.h"
+#include "comm/relay.h"
 
 namespace gradshare::train {
 
@@ -52,15 +51,13 @@ class UpdateExchange {
  private:
   // Records (origin, seq) as applied; false if it already was.
   bool mark_applied(int origin, std::uint64_t seq);
-  void enqueue_except(int from_link, std::span<const std::uint8_t> message);
-  void flush_queues();
 
   comm::DataPlane& plane_;
   int self_;
   std::size_t parameter_count_;
   std::vector<std::uint64_t> applied_upto_;
   std::vector<std::set<std::uint64_t>> applied_above_;
-  std::map<int, std::deque<std::vector<std::uint8_t>>> outgoing_;
+  comm::Relay relay_;
   ExchangeStats stats_;
   std::string last_error_;
 };
