@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Losing the master: an undisturbed run, then the same run with its master SIGKILLed mid-way and
 # started again with the same command. Asserts that the rerun resumed from the newest
-# checkpoint, repeated at most checkpoint.every_steps steps of work, finished, and reached the
-# undisturbed run's test accuracy within TOLERANCE (a fraction: 0.005 = 0.5 percentage points).
-#   master_kill_test.sh GRADSHARE MPIEXEC CONFIG STRATEGY TOLERANCE
+# checkpoint, repeated at most checkpoint.every_steps steps of work, finished, and reached
+#   ACCURACY = within:F  the undisturbed run's test accuracy within F (0.005 = 0.5 pp), or
+#              floor:F   at least F (for strategies whose undisturbed runs vary more than the
+#                        bound that matters: asynchronous training)
+#   master_kill_test.sh GRADSHARE MPIEXEC CONFIG STRATEGY ACCURACY
 set -euo pipefail
-gradshare=$1 mpiexec=$2 config=$3 strategy=$4 tolerance=$5
+gradshare=$1 mpiexec=$2 config=$3 strategy=$4 accuracy_rule=$5
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 work=$(mktemp -d)
 trap 'pkill -9 -f "gradshare train .*$work" 2>/dev/null || true; rm -rf "$work"' EXIT
@@ -44,9 +46,11 @@ start=$(date +%s.%N)
 run "$work/killed" >"$work/killed-2.log" 2>&1 || { cat "$work/killed-2.log"; exit 1; }
 echo "rerun took $(echo "$(date +%s.%N) - $start" | bc) s"
 
-python3 - "$work" "$every" "$last_logged" "$tolerance" <<'PY'
+python3 - "$work" "$every" "$last_logged" "$accuracy_rule" <<'PY'
 import json, sys
-work, every, last_logged, tolerance = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+work, every, last_logged, rule = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+kind, bound = rule.split(":")
+bound = float(bound)
 def records(run):
     with open(f"{work}/{run}/metrics.jsonl") as f:
         return [json.loads(line) for line in f if line.strip()]
@@ -66,8 +70,10 @@ if resumes and finals:
           f"{resumes[-1]['iteration']}, killed after step {last_logged}: {repeated} steps repeated")
     if repeated > every:
         failures.append(f"{repeated} steps of work repeated, more than checkpoint.every_steps={every}")
-    if abs(accuracy - undisturbed) > tolerance:
-        failures.append(f"accuracy {accuracy:.4f} not within {100 * tolerance:.1f} pp of {undisturbed:.4f}")
+    if kind == "within" and abs(accuracy - undisturbed) > bound:
+        failures.append(f"accuracy {accuracy:.4f} not within {100 * bound:.1f} pp of {undisturbed:.4f}")
+    if kind == "floor" and accuracy < bound:
+        failures.append(f"accuracy {accuracy:.4f} below {bound:.4f}")
 for failure in failures:
     print("FAIL:", failure)
 sys.exit(1 if failures else 0)
