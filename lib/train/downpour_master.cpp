@@ -20,14 +20,11 @@
 #include "train/model_file.h"
 #include "train/partition_scheduler.h"
 #include "train/progress.h"
+#include "train/progress_window.h"
 
 namespace gradshare::train {
 
 namespace {
-
-double ratio(double numerator, double denominator) {
-  return denominator > 0 ? numerator / denominator : 0.0;
-}
 
 // Staleness is undefined (null in metrics.jsonl) while no push has been acknowledged.
 double mean_age(const DownpourReport& report) {
@@ -38,53 +35,28 @@ double mean_age(const DownpourReport& report) {
 class DownpourProgress {
  public:
   DownpourProgress(RunContext& context, std::int64_t steps_per_epoch, int workers)
-      : context_(context),
-        workers_(workers),
-        steps_per_epoch_(std::max<std::int64_t>(steps_per_epoch, 1)),
-        total_steps_(steps_per_epoch_ * context.config.training.epochs) {}
+      : context_(context), window_(context, steps_per_epoch, workers) {}
 
-  void add(const DownpourReport& report) {
-    window_.add(report);
-    total_.add(report);
-  }
-  const DownpourReport& total() const { return total_; }
+  void add(const DownpourReport& report) { window_.add(report); }
+  const DownpourReport& total() const { return window_.total(); }
 
   void maybe_log() {
-    const auto every = context_.config.logging.every_steps;
-    if (total_.steps < next_log_step_) return;
-    next_log_step_ = (total_.steps / every + 1) * every;
-    const auto& w = window_;
+    if (!window_.due()) return;
+    const auto& w = window_.window();
     const double steps = static_cast<double>(w.steps);
-    const double loss = ratio(w.loss_sum, steps);
-    const double accuracy = ratio(static_cast<double>(w.correct), static_cast<double>(w.samples));
-    // Workers run side by side: W times one worker's rate (each report carries its own time,
-    // so reports that arrive together do not distort it).
-    const double samples_per_second = workers_ * ratio(static_cast<double>(w.samples), w.seconds);
     const double push_bytes = ratio(static_cast<double>(w.push_bytes), steps);
     const double pull_bytes = ratio(static_cast<double>(w.pull_bytes), steps);
-    const double eta = ratio(run_clock_.seconds(), static_cast<double>(total_.steps)) *
-                       static_cast<double>(total_steps_ - total_.steps);
     char line[448];
     std::snprintf(line, sizeof line,
-                  "epoch %lld/%lld  step %lld/%lld  loss %.4f  acc %.1f%%  %.0f samples/s  "
-                  "staleness mean %.1f max %lld  pushes %lld (postponed %lld)  pulls %lld "
-                  "(retried %lld)  %.0f B/worker/step (push %.0f + pull %.0f)  ETA %s",
-                  static_cast<long long>(std::min<std::int64_t>(total_.steps / steps_per_epoch_ + 1,
-                                                                context_.config.training.epochs)),
-                  static_cast<long long>(context_.config.training.epochs),
-                  static_cast<long long>(total_.steps), static_cast<long long>(total_steps_), loss,
-                  100.0 * accuracy, samples_per_second, w.ages ? mean_age(w) : 0.0,
+                  "%s  staleness mean %.1f max %lld  pushes %lld (postponed %lld)  pulls %lld "
+                  "(retried %lld)  %.0f B/worker/step (push %.0f + pull %.0f)  %s",
+                  window_.head().c_str(), w.ages ? mean_age(w) : 0.0,
                   static_cast<long long>(w.age_max), static_cast<long long>(w.pushes),
                   static_cast<long long>(w.busy_slots), static_cast<long long>(w.pulls),
                   static_cast<long long>(w.pull_retries), push_bytes + pull_bytes, push_bytes,
-                  pull_bytes, format_duration(eta).c_str());
+                  pull_bytes, window_.eta().c_str());
     core::log_info(line);
-    context_.metrics.write(JsonLine()
-                               .add("kind", "step")
-                               .add("step", total_.steps)
-                               .add("loss", loss)
-                               .add("train_accuracy", accuracy)
-                               .add("samples_per_second", samples_per_second)
+    context_.metrics.write(window_.record()
                                .add("bytes_per_worker_step", push_bytes + pull_bytes)
                                .add("push_bytes_per_worker_step", push_bytes)
                                .add("pull_bytes_per_worker_step", pull_bytes)
@@ -93,20 +65,13 @@ class DownpourProgress {
                                .add("pushes", w.pushes)
                                .add("pushes_postponed", w.busy_slots)
                                .add("pulls", w.pulls)
-                               .add("pull_retries", w.pull_retries)
-                               .add("wall_seconds", run_clock_.seconds()));
-    window_ = DownpourReport{};
+                               .add("pull_retries", w.pull_retries));
+    window_.next_window();
   }
 
  private:
   RunContext& context_;
-  int workers_;
-  std::int64_t steps_per_epoch_;
-  std::int64_t total_steps_;
-  DownpourReport window_;
-  DownpourReport total_;
-  std::int64_t next_log_step_ = 1;
-  core::Stopwatch run_clock_;
+  ProgressWindow<DownpourReport> window_;
 };
 
 // Largest |a - b| and whether the two are bit-identical.

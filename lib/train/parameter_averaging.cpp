@@ -24,6 +24,7 @@
 #include "train/epoch_report.h"
 #include "train/model_file.h"
 #include "train/progress.h"
+#include "train/progress_window.h"
 
 namespace gradshare::train {
 
@@ -97,74 +98,38 @@ struct AveragingTotals {
   std::int64_t mismatched_rounds = 0;  // rounds after which the workers' bits differed
 };
 
-double ratio(double numerator, double denominator) {
-  return denominator > 0 ? numerator / denominator : 0.0;
-}
-
 // The master's periodic progress line and "step" metrics record.
 class AveragingProgress {
  public:
   AveragingProgress(RunContext& context, std::int64_t steps_per_epoch)
-      : context_(context),
-        steps_per_epoch_(std::max<std::int64_t>(steps_per_epoch, 1)),
-        total_steps_(steps_per_epoch_ * context.config.training.epochs) {}
+      : context_(context), window_(context, steps_per_epoch, context.worker_count()) {}
 
-  void add(const AveragingReport& report) {
-    window_.add(report);
-    total_.add(report);
-  }
-  const AveragingReport& total() const { return total_; }
+  void add(const AveragingReport& report) { window_.add(report); }
+  const AveragingReport& total() const { return window_.total(); }
 
   void maybe_log() {
-    const auto every = context_.config.logging.every_steps;
-    if (total_.steps < next_log_step_) return;
-    next_log_step_ = (total_.steps / every + 1) * every;
-    const auto& w = window_;
-    const double loss = ratio(w.loss_sum, static_cast<double>(w.steps));
-    const double accuracy = ratio(static_cast<double>(w.correct), static_cast<double>(w.samples));
-    // Workers run side by side: W times one worker's rate (each report carries its own time,
-    // so reports that arrive together do not distort it).
-    const double samples_per_second =
-        context_.worker_count() * ratio(static_cast<double>(w.samples), w.seconds);
+    if (!window_.due()) return;
+    const auto& w = window_.window();
     const double bytes_per_step = ratio(static_cast<double>(w.bytes), static_cast<double>(w.steps));
     const double wait_mean = ratio(w.wait_sum, static_cast<double>(w.rounds));
-    const double eta = ratio(run_clock_.seconds(), static_cast<double>(total_.steps)) *
-                       static_cast<double>(total_steps_ - total_.steps);
+    const std::int64_t rounds = window_.total().rounds / context_.worker_count();
     char line[384];
-    std::snprintf(
-        line, sizeof line,
-        "epoch %lld/%lld  step %lld/%lld  loss %.4f  acc %.1f%%  %.0f samples/s  "
-        "rounds %lld  allreduce wait mean %.2f ms max %.2f ms  %.0f B/worker/step  ETA %s",
-        static_cast<long long>(std::min<std::int64_t>(total_.steps / steps_per_epoch_ + 1,
-                                                      context_.config.training.epochs)),
-        static_cast<long long>(context_.config.training.epochs),
-        static_cast<long long>(total_.steps), static_cast<long long>(total_steps_), loss,
-        100.0 * accuracy, samples_per_second,
-        static_cast<long long>(total_.rounds / context_.worker_count()), 1e3 * wait_mean,
-        1e3 * w.wait_max, bytes_per_step, format_duration(eta).c_str());
+    std::snprintf(line, sizeof line,
+                  "%s  rounds %lld  allreduce wait mean %.2f ms max %.2f ms  %.0f B/worker/step  %s",
+                  window_.head().c_str(), static_cast<long long>(rounds), 1e3 * wait_mean,
+                  1e3 * w.wait_max, bytes_per_step, window_.eta().c_str());
     core::log_info(line);
-    context_.metrics.write(JsonLine()
-                               .add("kind", "step")
-                               .add("step", total_.steps)
-                               .add("loss", loss)
-                               .add("train_accuracy", accuracy)
-                               .add("samples_per_second", samples_per_second)
+    context_.metrics.write(window_.record()
                                .add("bytes_per_worker_step", bytes_per_step)
-                               .add("rounds", total_.rounds / context_.worker_count())
+                               .add("rounds", rounds)
                                .add("wait_mean_seconds", wait_mean)
-                               .add("wait_max_seconds", w.wait_max)
-                               .add("wall_seconds", run_clock_.seconds()));
-    window_ = AveragingReport{};
+                               .add("wait_max_seconds", w.wait_max));
+    window_.next_window();
   }
 
  private:
   RunContext& context_;
-  std::int64_t steps_per_epoch_;
-  std::int64_t total_steps_;
-  AveragingReport window_;
-  AveragingReport total_;
-  std::int64_t next_log_step_ = 1;
-  core::Stopwatch run_clock_;
+  ProgressWindow<AveragingReport> window_;
 };
 
 std::int64_t batches_per_epoch(const RunContext& context) {

@@ -24,6 +24,7 @@
 #include "train/partition_messages.h"
 #include "train/partition_scheduler.h"
 #include "train/progress.h"
+#include "train/progress_window.h"
 #include "train/sharing_roles.h"
 #include "train/update_exchange.h"
 #include "train/worker_report.h"
@@ -43,64 +44,34 @@ double process_cpu_seconds() {
 // The periodic progress line: training figures over all workers since the previous line.
 class SharingProgress {
  public:
-  // first_step: steps done before this run (a resumed run continues the count).
-  SharingProgress(RunContext& context, std::int64_t total_steps, std::int64_t steps_per_epoch,
-                  std::size_t parameter_count, std::int64_t first_step)
-      : context_(context), total_steps_(total_steps), steps_per_epoch_(steps_per_epoch),
-        dense_bytes_(4.0 * static_cast<double>(parameter_count)), first_step_(first_step),
-        next_log_step_(first_step + 1) {}
+  SharingProgress(RunContext& context, std::int64_t steps_per_epoch, std::size_t parameter_count,
+                  std::int64_t first_step)
+      : context_(context), dense_bytes_(4.0 * static_cast<double>(parameter_count)),
+        window_(context, steps_per_epoch, context.worker_count(), first_step) {}
 
-  void add(const WorkerReport& report) {
-    window_.add(report);
-    total_.add(report);
-  }
+  void add(const WorkerReport& report) { window_.add(report); }
   // Steps of the whole run, those before a resume included.
-  std::int64_t steps() const { return first_step_ + total_.steps; }
-  const WorkerReport& total() const { return total_; }
+  std::int64_t steps() const { return window_.step(); }
+  const WorkerReport& total() const { return window_.total(); }
 
   void maybe_log(double relayed_by_master) {
-    const auto every = context_.config.logging.every_steps;
-    const std::int64_t step = steps();
-    if (step < next_log_step_) return;
-    next_log_step_ = (step / every + 1) * every;
-    // Reports arrive in bursts, so the rate comes from the workers' own clocks: the mean
-    // per-worker rate (samples over reported seconds) times the number of workers.
-    const auto& w = window_;
-    const double samples_per_second =
-        w.seconds > 0 ? static_cast<double>(w.samples) / w.seconds * context_.worker_count() : 0.0;
-    const double steps = std::max<double>(1, static_cast<double>(w.steps));
-    const double bytes_per_step = static_cast<double>(w.bytes) / steps;
-    const double ratio = bytes_per_step > 0 ? dense_bytes_ / bytes_per_step : 0.0;
-    const double sparsity = w.messages ? w.sparsity_sum / static_cast<double>(w.messages) : 0.0;
-    const double done = static_cast<double>(total_.steps);
-    const double eta =
-        done > 0 ? run_clock_.seconds() / done * static_cast<double>(total_steps_ - step) : 0.0;
+    if (!window_.due()) return;
+    const auto& w = window_.window();
+    const double bytes_per_step = ratio(static_cast<double>(w.bytes), static_cast<double>(w.steps));
+    const double dense_ratio = ratio(dense_bytes_, bytes_per_step);
+    const double sparsity = ratio(w.sparsity_sum, static_cast<double>(w.messages));
     char line[512];
     std::snprintf(line, sizeof line,
-                  "epoch %lld/%lld  step %lld/%lld  loss %.4f  acc %.1f%%  %.0f samples/s  "
-                  "tau %.2e..%.2e  sparsity %.2e  enc s/b/c %lld/%lld/%lld  "
-                  "%.0f B/worker/step (dense/%.0f)  relayed %.0f  back-pressure %lld  ETA %s",
-                  static_cast<long long>(std::min<std::int64_t>(
-                      step / std::max<std::int64_t>(steps_per_epoch_, 1) + 1,
-                      context_.config.training.epochs)),
-                  static_cast<long long>(context_.config.training.epochs),
-                  static_cast<long long>(step), static_cast<long long>(total_steps_),
-                  w.loss_sum / steps, 100.0 * static_cast<double>(w.correct) /
-                                          std::max<double>(1, static_cast<double>(w.samples)),
-                  samples_per_second, w.tau_min, w.tau_max,
-                  sparsity, static_cast<long long>(w.sparse_messages),
+                  "%s  tau %.2e..%.2e  sparsity %.2e  enc s/b/c %lld/%lld/%lld  "
+                  "%.0f B/worker/step (dense/%.0f)  relayed %.0f  back-pressure %lld  %s",
+                  window_.head().c_str(), w.tau_min, w.tau_max, sparsity,
+                  static_cast<long long>(w.sparse_messages),
                   static_cast<long long>(w.bitmap_messages),
-                  static_cast<long long>(w.compressed_messages), bytes_per_step, ratio,
+                  static_cast<long long>(w.compressed_messages), bytes_per_step, dense_ratio,
                   relayed_by_master + static_cast<double>(w.relayed),
-                  static_cast<long long>(w.backpressure), format_duration(eta).c_str());
+                  static_cast<long long>(w.backpressure), window_.eta().c_str());
     core::log_info(line);
-    context_.metrics.write(JsonLine()
-                               .add("kind", "step")
-                               .add("step", step)
-                               .add("loss", w.loss_sum / steps)
-                               .add("train_accuracy", static_cast<double>(w.correct) /
-                                                          std::max<double>(1, static_cast<double>(w.samples)))
-                               .add("samples_per_second", samples_per_second)
+    context_.metrics.write(window_.record()
                                .add("tau_min", static_cast<double>(w.tau_min))
                                .add("tau_max", static_cast<double>(w.tau_max))
                                .add("sparsity", sparsity)
@@ -108,23 +79,16 @@ class SharingProgress {
                                .add("bitmap_messages", w.bitmap_messages)
                                .add("compressed_messages", w.compressed_messages)
                                .add("bytes_per_worker_step", bytes_per_step)
-                               .add("dense_ratio", ratio)
+                               .add("dense_ratio", dense_ratio)
                                .add("backpressure", w.backpressure)
-                               .add("duplicates", w.duplicates)
-                               .add("wall_seconds", run_clock_.seconds()));
-    window_ = WorkerReport{};
+                               .add("duplicates", w.duplicates));
+    window_.next_window();
   }
 
  private:
   RunContext& context_;
-  std::int64_t total_steps_;
-  std::int64_t steps_per_epoch_;
   double dense_bytes_;
-  std::int64_t first_step_;
-  WorkerReport window_;
-  WorkerReport total_;
-  std::int64_t next_log_step_;
-  core::Stopwatch run_clock_;
+  ProgressWindow<WorkerReport> window_;
 };
 
 // The master's state and its reactions to the workers' messages.
@@ -148,8 +112,8 @@ class SharingMaster {
     const auto resume = Checkpointer::find_resume(context_);
     start_workers(resume);
     const auto steps_per_epoch = static_cast<std::int64_t>(shape_.batch_count());
-    progress_.emplace(context_, steps_per_epoch * cfg_.training.epochs, steps_per_epoch,
-                      model_.parameter_count(), resume ? resume->iteration : 0);
+    progress_.emplace(context_, steps_per_epoch, model_.parameter_count(),
+                      resume ? resume->iteration : 0);
     const double cpu_start = process_cpu_seconds();
     core::Stopwatch wall;
     core::Backoff backoff;
