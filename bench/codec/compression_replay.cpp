@@ -1,10 +1,13 @@
 // compression_replay.cpp: the compression report. Replays recorded update vectors through one
 // Encoder per format (sparse, bitmap, compressed, auto) and prints the bytes per message (mean
 // over all steps, and at steady state = the last half of the steps) and the ratio to dense
-// float32 (4 n bytes).
-//   compression_replay <updates file> [--threshold-algorithm A] [--initial-threshold T]
+// float32 (4 n bytes), then one summary row ("| label | ...") for scripts/bench/compression.
+//   compression_replay <updates file> [--label L] [--config FILE] [--threshold-algorithm A]
+//                      [--initial-threshold T] [--min-sparsity S] [--max-sparsity S]
 //                      [--target-sparsity S] [--residual clip|none] [--shake-up-every N]
 //   compression_replay --write-synthetic <file> [--n N] [--steps S]
+// --config takes the encoding section of an experiment file (e.g. configs/fashion-mnist-mlp.yaml);
+// the options after it override single keys. Without it every key is at its default.
 // The updates file is what `gradshare train` writes with GRADSHARE_RECORD_UPDATES=<file>:
 // little-endian uint64 n, then n float32 per step. --write-synthetic writes Adam updates of a
 // synthetic noisy quadratic problem in that format, to try the report without a training run.
@@ -21,6 +24,7 @@
 #include <vector>
 
 #include "codec/encoder.h"
+#include "config/config_loader.h"
 #include "core/errors.h"
 #include "core/rng.h"
 
@@ -89,7 +93,22 @@ double mean(const std::vector<std::size_t>& values, std::size_t from) {
   return values.size() > from ? sum / static_cast<double>(values.size() - from) : 0.0;
 }
 
-int replay(const std::string& path, const gradshare::config::EncodingConfig& base) {
+// The threshold settings that decide the steady-state sparsity, in words.
+std::string describe_threshold(const gradshare::config::EncodingConfig& c) {
+  char text[160];
+  if (c.threshold_algorithm == "adaptive") {
+    std::snprintf(text, sizeof text, "adaptive, sparsity kept in [%g, %g]", c.min_sparsity,
+                  c.max_sparsity);
+  } else if (c.threshold_algorithm == "target_sparsity") {
+    std::snprintf(text, sizeof text, "target_sparsity %g", c.target_sparsity);
+  } else {
+    std::snprintf(text, sizeof text, "%s", c.threshold_algorithm.c_str());
+  }
+  return text;
+}
+
+int replay(const std::string& path, const std::string& label,
+           const gradshare::config::EncodingConfig& base) {
   std::ifstream file(path, std::ios::binary | std::ios::ate);
   if (!file) throw UserError(path + ": cannot open the updates file");
   const auto file_bytes = static_cast<std::uint64_t>(file.tellg());
@@ -136,16 +155,24 @@ int replay(const std::string& path, const gradshare::config::EncodingConfig& bas
       "updates: %s: %llu parameters, %llu steps; steady state = steps %llu..%llu\n", path.c_str(),
       static_cast<unsigned long long>(n), static_cast<unsigned long long>(steps),
       static_cast<unsigned long long>(steady_from + 1), static_cast<unsigned long long>(steps));
-  std::printf("threshold: %s, initial %g, residual %s; dense float32 = %.0f bytes per step\n",
-              base.threshold_algorithm.c_str(), base.initial_threshold, base.residual.c_str(),
-              dense);
+  std::printf("case: %s\nthreshold: %s, initial %g, residual %s; dense float32 = %.0f bytes\n",
+              label.c_str(), describe_threshold(base).c_str(), base.initial_threshold,
+              base.residual.c_str(), dense);
   std::printf("%-11s %12s %14s %10s %14s %12s %10s  %s\n", "format", "mean B/msg", "steady B/msg",
               "ratio", "ratio payload", "sparsity", "final tau", "steady encodings");
+  std::string summary = "| " + label + " |";
   for (const FormatResult& r : results) {
     const double steady = mean(r.bytes, steady_from);
     double sparsity = 0.0;
     for (std::size_t i = steady_from; i < r.sparsity.size(); ++i) sparsity += r.sparsity[i];
     sparsity /= static_cast<double>(steps - steady_from);
+    char cell[64];
+    if (r.format == "sparse") {
+      std::snprintf(cell, sizeof cell, " %.2e |", sparsity);
+      summary += cell;
+    }
+    std::snprintf(cell, sizeof cell, " %.0f B %.0fx |", steady, dense / steady);
+    summary += cell;
     std::string encodings;
     for (const auto& [name, count] : r.steady_encodings) {
       encodings += (encodings.empty() ? "" : ", ") + name + " " + std::to_string(count);
@@ -157,18 +184,18 @@ int replay(const std::string& path, const gradshare::config::EncodingConfig& bas
   }
   std::printf(
       "(ratio: dense / whole message incl. the %zu-byte header; ratio payload: without "
-      "it)\n",
-      codec::kHeaderBytes);
+      "it)\n%s\n",
+      codec::kHeaderBytes, summary.c_str());
   return 0;
 }
 
 int run(int argc, char** argv) {
   if (argc < 2) {
     throw UserError(
-        "usage: compression_replay <updates file> [--threshold-algorithm A] "
-        "[--initial-threshold T] [--target-sparsity S] [--residual clip|none] "
-        "[--shake-up-every N]\n       compression_replay --write-synthetic <file> [--n N] "
-        "[--steps S]");
+        "usage: compression_replay <updates file> [--label L] [--config FILE] "
+        "[--threshold-algorithm A] [--initial-threshold T] [--min-sparsity S] "
+        "[--max-sparsity S] [--target-sparsity S] [--residual clip|none] [--shake-up-every N]\n"
+        "       compression_replay --write-synthetic <file> [--n N] [--steps S]");
   }
   if (std::string(argv[1]) == "--write-synthetic") {
     if (argc < 3) throw UserError("--write-synthetic needs a file");
@@ -189,12 +216,23 @@ int run(int argc, char** argv) {
     return 0;
   }
   gradshare::config::EncodingConfig config;
+  std::string label = "defaults";
   for (int i = 2; i < argc; ++i) {
     const std::string flag = argv[i];
-    if (flag == "--threshold-algorithm") {
+    if (flag == "--label") {
+      label = need_value(i, argc, argv);
+    } else if (flag == "--config") {
+      const std::string file = need_value(i, argc, argv);
+      config = gradshare::config::load_experiment(file).encoding;
+      if (label == "defaults") label = file;
+    } else if (flag == "--threshold-algorithm") {
       config.threshold_algorithm = need_value(i, argc, argv);
     } else if (flag == "--initial-threshold") {
       config.initial_threshold = to_number(flag, need_value(i, argc, argv));
+    } else if (flag == "--min-sparsity") {
+      config.min_sparsity = to_number(flag, need_value(i, argc, argv));
+    } else if (flag == "--max-sparsity") {
+      config.max_sparsity = to_number(flag, need_value(i, argc, argv));
     } else if (flag == "--target-sparsity") {
       config.target_sparsity = to_number(flag, need_value(i, argc, argv));
     } else if (flag == "--residual") {
@@ -206,7 +244,7 @@ int run(int argc, char** argv) {
       throw UserError("unknown option " + flag);
     }
   }
-  return replay(argv[1], config);
+  return replay(argv[1], label, config);
 }
 
 }  // namespace

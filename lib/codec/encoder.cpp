@@ -63,6 +63,13 @@ Encoder::Encoder(const config::EncodingConfig& config, std::size_t parameter_cou
                           " parameters; gradient encoding supports 1 to " +
                           std::to_string(kMaxParameterCount));
   }
+  if (format_ == Format::kSparse &&
+      4 * static_cast<std::uint64_t>(parameter_count) > kMaxPayloadBytes) {
+    throw core::UserError("encoding.format: sparse messages of a model with " +
+                          std::to_string(parameter_count) + " parameters could exceed the " +
+                          "message format's 32-bit payload length (sparse supports at most " +
+                          std::to_string(kMaxPayloadBytes / 4) + "); use auto or compressed");
+  }
   if (!(config.min_threshold <= config.initial_threshold &&
         config.initial_threshold <= config.max_threshold)) {
     throw core::UserError(
@@ -115,7 +122,10 @@ EncodeStats Encoder::encode(std::span<const float> update, const MessageMeta& me
   GS_CHECK(update.size() == residual_.size(), "update has " + std::to_string(update.size()) +
                                                   " elements, the encoder " +
                                                   std::to_string(residual_.size()));
-  GS_CHECK((meta.flags & kCodecFlagMask) == 0, "MessageMeta::flags may use bits 16..31 only");
+  // Before any state changes: a meta that does not fit the header leaves the encoder as it was.
+  if (std::string error; !check_meta(meta, &error)) {
+    throw core::RuntimeError("gradient encoding: " + error);
+  }
   const std::int64_t step = step_ + 1;
   const float tau = tau_;
   const bool shake_up = shake_up_every_ > 0 && step % shake_up_every_ == 0;

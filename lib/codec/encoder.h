@@ -51,12 +51,15 @@ struct EncodeStats {
 class Encoder {
  public:
   // Validates the config (core::UserError naming the key). parameter_count must lie in
-  // 1..kMaxParameterCount. The residual starts at zero, tau at encoding.initial_threshold.
+  // 1..kMaxParameterCount (format sparse: up to kMaxPayloadBytes / 4). The residual starts at
+  // zero, tau at encoding.initial_threshold.
   Encoder(const config::EncodingConfig& config, std::size_t parameter_count,
           const Kernels& kernels = cpu_kernels());
 
   // One encode step (see the file comment); `out` is resized to the message. An empty
-  // selection still yields a valid message with 0 entries. meta.flags may use bits 16..31.
+  // selection still yields a valid message with 0 entries. meta must pass check_meta (flags in
+  // bits 16..23, epoch < 2^16, seq and iteration < 2^32): otherwise core::RuntimeError and
+  // nothing changes.
   // A NaN or Inf in `update` (or a residual overflowing to Inf) throws core::RuntimeError
   // naming the first bad index: `out` is left empty, tau and step() are unchanged, and the
   // update elements before the bad one's 8-element chunk have been added to the residual

@@ -119,23 +119,54 @@ TEST(Encoder, ScalarAndAvx2KernelsGiveIdenticalMessages) {
 TEST(Encoder, StampsTheHeader) {
   Encoder encoder(make_config(), 50);
   std::vector<std::uint8_t> message;
-  const MessageMeta meta{7, 123456789012ull, 99, 3, 0x00050000u};
+  const MessageMeta meta{7, 3456789012ull, 99, 3, 0x00050000u};
   const EncodeStats stats = encoder.encode(std::vector<float>(50, 1.0f), meta, message);
   MessageHeader header;
   std::string error;
   ASSERT_TRUE(parse_header(message, 50, header, &error)) << error;
   EXPECT_EQ(header.origin, 7u);
-  EXPECT_EQ(header.seq, 123456789012ull);
+  EXPECT_EQ(header.seq, 3456789012ull);
   EXPECT_EQ(header.iteration, 99u);
   EXPECT_EQ(header.epoch, 3u);
   EXPECT_EQ(header.flags, 0x00050000u);
   EXPECT_EQ(header.tau, stats.tau);
   EXPECT_EQ(header.entry_count, 50u);
   EXPECT_EQ(header.encoding, stats.encoding);
-  MessageMeta codec_bits;
-  codec_bits.flags = 1;
-  EXPECT_THROW(encoder.encode(std::vector<float>(50, 1.0f), codec_bits, message),
-               core::RuntimeError);
+}
+
+// A meta that does not fit the header throws before anything changes: nothing lost, nothing sent.
+TEST(Encoder, RejectsMetaBeyondTheHeaderLimits) {
+  config::EncodingConfig config = make_config("auto", "adaptive");
+  Encoder encoder(config, 50);
+  const std::vector<float> u = testing::normal_vector(50, 1e-3f, 11);
+  std::vector<std::uint8_t> message;
+  encoder.encode(u, MessageMeta{1, 1, 1, 0, 0}, message);
+  const std::vector<float> residual(encoder.residual().begin(), encoder.residual().end());
+  const float tau = encoder.threshold();
+  std::vector<MessageMeta> bad(5, MessageMeta{1, 2, 2, 0, 0});
+  bad[0].flags = 1;            // a codec bit
+  bad[1].flags = 0x01000000u;  // beyond the caller's bits 16..23
+  bad[2].epoch = static_cast<std::uint32_t>(kMaxEpoch) + 1;
+  bad[3].seq = kMaxSeq + 1;
+  bad[4].iteration = kMaxIteration + 1;
+  const std::vector<std::string> named = {"flags", "flags", "epoch", "sequence", "iteration"};
+  for (std::size_t c = 0; c < bad.size(); ++c) {
+    try {
+      encoder.encode(u, bad[c], message);
+      ADD_FAILURE() << "meta " << c << " was encoded";
+    } catch (const core::RuntimeError& e) {
+      EXPECT_NE(std::string(e.what()).find(named[c]), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(encoder.step(), 1);
+    EXPECT_EQ(encoder.threshold(), tau);
+    EXPECT_TRUE(std::equal(residual.begin(), residual.end(), encoder.residual().begin()));
+  }
+}
+
+TEST(Encoder, SparseFormatStopsAtThePayloadLengthLimit) {
+  // Thrown before the residual is allocated, so this costs no memory.
+  const std::size_t too_many = kMaxPayloadBytes / 4 + 1;
+  EXPECT_THROW(Encoder(make_config("sparse"), too_many), core::UserError);
 }
 
 TEST(Encoder, MessagesStayWithinMaxMessageBytes) {

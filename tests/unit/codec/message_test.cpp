@@ -82,36 +82,62 @@ void expect_rejected(const std::vector<std::uint8_t>& message, std::size_t n,
 
 TEST(MessageLayout, FieldsAtTheirDocumentedOffsets) {
   const std::vector<std::uint8_t> m = encode_one("sparse", 100);
-  EXPECT_EQ(std::string(m.begin(), m.begin() + 4), "GSUP");
-  EXPECT_EQ(peek<std::uint16_t>(m, 4), 1);
-  EXPECT_EQ(m[6], 1);  // sparse
-  EXPECT_EQ(m[7], 0);
-  EXPECT_EQ(peek<std::uint32_t>(m, 8), 0u);
-  EXPECT_EQ(peek<std::uint32_t>(m, 12), 2u);
-  EXPECT_EQ(peek<std::uint64_t>(m, 16), 17u);
-  EXPECT_EQ(peek<std::uint64_t>(m, 24), 40u);
-  EXPECT_EQ(peek<std::uint32_t>(m, 32), 1u);
-  EXPECT_EQ(peek<float>(m, 36), kTau);
-  EXPECT_EQ(peek<std::uint64_t>(m, 40), 100u);
-  EXPECT_EQ(peek<std::uint64_t>(m, 48), 15u);  // 0, 7, ..., 98
-  EXPECT_EQ(peek<std::uint64_t>(m, 56), 60u);
-  EXPECT_EQ(peek<std::uint32_t>(m, 64), 0u);
-  std::uint32_t crc = kernels::cpu::crc32c(0, m.data(), 68);
-  crc = kernels::cpu::crc32c(crc, m.data() + 72, m.size() - 72);
-  EXPECT_EQ(peek<std::uint32_t>(m, 68), crc);
-  ASSERT_EQ(m.size(), 72u + 60u);
+  ASSERT_EQ(kHeaderBytes, 40u);
+  EXPECT_EQ(std::string(m.begin(), m.begin() + 2), "GS");
+  EXPECT_EQ(m[2], 2);  // format version
+  EXPECT_EQ(m[3], 1);  // sparse
+  EXPECT_EQ(peek<std::uint16_t>(m, 4), 0u);
+  EXPECT_EQ(peek<std::uint16_t>(m, 6), 1u);
+  EXPECT_EQ(peek<std::uint32_t>(m, 8), 2u);
+  EXPECT_EQ(peek<std::uint32_t>(m, 12), 17u);
+  EXPECT_EQ(peek<std::uint32_t>(m, 16), 40u);
+  EXPECT_EQ(peek<float>(m, 20), kTau);
+  EXPECT_EQ(peek<std::uint32_t>(m, 24), 100u);
+  EXPECT_EQ(peek<std::uint32_t>(m, 28), 15u);  // 0, 7, ..., 98
+  EXPECT_EQ(peek<std::uint32_t>(m, 32), 60u);
+  std::uint32_t crc = kernels::cpu::crc32c(0, m.data(), 36);
+  crc = kernels::cpu::crc32c(crc, m.data() + 40, m.size() - 40);
+  EXPECT_EQ(peek<std::uint32_t>(m, 36), crc);
+  ASSERT_EQ(m.size(), 40u + 60u);
   for (std::size_t j = 0; j < 15; ++j) {
     const auto i = static_cast<std::int32_t>(7 * j);
-    EXPECT_EQ(peek<std::int32_t>(m, 72 + 4 * j), i % 14 == 0 ? -(i + 1) : i + 1);
+    EXPECT_EQ(peek<std::int32_t>(m, 40 + 4 * j), i % 14 == 0 ? -(i + 1) : i + 1);
   }
+}
+
+TEST(MessageLayout, CallerFlagsShareTheFlagsField) {
+  Encoder encoder(make_config("auto", "fixed"), 10);
+  std::vector<std::uint8_t> m;
+  encoder.encode(std::vector<float>(10, 0.0f), MessageMeta{0, 1, 1, 0, 0x00A50000u}, m);
+  EXPECT_EQ(peek<std::uint16_t>(m, 4), 0xA500u);  // caller bits 16..23 -> wire bits 8..15
+  MessageHeader header;
+  std::string error;
+  ASSERT_TRUE(parse_header(m, 10, header, &error)) << error;
+  EXPECT_EQ(header.flags, 0x00A50000u);
+}
+
+TEST(MessageLayout, LargestFieldValuesRoundTrip) {
+  Encoder encoder(make_config("auto", "fixed"), 10);
+  std::vector<std::uint8_t> m;
+  const MessageMeta meta{0xFFFFFFFFu, kMaxSeq, kMaxIteration, static_cast<std::uint32_t>(kMaxEpoch),
+                         kCallerFlagMask};
+  encoder.encode(std::vector<float>(10, 0.0f), meta, m);
+  MessageHeader header;
+  std::string error;
+  ASSERT_TRUE(parse_header(m, 10, header, &error)) << error;
+  EXPECT_EQ(header.origin, meta.origin);
+  EXPECT_EQ(header.seq, meta.seq);
+  EXPECT_EQ(header.iteration, meta.iteration);
+  EXPECT_EQ(header.epoch, meta.epoch);
+  EXPECT_EQ(header.flags, meta.flags);
 }
 
 TEST(MessageLayout, BitmapCodesAndHalfFlag) {
   const std::vector<std::uint8_t> m = encode_one("auto", 50, 1);  // a shake-up
-  ASSERT_EQ(m[6], 2);
-  EXPECT_EQ(peek<std::uint32_t>(m, 8), kFlagShakeUp);  // first shake-up: +tau/2
-  EXPECT_EQ(m.size(), 72u + 13u);
-  auto code = [&](std::size_t i) { return (m[72 + i / 4] >> (2 * (i % 4))) & 3; };
+  ASSERT_EQ(m[3], 2);
+  EXPECT_EQ(peek<std::uint16_t>(m, 4), kFlagShakeUp);  // first shake-up: +tau/2
+  EXPECT_EQ(m.size(), kHeaderBytes + 13u);
+  auto code = [&](std::size_t i) { return (m[kHeaderBytes + i / 4] >> (2 * (i % 4))) & 3; };
   EXPECT_EQ(code(0), 2);  // -tau
   EXPECT_EQ(code(7), 1);  // +tau
   EXPECT_EQ(code(3), 3);  // half
@@ -150,39 +176,53 @@ TEST(Decoder, RejectsBadHeaderFields) {
     reseal(m);
     return m;
   };
-  expect_rejected(edited(0, std::uint32_t{0x50555348}), 100, "magic");
-  expect_rejected(edited(4, std::uint16_t{2}), 100, "version");
-  expect_rejected(edited(4, std::uint16_t{0}), 100, "version");
-  expect_rejected(edited(6, std::uint8_t{0}), 100, "encoding");
-  expect_rejected(edited(6, std::uint8_t{4}), 100, "encoding");
-  expect_rejected(edited(6, std::uint8_t{255}), 100, "encoding");
-  expect_rejected(edited(7, std::uint8_t{1}), 100, "reserved");
-  expect_rejected(edited(64, std::uint32_t{1}), 100, "reserved");
-  expect_rejected(edited(8, std::uint32_t{4}), 100, "flags");
-  expect_rejected(edited(36, std::numeric_limits<float>::quiet_NaN()), 100, "tau");
-  expect_rejected(edited(36, std::numeric_limits<float>::infinity()), 100, "tau");
-  expect_rejected(edited(36, 0.0f), 100, "tau");
-  expect_rejected(edited(36, -kTau), 100, "tau");
-  expect_rejected(edited(36, 1e-40f), 100, "tau");
-  expect_rejected(edited(40, std::uint64_t{101}), 100, "parameters");
+  expect_rejected(edited(0, std::uint16_t{0x5348}), 100, "magic");
+  expect_rejected(edited(2, std::uint8_t{3}), 100, "version 3");
+  expect_rejected(edited(2, std::uint8_t{0}), 100, "version 0");
+  expect_rejected(edited(3, std::uint8_t{0}), 100, "encoding");
+  expect_rejected(edited(3, std::uint8_t{4}), 100, "encoding");
+  expect_rejected(edited(3, std::uint8_t{255}), 100, "encoding");
+  expect_rejected(edited(4, std::uint16_t{4}), 100, "flags");
+  expect_rejected(edited(4, std::uint16_t{0x80}), 100, "flags");
+  expect_rejected(edited(20, std::numeric_limits<float>::quiet_NaN()), 100, "tau");
+  expect_rejected(edited(20, std::numeric_limits<float>::infinity()), 100, "tau");
+  expect_rejected(edited(20, 0.0f), 100, "tau");
+  expect_rejected(edited(20, -kTau), 100, "tau");
+  expect_rejected(edited(20, 1e-40f), 100, "tau");
+  expect_rejected(edited(24, std::uint32_t{101}), 100, "parameters");
   expect_rejected(good, 99, "parameters");
-  expect_rejected(edited(48, std::uint64_t{101}), 100, "exceeds");
-  expect_rejected(edited(56, std::uint64_t{61}), 100, "announces");
-  expect_rejected(edited(56, std::uint64_t{59}), 100, "announces");
-  expect_rejected(edited(56, ~std::uint64_t{0}), 100, "announces");
+  expect_rejected(edited(28, std::uint32_t{101}), 100, "exceeds");
+  expect_rejected(edited(32, std::uint32_t{61}), 100, "announces");
+  expect_rejected(edited(32, std::uint32_t{59}), 100, "announces");
+  expect_rejected(edited(32, ~std::uint32_t{0}), 100, "announces");
+  // A parameter count beyond the format's limit, even where the receiver claims as many.
+  const std::vector<std::uint8_t> huge = edited(24, std::uint32_t{0x80000000u});
+  MessageHeader header;
+  std::string error;
+  EXPECT_FALSE(parse_header(huge, 0x80000000u, header, &error));
+  EXPECT_NE(error.find("limit"), std::string::npos) << error;
   // The caller's flag bits pass through.
   std::vector<float> params(100, 0.0f);
-  EXPECT_TRUE(apply_message(edited(8, std::uint32_t{0xABCD0000u}), params, nullptr));
+  EXPECT_TRUE(apply_message(edited(4, std::uint16_t{0xAB00u}), params, nullptr));
+}
+
+TEST(Decoder, NamesAVersion1Message) {
+  // Version 1 began with "GSUP" and a 72-byte header.
+  std::vector<std::uint8_t> m = encode_one("sparse", 100);
+  m[2] = 'U';
+  m[3] = 'P';
+  reseal(m);
+  expect_rejected(m, 100, "format version 1, this build reads 2");
 }
 
 TEST(Decoder, RejectsCountMismatch) {
   for (const Sample& s : samples()) {
     SCOPED_TRACE(s.name);
-    const auto count = peek<std::uint64_t>(s.message, 48);
-    for (const std::uint64_t wrong : {count + 1, count - 1}) {
+    const auto count = peek<std::uint32_t>(s.message, 28);
+    for (const std::uint32_t wrong : {count + 1, count - 1}) {
       if (wrong > s.n) continue;  // count - 1 of the empty message wraps
       std::vector<std::uint8_t> m = s.message;
-      poke(m, 48, wrong);
+      poke(m, 28, wrong);
       reseal(m);
       std::vector<float> target(s.n, 0.0f);
       std::string error;
@@ -233,12 +273,12 @@ TEST(Decoder, RejectsBitmapProblems) {
   reseal(m);
   expect_rejected(m, 103, "padding");
   m = good;
-  m[72 + 1] |= 0x03;  // a half code, but this is not a shake-up
-  poke(m, 48, peek<std::uint64_t>(m, 48) + ((good[73] & 0x03) == 0 ? 1 : 0));
+  m[kHeaderBytes + 1] |= 0x03;  // a half code, but this is not a shake-up
+  poke(m, 28, peek<std::uint32_t>(m, 28) + ((good[kHeaderBytes + 1] & 0x03) == 0 ? 1 : 0));
   reseal(m);
   expect_rejected(m, 103, "half-quantum");
   m = good;
-  m[72 + 2] ^= 0x04;  // one code more or less than the header says
+  m[kHeaderBytes + 2] ^= 0x04;  // one code more or less than the header says
   reseal(m);
   expect_rejected(m, 103, "non-zero codes");
 }
@@ -246,21 +286,21 @@ TEST(Decoder, RejectsBitmapProblems) {
 TEST(Decoder, RejectsCompressedProblems) {
   const std::vector<std::uint8_t> good = encode_one("compressed", 1000);
   std::vector<std::uint8_t> m = good;
-  m[72] = 32;  // Rice parameter
+  m[kHeaderBytes] = 32;  // Rice parameter
   reseal(m);
   expect_rejected(m, 1000, "Rice parameter");
   m = good;
   m.push_back(0);  // a byte after the last entry
-  poke(m, 56, peek<std::uint64_t>(m, 56) + 1);
+  poke(m, 32, peek<std::uint32_t>(m, 32) + 1);
   reseal(m);
   expect_rejected(m, 1000, "after its last entry");
   m = good;
-  poke(m, 48, peek<std::uint64_t>(m, 48) + 1);  // one entry more than the stream holds
+  poke(m, 28, peek<std::uint32_t>(m, 28) + 1);  // one entry more than the stream holds
   reseal(m);
   expect_rejected(m, 1000, "compressed");
   // A stream for 2000 parameters relabelled as 1000: its last indices lie beyond.
   m = encode_one("compressed", 2000);
-  poke(m, 40, std::uint64_t{1000});
+  poke(m, 24, std::uint32_t{1000});
   reseal(m);
   std::vector<float> target(1000, 0.0f);
   std::string error;
@@ -275,11 +315,11 @@ TEST(Decoder, RejectsCompressedPadding) {
   // Find a stream whose last byte has free bits, then set the highest one.
   for (std::size_t n = 1000; n < 1100; ++n) {
     std::vector<std::uint8_t> m = encode_one("compressed", n);
-    const unsigned k = m[72];
+    const unsigned k = m[kHeaderBytes];
     std::vector<std::int32_t> indices;
-    const std::span<const std::uint8_t> payload(m.data() + 72, m.size() - 72);
+    const std::span<const std::uint8_t> payload(m.data() + kHeaderBytes, m.size() - kHeaderBytes);
     ASSERT_TRUE(
-        kernels::cpu::rice_decode(payload, peek<std::uint64_t>(m, 48), n, indices, nullptr));
+        kernels::cpu::rice_decode(payload, peek<std::uint32_t>(m, 28), n, indices, nullptr));
     std::uint64_t bits = 0, previous = 0;
     for (const std::int32_t v : indices) {
       const std::uint64_t index = static_cast<std::uint64_t>(std::abs(v));
