@@ -73,13 +73,14 @@ class ByteReader {
   std::string get_string();
 
   std::size_t remaining() const { return bytes_.size() - offset_; }
+  // Reads an element count and checks that many elements of at least `element_bytes` each can
+  // still follow (so a forged count cannot make the reader allocate without bound).
+  std::size_t get_count(std::size_t element_bytes);
   // Throws when bytes are left over (a message longer than its reader expects is malformed too).
   void expect_end() const;
 
  private:
   void copy_out(void* out, std::size_t length);
-  // Reads an element count and checks that many elements of `element_bytes` can still follow.
-  std::size_t get_count(std::size_t element_bytes);
   bool get_bool();
   [[noreturn]] void fail(const std::string& detail) const;
 

@@ -1,6 +1,7 @@
 // control_plane.cpp: ControlPlane.
 #include "comm/control_plane.h"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <utility>
@@ -8,6 +9,7 @@
 #include "comm/deadline_wait.h"
 #include "comm/mpi_error.h"
 #include "comm/orphaned_sends.h"
+#include "comm/ulfm.h"
 #include "core/errors.h"
 #include "core/timer.h"
 
@@ -38,28 +40,49 @@ const char* tag_name(Tag tag) {
       return "done";
     case Tag::kDrainTarget:
       return "drain target";
+    case Tag::kResyncFetch:
+      return "resync fetch";
+    case Tag::kResyncUpdates:
+      return "resync updates";
+    case Tag::kResyncDone:
+      return "resync done";
   }
   return "unknown tag";
 }
 
-ControlPlane::ControlPlane(MPI_Comm comm, double timeout_seconds)
+ControlPlane::ControlPlane(MPI_Comm comm, double timeout_seconds, std::vector<int> logical)
     : comm_(Communicator::duplicate(comm)),
-      rank_(comm_.rank()),
+      logical_(std::move(logical)),
+      detect_failures_(fault_tolerance_active()),
+      rank_(logical_rank(comm_.rank())),
       size_(comm_.size()),
       timeout_seconds_(timeout_seconds) {}
+
+int ControlPlane::comm_rank(int logical) const {
+  if (logical_.empty() || logical == MPI_ANY_SOURCE) return logical;
+  const auto found = std::find(logical_.begin(), logical_.end(), logical);
+  GS_CHECK(found != logical_.end(), "control message for rank " + std::to_string(logical) +
+                                        ", which is no longer part of the job");
+  return static_cast<int>(found - logical_.begin());
+}
+
+int ControlPlane::logical_rank(int comm_rank) const {
+  return logical_.empty() ? comm_rank : logical_.at(static_cast<std::size_t>(comm_rank));
+}
 
 ControlPlane::~ControlPlane() {
   if (!mpi_active()) return;
   for (Pending& send : pending_) abandon_send(send.request, std::move(send.bytes));
 }
 
-void ControlPlane::send(int dest, Tag tag, std::span<const std::uint8_t> payload) {
+void ControlPlane::send(int logical_dest, Tag tag, std::span<const std::uint8_t> payload) {
+  const int dest = comm_rank(logical_dest);
   GS_CHECK(dest >= 0 && dest < size_, "control message to rank " + std::to_string(dest));
   GS_CHECK(payload.size() <= static_cast<std::size_t>(std::numeric_limits<int>::max()),
            "control message of " + std::to_string(payload.size()) + " bytes");
   complete_sends();
   Pending& send = pending_.emplace_back();
-  send.dest = dest;
+  send.dest = logical_dest;
   send.tag = tag;
   send.bytes.assign(payload.begin(), payload.end());
   check_mpi(MPI_Isend(send.bytes.data(), static_cast<int>(send.bytes.size()), MPI_BYTE, dest,
@@ -81,33 +104,34 @@ std::size_t ControlPlane::pending_sends() {
 }
 
 std::optional<ControlMessage> ControlPlane::try_receive(std::optional<Tag> tag, int source) {
+  if (detect_failures_) check_for_failures(comm_.get());
   complete_sends();
   int found = 0;
   MPI_Message handle = MPI_MESSAGE_NULL;
   MPI_Status status;
-  check_mpi(MPI_Improbe(source, tag ? static_cast<int>(*tag) : MPI_ANY_TAG, comm_.get(), &found,
+  check_mpi(MPI_Improbe(comm_rank(source), tag ? static_cast<int>(*tag) : MPI_ANY_TAG, comm_.get(), &found,
                         &handle, &status),
             "MPI_Improbe");
   if (!found) return std::nullopt;
   int count = 0;
   check_mpi(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count");
   ControlMessage message;
-  message.source = status.MPI_SOURCE;
+  message.source = logical_rank(status.MPI_SOURCE);
   message.payload.resize(static_cast<std::size_t>(std::max(count, 0)));
   check_mpi(MPI_Mrecv(message.payload.data(), count, MPI_BYTE, &handle, MPI_STATUS_IGNORE),
             "MPI_Mrecv");
   if (status.MPI_TAG < kFirstTag || status.MPI_TAG > kLastTag)
     throw core::RuntimeError("control message with unknown tag " + std::to_string(status.MPI_TAG) +
-                             " from rank " + std::to_string(status.MPI_SOURCE));
+                             " from rank " + std::to_string(message.source));
   message.tag = static_cast<Tag>(status.MPI_TAG);
   return message;
 }
 
-ControlMessage ControlPlane::receive(int source, Tag tag, const char* awaited) {
+ControlMessage ControlPlane::receive(int source, std::optional<Tag> tag, const char* awaited) {
   return receive(source, tag, awaited, timeout_seconds_);
 }
 
-ControlMessage ControlPlane::receive(int source, Tag tag, const char* awaited,
+ControlMessage ControlPlane::receive(int source, std::optional<Tag> tag, const char* awaited,
                                      double timeout_seconds) {
   core::Deadline deadline(timeout_seconds);
   core::Backoff backoff;

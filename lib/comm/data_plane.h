@@ -41,6 +41,10 @@ class DataPlane {
   virtual std::size_t poll(const MessageHandler& on_message) = 0;
   virtual std::size_t max_message_bytes() const = 0;
   virtual TransportStats stats() const = 0;
+  // After a process failure (ULFM): give up the plane's MPI objects without collective calls
+  // (the dead peer would never join them), so a new plane can be built on the repaired
+  // communicator. Destroying the plane afterwards is local.
+  virtual void abandon() {}
 };
 
 // Throws UserError "transport.ring_bytes = R is too small for <what> of N bytes; set it to at

@@ -42,9 +42,8 @@ class RmaDataPlane : public DataPlane {
   std::size_t max_message_bytes() const override;
   TransportStats stats() const override { return stats_; }
 
-  // After a process failure (ULFM): drop the window without the collective free, so a plane can
-  // be rebuilt on the repaired communicator.
-  void abandon() { window_.abandon(); }
+  // Drops the window without the collective free (see DataPlane::abandon).
+  void abandon() override { window_.abandon(); }
 
  private:
   struct Link {

@@ -3,15 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "comm/control_plane.h"
-#include "comm/data_plane.h"
-#include "comm/graph_comm.h"
-#include "comm/make_data_plane.h"
+#include "comm/byte_io.h"
 #include "core/log.h"
-#include "topology/mode.h"
-#include "topology/render.h"
-#include "topology/tree.h"
+#include "data/loader.h"
 #include "train/sharing_roles.h"
+#include "train/sharing_session.h"
 
 namespace gradshare::train {
 
@@ -25,17 +21,43 @@ double relative_max_difference(std::span<const float> a, std::span<const float> 
   return scale > 0 ? difference / scale : difference;
 }
 
+namespace {
+
+// The log of a process that took a worker's place goes to that worker's file.
+void log_as_worker(RunContext& context) {
+  auto& logger = core::Logger::instance();
+  logger.set_tag("rank " + std::to_string(context.rank));
+  logger.open_file(context.run_directory.file("rank-" + std::to_string(context.rank) + ".log"));
+}
+
+}  // namespace
+
 int run_gradient_sharing(RunContext& context) {
-  const auto& cfg = context.config;
-  const auto mode = topology::resolve_mode(cfg.topology, context.worker_count());
-  const auto tree = topology::build_tree(cfg.topology, context.size);
-  if (context.is_master() && mode == topology::Mode::kMesh)
-    core::log_info("mesh tree:\n" + topology::render(tree));
-  const comm::Communicator graph = comm::make_graph_comm(context.world, tree);
-  auto plane = comm::make_data_plane(cfg.transport, graph.get(), tree.links(context.rank));
-  comm::ControlPlane control(context.world, static_cast<double>(cfg.transport.timeout_ms) / 1000.0);
-  return context.is_master() ? run_sharing_master(context, *plane, control)
-                             : run_sharing_worker(context, *plane, control);
+  SharingSession session(context);
+  if (session.is_spare()) {
+    core::log_info("spare: waiting to replace a worker that fails");
+    if (!session.wait_for_assignment()) {
+      core::log_info("spare: released, not needed");
+      return 0;
+    }
+    log_as_worker(context);
+    core::log_info("spare: taking the place of rank " + std::to_string(context.rank));
+    return run_sharing_worker(context, session, /*replacement=*/true);
+  }
+  return context.is_master() ? run_sharing_master(context, session)
+                             : run_sharing_worker(context, session, /*replacement=*/false);
+}
+
+int run_sharing_replacement(RunContext& context, comm::RepairedJob joined) {
+  comm::ByteReader info(joined.join_info, "join info");
+  const std::string run_path = info.get_string();
+  context.size = info.get<std::int32_t>();
+  info.expect_end();
+  SharingSession session(context, std::move(joined));  // collective with the survivors' repair
+  context.data = data::load_data(context.config.data, static_cast<std::uint64_t>(context.config.run.seed));
+  context.run_directory = RunDirectory::attach(run_path);
+  log_as_worker(context);
+  return run_sharing_worker(context, session, /*replacement=*/true);
 }
 
 }  // namespace gradshare::train

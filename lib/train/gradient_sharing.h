@@ -29,11 +29,17 @@
 // floating-point summation order: the check asserts relative max-norm <= 1e-5.
 #pragma once
 
+#include "comm/repair.h"
 #include "train/run_context.h"
 
 namespace gradshare::train {
 
 int run_gradient_sharing(RunContext& context);
+
+// A process spawned to replace a dead worker (fault tolerance, comm/repair.h), given the job it
+// joined: sets up its place in `context` (rank, size, run directory), loads the data and trains
+// as that worker from the master's resync on.
+int run_sharing_replacement(RunContext& context, comm::RepairedJob joined);
 
 // Relative max-norm difference max|a - b| / max|b| (0 when both are zero).
 double relative_max_difference(std::span<const float> a, std::span<const float> b);

@@ -77,6 +77,12 @@ void PartitionScheduler::requeue_worker(int worker) {
   in_flight_.erase(it);
 }
 
+std::optional<PartitionGrant> PartitionScheduler::in_flight(int worker) const {
+  const auto it = in_flight_.find(worker);
+  if (it == in_flight_.end()) return std::nullopt;
+  return it->second;
+}
+
 bool PartitionScheduler::all_granted() const {
   return requeued_.empty() && next_epoch_ >= epochs_;
 }

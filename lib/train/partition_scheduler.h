@@ -39,8 +39,10 @@ class PartitionScheduler {
   std::optional<PartitionGrant> next(int worker);
   // `worker` finished the partition it was granted last.
   void complete(int worker);
-  // `worker` is gone: its unfinished partition is handed out again.
+  // `worker` is gone (or never got its grant): its unfinished partition is handed out again.
   void requeue_worker(int worker);
+  // The partition `worker` holds, if any.
+  std::optional<PartitionGrant> in_flight(int worker) const;
 
   bool all_granted() const;
   bool all_done() const { return completed_epochs_ == epochs_ - first_epoch_; }

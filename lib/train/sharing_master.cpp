@@ -2,15 +2,19 @@
 // every update, aggregates the workers' figures, evaluates each finished epoch, drains the job
 // and checks that every replica ended with the master's model.
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "ckpt/checkpoint.h"
 #include "comm/byte_io.h"
+#include "comm/mpi_error.h"
 #include "core/errors.h"
 #include "core/log.h"
 #include "core/stop_signal.h"
@@ -25,7 +29,9 @@
 #include "train/partition_scheduler.h"
 #include "train/progress.h"
 #include "train/progress_window.h"
+#include "train/sharing_recovery.h"
 #include "train/sharing_roles.h"
+#include "train/recovery_report.h"
 #include "train/update_exchange.h"
 #include "train/worker_report.h"
 #include "train/worker_state.h"
@@ -94,14 +100,15 @@ class SharingProgress {
 // The master's state and its reactions to the workers' messages.
 class SharingMaster {
  public:
-  SharingMaster(RunContext& context, comm::DataPlane& plane, comm::ControlPlane& control)
-      : context_(context), cfg_(context.config), control_(control),
+  SharingMaster(RunContext& context, SharingSession& session)
+      : context_(context), cfg_(context.config), session_(session),
         model_(nn::Model::build(cfg_.model, static_cast<std::uint64_t>(cfg_.run.seed))),
-        exchange_(plane, 0, context.size, model_.parameter_count()),
+        exchange_(session.plane(), 0, context.size, model_.parameter_count()),
         shape_(context.data.train.size(), static_cast<std::size_t>(cfg_.training.batch_size),
                static_cast<std::size_t>(cfg_.data.partition_batches),
                static_cast<std::uint64_t>(cfg_.run.seed), 0, false),
-        checkpointer_(context), reporter_(context),
+        checkpointer_(context), reporter_(context), recoveries_(context),
+        live_(session.live_workers()),
         targets_(static_cast<std::size_t>(context.size), 0),
         tau_(static_cast<std::size_t>(context.worker_count()),
              static_cast<float>(cfg_.encoding.initial_threshold)) {}
@@ -118,33 +125,26 @@ class SharingMaster {
     core::Stopwatch wall;
     core::Backoff backoff;
     while (!finished()) {
-      bool busy = exchange_.poll(model_.parameters()) > 0;
-      while (auto message = control_.try_receive()) {
+      bool busy = false;
+      try {
+        busy = step();
+      } catch (const comm::MpiError& error) {
+        if (!session_.fault_tolerant() || !error.is_process_failure()) throw;
+        recover(error.what());
         busy = true;
-        handle(*message);
       }
-      for (const auto epoch : scheduler_->take_completed_epochs()) {
-        reporter_.end_of_epoch(model_, epoch + 1, progress_->steps());
-        if (checkpointer_.at_epoch_end()) request_checkpoint();
-      }
-      if (checkpointer_.due(progress_->steps())) request_checkpoint();
-      if (core::stop_requested() && !stopping_) {
-        core::log_warn(std::string(core::stop_signal_name()) +
-                       " received: finishing the partitions in flight, then checkpointing");
-        stopping_ = true;
-      }
-      progress_->maybe_log(static_cast<double>(exchange_.stats().relayed));
-      if (done_ == context_.worker_count() && !drain_sent_) send_drain_targets();
       if (busy) backoff.reset(); else backoff.wait();
     }
     const int exit_code = stopping_ ? core::kExitRequeue : core::kExitOk;
     if (stopping_) write_checkpoint(fetch_worker_states());
     comm::ByteWriter shutdown;
     shutdown.put<std::int32_t>(exit_code);
-    for (int w = 1; w <= context_.worker_count(); ++w)
-      control_.send(w, comm::Tag::kShutdown, shutdown.bytes());
+    for (int w : live_) control().send(w, comm::Tag::kShutdown, shutdown.bytes());
+    control().flush();
+    session_.release_spares();
     const bool equivalent = check_equivalence();
     summarize(process_cpu_seconds() - cpu_start, wall.seconds(), equivalent);
+    recoveries_.summarize();
     if (stopping_) return exit_code;
     ckpt::write_checkpoint(context_.run_directory.file("model.h5"), checkpoint_now({}));
     reporter_.finish(model_);
@@ -153,6 +153,228 @@ class SharingMaster {
   }
 
  private:
+  comm::ControlPlane& control() { return session_.control(); }
+
+  // One pass of the master's loop; true when something happened.
+  bool step() {
+    bool busy = exchange_.poll(model_.parameters()) > 0;
+    while (auto message = control().try_receive()) {
+      busy = true;
+      heard_from_[message->source].restart();
+      handle(*message);
+    }
+    for (const auto epoch : scheduler_->take_completed_epochs()) {
+      reporter_.end_of_epoch(model_, epoch + 1, progress_->steps());
+      if (checkpointer_.at_epoch_end()) request_checkpoint();
+    }
+    if (checkpointer_.due(progress_->steps())) request_checkpoint();
+    if (core::stop_requested() && !stopping_) {
+      core::log_warn(std::string(core::stop_signal_name()) +
+                     " received: finishing the partitions in flight, then checkpointing");
+      stopping_ = true;
+    }
+    progress_->maybe_log(static_cast<double>(exchange_.stats().relayed));
+    if (static_cast<std::size_t>(done_.size()) == live_.size() && !drain_sent_) send_drain_targets();
+    check_heartbeats();
+    return busy;
+  }
+
+  // A worker silent for fault_tolerance.timeout_ms is declared dead: stopped (SIGKILL, when it
+  // runs on this host) so that ULFM reports it and the recovery replaces it. Without fault
+  // tolerance, or on another host, the job ends instead of hanging.
+  void check_heartbeats() {
+    const double timeout = static_cast<double>(cfg_.fault_tolerance.timeout_ms) / 1000.0;
+    for (int w : live_) {
+      auto& heard = heard_from_[w];
+      if (heard.seconds() < timeout) continue;
+      const std::string silent = "rank " + std::to_string(w) + " sent nothing for " +
+                                 std::to_string(static_cast<int>(heard.seconds())) +
+                                 " s (fault_tolerance.timeout_ms " +
+                                 std::to_string(cfg_.fault_tolerance.timeout_ms) + ")";
+      const auto identity = session_.processes().find(w);
+      char host[256] = {};
+      gethostname(host, sizeof host - 1);
+      if (!session_.fault_tolerant() || identity == session_.processes().end() ||
+          identity->second.host != host)
+        throw core::RuntimeError(silent + ": it hangs; ending the job (rerun to resume from the "
+                                 "newest checkpoint" +
+                                 (session_.fault_tolerant() ? ", it runs on another host" : "") + ")");
+      core::log_warn(silent + ": declared dead, stopping process " +
+                     std::to_string(identity->second.pid));
+      kill(identity->second.pid, SIGKILL);
+      heard.restart();  // ULFM reports the failure shortly; do not kill twice
+    }
+  }
+
+  // A process failed: repair the job (comm/repair.h), then the resync (sharing_recovery.h).
+  void recover(const std::string& cause) {
+    core::log_warn("process failure: " + cause + "; recovering");
+    core::Stopwatch clock;
+    const auto before = live_;
+    for (;;) {
+      try {
+        auto job = session_.repair(join_info());
+        exchange_.attach(session_.plane());
+        live_ = session_.live_workers();
+        RecoveryRecord record;
+        record.lost = job.lost;
+        record.replaced = job.replaced;
+        record.rounds = job.rounds;
+        record.tree_version = session_.tree().version;
+        for (int w : job.lost) forget_worker(w, record);
+        resync(record);
+        record.seconds = clock.seconds();
+        recoveries_.add(record);
+        break;
+      } catch (const comm::MpiError& error) {
+        if (!error.is_process_failure()) throw;
+        core::log_warn(std::string("another process failed during recovery: ") + error.what());
+      }
+    }
+    for (int w : live_) heard_from_[w].restart();
+    if (cfg_.fault_tolerance.on_worker_failure == "abort" && !stopping_) {
+      core::log_warn("fault_tolerance.on_worker_failure is abort: finishing the partitions in "
+                     "flight, checkpointing, and exiting with the requeue code");
+      stopping_ = true;
+    }
+  }
+
+  // What a replacement must know to join: the run directory and the job's size.
+  std::vector<std::uint8_t> join_info() const {
+    comm::ByteWriter writer;
+    writer.put_string(context_.run_directory.path());
+    writer.put<std::int32_t>(context_.size);
+    return {writer.bytes().begin(), writer.bytes().end()};
+  }
+
+  // A dead worker: its partition goes back to the queue; the minibatches of it that already
+  // produced updates will be trained again (counted, not hidden).
+  void forget_worker(int worker, RecoveryRecord& record) {
+    const auto held = scheduler_->in_flight(worker);
+    if (held) {
+      const auto seen = exchange_.highest_applied(worker);
+      const auto since = grant_seq_[worker];
+      record.retrained_minibatches += static_cast<std::int64_t>(seen > since ? seen - since : 0);
+      scheduler_->requeue_worker(worker);
+    }
+    done_.erase(worker);
+    drained_.erase(worker);
+  }
+
+  void resync(RecoveryRecord& record) {
+    std::map<int, WorkerStatus> status;
+    for (int w : live_)
+      status[w] = WorkerStatus::deserialize(
+          control().receive(w, comm::Tag::kRecovery, "its status after the repair").payload);
+    std::vector<int> joining;
+    for (auto& [w, s] : status) {
+      if (s.phase == WorkerPhase::kJoining) {
+        joining.push_back(w);
+        continue;
+      }
+      const auto held = scheduler_->in_flight(w);
+      if (held && s.finished && same(*held, *s.finished)) scheduler_->complete(w);
+      else if (held && !(s.holding && same(*held, *s.holding))) scheduler_->requeue_worker(w);
+      if (s.phase != WorkerPhase::kTraining) scheduler_->requeue_worker(w);  // holds nothing
+    }
+    record.resync_updates += fetch_missing(status);
+    for (auto& [w, s] : status) {
+      if (s.phase == WorkerPhase::kJoining) continue;
+      std::vector<std::vector<std::uint8_t>> missing = exchange_.kept_missing_from(s.applied);
+      require_complete(w, s.applied, missing.size());
+      record.resync_updates += static_cast<std::int64_t>(missing.size());
+      control().send(w, comm::Tag::kResyncUpdates, serialize_messages(missing));
+    }
+    for (int w : joining) start_replacement(w, status);
+    for (int w : live_) control().send(w, comm::Tag::kResyncDone, {});
+    // Every worker asks for partitions again and reports kDone anew; the drain restarts.
+    done_.clear();
+    drained_.clear();
+    drain_sent_ = false;
+    if (checkpoint_requested_) {
+      checkpoint_requested_ = false;
+      state_replies_.clear();
+      request_checkpoint();
+    }
+  }
+
+  static bool same(const PartitionGrant& a, const PartitionGrant& b) {
+    return a.epoch == b.epoch && a.partition == b.partition;
+  }
+
+  // Updates some survivor applied and the master did not (in flight on the abandoned plane):
+  // fetched from a survivor's kept messages and applied here. Returns how many.
+  std::int64_t fetch_missing(const std::map<int, WorkerStatus>& status) {
+    const auto mine = exchange_.applied_ids();
+    std::map<int, std::vector<UpdateId>> wanted;
+    std::set<UpdateId> assigned;
+    for (const auto& [w, s] : status) {
+      if (s.phase == WorkerPhase::kJoining) continue;
+      for (int origin = 1; origin < context_.size; ++origin)
+        for (std::uint64_t seq = mine.upto[static_cast<std::size_t>(origin)] + 1;
+             seq <= s.applied.highest(origin); ++seq) {
+          const UpdateId id{static_cast<std::uint32_t>(origin), seq};
+          if (s.applied.contains(origin, seq) && !mine.contains(origin, seq) && assigned.insert(id).second)
+            wanted[w].push_back(id);
+        }
+    }
+    std::int64_t fetched = 0;
+    for (const auto& [w, ids] : wanted) {
+      control().send(w, comm::Tag::kResyncFetch, serialize_ids(ids));
+      const auto reply = control().receive(w, comm::Tag::kResyncUpdates, "updates for the resync");
+      const auto messages = deserialize_messages(reply.payload);
+      for (const auto& message : messages) {
+        if (!exchange_.deliver(message, model_.parameters()))
+          throw core::RuntimeError("resync: rank " + std::to_string(w) + " sent " + exchange_.last_error());
+        ++fetched;
+      }
+      for (const auto& [origin, seq] : ids)
+        if (!exchange_.has_applied(static_cast<int>(origin), seq))
+          throw core::RuntimeError("resync: update (" + std::to_string(origin) + ", " +
+                                   std::to_string(seq) + ") was applied by rank " + std::to_string(w) +
+                                   " but is no longer kept there: the replicas cannot be made equal");
+    }
+    return fetched;
+  }
+
+  // Checks that the kept messages cover everything `worker` lacks.
+  void require_complete(int worker, const AppliedIds& theirs, std::size_t sending) const {
+    const auto mine = exchange_.applied_ids();
+    std::size_t lacking = 0;
+    for (int origin = 1; origin < context_.size; ++origin)
+      for (std::uint64_t seq = theirs.upto[static_cast<std::size_t>(origin)] + 1;
+           seq <= mine.highest(origin); ++seq)
+        if (mine.contains(origin, seq) && !theirs.contains(origin, seq)) ++lacking;
+    if (lacking != sending)
+      throw core::RuntimeError("resync: rank " + std::to_string(worker) + " lacks " +
+                               std::to_string(lacking) + " updates but only " +
+                               std::to_string(sending) + " are still kept here");
+  }
+
+  // A replacement starts from the master's model and applied IDs, and the optimizer state of a
+  // live worker (the master does not train); its residual starts empty.
+  void start_replacement(int worker, const std::map<int, WorkerStatus>& status) {
+    ReplacementStart start;
+    start.parameters.assign(model_.parameters().begin(), model_.parameters().end());
+    start.applied = exchange_.applied_ids();
+    int donor = -1;
+    for (const auto& [w, s] : status)
+      if (s.phase != WorkerPhase::kJoining) donor = w;
+    if (donor > 0) {
+      control().send(donor, comm::Tag::kStateRequest, {});
+      start.worker = deserialize_worker_state(
+          control().receive(donor, comm::Tag::kStateReply, "optimizer state for a replacement").payload);
+      start.worker.residual.clear();
+    } else {
+      core::log_warn("no live worker to copy the optimizer state from: rank " +
+                     std::to_string(worker) + " starts with a fresh optimizer");
+      start.worker.tau = tau_[static_cast<std::size_t>(worker - 1)];
+    }
+    control().send(worker, comm::Tag::kParameters, start.serialize());
+    core::log_info("rank " + std::to_string(worker) + " replaced: started from the master's model" +
+                   (donor > 0 ? " and rank " + std::to_string(donor) + "'s optimizer state" : ""));
+  }
+
   // Every worker first gets the model to start from: fresh, or the resumed checkpoint's.
   void start_workers(const std::optional<ckpt::Checkpoint>& resume) {
     StartState start;
@@ -174,11 +396,12 @@ class SharingMaster {
     scheduler_.emplace(cfg_.training.epochs, static_cast<std::int64_t>(shape_.partition_count()),
                        position);
     const auto residuals = resume ? split_residuals(*resume) : std::vector<std::vector<float>>{};
-    for (int w = 1; w <= context_.worker_count(); ++w) {
+    for (int w : live_) {
       start.worker.tau = tau_[static_cast<std::size_t>(w - 1)];
       start.worker.residual =
           residuals.empty() ? std::vector<float>{} : residuals[static_cast<std::size_t>(w - 1)];
-      control_.send(w, comm::Tag::kParameters, serialize(start));
+      control().send(w, comm::Tag::kParameters, serialize(start));
+      heard_from_[w].restart();
     }
   }
 
@@ -202,9 +425,13 @@ class SharingMaster {
       case comm::Tag::kPartitionRequest: {
         comm::ByteReader reader(message.payload, "partition request");
         if (reader.get<std::uint8_t>() != 0) scheduler_->complete(worker);
-        send_partition_grant(control_, worker, stopping_ ? std::nullopt : scheduler_->next(worker));
+        const auto grant = stopping_ ? std::nullopt : scheduler_->next(worker);
+        grant_seq_[worker] = exchange_.highest_applied(worker);
+        send_partition_grant(control(), worker, grant);
         break;
       }
+      case comm::Tag::kHeartbeat:
+        break;
       case comm::Tag::kMetrics: {
         const auto report = WorkerReport::deserialize(message.payload);
         if (report.steps > 0) tau_[static_cast<std::size_t>(worker - 1)] = report.tau_max;
@@ -213,14 +440,14 @@ class SharingMaster {
       }
       case comm::Tag::kStateReply:
         state_replies_[worker] = deserialize_worker_state(message.payload);
-        if (static_cast<int>(state_replies_.size()) == context_.worker_count())
+        if (state_replies_.size() == live_.size())
           write_checkpoint(fetch_worker_states());
         break;
       case comm::Tag::kDone: {
         comm::ByteReader reader(message.payload, "done");
         targets_[static_cast<std::size_t>(worker)] = reader.get<std::uint64_t>();
         conservation_error_ = std::max(conservation_error_, reader.get<double>());
-        ++done_;
+        done_.insert(worker);
         break;
       }
       case comm::Tag::kDrained: {
@@ -244,10 +471,10 @@ class SharingMaster {
   // Waits for every worker's reply to the outstanding request (made here if none is).
   std::map<int, WorkerState> fetch_worker_states() {
     if (!checkpoint_requested_) request_checkpoint_now();
-    for (int w = 1; w <= context_.worker_count(); ++w)
+    for (int w : live_)
       if (!state_replies_.count(w))
         state_replies_[w] = deserialize_worker_state(
-            control_.receive(w, comm::Tag::kStateReply, "worker state for the checkpoint").payload);
+            control().receive(w, comm::Tag::kStateReply, "worker state for the checkpoint").payload);
     checkpoint_requested_ = false;
     std::map<int, WorkerState> replies;
     replies.swap(state_replies_);
@@ -255,8 +482,7 @@ class SharingMaster {
   }
 
   void request_checkpoint_now() {
-    for (int w = 1; w <= context_.worker_count(); ++w)
-      control_.send(w, comm::Tag::kStateRequest, {});
+    for (int w : live_) control().send(w, comm::Tag::kStateRequest, {});
     checkpoint_requested_ = true;
   }
 
@@ -282,20 +508,23 @@ class SharingMaster {
     checkpointer_.write(checkpoint_now(workers));
   }
 
+  // The last seq of every origin: a live worker's from its kDone, a dead one's (shrink mode)
+  // the last this replica applied (every replica has the same after the resync).
   void send_drain_targets() {
+    const auto applied = exchange_.applied_ids();
+    for (int origin = 1; origin < context_.size; ++origin)
+      if (std::find(live_.begin(), live_.end(), origin) == live_.end())
+        targets_[static_cast<std::size_t>(origin)] = applied.highest(origin);
     comm::ByteWriter writer;
     writer.put_vector(targets_);
-    for (int w = 1; w <= context_.worker_count(); ++w)
-      control_.send(w, comm::Tag::kDrainTarget, writer.bytes());
+    for (int w : live_) control().send(w, comm::Tag::kDrainTarget, writer.bytes());
     drain_sent_ = true;
   }
 
   // Every worker drained and every update it sent applied here.
   bool finished() const {
-    if (!drain_sent_ || static_cast<int>(drained_.size()) != context_.worker_count() ||
-        exchange_.has_backlog())
-      return false;
-    for (int origin = 1; origin <= context_.worker_count(); ++origin)
+    if (!drain_sent_ || drained_.size() != live_.size() || exchange_.has_backlog()) return false;
+    for (int origin = 1; origin < context_.size; ++origin)
       if (exchange_.version_vector()[static_cast<std::size_t>(origin)] <
           targets_[static_cast<std::size_t>(origin)])
         return false;
@@ -314,7 +543,7 @@ class SharingMaster {
     char line[256];
     std::snprintf(line, sizeof line,
                   "model equivalence: %d workers, max relative difference %.3e (tolerance %.0e): %s",
-                  context_.worker_count(), worst, kEquivalenceTolerance, equivalent ? "OK" : "FAILED");
+                  static_cast<int>(drained_.size()), worst, kEquivalenceTolerance, equivalent ? "OK" : "FAILED");
     core::log_info(line);
     return equivalent;
   }
@@ -353,18 +582,22 @@ class SharingMaster {
 
   RunContext& context_;
   const config::ExperimentConfig& cfg_;
-  comm::ControlPlane& control_;
+  SharingSession& session_;
   nn::Model model_;
   UpdateExchange exchange_;
   data::EpochPlan shape_;
   Checkpointer checkpointer_;
   EpochReporter reporter_;
+  RecoveryLog recoveries_;
+  std::vector<int> live_;  // logical ranks of the live workers
+  std::map<int, core::Stopwatch> heard_from_;  // since each worker's last message
+  std::map<int, std::uint64_t> grant_seq_;     // a worker's last update seq when granted
   std::optional<PartitionScheduler> scheduler_;
   std::optional<SharingProgress> progress_;
   std::vector<std::uint64_t> targets_;  // last seq per origin, from kDone
   std::vector<float> tau_;              // latest threshold per worker (index worker - 1)
   std::map<int, std::vector<float>> drained_;
-  int done_ = 0;
+  std::set<int> done_;  // workers that reported kDone
   bool drain_sent_ = false;
   bool stopping_ = false;
   bool checkpoint_requested_ = false;
@@ -375,8 +608,8 @@ class SharingMaster {
 
 }  // namespace
 
-int run_sharing_master(RunContext& context, comm::DataPlane& plane, comm::ControlPlane& control) {
-  return SharingMaster(context, plane, control).run();
+int run_sharing_master(RunContext& context, SharingSession& session) {
+  return SharingMaster(context, session).run();
 }
 
 }  // namespace gradshare::train

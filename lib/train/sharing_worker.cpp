@@ -1,15 +1,18 @@
 // sharing_worker.cpp: a gradient-sharing worker: trains on the partitions the master grants,
-// encodes every update against its residual, and keeps applying and relaying its peers' updates.
+// encodes every update against its residual, keeps applying and relaying its peers' updates,
+// and, under fault tolerance, takes part in the repair and resync after a process failure
+// (sharing_recovery.h) and carries on where it was.
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "codec/decoder.h"
 #include "codec/encoder.h"
 #include "comm/byte_io.h"
+#include "comm/mpi_error.h"
 #include "core/errors.h"
 #include "core/log.h"
 #include "core/rng.h"
@@ -18,7 +21,9 @@
 #include "nn/model.h"
 #include "nn/optimizer.h"
 #include "nn/schedule.h"
+#include "train/fault_injection.h"
 #include "train/partition_messages.h"
+#include "train/sharing_recovery.h"
 #include "train/sharing_roles.h"
 #include "train/update_exchange.h"
 #include "train/worker_report.h"
@@ -53,179 +58,425 @@ void count_encoding(WorkerReport& report, codec::Encoding encoding) {
   }
 }
 
-}  // namespace
+PartitionGrant read_grant(const comm::ControlMessage& message, bool& has) {
+  comm::ByteReader reader(message.payload, "partition grant");
+  has = reader.get<std::uint8_t>() != 0;
+  PartitionGrant grant;
+  grant.epoch = reader.get<std::int64_t>();
+  grant.partition = reader.get<std::int64_t>();
+  reader.expect_end();
+  return grant;
+}
 
-int run_sharing_worker(RunContext& context, comm::DataPlane& plane, comm::ControlPlane& control) {
-  const auto& cfg = context.config;
-  const auto seed = static_cast<std::uint64_t>(cfg.run.seed);
-  nn::Model model = nn::Model::build(cfg.model, seed);
-  const std::size_t n = model.parameter_count();
-  auto optimizer = nn::Optimizer::create(cfg.optimizer, n);
-  codec::Encoder encoder(cfg.encoding, n);
-  UpdateExchange exchange(plane, context.rank, context.size, n);
-  const auto start = deserialize_start_state(
-      control.receive(0, comm::Tag::kParameters, "initial model").payload);
-  if (start.resume) {
-    GS_CHECK(start.parameters.size() == n, "the master sent a wrong-sized model");
-    std::copy(start.parameters.begin(), start.parameters.end(), model.parameters().begin());
-    restore_optimizer(start.worker, *optimizer);
-    encoder.set_threshold(start.worker.tau);
+class SharingWorker {
+ public:
+  SharingWorker(RunContext& context, SharingSession& session, bool replacement)
+      : context_(context), cfg_(context.config), session_(session),
+        model_(nn::Model::build(cfg_.model, static_cast<std::uint64_t>(cfg_.run.seed))),
+        n_(model_.parameter_count()),
+        optimizer_(nn::Optimizer::create(cfg_.optimizer, n_)),
+        encoder_(cfg_.encoding, n_),
+        exchange_(session.plane(), context.rank, context.size, n_),
+        injector_(cfg_.fault_tolerance.inject, context.rank, replacement),
+        batches_per_epoch_(static_cast<std::int64_t>(
+            data::EpochPlan(context.data.train.size(), batch_size(), cfg_.data.partition_batches,
+                            seed(), 0, false)
+                .batch_count())),
+        schedule_(cfg_.optimizer, batches_per_epoch_ * cfg_.training.epochs, batches_per_epoch_),
+        // encoding.combine: mean shares update / workers (see the key's help).
+        update_scale_(cfg_.encoding.combine == "mean"
+                          ? 1.0f / static_cast<float>(context.worker_count()) : 1.0f),
+        dropout_rng_(core::Rng::derive(seed(), /*stream=*/3, static_cast<std::uint64_t>(context.rank))),
+        check_conservation_(cfg_.encoding.check_conservation),
+        update_sum_(check_conservation_ ? n_ : 0), sent_sum_(check_conservation_ ? n_ : 0),
+        heartbeat_period_(static_cast<double>(cfg_.fault_tolerance.heartbeat_ms) / 1000.0),
+        timeout_(static_cast<double>(cfg_.transport.timeout_ms) / 1000.0) {
+    phase_ = replacement ? WorkerPhase::kJoining : WorkerPhase::kRequesting;
+  }
+
+  int run() {
+    if (phase_ == WorkerPhase::kJoining) join(); else start();
+    while (auto grant = next_grant()) train_partition(*grant);
+    send_report();
+    return finish();
+  }
+
+ private:
+  std::size_t batch_size() const { return static_cast<std::size_t>(cfg_.training.batch_size); }
+  std::uint64_t seed() const { return static_cast<std::uint64_t>(cfg_.run.seed); }
+  comm::ControlPlane& control() { return session_.control(); }
+
+  // Runs `step`; a process failure somewhere in the job (ULFM) leads to the repair and resync
+  // instead, after which the caller carries on. Returns false when that happened.
+  template <typename Step>
+  bool guarded(Step&& step) {
+    try {
+      step();
+      return true;
+    } catch (const comm::MpiError& error) {
+      if (!session_.fault_tolerant() || !error.is_process_failure()) throw;
+      core::log_warn(std::string("process failure seen: ") + error.what());
+      recover();
+      return false;
+    }
+  }
+
+  void start() {
+    const auto start = deserialize_start_state(
+        control().receive(0, comm::Tag::kParameters, "initial model").payload);
+    if (!start.resume) return;
+    GS_CHECK(start.parameters.size() == n_, "the master sent a wrong-sized model");
+    std::copy(start.parameters.begin(), start.parameters.end(), model_.parameters().begin());
+    restore_optimizer(start.worker, *optimizer_);
+    encoder_.set_threshold(start.worker.tau);
     if (!start.worker.residual.empty()) {
-      GS_CHECK(start.worker.residual.size() == n, "the master sent a wrong-sized residual");
-      std::copy(start.worker.residual.begin(), start.worker.residual.end(), encoder.residual().begin());
+      GS_CHECK(start.worker.residual.size() == n_, "the master sent a wrong-sized residual");
+      std::copy(start.worker.residual.begin(), start.worker.residual.end(),
+                encoder_.residual().begin());
     }
   }
-  // The master asks a live worker for its optimizer state and tau to write checkpoints.
-  auto answer_state_requests = [&] {
-    while (control.try_receive(comm::Tag::kStateRequest, 0))
-      control.send(0, comm::Tag::kStateReply,
-                   serialize(capture_worker_state(*optimizer, encoder.threshold(), encoder.residual())));
-  };
 
-  const auto& train_set = context.data.train;
-  const auto batch_size = static_cast<std::size_t>(cfg.training.batch_size);
-  const auto batches_per_epoch = static_cast<std::int64_t>(
-      data::EpochPlan(train_set.size(), batch_size, cfg.data.partition_batches, seed, 0, false)
-          .batch_count());
-  nn::LearningRateSchedule schedule(cfg.optimizer, batches_per_epoch * cfg.training.epochs,
-                                    batches_per_epoch);
+  // A replacement: the job is repaired already; take part in the resync like a survivor (a
+  // failure during it is repaired and resynced in turn).
+  void join() {
+    core::log_info("replacement for rank " + std::to_string(context_.rank) + ": joining the job");
+    guarded([&] { resync(); });
+  }
 
-  // encoding.combine: mean shares update / workers (see the key's help).
-  const float update_scale =
-      cfg.encoding.combine == "mean" ? 1.0f / static_cast<float>(context.worker_count()) : 1.0f;
-  std::vector<float> inputs(batch_size * model.sample_size());
-  std::vector<std::int32_t> labels(batch_size);
-  std::vector<float> update(n);
-  std::vector<std::uint8_t> message;
-  core::Rng dropout_rng = core::Rng::derive(seed, /*stream=*/3, static_cast<std::uint64_t>(context.rank));
-  std::map<std::int64_t, std::unique_ptr<data::EpochPlan>> plans;
-
-  // encoding.check_conservation: every update summed, and every quantum this worker sent.
-  const bool check_conservation = cfg.encoding.check_conservation;
-  std::vector<double> update_sum(check_conservation ? n : 0);
-  std::vector<float> sent_sum(check_conservation ? n : 0);
-  WorkerReport report;
-  ExchangeStats reported_exchange;
-  std::uint64_t seq = 0;
-  std::int64_t steps = 0;
-  core::Stopwatch report_clock;
-  auto send_report = [&] {
-    const auto& now = exchange.stats();
-    report.relayed = static_cast<std::int64_t>(now.relayed - reported_exchange.relayed);
-    report.duplicates = static_cast<std::int64_t>(now.duplicates - reported_exchange.duplicates);
-    report.rejected = static_cast<std::int64_t>(now.rejected - reported_exchange.rejected);
-    reported_exchange = now;
-    report.seconds = report_clock.seconds();
-    report_clock.restart();
-    control.send(0, comm::Tag::kMetrics, report.serialize());
-    report = WorkerReport{};
-  };
-
-  bool finished_previous = false;
-  for (;;) {
-    const auto next = request_partition(control, finished_previous);
-    if (!next) break;
-    const PartitionGrant& grant = *next;
-    auto& plan = plans[grant.epoch];
-    if (!plan) {
-      plans.erase(plans.begin(), plans.lower_bound(grant.epoch));  // older epochs are done
-      plan = std::make_unique<data::EpochPlan>(train_set.size(), batch_size,
-                                               cfg.data.partition_batches, seed, grant.epoch,
-                                               cfg.data.shuffle);
-    }
-    const auto range = plan->partition(static_cast<std::size_t>(grant.partition));
-    for (std::size_t b = range.first_batch; b < range.end_batch; ++b) {
-      exchange.poll(model.parameters());
-      answer_state_requests();
-      const auto indices = plan->batch_indices(b);
-      data::gather_batch(train_set, indices, inputs.data(), labels.data());
-      const auto result = model.train_batch(inputs.data(), labels.data(), indices.size(), dropout_rng);
-      const double learning_rate =
-          schedule.at(grant.epoch * batches_per_epoch + static_cast<std::int64_t>(b));
-      optimizer->compute_update(model.gradients(), model.parameters(), update, learning_rate);
-      if (update_scale != 1.0f)
-        for (auto& value : update) value *= update_scale;
-      ++steps;
-      if (check_conservation)
-        for (std::size_t i = 0; i < n; ++i) update_sum[i] += update[i];
-      if (exchange.can_publish(encoder.max_message_bytes())) {
-        const codec::MessageMeta meta{static_cast<std::uint32_t>(context.rank), ++seq,
-                                      static_cast<std::uint64_t>(steps),
-                                      static_cast<std::uint32_t>(grant.epoch), 0};
-        const auto stats = encoder.encode(update, meta, message);
-        exchange.publish(message, model.parameters());
-        if (check_conservation) {
-          std::string error;
-          GS_CHECK(codec::accumulate_message(message, sent_sum, &error), error);
-        }
-        ++report.messages;
-        report.bytes += static_cast<std::int64_t>(stats.bytes);
-        report.entries += static_cast<std::int64_t>(stats.entries);
-        report.sparsity_sum += stats.sparsity;
-        report.clipped_mass += stats.clipped_mass;
-        if (stats.shake_up) ++report.shake_ups;
-        count_encoding(report, stats.encoding);
-      } else {
-        encoder.accumulate(update);
-        ++report.backpressure;
+  // Repairs the job (collective with every survivor), then the resync with the master.
+  void recover() {
+    for (;;) {
+      try {
+        session_.repair({});
+        exchange_.attach(session_.plane());
+        resync();
+        return;
+      } catch (const comm::MpiError& error) {
+        if (!error.is_process_failure()) throw;
+        core::log_warn(std::string("another process failed during recovery: ") + error.what());
       }
-      const float tau = encoder.threshold();
-      report.tau_min = report.steps == 0 ? tau : std::min(report.tau_min, tau);
-      report.tau_max = report.steps == 0 ? tau : std::max(report.tau_max, tau);
-      ++report.steps;
-      report.samples += static_cast<std::int64_t>(indices.size());
-      report.loss_sum += result.loss;
-      report.correct += result.correct;
-      if (report.steps >= cfg.logging.every_steps) send_report();
     }
-    finished_previous = true;
   }
-  send_report();
+
+  // Reports where this worker is, serves the master's fetches, applies what it lacked, waits
+  // for the go-ahead. A replacement gets its whole start here.
+  void resync() {
+    WorkerStatus status;
+    status.phase = phase_;
+    status.holding = holding_;
+    status.finished = finished_unacknowledged_;
+    status.last_seq = seq_;
+    status.conservation_error = conservation_error_;
+    status.applied = exchange_.applied_ids();
+    control().send(0, comm::Tag::kRecovery, status.serialize());
+    for (;;) {
+      auto message = control().receive(0, std::nullopt, "the resync after a failure");
+      switch (message.tag) {
+        case comm::Tag::kResyncFetch: {
+          std::vector<std::vector<std::uint8_t>> found;
+          for (const auto& [origin, seq] : deserialize_ids(message.payload))
+            if (auto kept = exchange_.kept(static_cast<int>(origin), seq))
+              found.emplace_back(kept->begin(), kept->end());
+          control().send(0, comm::Tag::kResyncUpdates, serialize_messages(found));
+          break;
+        }
+        case comm::Tag::kResyncUpdates:
+          for (const auto& update : deserialize_messages(message.payload))
+            GS_CHECK(exchange_.deliver(update, model_.parameters()), exchange_.last_error());
+          break;
+        case comm::Tag::kStateRequest:
+          reply_state();
+          break;
+        case comm::Tag::kParameters:
+          adopt(ReplacementStart::deserialize(message.payload));
+          break;
+        case comm::Tag::kResyncDone:
+          // Waiting for a grant, or done: ask again (a grant or a report may have been lost,
+          // and a dead worker's partition may be back in the queue).
+          if (phase_ != WorkerPhase::kTraining) {
+            phase_ = WorkerPhase::kRequesting;
+            request_pending_ = false;
+          }
+          finished_unacknowledged_.reset();
+          drain_targets_.reset();
+          drained_sent_ = false;
+          return;
+        default:
+          throw core::RuntimeError(std::string("unexpected ") + comm::tag_name(message.tag) +
+                                   " message during the resync");
+      }
+    }
+  }
+
+  void adopt(const ReplacementStart& start) {
+    GS_CHECK(start.parameters.size() == n_, "the master sent a wrong-sized model");
+    std::copy(start.parameters.begin(), start.parameters.end(), model_.parameters().begin());
+    exchange_.restore(start.applied);
+    restore_optimizer(start.worker, *optimizer_);
+    encoder_.set_threshold(start.worker.tau);
+    // The dead process's updates carry on from the last one any replica applied.
+    seq_ = start.applied.highest(context_.rank);
+    core::log_info("replacement started from the master's model (update seq " +
+                   std::to_string(seq_) + ")");
+  }
+
+  void reply_state() {
+    control().send(0, comm::Tag::kStateReply,
+                   serialize(capture_worker_state(*optimizer_, encoder_.threshold(), encoder_.residual())));
+  }
+
+  // Applies and relays peers' updates, answers the master, keeps the heartbeat going.
+  // Returns whether any update arrived.
+  bool service() {
+    const bool progress = exchange_.poll(model_.parameters()) > 0;
+    while (control().try_receive(comm::Tag::kStateRequest, 0)) reply_state();
+    if (heartbeat_clock_.seconds() >= heartbeat_period_) {
+      control().send(0, comm::Tag::kHeartbeat, {});
+      heartbeat_clock_.restart();
+    }
+    return progress;
+  }
+
+  // The next partition from the master, or nothing when every partition has been handed out.
+  std::optional<PartitionGrant> next_grant() {
+    core::Deadline deadline(timeout_);
+    core::Backoff backoff;
+    for (;;) {
+      std::optional<comm::ControlMessage> reply;
+      const bool intact = guarded([&] {
+        if (!request_pending_) {
+          control().send(0, comm::Tag::kPartitionRequest,
+                         comm::ByteWriter().put<std::uint8_t>(finished_unacknowledged_ ? 1 : 0).bytes());
+          request_pending_ = true;
+        }
+        service();
+        reply = control().try_receive(comm::Tag::kPartitionGrant, 0);
+      });
+      if (!intact) {  // recovered: the request is sent again
+        deadline = core::Deadline(timeout_);
+        continue;
+      }
+      if (reply) {
+        request_pending_ = false;
+        finished_unacknowledged_.reset();
+        bool has = false;
+        const auto grant = read_grant(*reply, has);
+        if (!has) return std::nullopt;
+        holding_ = grant;
+        phase_ = WorkerPhase::kTraining;
+        return grant;
+      }
+      if (deadline.expired())
+        throw core::RuntimeError("timed out after " + std::to_string(timeout_) +
+                                 " s waiting for rank 0: partition grant");
+      backoff.wait();
+    }
+  }
+
+  const data::EpochPlan& plan_for(std::int64_t epoch) {
+    auto& plan = plans_[epoch];
+    if (!plan) {
+      plans_.erase(plans_.begin(), plans_.lower_bound(epoch));  // older epochs are done
+      plan = std::make_unique<data::EpochPlan>(context_.data.train.size(), batch_size(),
+                                               cfg_.data.partition_batches, seed(), epoch,
+                                               cfg_.data.shuffle);
+    }
+    return *plan;
+  }
+
+  void train_partition(const PartitionGrant& grant) {
+    const auto& plan = plan_for(grant.epoch);
+    const auto range = plan.partition(static_cast<std::size_t>(grant.partition));
+    std::vector<float> inputs(batch_size() * model_.sample_size());
+    std::vector<std::int32_t> labels(batch_size());
+    for (std::size_t b = range.first_batch; b < range.end_batch; ++b) {
+      guarded([&] { service(); });
+      const auto indices = plan.batch_indices(b);
+      data::gather_batch(context_.data.train, indices, inputs.data(), labels.data());
+      const auto result = model_.train_batch(inputs.data(), labels.data(), indices.size(), dropout_rng_);
+      const double learning_rate =
+          schedule_.at(grant.epoch * batches_per_epoch_ + static_cast<std::int64_t>(b));
+      optimizer_->compute_update(model_.gradients(), model_.parameters(), update_, learning_rate);
+      if (update_scale_ != 1.0f)
+        for (auto& value : update_) value *= update_scale_;
+      ++steps_;
+      if (check_conservation_)
+        for (std::size_t i = 0; i < n_; ++i) update_sum_[i] += update_[i];
+      guarded([&] { share_update(grant); });
+      record_step(result, indices.size());
+      injector_.at_step(steps_);
+    }
+    finished_unacknowledged_ = grant;
+    holding_.reset();
+    phase_ = WorkerPhase::kRequesting;
+  }
+
+  // Encodes this step's update and sends it, or leaves it in the residual (back-pressure).
+  void share_update(const PartitionGrant& grant) {
+    if (!exchange_.can_publish(encoder_.max_message_bytes())) {
+      encoder_.accumulate(update_);
+      ++report_.backpressure;
+      return;
+    }
+    const codec::MessageMeta meta{static_cast<std::uint32_t>(context_.rank), ++seq_,
+                                  static_cast<std::uint64_t>(steps_),
+                                  static_cast<std::uint32_t>(grant.epoch), 0};
+    const auto stats = encoder_.encode(update_, meta, message_);
+    if (check_conservation_) {
+      std::string error;
+      GS_CHECK(codec::accumulate_message(message_, sent_sum_, &error), error);
+    }
+    ++report_.messages;
+    report_.bytes += static_cast<std::int64_t>(stats.bytes);
+    report_.entries += static_cast<std::int64_t>(stats.entries);
+    report_.sparsity_sum += stats.sparsity;
+    report_.clipped_mass += stats.clipped_mass;
+    if (stats.shake_up) ++report_.shake_ups;
+    count_encoding(report_, stats.encoding);
+    // Last: once applied here the update is the exchange's (kept for a resync if sending fails).
+    exchange_.publish(message_, model_.parameters());
+  }
+
+  void record_step(const nn::BatchResult& result, std::size_t samples) {
+    const float tau = encoder_.threshold();
+    report_.tau_min = report_.steps == 0 ? tau : std::min(report_.tau_min, tau);
+    report_.tau_max = report_.steps == 0 ? tau : std::max(report_.tau_max, tau);
+    ++report_.steps;
+    report_.samples += static_cast<std::int64_t>(samples);
+    report_.loss_sum += result.loss;
+    report_.correct += result.correct;
+    if (report_.steps >= cfg_.logging.every_steps) send_report();
+  }
+
+  void send_report() {
+    const auto& now = exchange_.stats();
+    report_.relayed = static_cast<std::int64_t>(now.relayed - reported_exchange_.relayed);
+    report_.duplicates = static_cast<std::int64_t>(now.duplicates - reported_exchange_.duplicates);
+    report_.rejected = static_cast<std::int64_t>(now.rejected - reported_exchange_.rejected);
+    reported_exchange_ = now;
+    report_.seconds = report_clock_.seconds();
+    report_clock_.restart();
+    guarded([&] { control().send(0, comm::Tag::kMetrics, report_.serialize()); });
+    report_ = WorkerReport{};
+  }
 
   // Drain: tell the master how many updates this worker sent, then keep applying and relaying
-  // until every replica's updates have arrived here.
-  comm::ByteWriter done;
-  done.put<std::uint64_t>(seq);
-  done.put<double>(check_conservation ? conservation_error(update_sum, sent_sum, encoder) : -1.0);
-  control.send(0, comm::Tag::kDone, done.bytes());
-  const auto target_message = control.receive(0, comm::Tag::kDrainTarget, "drain target");
-  comm::ByteReader target_reader(target_message.payload, "drain target");
-  const auto targets = target_reader.get_vector<std::uint64_t>();
-  target_reader.expect_end();
-  core::Backoff backoff;
-  core::Deadline deadline(static_cast<double>(cfg.transport.timeout_ms) / 1000.0);
-  auto drained = [&] {
-    for (std::size_t origin = 1; origin < targets.size(); ++origin)
-      if (exchange.version_vector()[origin] < targets[origin]) return false;
-    return !exchange.has_backlog();
-  };
-  while (!drained()) {
-    if (deadline.expired()) {
-      std::string missing;
-      for (std::size_t origin = 1; origin < targets.size(); ++origin)
-        if (exchange.version_vector()[origin] < targets[origin])
-          missing += " rank " + std::to_string(origin) + " (have " +
-                     std::to_string(exchange.version_vector()[origin]) + " of " +
-                     std::to_string(targets[origin]) + ")";
-      throw core::RuntimeError("timed out draining updates from" + (missing.empty() ? std::string(" the relay queues") : missing));
+  // until every replica's updates have arrived here; then wait for the end of the job. A
+  // recovery on the way sends this worker back to asking for partitions.
+  int finish() {
+    if (check_conservation_ && conservation_error_ < 0)
+      conservation_error_ = conservation_error(update_sum_, sent_sum_, encoder_);
+    phase_ = WorkerPhase::kDone;
+    bool done_sent = false;
+    core::Backoff backoff;
+    core::Deadline deadline(timeout_);
+    std::optional<int> exit_code;
+    for (;;) {
+      const bool intact = guarded([&] {
+        if (!done_sent) {
+          comm::ByteWriter done;
+          done.put<std::uint64_t>(seq_).put<double>(conservation_error_);
+          control().send(0, comm::Tag::kDone, done.bytes());
+          done_sent = true;
+        }
+        const bool progress = service();
+        if (!drain_targets_)
+          if (auto target = control().try_receive(comm::Tag::kDrainTarget, 0)) {
+            comm::ByteReader reader(target->payload, "drain target");
+            drain_targets_ = reader.get_vector<std::uint64_t>();
+            reader.expect_end();
+            deadline = core::Deadline(timeout_);
+          }
+        if (drain_targets_ && !drained_sent_ && drained()) {
+          const auto parameters = model_.parameters();
+          control().send(0, comm::Tag::kDrained,
+                         comm::ByteWriter().put_vector(std::span<const float>(parameters)).bytes());
+          drained_sent_ = true;
+        }
+        if (auto shutdown = control().try_receive(comm::Tag::kShutdown, 0)) {
+          comm::ByteReader reader(shutdown->payload, "shutdown");
+          exit_code = reader.get<std::int32_t>();
+        }
+        if (progress) backoff.reset(); else backoff.wait();
+      });
+      if (exit_code) break;
+      if (!intact) {
+        // Back to asking for work: a dead worker's partition may be waiting.
+        while (auto grant = next_grant()) train_partition(*grant);
+        phase_ = WorkerPhase::kDone;
+        done_sent = false;
+        deadline = core::Deadline(timeout_);
+        continue;
+      }
+      if (drain_targets_ && !drained_sent_ && deadline.expired()) throw drain_timeout();
     }
-    answer_state_requests();
-    if (exchange.poll(model.parameters()) > 0) backoff.reset(); else backoff.wait();
+    core::log_info("worker done: " + std::to_string(steps_) + " steps, " + std::to_string(seq_) +
+                   " updates sent, " + std::to_string(exchange_.stats().duplicates) + " duplicates");
+    return *exit_code;
   }
-  const auto parameters = model.parameters();
-  control.send(0, comm::Tag::kDrained,
-               comm::ByteWriter().put_vector(std::span<const float>(parameters)).bytes());
-  // Keep relaying for the others until the master ends the job.
-  std::optional<comm::ControlMessage> shutdown;
-  while (!(shutdown = control.try_receive(comm::Tag::kShutdown, 0))) {
-    answer_state_requests();
-    if (exchange.poll(model.parameters()) > 0) backoff.reset(); else backoff.wait();
+
+  bool drained() const {
+    for (std::size_t origin = 1; origin < drain_targets_->size(); ++origin)
+      if (exchange_.version_vector()[origin] < (*drain_targets_)[origin]) return false;
+    return !exchange_.has_backlog();
   }
-  comm::ByteReader shutdown_reader(shutdown->payload, "shutdown");
-  const int exit_code = shutdown_reader.get<std::int32_t>();
-  core::log_info("worker done: " + std::to_string(steps) + " steps, " + std::to_string(seq) +
-                 " updates sent, " + std::to_string(exchange.stats().duplicates) + " duplicates");
-  return exit_code;
+
+  core::RuntimeError drain_timeout() const {
+    std::string missing;
+    for (std::size_t origin = 1; origin < drain_targets_->size(); ++origin)
+      if (exchange_.version_vector()[origin] < (*drain_targets_)[origin])
+        missing += " rank " + std::to_string(origin) + " (have " +
+                   std::to_string(exchange_.version_vector()[origin]) + " of " +
+                   std::to_string((*drain_targets_)[origin]) + ")";
+    return core::RuntimeError("timed out draining updates from" +
+                              (missing.empty() ? std::string(" the relay queues") : missing));
+  }
+
+  RunContext& context_;
+  const config::ExperimentConfig& cfg_;
+  SharingSession& session_;
+  nn::Model model_;
+  std::size_t n_;
+  std::unique_ptr<nn::Optimizer> optimizer_;
+  codec::Encoder encoder_;
+  UpdateExchange exchange_;
+  FaultInjector injector_;
+  std::int64_t batches_per_epoch_;
+  nn::LearningRateSchedule schedule_;
+  float update_scale_;
+  core::Rng dropout_rng_;
+  std::map<std::int64_t, std::unique_ptr<data::EpochPlan>> plans_;
+  std::vector<float> update_ = std::vector<float>(n_);
+  std::vector<std::uint8_t> message_;
+
+  // encoding.check_conservation: every update summed, and every quantum this worker sent.
+  bool check_conservation_;
+  std::vector<double> update_sum_;
+  std::vector<float> sent_sum_;
+  double conservation_error_ = -1;
+
+  WorkerReport report_;
+  ExchangeStats reported_exchange_;
+  core::Stopwatch report_clock_;
+  core::Stopwatch heartbeat_clock_;
+  double heartbeat_period_;
+  double timeout_;
+
+  // Where this worker is, for the resync after a failure.
+  WorkerPhase phase_;
+  std::optional<PartitionGrant> holding_;
+  std::optional<PartitionGrant> finished_unacknowledged_;
+  bool request_pending_ = false;
+  std::optional<std::vector<std::uint64_t>> drain_targets_;
+  bool drained_sent_ = false;
+  std::uint64_t seq_ = 0;
+  std::int64_t steps_ = 0;
+};
+
+}  // namespace
+
+int run_sharing_worker(RunContext& context, SharingSession& session, bool replacement) {
+  return SharingWorker(context, session, replacement).run();
 }
 
 }  // namespace gradshare::train

@@ -16,7 +16,9 @@
 #include "kernels/cuda/device.h"
 #include "nn/threads.h"
 #include "nn/model.h"
+#include "comm/repair.h"
 #include "train/banner.h"
+#include "train/gradient_sharing.h"
 #include "train/strategy.h"
 
 namespace gradshare::train {
@@ -119,6 +121,29 @@ int launcher_rank() {
     if (const char* value = std::getenv(name)) return std::atoi(value);
   return 0;
 }
+// A process MPI_Comm_spawn started to replace a dead worker: joins the repaired job first (the
+// survivors wait in the repair), then becomes that worker.
+int run_replacement(const config::ExperimentConfig& config, MPI_Comm parent) {
+  RunContext context;
+  context.config = config;
+  context.config_yaml = config::to_yaml(config);
+  auto& logger = core::Logger::instance();
+  logger.set_terminal(false);
+  logger.set_level(core::parse_log_level(config.logging.level));
+  nn::set_compute_threads(static_cast<int>(config.compute.threads));
+  try {
+    comm::RepairOptions options;
+    options.deadline_seconds = static_cast<double>(config.transport.timeout_ms) / 1000.0;
+    return run_sharing_replacement(context, comm::join_spawned_job(parent, options));
+  } catch (const std::exception& error) {
+    core::log_error(error.what());
+    std::fprintf(stderr, "gradshare: error in the replacement of rank %d: %s\n", context.rank,
+                 error.what());
+    MPI_Abort(MPI_COMM_WORLD, core::kExitRuntimeFailure);
+    return core::kExitRuntimeFailure;
+  }
+}
+
 }  // namespace
 
 int train_command(const std::string& config_path, const std::vector<std::string>& overrides) {
@@ -134,6 +159,9 @@ int train_command(const std::string& config_path, const std::vector<std::string>
   MpiSession mpi;
   core::install_stop_signal_handlers();
   RunContext context;
+  MPI_Comm parent = MPI_COMM_NULL;
+  MPI_Comm_get_parent(&parent);
+  if (parent != MPI_COMM_NULL) return run_replacement(config, parent);
   MPI_Comm_rank(MPI_COMM_WORLD, &context.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &context.size);
   auto& logger = core::Logger::instance();

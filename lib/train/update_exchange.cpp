@@ -1,23 +1,149 @@
 #include "train/update_exchange.h"
 
+#include <algorithm>
+
 #include "codec/decoder.h"
+#include "comm/byte_io.h"
 #include "codec/message.h"
 #include "core/errors.h"
 #include "core/log.h"
 
 namespace gradshare::train {
 
+namespace {
+// Each origin's newest messages are kept: at most kKeepMostMessages and kKeepBytes, but never
+// fewer than kKeepLeastMessages (a ring holds a few bitmap messages at most). A resync that needs
+// an older one fails loudly instead of losing it.
+constexpr std::size_t kKeepLeastMessages = 8;
+constexpr std::size_t kKeepMostMessages = 64;
+constexpr std::size_t kKeepBytes = 8u << 20;
+}  // namespace
+
+bool AppliedIds::contains(int origin, std::uint64_t seq) const {
+  const auto o = static_cast<std::size_t>(origin);
+  if (o >= upto.size()) return false;
+  return seq <= upto[o] || std::binary_search(above[o].begin(), above[o].end(), seq);
+}
+
+std::uint64_t AppliedIds::highest(int origin) const {
+  const auto o = static_cast<std::size_t>(origin);
+  if (o >= upto.size()) return 0;
+  return above[o].empty() ? upto[o] : std::max(upto[o], above[o].back());
+}
+
+std::vector<std::uint8_t> AppliedIds::serialize() const {
+  comm::ByteWriter writer;
+  writer.put_vector(upto);
+  for (const auto& seqs : above) writer.put_vector(seqs);
+  return {writer.bytes().begin(), writer.bytes().end()};
+}
+
+AppliedIds AppliedIds::deserialize(std::span<const std::uint8_t> bytes) {
+  comm::ByteReader reader(bytes, "applied update IDs");
+  AppliedIds ids;
+  ids.upto = reader.get_vector<std::uint64_t>();
+  for (std::size_t o = 0; o < ids.upto.size(); ++o) {
+    ids.above.push_back(reader.get_vector<std::uint64_t>());
+    GS_CHECK(std::is_sorted(ids.above.back().begin(), ids.above.back().end()),
+             "applied update IDs out of order");
+  }
+  reader.expect_end();
+  return ids;
+}
+
 UpdateExchange::UpdateExchange(comm::DataPlane& plane, int self_rank, int ranks,
                                std::size_t parameter_count)
-    : plane_(plane), self_(self_rank), parameter_count_(parameter_count),
+    : plane_(&plane), self_(self_rank), parameter_count_(parameter_count),
       applied_upto_(static_cast<std::size_t>(ranks), 0),
       applied_above_(static_cast<std::size_t>(ranks)),
-      // The relay's saturation signal is not used: own messages wait for empty queues instead.
-      relay_(plane, plane.max_message_bytes()) {}
+      kept_(static_cast<std::size_t>(ranks)), kept_bytes_(static_cast<std::size_t>(ranks), 0) {
+  attach(plane);
+}
+
+void UpdateExchange::attach(comm::DataPlane& plane) {
+  plane_ = &plane;
+  // The relay's saturation signal is not used: own messages wait for empty queues instead.
+  relay_.emplace(plane, plane.max_message_bytes());
+}
+
+void UpdateExchange::keep(int origin, std::uint64_t seq, std::span<const std::uint8_t> message) {
+  const auto o = static_cast<std::size_t>(origin);
+  auto& kept = kept_[o];
+  kept.push_back(Kept{seq, std::vector<std::uint8_t>(message.begin(), message.end())});
+  kept_bytes_[o] += message.size();
+  while (kept.size() > kKeepLeastMessages &&
+         (kept.size() > kKeepMostMessages || kept_bytes_[o] > kKeepBytes)) {
+    kept_bytes_[o] -= kept.front().bytes.size();
+    kept.pop_front();
+  }
+}
+
+std::optional<std::span<const std::uint8_t>> UpdateExchange::kept(int origin,
+                                                                  std::uint64_t seq) const {
+  const auto o = static_cast<std::size_t>(origin);
+  if (o >= kept_.size()) return std::nullopt;
+  for (const auto& message : kept_[o])
+    if (message.seq == seq) return std::span<const std::uint8_t>(message.bytes);
+  return std::nullopt;
+}
+
+AppliedIds UpdateExchange::applied_ids() const {
+  AppliedIds ids;
+  ids.upto = applied_upto_;
+  for (const auto& above : applied_above_) ids.above.emplace_back(above.begin(), above.end());
+  return ids;
+}
+
+void UpdateExchange::restore(const AppliedIds& ids) {
+  GS_CHECK(ids.upto.size() == applied_upto_.size(), "applied update IDs for " +
+                                                        std::to_string(ids.upto.size()) + " ranks");
+  applied_upto_ = ids.upto;
+  for (std::size_t o = 0; o < ids.above.size(); ++o)
+    applied_above_[o] = std::set<std::uint64_t>(ids.above[o].begin(), ids.above[o].end());
+}
+
+std::vector<std::vector<std::uint8_t>> UpdateExchange::kept_missing_from(
+    const AppliedIds& other) const {
+  std::vector<std::vector<std::uint8_t>> missing;
+  for (std::size_t o = 0; o < kept_.size(); ++o)
+    for (const auto& message : kept_[o])
+      if (!other.contains(static_cast<int>(o), message.seq)) missing.push_back(message.bytes);
+  return missing;
+}
+
+bool UpdateExchange::deliver(std::span<const std::uint8_t> message, std::span<float> parameters) {
+  codec::MessageHeader header;
+  std::string error;
+  if (!codec::parse_header(message, parameter_count_, header, &error) ||
+      header.origin >= applied_upto_.size() || header.seq == 0) {
+    ++stats_.rejected;
+    last_error_ = "malformed resync message: " + (error.empty() ? "origin or seq out of range" : error);
+    return false;
+  }
+  const int origin = static_cast<int>(header.origin);
+  if (has_applied(origin, header.seq)) {
+    ++stats_.duplicates;
+    return true;
+  }
+  if (!codec::apply_message(message, parameters, &error)) {
+    ++stats_.rejected;
+    last_error_ = "malformed resync message: " + error;
+    return false;
+  }
+  mark_applied(origin, header.seq);
+  keep(origin, header.seq, message);
+  ++stats_.applied;
+  return true;
+}
 
 bool UpdateExchange::has_applied(int origin, std::uint64_t seq) const {
   const auto o = static_cast<std::size_t>(origin);
   return seq <= applied_upto_[o] || applied_above_[o].count(seq) > 0;
+}
+
+std::uint64_t UpdateExchange::highest_applied(int origin) const {
+  const auto& above = applied_above_[static_cast<std::size_t>(origin)];
+  return above.empty() ? applied_upto_[static_cast<std::size_t>(origin)] : *above.rbegin();
 }
 
 bool UpdateExchange::mark_applied(int origin, std::uint64_t seq) {
@@ -33,7 +159,7 @@ bool UpdateExchange::mark_applied(int origin, std::uint64_t seq) {
 }
 
 std::size_t UpdateExchange::poll(std::span<float> parameters) {
-  const std::size_t received = plane_.poll([&](int from, std::span<const std::uint8_t> message) {
+  const std::size_t received = plane_->poll([&](int from, std::span<const std::uint8_t> message) {
     codec::MessageHeader header;
     std::string error;
     if (!codec::parse_header(message, parameter_count_, header, &error) ||
@@ -56,18 +182,19 @@ std::size_t UpdateExchange::poll(std::span<float> parameters) {
       return;
     }
     mark_applied(origin, header.seq);
+    keep(origin, header.seq, message);
     ++stats_.applied;
-    stats_.relayed += plane_.links().size() - 1;
-    relay_.forward(from, message);
+    stats_.relayed += plane_->links().size() - 1;
+    relay_->forward(from, message);
   });
-  relay_.flush();
+  relay_->flush();
   return received;
 }
 
 bool UpdateExchange::can_publish(std::size_t bytes) const {
-  if (relay_.queued_messages() > 0) return false;
-  for (int link : plane_.links())
-    if (!plane_.can_send(link, bytes)) return false;
+  if (relay_->queued_messages() > 0) return false;
+  for (int link : plane_->links())
+    if (!plane_->can_send(link, bytes)) return false;
   return true;
 }
 
@@ -78,12 +205,13 @@ void UpdateExchange::publish(std::span<const std::uint8_t> message, std::span<fl
   GS_CHECK(static_cast<int>(header.origin) == self_, "publishing another rank's message");
   GS_CHECK(codec::apply_message(message, parameters, &error), error);
   GS_CHECK(mark_applied(self_, header.seq), "seq " + std::to_string(header.seq) + " reused");
+  keep(self_, header.seq, message);
   ++stats_.applied;
   ++stats_.published;
   stats_.bytes_published += message.size();
-  relay_.forward(comm::kOriginHere, message);
+  relay_->forward(comm::kOriginHere, message);
 }
 
-bool UpdateExchange::has_backlog() const { return relay_.queued_messages() > 0; }
+bool UpdateExchange::has_backlog() const { return relay_->queued_messages() > 0; }
 
 }  // namespace gradshare::train

@@ -5,10 +5,14 @@
 //   - relays each message to every link except the one it came from (star and tree alike);
 //   - sends through a comm::Relay, whose per-link FIFO queues make back-pressure on one link
 //     neither drop nor reorder anything;
-//   - rejects malformed messages (bad bytes from the network) without crashing, and counts them.
+//   - rejects malformed messages (bad bytes from the network) without crashing, and counts them;
+//   - keeps the newest messages of every origin (its own included) so that, after a process
+//     failure, what was in flight on the abandoned data plane can be re-sent (resync).
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -28,9 +32,25 @@ struct ExchangeStats {
   std::uint64_t bytes_published = 0;
 };
 
+// Which update IDs a replica has applied: per origin, every seq up to upto[o] and those in
+// above[o]. Travels in recovery messages.
+struct AppliedIds {
+  std::vector<std::uint64_t> upto;
+  std::vector<std::vector<std::uint64_t>> above;
+
+  bool contains(int origin, std::uint64_t seq) const;
+  std::uint64_t highest(int origin) const;
+  std::vector<std::uint8_t> serialize() const;
+  static AppliedIds deserialize(std::span<const std::uint8_t> bytes);
+};
+
 class UpdateExchange {
  public:
   UpdateExchange(comm::DataPlane& plane, int self_rank, int ranks, std::size_t parameter_count);
+
+  // After a failure repair: sends on `plane` from now on. Messages queued for the old links are
+  // dropped: the resync hands every replica what it lacks.
+  void attach(comm::DataPlane& plane);
 
   // Delivers inbound messages: applies new ones to `parameters` and queues them for relay;
   // then pushes queued messages out as far as the links allow. Returns messages received.
@@ -42,22 +62,43 @@ class UpdateExchange {
   // Messages still queued for some link.
   bool has_backlog() const;
 
+  // Applies a message that arrived outside the data plane (resync) unless already applied;
+  // not relayed. False (and last_error()) for a malformed message.
+  bool deliver(std::span<const std::uint8_t> message, std::span<float> parameters);
+  AppliedIds applied_ids() const;
+  // A replacement takes a snapshot's IDs as applied (its parameters already contain them).
+  void restore(const AppliedIds& ids);
+  // Kept messages whose IDs `other` lacks, up to highest[o] per origin (for the resync).
+  std::vector<std::vector<std::uint8_t>> kept_missing_from(const AppliedIds& other) const;
+  // The kept message (origin, seq), if still kept.
+  std::optional<std::span<const std::uint8_t>> kept(int origin, std::uint64_t seq) const;
+
   // Highest contiguous seq applied per origin rank.
   const std::vector<std::uint64_t>& version_vector() const { return applied_upto_; }
   bool has_applied(int origin, std::uint64_t seq) const;
+  std::uint64_t highest_applied(int origin) const;
   const ExchangeStats& stats() const { return stats_; }
   const std::string& last_error() const { return last_error_; }
 
  private:
   // Records (origin, seq) as applied; false if it already was.
   bool mark_applied(int origin, std::uint64_t seq);
+  void keep(int origin, std::uint64_t seq, std::span<const std::uint8_t> message);
 
-  comm::DataPlane& plane_;
+  comm::DataPlane* plane_;
   int self_;
   std::size_t parameter_count_;
   std::vector<std::uint64_t> applied_upto_;
   std::vector<std::set<std::uint64_t>> applied_above_;
-  comm::Relay relay_;
+  std::optional<comm::Relay> relay_;
+  // The newest messages per origin, oldest first: enough to cover what can be in flight at a
+  // failure (the rings and relay queues hold far fewer).
+  struct Kept {
+    std::uint64_t seq;
+    std::vector<std::uint8_t> bytes;
+  };
+  std::vector<std::deque<Kept>> kept_;
+  std::vector<std::size_t> kept_bytes_;
   ExchangeStats stats_;
   std::string last_error_;
 };

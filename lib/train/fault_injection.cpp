@@ -1,0 +1,61 @@
+// fault_injection.cpp: FaultInjector (see fault_injection.h).
+#include "train/fault_injection.h"
+
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <sstream>
+
+#include "core/errors.h"
+#include "core/log.h"
+
+namespace gradshare::train {
+
+std::vector<config::FaultInjection> parse_injections(const std::string& text) {
+  std::vector<config::FaultInjection> injections;
+  std::stringstream entries(text);
+  std::string entry;
+  while (std::getline(entries, entry, ',')) {
+    if (entry.empty()) continue;
+    config::FaultInjection injection;
+    char kind[16] = {};
+    long long rank = 0, step = 0;
+    int used = 0;
+    if (std::sscanf(entry.c_str(), "%lld:%lld:%15[a-z]%n", &rank, &step, kind, &used) != 3 ||
+        used != static_cast<int>(entry.size()) || rank < 1 || step < 1 ||
+        (std::string(kind) != "sigkill" && std::string(kind) != "exit" && std::string(kind) != "hang"))
+      throw core::UserError("GRADSHARE_INJECT: bad entry '" + entry +
+                            "' (want RANK:STEP:KIND with RANK >= 1, STEP >= 1, KIND "
+                            "sigkill|exit|hang)");
+    injection.rank = rank;
+    injection.at_step = step;
+    injection.kind = kind;
+    injections.push_back(injection);
+  }
+  return injections;
+}
+
+FaultInjector::FaultInjector(const std::vector<config::FaultInjection>& configured, int rank,
+                             bool replacement) {
+  if (replacement) return;
+  auto all = configured;
+  if (const char* text = std::getenv("GRADSHARE_INJECT")) {
+    const auto extra = parse_injections(text);
+    all.insert(all.end(), extra.begin(), extra.end());
+  }
+  for (const auto& injection : all)
+    if (injection.rank == rank) mine_.push_back(injection);
+}
+
+void FaultInjector::at_step(std::int64_t step) const {
+  for (const auto& injection : mine_) {
+    if (injection.at_step != step) continue;
+    core::log_warn("fault injection: " + injection.kind + " at step " + std::to_string(step));
+    if (injection.kind == "sigkill") std::raise(SIGKILL);
+    if (injection.kind == "exit") std::_Exit(3);
+    for (;;) pause();  // hang: only a signal ends it
+  }
+}
+
+}  // namespace gradshare::train

@@ -1,0 +1,32 @@
+// fault_injection.h: deliberate failures for testing recovery (fault_tolerance.inject, or
+// GRADSHARE_INJECT="RANK:STEP:KIND[,RANK:STEP:KIND...]" for external scripts, which adds to
+// the config's list). At its STEP-th training step, the worker of logical rank RANK
+//   sigkill: kills itself with SIGKILL (a crash: no cleanup, no message),
+//   exit:    leaves at once with exit code 3 (a process that quits without MPI_Finalize),
+//   hang:    stops in place, heartbeats included, until something kills it.
+// Replacements never inject: the fault belongs to the process that was started first.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config/experiment_config.h"
+
+namespace gradshare::train {
+
+// Parses GRADSHARE_INJECT's syntax; UserError naming the variable and the bad entry.
+std::vector<config::FaultInjection> parse_injections(const std::string& text);
+
+class FaultInjector {
+ public:
+  FaultInjector(const std::vector<config::FaultInjection>& configured, int rank, bool replacement);
+  // Called after every training step with the worker's step count (1, 2, ...).
+  void at_step(std::int64_t step) const;
+  bool armed() const { return !mine_.empty(); }
+
+ private:
+  std::vector<config::FaultInjection> mine_;
+};
+
+}  // namespace gradshare::train

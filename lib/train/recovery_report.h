@@ -1,0 +1,35 @@
+// recovery_report.h: what the gradient-sharing master tells about each recovery from a process
+// failure (a log line and a "recovery" record in metrics.jsonl) and about all of them at the
+// end ("recovery_summary": count, recovery time median and max, minibatches trained twice).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "train/run_context.h"
+
+namespace gradshare::train {
+
+struct RecoveryRecord {
+  std::vector<int> lost;      // logical ranks whose processes died
+  std::vector<int> replaced;  // logical ranks given to new processes
+  int rounds = 0;             // repair rounds (> 1: a failure hit the repair itself)
+  int tree_version = 0;
+  double seconds = 0;         // from the master seeing the failure to training going on
+  std::int64_t retrained_minibatches = 0;  // of dead workers' partitions, already shared
+  std::int64_t resync_updates = 0;         // updates handed around by the resync
+};
+
+class RecoveryLog {
+ public:
+  explicit RecoveryLog(RunContext& context) : context_(context) {}
+  void add(const RecoveryRecord& record);
+  // The end-of-run line and record (nothing when no failure happened).
+  void summarize() const;
+
+ private:
+  RunContext& context_;
+  std::vector<RecoveryRecord> records_;
+};
+
+}  // namespace gradshare::train

@@ -1,0 +1,76 @@
+// sharing_recovery.h: what gradient-sharing processes tell each other when a failure was
+// repaired (comm/repair.h, SharingSession::repair), so that training goes on with nothing lost
+// and nothing applied twice.
+//
+//  every survivor                                    master
+//  --------------                                    ------
+//  kRecovery {WorkerStatus: phase, partition     --> reconciles the partition schedule (a dead
+//    held / finished, last seq, applied IDs}           worker's partition and grants lost in
+//                                                      flight go back to the queue)
+//                                                 <-- kResyncFetch {IDs the master lacks}
+//  kResyncUpdates {those messages, from the      -->   (to whoever applied them)
+//    kept ones}                                        applies them
+//                                                 <-- kResyncUpdates {what this one lacks}
+//  applies them                                        replacement: kStateRequest to a live
+//                                                      worker, kParameters {ReplacementStart}
+//                                                 <-- kResyncDone
+//  carries on where it was (a request for a partition is sent again; a worker that had no
+//  partition left asks again, since a dead worker's partition may be back in the queue)
+//
+// Updates that were in flight on the abandoned data plane are in some replica's kept messages
+// (UpdateExchange keeps each origin's newest); the master collects every ID any survivor
+// applied, so afterwards every replica holds the same set. A replacement starts from the
+// master's parameters and applied IDs (its snapshot), an optimizer state proxied from a live
+// worker (the master does not train), an empty residual, and continues the dead process's seq.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "train/partition_scheduler.h"
+#include "train/update_exchange.h"
+#include "train/worker_state.h"
+
+namespace gradshare::train {
+
+enum class WorkerPhase : std::uint8_t {
+  kTraining = 0,    // holds a partition
+  kRequesting = 1,  // waits for a grant
+  kDone = 2,        // no partition left: in the drain
+  kJoining = 3,     // a replacement waiting for its start
+};
+
+struct WorkerStatus {
+  WorkerPhase phase = WorkerPhase::kJoining;
+  std::optional<PartitionGrant> holding;   // granted and not finished
+  std::optional<PartitionGrant> finished;  // finished; no grant has answered that report yet
+  std::uint64_t last_seq = 0;              // of its own updates
+  double conservation_error = -1;
+  AppliedIds applied;
+
+  std::vector<std::uint8_t> serialize() const;
+  static WorkerStatus deserialize(std::span<const std::uint8_t> bytes);
+};
+
+// What a replacement starts from.
+struct ReplacementStart {
+  std::vector<float> parameters;
+  AppliedIds applied;
+  WorkerState worker;  // optimizer state and tau of a live worker; residual empty
+
+  std::vector<std::uint8_t> serialize() const;
+  static ReplacementStart deserialize(std::span<const std::uint8_t> bytes);
+};
+
+// Update IDs (origin, seq) in a kResyncFetch.
+using UpdateId = std::pair<std::uint32_t, std::uint64_t>;
+std::vector<std::uint8_t> serialize_ids(const std::vector<UpdateId>& ids);
+std::vector<UpdateId> deserialize_ids(std::span<const std::uint8_t> bytes);
+
+// Encoded updates in a kResyncUpdates.
+std::vector<std::uint8_t> serialize_messages(const std::vector<std::vector<std::uint8_t>>& messages);
+std::vector<std::vector<std::uint8_t>> deserialize_messages(std::span<const std::uint8_t> bytes);
+
+}  // namespace gradshare::train
