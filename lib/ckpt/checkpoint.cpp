@@ -29,7 +29,8 @@ void write_contents(Hdf5File& file, const Checkpoint& c) {
   GS_CHECK(n > 0, "a checkpoint needs parameters");
   file.write_floats("/parameters", c.parameters.data(), {n});
   for (const auto& view : c.views) {
-    GS_CHECK(view.offset + view.size <= n, "view " + view.layer + "/" + view.role + " out of range");
+    GS_CHECK(view.offset + view.size <= n,
+             "view " + view.layer + "/" + view.role + " out of range");
     std::vector<hsize_t> shape(view.shape.begin(), view.shape.end());
     const std::string dataset = "/model/" + view.layer + "/" + view.role;
     file.write_floats(dataset, c.parameters.data() + view.offset, shape);
@@ -38,6 +39,16 @@ void write_contents(Hdf5File& file, const Checkpoint& c) {
   for (const auto& buffer : c.optimizer_state) {
     GS_CHECK(buffer.values.size() == n, "optimizer state '" + buffer.name + "' has the wrong size");
     file.write_floats("/optimizer/" + buffer.name, buffer.values.data(), {n});
+  }
+  for (std::size_t w = 0; w < c.worker_optimizers.size(); ++w) {
+    const std::string group = "/workers/" + std::to_string(w) + "/optimizer";
+    file.create_group(group);
+    file.write_attribute(group, "step", c.worker_optimizers[w].step);
+    for (const auto& buffer : c.worker_optimizers[w].buffers) {
+      GS_CHECK(buffer.values.size() == n, "worker " + std::to_string(w) + "'s optimizer state '" +
+                                              buffer.name + "' has the wrong size");
+      file.write_floats(group + "/" + buffer.name, buffer.values.data(), {n});
+    }
   }
   if (!c.thresholds.empty())
     file.write_floats("/encoding/thresholds", c.thresholds.data(), {c.thresholds.size()});
@@ -63,13 +74,51 @@ void write_contents(Hdf5File& file, const Checkpoint& c) {
   file.write_attribute("/", "complete", std::int64_t{1});
 }
 
+// The datasets of `group`, each of n floats.
+std::vector<NamedBuffer> read_buffers(const Hdf5File& file, const std::string& group,
+                                      std::size_t n) {
+  std::vector<NamedBuffer> buffers;
+  for (const auto& name : file.list_group(group)) {
+    auto values = file.read_floats(group + "/" + name);
+    if (values.size() != n)
+      throw std::runtime_error(file.path() + ": optimizer state '" + group + "/" + name + "' has " +
+                               std::to_string(values.size()) + " values, parameters " +
+                               std::to_string(n));
+    buffers.push_back({name, std::move(values)});
+  }
+  return buffers;
+}
+
+// /workers/0 .. /workers/W-1, every one present (HDF5 lists "10" before "2": sorted here).
+std::vector<OptimizerState> read_worker_optimizers(const Hdf5File& file, std::size_t n) {
+  const auto names = file.list_group("/workers");
+  std::vector<OptimizerState> states(names.size());
+  std::vector<bool> seen(names.size(), false);
+  for (const auto& name : names) {
+    const bool numeric =
+        !name.empty() && name.size() <= 9 &&
+        std::all_of(name.begin(), name.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+    const std::size_t w = numeric ? std::stoul(name) : names.size();
+    if (w >= names.size() || seen[w])
+      throw std::runtime_error(file.path() + ": '/workers/" + name + "' is not one of workers 0.." +
+                               std::to_string(names.size() - 1));
+    seen[w] = true;
+    const std::string group = "/workers/" + name + "/optimizer";
+    states[w].step = file.read_int_attribute(group, "step");
+    states[w].buffers = read_buffers(file, group, n);
+  }
+  return states;
+}
+
 Checkpoint read_contents(const Hdf5File& file) {
   Checkpoint c;
-  if (!file.has_attribute("/", "complete")) throw std::runtime_error(file.path() + ": incomplete checkpoint (no 'complete' marker)");
+  if (!file.has_attribute("/", "complete"))
+    throw std::runtime_error(file.path() + ": incomplete checkpoint (no 'complete' marker)");
   const auto version = file.read_int_attribute("/", "format_version");
   if (version != kFormatVersion)
-    throw std::runtime_error(file.path() + ": checkpoint format version " + std::to_string(version) +
-                             ", this gradshare reads version " + std::to_string(kFormatVersion));
+    throw std::runtime_error(file.path() + ": checkpoint format version " +
+                             std::to_string(version) + ", this gradshare reads version " +
+                             std::to_string(kFormatVersion));
   c.gradshare_version = file.read_string_attribute("/", "gradshare_version");
   c.config_yaml = file.read_string_attribute("/", "config");
   c.strategy = file.read_string_attribute("/", "strategy");
@@ -77,7 +126,8 @@ Checkpoint read_contents(const Hdf5File& file) {
   c.epoch = file.read_int_attribute("/", "epoch");
   c.partitions_done = file.read_int_list_attribute("/", "partitions_done");
   const auto rng = file.read_uint_list_attribute("/", "rng_state");
-  if (rng.size() != 4) throw std::runtime_error(file.path() + ": attribute 'rng_state' must hold 4 values");
+  if (rng.size() != 4)
+    throw std::runtime_error(file.path() + ": attribute 'rng_state' must hold 4 values");
   std::copy(rng.begin(), rng.end(), c.rng_state.begin());
   c.world_size = file.read_int_attribute("/", "world_size");
   c.created = file.read_string_attribute("/", "created");
@@ -86,7 +136,8 @@ Checkpoint read_contents(const Hdf5File& file) {
   std::vector<hsize_t> shape;
   c.parameters = file.read_floats("/parameters", &shape);
   const std::size_t n = c.parameters.size();
-  if (shape.size() != 1 || n == 0) throw std::runtime_error(file.path() + ": '/parameters' must be a non-empty vector");
+  if (shape.size() != 1 || n == 0)
+    throw std::runtime_error(file.path() + ": '/parameters' must be a non-empty vector");
   if (file.has_object("/model")) {
     for (const auto& layer : file.list_group("/model")) {
       for (const auto& role : file.list_group("/model/" + layer)) {
@@ -96,24 +147,20 @@ Checkpoint read_contents(const Hdf5File& file) {
         const auto offset = file.read_int_attribute(dataset, "offset");
         if (offset < 0 || static_cast<std::size_t>(offset) + values.size() > n)
           throw std::runtime_error(file.path() + ": '" + dataset + "' lies outside the parameters");
-        c.views.push_back({layer, role, {view_shape.begin(), view_shape.end()},
-                           static_cast<std::size_t>(offset), values.size()});
+        c.views.push_back({layer,
+                           role,
+                           {view_shape.begin(), view_shape.end()},
+                           static_cast<std::size_t>(offset),
+                           values.size()});
       }
     }
     std::sort(c.views.begin(), c.views.end(),
               [](const TensorView& a, const TensorView& b) { return a.offset < b.offset; });
   }
-  if (file.has_object("/optimizer")) {
-    for (const auto& name : file.list_group("/optimizer")) {
-      auto values = file.read_floats("/optimizer/" + name);
-      if (values.size() != n)
-        throw std::runtime_error(file.path() + ": optimizer state '" + name + "' has " +
-                                 std::to_string(values.size()) + " values, parameters " +
-                                 std::to_string(n));
-      c.optimizer_state.push_back({name, std::move(values)});
-    }
-  }
-  if (file.has_object("/encoding/thresholds")) c.thresholds = file.read_floats("/encoding/thresholds");
+  if (file.has_object("/optimizer")) c.optimizer_state = read_buffers(file, "/optimizer", n);
+  if (file.has_object("/workers")) c.worker_optimizers = read_worker_optimizers(file, n);
+  if (file.has_object("/encoding/thresholds"))
+    c.thresholds = file.read_floats("/encoding/thresholds");
   if (file.has_object("/encoding/residuals")) {
     std::vector<hsize_t> residual_shape;
     c.residuals = file.read_floats("/encoding/residuals", &residual_shape);
@@ -129,8 +176,10 @@ Checkpoint read_contents(const Hdf5File& file) {
 
 void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
   const fs::path final_path(path);
-  const fs::path directory = final_path.has_parent_path() ? final_path.parent_path() : fs::path(".");
-  const std::string temporary = (directory / ("." + final_path.filename().string() + ".tmp")).string();
+  const fs::path directory =
+      final_path.has_parent_path() ? final_path.parent_path() : fs::path(".");
+  const std::string temporary =
+      (directory / ("." + final_path.filename().string() + ".tmp")).string();
   try {
     {
       Hdf5File file = Hdf5File::create(temporary);
@@ -145,6 +194,12 @@ void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
     fs::remove(temporary, ignored);
     throw core::RuntimeError(std::string("checkpoint not written: ") + error.what());
   }
+}
+
+OptimizerState optimizer_for_worker(const Checkpoint& checkpoint, std::size_t worker) {
+  if (checkpoint.worker_optimizers.empty())
+    return {checkpoint.optimizer_step, checkpoint.optimizer_state};
+  return checkpoint.worker_optimizers[worker % checkpoint.worker_optimizers.size()];
 }
 
 Checkpoint read_checkpoint(const std::string& path) {

@@ -6,7 +6,11 @@
 //                           (4 x uint64), world_size, created (ISO time), complete (written last)
 //   /parameters             float32 [n]: the flat parameter vector
 //   /model/<layer>/<role>   float32 with the layer's shape (kernel | bias), a copy in Keras' spirit
-//   /optimizer/<name>       float32 [n]: updater state; attribute `step`
+//   /optimizer/<name>       float32 [n]: updater state (root attribute `optimizer_step`); for
+//                           Downpour the server optimizer's, its shards concatenated
+//   /workers/<w>/optimizer  optional: worker w's own updater state (w = 0, 1, ... in rank
+//                           order), where workers keep different ones: attribute `step`,
+//                           datasets <name> float32 [n]
 //   /encoding/thresholds    float32 [workers]: per-worker tau (gradient sharing)
 //   /encoding/residuals     float32 [workers, n]: every worker's residual (gradient sharing:
 //                           the quanta not sent yet; most of an element's updates wait there)
@@ -38,6 +42,12 @@ struct NamedBuffer {
   std::vector<float> values;
 };
 
+// One optimizer's state: its step count and its buffers (each in the parameter layout).
+struct OptimizerState {
+  std::int64_t step = 0;
+  std::vector<NamedBuffer> buffers;
+};
+
 struct Checkpoint {
   std::string gradshare_version;
   std::string config_yaml;
@@ -52,6 +62,9 @@ struct Checkpoint {
   std::vector<TensorView> views;
   std::vector<NamedBuffer> optimizer_state;
   std::int64_t optimizer_step = 0;
+  // Each worker's own optimizer state, in worker order; empty where the single state above
+  // serves every worker (files written before the list existed, identical states).
+  std::vector<OptimizerState> worker_optimizers;
   std::vector<float> thresholds;
   std::vector<float> residuals;  // worker-major [workers][n], flattened
   std::vector<std::uint64_t> version_vector;
@@ -64,5 +77,10 @@ void write_checkpoint(const std::string& path, const Checkpoint& checkpoint);
 // Reads and verifies (checksums, required attributes, format version, sizes). Throws
 // core::UserError naming the file and the fault.
 Checkpoint read_checkpoint(const std::string& path);
+
+// The optimizer state worker `worker` (0-based, rank order) of a resumed run starts from: its
+// own from worker_optimizers (worker % saved workers when the run has more workers than the
+// checkpoint), else the single state.
+OptimizerState optimizer_for_worker(const Checkpoint& checkpoint, std::size_t worker);
 
 }  // namespace gradshare::ckpt

@@ -27,7 +27,21 @@ std::string describe(const std::string& path, const Checkpoint& c) {
     for (const auto& buffer : c.optimizer_state) text += " " + buffer.name;
     text += "\n";
   }
-  if (!c.thresholds.empty()) text += "  thresholds         " + std::to_string(c.thresholds.size()) + " workers\n";
+  if (!c.worker_optimizers.empty()) {
+    text += "  worker optimizers  " + std::to_string(c.worker_optimizers.size()) + " workers\n";
+    for (std::size_t w = 0; w < c.worker_optimizers.size(); ++w) {
+      const auto& state = c.worker_optimizers[w];
+      text += "    /workers/" + std::to_string(w) + "/optimizer step " + std::to_string(state.step);
+      text += state.buffers.empty() ? " (no buffers)" : ":";
+      for (const auto& buffer : state.buffers) text += " " + buffer.name;
+      text += "\n";
+    }
+  }
+  if (!c.residuals.empty())
+    text += "  residuals          " + std::to_string(c.residuals.size() / c.parameters.size()) +
+            " workers\n";
+  if (!c.thresholds.empty())
+    text += "  thresholds         " + std::to_string(c.thresholds.size()) + " workers\n";
   if (!c.version_vector.empty())
     text += "  version vector     " + std::to_string(c.version_vector.size()) + " origins\n";
   return text;

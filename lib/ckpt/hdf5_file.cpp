@@ -96,9 +96,9 @@ void Hdf5File::write_attribute(const std::string& object_path, const std::string
   Hid object = open_object(object_path);
   Hid type = string_type(value.size());
   Hid space(H5Screate(H5S_SCALAR), H5Sclose);
-  Hid attribute = check(H5Acreate2(object.get(), name.c_str(), type.get(), space.get(), H5P_DEFAULT,
-                                   H5P_DEFAULT),
-                        H5Aclose, path_, "cannot create attribute '" + name + "'");
+  Hid attribute = check(
+      H5Acreate2(object.get(), name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
+      H5Aclose, path_, "cannot create attribute '" + name + "'");
   std::string padded = value.empty() ? std::string(1, '\0') : value;
   check_status(H5Awrite(attribute.get(), type.get(), padded.data()), path_,
                "cannot write attribute '" + name + "'");
@@ -108,9 +108,9 @@ void Hdf5File::write_attribute(const std::string& object_path, const std::string
                                std::int64_t value) {
   Hid object = open_object(object_path);
   Hid space(H5Screate(H5S_SCALAR), H5Sclose);
-  Hid attribute = check(H5Acreate2(object.get(), name.c_str(), H5T_STD_I64LE, space.get(),
-                                   H5P_DEFAULT, H5P_DEFAULT),
-                        H5Aclose, path_, "cannot create attribute '" + name + "'");
+  Hid attribute = check(
+      H5Acreate2(object.get(), name.c_str(), H5T_STD_I64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+      H5Aclose, path_, "cannot create attribute '" + name + "'");
   check_status(H5Awrite(attribute.get(), H5T_NATIVE_INT64, &value), path_,
                "cannot write attribute '" + name + "'");
 }
@@ -119,9 +119,9 @@ void Hdf5File::write_attribute(const std::string& object_path, const std::string
                                const std::vector<std::int64_t>& values) {
   Hid object = open_object(object_path);
   Hid space = list_space(values.size());
-  Hid attribute = check(H5Acreate2(object.get(), name.c_str(), H5T_STD_I64LE, space.get(),
-                                   H5P_DEFAULT, H5P_DEFAULT),
-                        H5Aclose, path_, "cannot create attribute '" + name + "'");
+  Hid attribute = check(
+      H5Acreate2(object.get(), name.c_str(), H5T_STD_I64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+      H5Aclose, path_, "cannot create attribute '" + name + "'");
   if (!values.empty())
     check_status(H5Awrite(attribute.get(), H5T_NATIVE_INT64, values.data()), path_,
                  "cannot write attribute '" + name + "'");
@@ -131,9 +131,9 @@ void Hdf5File::write_attribute(const std::string& object_path, const std::string
                                const std::vector<std::uint64_t>& values) {
   Hid object = open_object(object_path);
   Hid space = list_space(values.size());
-  Hid attribute = check(H5Acreate2(object.get(), name.c_str(), H5T_STD_U64LE, space.get(),
-                                   H5P_DEFAULT, H5P_DEFAULT),
-                        H5Aclose, path_, "cannot create attribute '" + name + "'");
+  Hid attribute = check(
+      H5Acreate2(object.get(), name.c_str(), H5T_STD_U64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+      H5Aclose, path_, "cannot create attribute '" + name + "'");
   if (!values.empty())
     check_status(H5Awrite(attribute.get(), H5T_NATIVE_UINT64, values.data()), path_,
                  "cannot write attribute '" + name + "'");
@@ -145,9 +145,9 @@ bool Hdf5File::has_attribute(const std::string& object_path, const std::string& 
 
 std::string Hdf5File::read_string_attribute(const std::string& object_path,
                                             const std::string& name) const {
-  Hid attribute = check(H5Aopen_by_name(file_.get(), object_path.c_str(), name.c_str(), H5P_DEFAULT,
-                                        H5P_DEFAULT),
-                        H5Aclose, path_, "missing attribute '" + name + "'");
+  Hid attribute = check(
+      H5Aopen_by_name(file_.get(), object_path.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT),
+      H5Aclose, path_, "missing attribute '" + name + "'");
   Hid type = check(H5Aget_type(attribute.get()), H5Tclose, path_, "bad attribute '" + name + "'");
   if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) > 0)
     fail(path_, "attribute '" + name + "' is not a fixed-length string");
@@ -161,9 +161,9 @@ std::string Hdf5File::read_string_attribute(const std::string& object_path,
 
 std::int64_t Hdf5File::read_int_attribute(const std::string& object_path,
                                           const std::string& name) const {
-  Hid attribute = check(H5Aopen_by_name(file_.get(), object_path.c_str(), name.c_str(), H5P_DEFAULT,
-                                        H5P_DEFAULT),
-                        H5Aclose, path_, "missing attribute '" + name + "'");
+  Hid attribute = check(
+      H5Aopen_by_name(file_.get(), object_path.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT),
+      H5Aclose, path_, "missing attribute '" + name + "'");
   Hid space(H5Aget_space(attribute.get()), H5Sclose);
   if (H5Sget_simple_extent_npoints(space.get()) != 1)
     fail(path_, "attribute '" + name + "' is not a scalar");
@@ -178,9 +178,9 @@ template <typename T>
 std::vector<T> read_list_attribute(hid_t file, const std::string& file_path,
                                    const std::string& object_path, const std::string& name,
                                    hid_t memory_type) {
-  Hid attribute = check(
-      H5Aopen_by_name(file, object_path.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose,
-      file_path, "missing attribute '" + name + "'");
+  Hid attribute =
+      check(H5Aopen_by_name(file, object_path.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT),
+            H5Aclose, file_path, "missing attribute '" + name + "'");
   Hid space(H5Aget_space(attribute.get()), H5Sclose);
   if (H5Sget_simple_extent_type(space.get()) == H5S_NULL) return {};
   const hssize_t count = H5Sget_simple_extent_npoints(space.get());
@@ -214,16 +214,17 @@ void write_dataset(hid_t file, const std::string& file_path, const std::string& 
   // Chunks of up to 64 Ki elements along the first axis; the checksum is per chunk.
   std::vector<hsize_t> chunk = shape;
   hsize_t inner = total / shape[0];
-  chunk[0] = std::max<hsize_t>(1, std::min<hsize_t>(shape[0], (1u << 16) / std::max<hsize_t>(inner, 1)));
+  chunk[0] =
+      std::max<hsize_t>(1, std::min<hsize_t>(shape[0], (1u << 16) / std::max<hsize_t>(inner, 1)));
   Hid create(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
   check_status(H5Pset_chunk(create.get(), static_cast<int>(chunk.size()), chunk.data()), file_path,
                "bad chunk shape for '" + path + "'");
   check_status(H5Pset_fletcher32(create.get()), file_path, "no Fletcher32 filter");
   Hid link(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
   H5Pset_create_intermediate_group(link.get(), 1);
-  Hid dataset = check(H5Dcreate2(file, path.c_str(), file_type, space.get(), link.get(),
-                                 create.get(), H5P_DEFAULT),
-                      H5Dclose, file_path, "cannot create dataset '" + path + "'");
+  Hid dataset = check(
+      H5Dcreate2(file, path.c_str(), file_type, space.get(), link.get(), create.get(), H5P_DEFAULT),
+      H5Dclose, file_path, "cannot create dataset '" + path + "'");
   check_status(H5Dwrite(dataset.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), file_path,
                "cannot write dataset '" + path + "'");
 }
@@ -248,6 +249,13 @@ std::vector<T> read_dataset(hid_t file, const std::string& file_path, const std:
 }
 }  // namespace
 
+void Hdf5File::create_group(const std::string& path) {
+  Hid link(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
+  H5Pset_create_intermediate_group(link.get(), 1);
+  check(H5Gcreate2(file_.get(), path.c_str(), link.get(), H5P_DEFAULT, H5P_DEFAULT), H5Gclose,
+        path_, "cannot create group '" + path + "'");
+}
+
 void Hdf5File::write_floats(const std::string& path, const float* data,
                             const std::vector<hsize_t>& shape) {
   write_dataset(file_.get(), path_, path, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, data, shape);
@@ -258,7 +266,8 @@ void Hdf5File::write_uints(const std::string& path, const std::vector<std::uint6
                 {values.size()});
 }
 
-std::vector<float> Hdf5File::read_floats(const std::string& path, std::vector<hsize_t>* shape) const {
+std::vector<float> Hdf5File::read_floats(const std::string& path,
+                                         std::vector<hsize_t>* shape) const {
   return read_dataset<float>(file_.get(), path_, path, H5T_NATIVE_FLOAT, shape);
 }
 

@@ -33,14 +33,15 @@ class Hid {
 
 class Hdf5File {
  public:
-  static Hdf5File create(const std::string& path);      // truncates
-  static Hdf5File open_read(const std::string& path);   // throws std::runtime_error on failure
+  static Hdf5File create(const std::string& path);     // truncates
+  static Hdf5File open_read(const std::string& path);  // throws std::runtime_error on failure
   const std::string& path() const { return path_; }
   void flush();
   void close() { file_.reset(); }
 
   // Attributes on the object at `object_path` ("/" or a group/dataset path).
-  void write_attribute(const std::string& object_path, const std::string& name, const std::string& value);
+  void write_attribute(const std::string& object_path, const std::string& name,
+                       const std::string& value);
   void write_attribute(const std::string& object_path, const std::string& name, std::int64_t value);
   void write_attribute(const std::string& object_path, const std::string& name,
                        const std::vector<std::int64_t>& values);
@@ -57,9 +58,12 @@ class Hdf5File {
   // Chunked, Fletcher32-checksummed datasets; parent groups are created as needed.
   void write_floats(const std::string& path, const float* data, const std::vector<hsize_t>& shape);
   void write_uints(const std::string& path, const std::vector<std::uint64_t>& values);
+  // An empty group (and its missing parents), to carry attributes.
+  void create_group(const std::string& path);
   bool has_object(const std::string& path) const;
   // Reads a dataset (verifying its checksum); returns its shape in `shape`.
-  std::vector<float> read_floats(const std::string& path, std::vector<hsize_t>* shape = nullptr) const;
+  std::vector<float> read_floats(const std::string& path,
+                                 std::vector<hsize_t>* shape = nullptr) const;
   std::vector<std::uint64_t> read_uints(const std::string& path) const;
   // Names of the members of a group, in HDF5's order.
   std::vector<std::string> list_group(const std::string& path) const;

@@ -1,6 +1,7 @@
 // communicator.cpp: Communicator.
 #include "comm/communicator.h"
 
+#include <atomic>
 #include <utility>
 
 #include "comm/mpi_error.h"
@@ -53,10 +54,17 @@ int Communicator::size() const {
 
 MPI_Comm Communicator::release() { return std::exchange(comm_, MPI_COMM_NULL); }
 
+namespace {
+std::atomic<bool> keep_communicators{false};
+}  // namespace
+
+void stop_freeing_communicators() { keep_communicators = true; }
+
 void Communicator::reset() {
   // MPI_Comm_free is local in practice (also on a revoked communicator under ULFM); an error
   // here cannot be reported from a destructor, so it is ignored.
-  if (comm_ != MPI_COMM_NULL && comm_ != MPI_COMM_WORLD && comm_ != MPI_COMM_SELF && mpi_active())
+  if (comm_ != MPI_COMM_NULL && comm_ != MPI_COMM_WORLD && comm_ != MPI_COMM_SELF && mpi_active() &&
+      !keep_communicators)
     MPI_Comm_free(&comm_);
   comm_ = MPI_COMM_NULL;
 }

@@ -34,4 +34,11 @@ class Communicator {
 // True between MPI_Init and MPI_Finalize: destructors only free MPI objects then.
 bool mpi_active();
 
+// From the first process failure on, communicators are dropped without MPI_Comm_free: a freed
+// communicator's context ID can be reused by the next one (the repaired communicator) while
+// messages sent on the old one are still arriving, and Open MPI 5.0.7's ob1 then ends the
+// process (seen here: exit(-1) from mca_pml_ob1_add_comm inside MPIX_Comm_shrink). A few
+// communicators per failure stay allocated until the end of the run.
+void stop_freeing_communicators();
+
 }  // namespace gradshare::comm

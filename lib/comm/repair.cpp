@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -54,21 +55,38 @@ std::vector<int> allgather_int(MPI_Comm comm, int value) {
 
 constexpr int kReleaseTag = 9001;  // master -> spares on the universe: the run is over
 
-// Ends this process with the requeue exit code when a repair outlives its deadline (a stuck
-// MPI call cannot be interrupted otherwise). Disarmed when the repair returns.
+// Keeps a repair from hanging. A round step that takes longer than `step_seconds` (an MPI call
+// that does not return, e.g. waiting for a process that stopped without ULFM noticing) gets its
+// round's communicator revoked from this thread, which makes the call fail and the round start
+// again; a repair still unfinished after `seconds` ends the process.
+// Needs MPI_THREAD_MULTIPLE (asked for under fault tolerance, see train_command).
 class RepairWatchdog {
  public:
-  explicit RepairWatchdog(double seconds)
-      : thread_([this, seconds] {
+  RepairWatchdog(double seconds, double step_seconds)
+      : thread_([this, seconds, step_seconds] {
+          const auto start = core::Clock::now();
           std::unique_lock lock(mutex_);
-          if (done_cv_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return done_; }))
-            return;
-          std::fprintf(stderr,
-                       "gradshare: error: the repair after a process failure is stuck (%s) after "
-                       "%.0f s; ending this process with exit code %d so the job can be "
-                       "requeued and resume from its newest checkpoint\n",
-                       where_.c_str(), seconds, core::kExitRequeue);
-          std::_Exit(core::kExitRequeue);
+          while (!done_) {
+            done_cv_.wait_for(lock, std::chrono::milliseconds(100));
+            if (done_) return;
+            const auto now = core::Clock::now();
+            if (std::chrono::duration<double>(now - start).count() > seconds) {
+              std::fprintf(stderr,
+                           "gradshare: error: the repair after a process failure is stuck (%s) "
+                           "after %.0f s; ending this process (rerun to resume from the newest "
+                           "checkpoint)\n",
+                           where_.c_str(), seconds);
+              // Killed by a signal, the one way of leaving that ULFM reports to the others.
+              std::raise(SIGKILL);
+            }
+            if (round_comm_ != MPI_COMM_NULL && !revoked_ &&
+                std::chrono::duration<double>(now - step_start_).count() > step_seconds) {
+              core::log_warn("repair: no progress for " + std::to_string(static_cast<int>(step_seconds)) +
+                             " s (" + where_ + "): revoking the round to start it again");
+              revoke(round_comm_);
+              revoked_ = true;
+            }
+          }
         }) {}
   ~RepairWatchdog() {
     {
@@ -78,10 +96,14 @@ class RepairWatchdog {
     done_cv_.notify_all();
     thread_.join();
   }
-  void at(const char* where) {
+  // A new step of the round on `round_comm` (MPI_COMM_NULL: nothing to revoke).
+  void at(const char* where, MPI_Comm round_comm = MPI_COMM_NULL) {
     {
       std::lock_guard lock(mutex_);
       where_ = where;
+      step_start_ = core::Clock::now();
+      if (round_comm != round_comm_) revoked_ = false;
+      round_comm_ = round_comm;
     }
     core::log_debug(std::string("repair: ") + where);
   }
@@ -91,6 +113,9 @@ class RepairWatchdog {
   std::condition_variable done_cv_;
   bool done_ = false;
   std::string where_ = "starting";
+  core::Clock::time_point step_start_ = core::Clock::now();
+  MPI_Comm round_comm_ = MPI_COMM_NULL;
+  bool revoked_ = false;
   std::thread thread_;
 };
 
@@ -126,7 +151,8 @@ void add_once(std::vector<int>& list, int value) {
 class RepairLoop {
  public:
   RepairLoop(int my_logical, std::vector<int> job_logical, const RepairOptions& options)
-      : options_(options), expected_(std::move(job_logical)), watchdog_(options.deadline_seconds) {
+      : options_(options), expected_(std::move(job_logical)),
+        watchdog_(options.deadline_seconds, std::max(5.0, options.deadline_seconds / 8)) {
     job_.my_logical = my_logical;
   }
 
@@ -140,13 +166,14 @@ class RepairLoop {
       bool ok = true;
       try {
         round(survivors.get());
+        watchdog_.at("round done");
       } catch (const MpiError& error) {
         if (!error.is_process_failure()) throw;
         core::log_warn("a process failed during recovery (" + std::string(error.what()) + ")");
         revoke(survivors.get());
         ok = false;
       }
-      watchdog_.at("agreeing on the outcome");
+      watchdog_.at("agreeing on the outcome");  // agree works on a revoked communicator
       if (agree(survivors.get(), ok)) {
         job_.universe = std::move(survivors);
         job_.my_logical = next_logical_;
@@ -181,7 +208,7 @@ class RepairLoop {
   // One round on the survivors' communicator: the master's plan, then the new job
   // communicator. Throws MpiError when a process fails meanwhile.
   void round(MPI_Comm survivors) {
-    watchdog_.at("deciding which ranks were lost and who replaces them");
+    watchdog_.at("deciding which ranks were lost and who replaces them", survivors);
     const auto logical = allgather_int(survivors, job_.my_logical);
     if (std::find(logical.begin(), logical.end(), 0) == logical.end())
       throw core::RuntimeError("the master (rank 0) failed: the job cannot be repaired; run the "
@@ -211,7 +238,7 @@ class RepairLoop {
       if (rank >= 0) members.push_back(rank);
     }
     std::sort(members.begin(), members.end());
-    watchdog_.at("building the repaired job communicator");
+    watchdog_.at("building the repaired job communicator", survivors);
     MPI_Comm job = MPI_COMM_NULL;
     check_mpi(MPI_Comm_split(survivors, next_logical_ >= 0 ? 0 : MPI_UNDEFINED, next_logical_, &job),
               "MPI_Comm_split");
@@ -290,6 +317,7 @@ class RepairLoop {
 
 RepairedJob repair_job(MPI_Comm universe, int my_logical, const std::vector<int>& job_logical,
                        const RepairOptions& options) {
+  stop_freeing_communicators();
   RepairOptions mine = options;
   if (my_logical != 0) mine.join_info.clear();
   RepairLoop loop(my_logical, job_logical, mine);
@@ -297,6 +325,7 @@ RepairedJob repair_job(MPI_Comm universe, int my_logical, const std::vector<int>
 }
 
 RepairedJob join_spawned_job(MPI_Comm parent, const RepairOptions& options) {
+  stop_freeing_communicators();
   RepairLoop loop(-1, {}, options);
   return loop.join_spawned(parent);
 }

@@ -13,10 +13,10 @@
 //   the agreement then fails everywhere, and the next round starts from S: a failure during
 //   recovery is repaired too.
 // A job started without spares replaces by MPI_Comm_spawn instead (after a successful round;
-// newcomers call join_spawned_job()). Open MPI 5.0.7's spawn hangs now and then inside
-// MPI_Comm_spawn (measured here), so spares are the recommended way.
-// Nothing may hang the job: a repair that outlives its deadline ends the process with the
-// requeue exit code after saying where it was stuck (a watchdog thread).
+// newcomers call join_spawned_job()). Spares fit a fixed batch allocation better: they are
+// there from the start, and spawning needs free slots in the allocation.
+// Nothing may hang the job: a repair that outlives its deadline ends the process after saying
+// where it was stuck (a watchdog thread; it dies by SIGKILL, which ULFM reports to the others).
 #pragma once
 
 #include <mpi.h>

@@ -108,7 +108,7 @@ const std::vector<EntryField<FaultInjection>>& fault_fields() {
        Constraint::range(0, 1.0e12),
        {},
        {},
-       "Worker step at which it fails",
+       "Worker step at which it fails (0: as it enters its first recovery from another failure)",
        GS_ENTRY_ACCESS(F, at_step, std::int64_t)},
       {"kind",
        ValueType::kString,

@@ -293,6 +293,12 @@ int run_allreduce(RunContext& context) {
   const int code = context.is_master() ? run_master(context, control)
                                        : run_worker(context, control, workers);
   if (workers != MPI_COMM_NULL) MPI_Comm_free(&workers);
+  if (code == core::kExitRequeue) {
+    // mpirun ends the whole job once one rank exits non-zero: nobody leaves before the master
+    // has its checkpoint on disk (it returns only after writing it).
+    control.flush();
+    comm::check_mpi(MPI_Barrier(context.world), "MPI_Barrier");
+  }
   return code;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "comm/byte_io.h"
 #include "core/errors.h"
 #include "core/log.h"
 
@@ -20,7 +21,8 @@ std::vector<fs::path> list_checkpoints(const std::string& directory) {
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(directory, error)) {
     const auto name = entry.path().filename().string();
-    if (name.rfind(kPrefix, 0) == 0 && entry.path().extension() == ".h5") files.push_back(entry.path());
+    if (name.rfind(kPrefix, 0) == 0 && entry.path().extension() == ".h5")
+      files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end(), [](const fs::path& a, const fs::path& b) {
     return a.filename().string() > b.filename().string();
@@ -67,7 +69,8 @@ std::string Checkpointer::write(const ckpt::Checkpoint& checkpoint) {
 }
 
 namespace {
-ckpt::Checkpoint announce_resume(RunContext& context, ckpt::Checkpoint checkpoint, const std::string& path) {
+ckpt::Checkpoint announce_resume(RunContext& context, ckpt::Checkpoint checkpoint,
+                                 const std::string& path) {
   core::log_info("resuming from " + path + " (iteration " + std::to_string(checkpoint.iteration) +
                  ", epoch " + std::to_string(checkpoint.epoch + 1) + ")");
   context.metrics.write(JsonLine()
@@ -93,6 +96,17 @@ std::optional<ckpt::Checkpoint> Checkpointer::find_resume(RunContext& context) {
     }
   }
   return std::nullopt;
+}
+
+std::vector<std::uint8_t> shutdown_message(int exit_code) {
+  return comm::ByteWriter().put<std::int32_t>(exit_code).take();
+}
+
+int shutdown_code(const comm::ControlMessage& message) {
+  comm::ByteReader reader(message.payload, "shutdown");
+  const auto code = reader.get<std::int32_t>();
+  reader.expect_end();
+  return code;
 }
 
 }  // namespace gradshare::train

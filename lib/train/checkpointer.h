@@ -7,10 +7,13 @@
 //   reported and skipped), never, or the path of a checkpoint.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ckpt/checkpoint.h"
+#include "comm/control_plane.h"
 #include "core/timer.h"
 #include "train/run_context.h"
 
@@ -44,5 +47,12 @@ class Checkpointer {
   core::Stopwatch since_last_;
 };
 
+// After a stop checkpoint the master tells every rank to exit with the requeue code, and the
+// ranks wait for it: Open MPI's launcher ends the whole job as soon as one rank exits non-zero,
+// so no rank may exit 75 before the master's checkpoint is on disk.
+//   kShutdown {int32 exit code}
+std::vector<std::uint8_t> shutdown_message(int exit_code);
+// The exit code a kShutdown carries; RuntimeError when malformed.
+int shutdown_code(const comm::ControlMessage& message);
 
 }  // namespace gradshare::train

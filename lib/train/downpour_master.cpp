@@ -1,6 +1,7 @@
 // downpour_master.cpp: the Downpour master (rank 0): serves shard 0, hands out partitions,
-// aggregates the workers' figures, evaluates the servers' model at the end of every epoch, and
-// at the end checks that every worker's final pull returned exactly the servers' parameters.
+// aggregates the workers' figures, evaluates the servers' model at the end of every epoch,
+// writes checkpoints (downpour_checkpoint.h), stops the job on a signal, and at the end checks
+// that every worker's final pull returned exactly the servers' parameters.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -12,8 +13,11 @@
 #include "comm/byte_io.h"
 #include "core/errors.h"
 #include "core/log.h"
+#include "core/stop_signal.h"
 #include "core/timer.h"
 #include "data/epoch_plan.h"
+#include "train/checkpointer.h"
+#include "train/downpour_checkpoint.h"
 #include "train/downpour_client.h"
 #include "train/downpour_roles.h"
 #include "train/epoch_report.h"
@@ -21,6 +25,7 @@
 #include "train/partition_scheduler.h"
 #include "train/progress.h"
 #include "train/progress_window.h"
+#include "train/worker_state.h"
 
 namespace gradshare::train {
 
@@ -34,11 +39,14 @@ double mean_age(const DownpourReport& report) {
 // The master's periodic progress line and "step" metrics record.
 class DownpourProgress {
  public:
-  DownpourProgress(RunContext& context, std::int64_t steps_per_epoch, int workers)
-      : context_(context), window_(context, steps_per_epoch, workers) {}
+  DownpourProgress(RunContext& context, std::int64_t steps_per_epoch, int workers,
+                   std::int64_t first_step)
+      : context_(context), window_(context, steps_per_epoch, workers, first_step) {}
 
   void add(const DownpourReport& report) { window_.add(report); }
   const DownpourReport& total() const { return window_.total(); }
+  // Steps of the whole run, those before a resume included.
+  std::int64_t step() const { return window_.step(); }
 
   void maybe_log() {
     if (!window_.due()) return;
@@ -74,6 +82,44 @@ class DownpourProgress {
   ProgressWindow<DownpourReport> window_;
 };
 
+// A checkpoint needs what other ranks hold (downpour_checkpoint.h): the master asks every rank
+// and collects the replies; several requests are never outstanding at once.
+class StateRequests {
+ public:
+  explicit StateRequests(comm::ControlPlane& control) : control_(control) {}
+  bool outstanding() const { return outstanding_; }
+  void request() {
+    GS_CHECK(!outstanding_, "a state request is already outstanding");
+    for (int rank = 1; rank < control_.size(); ++rank)
+      control_.send(rank, comm::Tag::kStateRequest, {});
+    outstanding_ = true;
+  }
+  // Takes one reply; true when every rank has replied.
+  bool take(const comm::ControlMessage& reply) {
+    if (!outstanding_ || replies_.count(reply.source))
+      throw core::RuntimeError("unrequested state reply from rank " + std::to_string(reply.source));
+    replies_[reply.source] = deserialize_worker_state(reply.payload);
+    return static_cast<int>(replies_.size()) == control_.size() - 1;
+  }
+  // Every rank's reply (requesting first when nothing is outstanding), waiting for the rest.
+  std::map<int, WorkerState> collect() {
+    if (!outstanding_) request();
+    for (int rank = 1; rank < control_.size(); ++rank)
+      if (!replies_.count(rank))
+        replies_[rank] = deserialize_worker_state(
+            control_.receive(rank, comm::Tag::kStateReply, "state for a checkpoint").payload);
+    outstanding_ = false;
+    std::map<int, WorkerState> replies;
+    replies.swap(replies_);
+    return replies;
+  }
+
+ private:
+  comm::ControlPlane& control_;
+  std::map<int, WorkerState> replies_;
+  bool outstanding_ = false;
+};
+
 // Largest |a - b| and whether the two are bit-identical.
 struct Comparison {
   double max_difference = 0;
@@ -93,7 +139,7 @@ Comparison compare(std::span<const float> a, std::span<const float> b) {
 
 int run_downpour_master(RunContext& context, nn::Model& model, comm::Window& window,
                         comm::ControlPlane& control, const DownpourLayout& layout,
-                        ShardServer& server) {
+                        ShardServer& server, const std::optional<ckpt::Checkpoint>& resume) {
   const auto& cfg = context.config;
   const auto seed = static_cast<std::uint64_t>(cfg.run.seed);
   const std::size_t n = model.parameter_count();
@@ -131,17 +177,41 @@ int run_downpour_master(RunContext& context, nn::Model& model, comm::Window& win
                               static_cast<std::size_t>(cfg.training.batch_size),
                               static_cast<std::size_t>(cfg.data.partition_batches), seed, 0, false);
   const auto steps_per_epoch = static_cast<std::int64_t>(shape.batch_count());
+  const std::int64_t first_step = resume ? resume->iteration : 0;
   PartitionScheduler scheduler(cfg.training.epochs,
-                               static_cast<std::int64_t>(shape.partition_count()));
-  DownpourProgress progress(context, steps_per_epoch, workers);
+                               static_cast<std::int64_t>(shape.partition_count()),
+                               resume ? data_position(*resume) : DataPosition{});
+  DownpourProgress progress(context, steps_per_epoch, workers, first_step);
   EpochReporter reporter(context);
+  Checkpointer checkpointer(context);
+  checkpointer.mark_written(first_step);
+  StateRequests requests(control);
+  auto write_checkpoint = [&](const std::map<int, WorkerState>& replies) {
+    read_servers();
+    auto c = make_checkpoint(context, model, nullptr, progress.step(), scheduler.position());
+    std::vector<WorkerState> shards{capture_worker_state(server.optimizer(), 0.0f)};
+    for (int s = 1; s < layout.servers(); ++s) shards.push_back(replies.at(s));
+    put_server_state(c, shards, layout);
+    for (int w = 0; w < workers; ++w) {
+      const auto& state = replies.at(layout.worker_rank(w));
+      c.worker_optimizers.push_back({state.optimizer_step, state.optimizer_state});
+    }
+    checkpointer.write(c);
+  };
   std::map<int, std::vector<float>> drained;
   int done = 0;
   bool pull_signalled = false;
+  bool stopping = false;
+  auto stop = [&](const std::string& why) {
+    if (stopping) return;
+    core::log_warn(why + ": finishing the partitions in flight, then checkpointing");
+    stopping = true;
+  };
   core::Backoff backoff;
   core::Deadline deadline(timeout);
   while (static_cast<int>(drained.size()) < workers) {
     bool busy = server.poll() > 0;
+    if (core::stop_requested()) stop(std::string(core::stop_signal_name()) + " received");
     while (auto message = control.try_receive()) {
       busy = true;
       const int worker = message->source;
@@ -150,7 +220,14 @@ int run_downpour_master(RunContext& context, nn::Model& model, comm::Window& win
         case comm::Tag::kPartitionRequest:
           if (reader.get<std::uint8_t>() != 0) scheduler.complete(worker);
           reader.expect_end();
-          send_partition_grant(control, worker, scheduler.next(worker));
+          send_partition_grant(control, worker, stopping ? std::nullopt : scheduler.next(worker));
+          break;
+        case comm::Tag::kStateReply:
+          if (requests.take(*message)) write_checkpoint(requests.collect());
+          break;
+        case comm::Tag::kShutdown:  // a stop signal arrived at another rank
+          stop("rank " + std::to_string(worker) + " received a stop signal (exit code " +
+               std::to_string(shutdown_code(*message)) + " asked)");
           break;
         case comm::Tag::kMetrics:
         case comm::Tag::kDone:
@@ -167,10 +244,14 @@ int run_downpour_master(RunContext& context, nn::Model& model, comm::Window& win
                                    " message from rank " + std::to_string(worker));
       }
     }
+    bool checkpoint_due = !stopping && !pull_signalled && checkpointer.due(progress.step());
     for (const auto epoch : scheduler.take_completed_epochs()) {
       read_servers();
-      reporter.end_of_epoch(model, epoch + 1, progress.total().steps);
+      reporter.end_of_epoch(model, epoch + 1, progress.step());
+      checkpoint_due = checkpoint_due || (checkpointer.at_epoch_end() && !stopping &&
+                                          epoch + 1 < cfg.training.epochs);
     }
+    if (checkpoint_due && !requests.outstanding()) requests.request();
     progress.maybe_log();
     if (done == workers && !pull_signalled) {
       // Every worker's last push is applied on every shard: the servers are quiet from here on.
@@ -240,15 +321,25 @@ int run_downpour_master(RunContext& context, nn::Model& model, comm::Window& win
                             .add("dense_bytes", static_cast<std::int64_t>(4 * n))
                             .add("consistency_max_difference", worst.max_difference)
                             .add("consistent", worst.identical));
-  ckpt::write_checkpoint(
-      context.run_directory.file("model.h5"),
-      make_checkpoint(context, model, nullptr, total.steps, scheduler.position()));
-  reporter.finish(model);
-  for (int rank = 1; rank < context.size; ++rank) control.send(rank, comm::Tag::kShutdown, {});
+  // A stop checkpoints here: every worker's updates are applied and the servers are quiet. An
+  // outstanding request is completed too, so that no reply is left unreceived.
+  if (stopping || requests.outstanding()) write_checkpoint(requests.collect());
+  const int exit_code = stopping ? core::kExitRequeue : core::kExitOk;
+  if (stopping) {
+    core::log_info("stopped after the checkpoint; exiting with " + std::to_string(exit_code) +
+                   " (requeue me)");
+  } else {
+    ckpt::write_checkpoint(
+        context.run_directory.file("model.h5"),
+        make_checkpoint(context, model, nullptr, progress.step(), scheduler.position()));
+    reporter.finish(model);
+  }
+  for (int rank = 1; rank < context.size; ++rank)
+    control.send(rank, comm::Tag::kShutdown, shutdown_message(exit_code));
   control.flush();
   if (!worst.identical)
     throw core::RuntimeError("downpour: a worker's final parameters differ from the servers'");
-  return 0;
+  return exit_code;
 }
 
 }  // namespace gradshare::train

@@ -8,6 +8,9 @@
 #include "comm/byte_io.h"
 #include "comm/mpi_error.h"
 #include "core/errors.h"
+#include "core/log.h"
+#include "core/stop_signal.h"
+#include "train/checkpointer.h"
 
 namespace gradshare::train {
 
@@ -83,6 +86,13 @@ void DownpourReport::add(const DownpourReport& o) {
   age_sum += o.age_sum;
   age_max = std::max(age_max, o.age_max);
   seconds += o.seconds;
+}
+
+void StopNotice::check() {
+  if (sent_ || !core::stop_requested()) return;
+  core::log_warn(std::string(core::stop_signal_name()) + " received: asking the master to stop");
+  control_.send(0, comm::Tag::kShutdown, shutdown_message(core::kExitRequeue));
+  sent_ = true;
 }
 
 void get_bytes(comm::Window& window, void* destination, std::size_t length, int target,

@@ -126,6 +126,21 @@ struct DownpourReport {
   void add(const DownpourReport& other);
 };
 
+// Stopping (SIGTERM or SIGUSR1 on any rank): a rank other than the master that gets the signal
+// tells the master once (kShutdown {int32 exit code}); the master stops handing out partitions,
+// the workers drain as at the end of training, and the master checkpoints and ends every rank
+// with kShutdown {int32 exit code} (shutdown_message in checkpointer.h).
+class StopNotice {
+ public:
+  explicit StopNotice(comm::ControlPlane& control) : control_(control) {}
+  // Tells the master, once, that a stop signal has arrived here.
+  void check();
+
+ private:
+  comm::ControlPlane& control_;
+  bool sent_ = false;
+};
+
 // MPI_Get of `length` bytes from `target` at `displacement` into `destination` (complete after
 // the next flush of `target`).
 void get_bytes(comm::Window& window, void* destination, std::size_t length, int target,

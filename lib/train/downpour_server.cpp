@@ -10,6 +10,8 @@
 #include "core/errors.h"
 #include "core/log.h"
 #include "core/timer.h"
+#include "train/checkpointer.h"
+#include "train/worker_state.h"
 
 namespace gradshare::train {
 
@@ -143,8 +145,23 @@ bool ShardServer::apply_if_posted(int worker) {
 int run_downpour_server(RunContext& context, comm::ControlPlane& control, ShardServer& server) {
   core::Backoff backoff;
   core::Deadline deadline(control.timeout_seconds());
-  while (!control.try_receive(comm::Tag::kShutdown, 0)) {
-    if (server.poll() > 0) {
+  StopNotice stop_notice(control);
+  for (;;) {
+    bool busy = server.poll() > 0;
+    while (control.try_receive(comm::Tag::kStateRequest, 0)) {
+      control.send(0, comm::Tag::kStateReply,
+                   serialize(capture_worker_state(server.optimizer(), 0.0f)));
+      busy = true;
+    }
+    stop_notice.check();
+    if (auto shutdown = control.try_receive(comm::Tag::kShutdown, 0)) {
+      core::log_info("parameter server " + std::to_string(server.shard()) +
+                     " done: " + std::to_string(server.parameters().size()) + " parameters, " +
+                     std::to_string(server.version()) + " pushes applied");
+      control.flush();
+      return shutdown_code(*shutdown);
+    }
+    if (busy) {
       backoff.reset();
       deadline = core::Deadline(control.timeout_seconds());
     } else {
@@ -155,10 +172,6 @@ int run_downpour_server(RunContext& context, comm::ControlPlane& control, ShardS
       backoff.wait();
     }
   }
-  core::log_info("parameter server " + std::to_string(server.shard()) +
-                 " done: " + std::to_string(server.parameters().size()) + " parameters, " +
-                 std::to_string(server.version()) + " pushes applied");
-  return 0;
 }
 
 }  // namespace gradshare::train

@@ -38,6 +38,8 @@ class ShardServer {
   // Pushes applied so far: the shard's version, the clock staleness is measured in.
   std::uint64_t version() const { return seqlock_ / 2; }
   int shard() const { return shard_; }
+  // The server optimizer (shard-sized state): checkpoints save it, a resume restores it.
+  nn::Optimizer& optimizer() { return *optimizer_; }
 
  private:
   bool apply_if_posted(int worker);
@@ -59,7 +61,8 @@ class ShardServer {
   std::uint64_t seqlock_ = 0;
 };
 
-// Ranks 1..K-1: serve their shard until the master's kShutdown.
+// Ranks 1..K-1: serve their shard and answer the master's state requests until its kShutdown,
+// whose exit code they return; a stop signal here is passed on to the master.
 int run_downpour_server(RunContext& context, comm::ControlPlane& control, ShardServer& server);
 
 }  // namespace gradshare::train

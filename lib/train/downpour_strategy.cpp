@@ -7,9 +7,11 @@
 #include "comm/mpi_error.h"
 #include "comm/window.h"
 #include "nn/model.h"
+#include "train/downpour_checkpoint.h"
 #include "train/downpour_protocol.h"
 #include "train/downpour_roles.h"
 #include "train/downpour_server.h"
+#include "train/model_file.h"
 
 namespace gradshare::train {
 
@@ -19,18 +21,22 @@ int run_downpour(RunContext& context) {
   const DownpourLayout layout(cfg, model.parameter_count(), context.size);
   comm::ControlPlane control(context.world, static_cast<double>(cfg.transport.timeout_ms) / 1000.0);
   comm::Window window(context.world, layout.window_bytes(context.rank));
+  const DownpourStart start = share_downpour_start(context, control, layout, model);
   std::optional<ShardServer> server;
   if (layout.is_server(context.rank)) {
     const ShardRange range = layout.shard(context.rank);
     server.emplace(window, layout, context.rank, cfg,
                    model.parameters().subspan(range.begin, range.size()));
+    if (start.own.resume)
+      restore_optimizer_state(start.own.worker, server->optimizer(),
+                              "the resumed checkpoint's server optimizer");
   }
   // Nobody touches a peer's window before every server has put its shard in place.
   comm::check_mpi(MPI_Barrier(context.world), "MPI_Barrier (Downpour window set-up)");
   if (context.is_master())
-    return run_downpour_master(context, model, window, control, layout, *server);
+    return run_downpour_master(context, model, window, control, layout, *server, start.resume);
   if (server) return run_downpour_server(context, control, *server);
-  return run_downpour_worker(context, model, window, control, layout);
+  return run_downpour_worker(context, model, window, control, layout, start.own);
 }
 
 }  // namespace gradshare::train

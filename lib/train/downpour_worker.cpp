@@ -1,6 +1,7 @@
 // downpour_worker.cpp: a Downpour worker: trains its replica on the partitions the master
 // grants, pushes its accumulated updates to every shard's server every n_push steps and pulls
-// every n_pull steps, without ever waiting for another worker.
+// every n_pull steps, without ever waiting for another worker. It answers the master's state
+// requests (checkpoints) between steps and while it waits at the end.
 #include <map>
 #include <memory>
 #include <vector>
@@ -13,18 +14,41 @@
 #include "data/epoch_plan.h"
 #include "nn/optimizer.h"
 #include "nn/schedule.h"
+#include "train/checkpointer.h"
 #include "train/downpour_client.h"
 #include "train/downpour_roles.h"
+#include "train/model_file.h"
 
 namespace gradshare::train {
 
 int run_downpour_worker(RunContext& context, nn::Model& model, comm::Window& window,
-                        comm::ControlPlane& control, const DownpourLayout& layout) {
+                        comm::ControlPlane& control, const DownpourLayout& layout,
+                        const StartState& start) {
   const auto& cfg = context.config;
   const auto seed = static_cast<std::uint64_t>(cfg.run.seed);
   const std::size_t n = model.parameter_count();
   auto optimizer = nn::Optimizer::create(cfg.optimizer, n);
+  if (start.resume) restore_optimizer_state(start.worker, *optimizer, "the resumed checkpoint");
   const double timeout = control.timeout_seconds();
+  StopNotice stop_notice(control);
+  auto answer_state_requests = [&] {
+    while (control.try_receive(comm::Tag::kStateRequest, 0))
+      control.send(0, comm::Tag::kStateReply, serialize(capture_worker_state(*optimizer, 0.0f)));
+  };
+  // Waits for the master's `tag`, answering its state requests and passing on a stop meanwhile.
+  auto await_master = [&](comm::Tag tag, const char* awaited) {
+    core::Deadline deadline(timeout);
+    core::Backoff backoff;
+    for (;;) {
+      answer_state_requests();
+      stop_notice.check();
+      if (auto message = control.try_receive(tag, 0)) return std::move(*message);
+      if (deadline.expired())
+        throw core::RuntimeError("timed out after " + std::to_string(timeout) +
+                                 " s waiting for rank 0: " + awaited);
+      backoff.wait();
+    }
+  };
   const int servers = layout.servers();
   std::vector<ShardClient> clients;
   clients.reserve(static_cast<std::size_t>(servers));
@@ -104,6 +128,8 @@ int run_downpour_worker(RunContext& context, nn::Model& model, comm::Window& win
       // What the previous step left in flight completes here, after it overlapped that step.
       for (auto& client : clients) client.advance(report);
       finish_pulls();
+      answer_state_requests();
+      stop_notice.check();
 
       const auto indices = plan->batch_indices(b);
       data::gather_batch(train_set, indices, inputs.data(), labels.data());
@@ -157,7 +183,7 @@ int run_downpour_worker(RunContext& context, nn::Model& model, comm::Window& win
   report.seconds = report_clock.seconds();
   control.send(0, comm::Tag::kDone, comm::ByteWriter().put(report).bytes());
   report = DownpourReport{};
-  control.receive(0, comm::Tag::kDrainTarget, "the master's signal for the final pull");
+  await_master(comm::Tag::kDrainTarget, "the master's signal for the final pull");
   for (auto& client : clients) {
     client.start_pull(report);
     const auto shard = client.finish_pull(report, timeout);
@@ -165,9 +191,11 @@ int run_downpour_worker(RunContext& context, nn::Model& model, comm::Window& win
   }
   control.send(0, comm::Tag::kDrained,
                comm::ByteWriter().put_vector(std::span<const float>(parameters)).bytes());
-  control.receive(0, comm::Tag::kShutdown, "shutdown");
-  core::log_info("worker done: " + std::to_string(steps) + " steps");
-  return 0;
+  const int code = shutdown_code(await_master(comm::Tag::kShutdown, "shutdown"));
+  control.flush();
+  core::log_info("worker done: " + std::to_string(steps) + " steps" +
+                 (code == core::kExitRequeue ? " (stopped for a requeue)" : ""));
+  return code;
 }
 
 }  // namespace gradshare::train

@@ -23,10 +23,10 @@ std::vector<config::FaultInjection> parse_injections(const std::string& text) {
     long long rank = 0, step = 0;
     int used = 0;
     if (std::sscanf(entry.c_str(), "%lld:%lld:%15[a-z]%n", &rank, &step, kind, &used) != 3 ||
-        used != static_cast<int>(entry.size()) || rank < 1 || step < 1 ||
+        used != static_cast<int>(entry.size()) || rank < 1 || step < 0 ||
         (std::string(kind) != "sigkill" && std::string(kind) != "exit" && std::string(kind) != "hang"))
       throw core::UserError("GRADSHARE_INJECT: bad entry '" + entry +
-                            "' (want RANK:STEP:KIND with RANK >= 1, STEP >= 1, KIND "
+                            "' (want RANK:STEP:KIND with RANK >= 1, STEP >= 0, KIND "
                             "sigkill|exit|hang)");
     injection.rank = rank;
     injection.at_step = step;
@@ -49,13 +49,22 @@ FaultInjector::FaultInjector(const std::vector<config::FaultInjection>& configur
 }
 
 void FaultInjector::at_step(std::int64_t step) const {
-  for (const auto& injection : mine_) {
-    if (injection.at_step != step) continue;
-    core::log_warn("fault injection: " + injection.kind + " at step " + std::to_string(step));
-    if (injection.kind == "sigkill") std::raise(SIGKILL);
-    if (injection.kind == "exit") std::_Exit(3);
-    for (;;) pause();  // hang: only a signal ends it
-  }
+  for (const auto& injection : mine_)
+    if (injection.at_step == step) fire(injection, "at step " + std::to_string(step));
+}
+
+void FaultInjector::at_recovery() {
+  if (recovered_once_) return;
+  recovered_once_ = true;
+  for (const auto& injection : mine_)
+    if (injection.at_step == 0) fire(injection, "during a recovery");
+}
+
+void FaultInjector::fire(const config::FaultInjection& injection, const std::string& when) const {
+  core::log_warn("fault injection: " + injection.kind + " " + when);
+  if (injection.kind == "sigkill") std::raise(SIGKILL);
+  if (injection.kind == "exit") std::_Exit(3);
+  for (;;) pause();  // hang: only a signal ends it
 }
 
 }  // namespace gradshare::train

@@ -1,6 +1,7 @@
 // fault_injection.h: deliberate failures for testing recovery (fault_tolerance.inject, or
 // GRADSHARE_INJECT="RANK:STEP:KIND[,RANK:STEP:KIND...]" for external scripts, which adds to
-// the config's list). At its STEP-th training step, the worker of logical rank RANK
+// the config's list). At its STEP-th training step (STEP 0: as it enters the first recovery
+// from another process's failure), the worker of logical rank RANK
 //   sigkill: kills itself with SIGKILL (a crash: no cleanup, no message),
 //   exit:    leaves at once with exit code 3 (a process that quits without MPI_Finalize),
 //   hang:    stops in place, heartbeats included, until something kills it.
@@ -23,10 +24,14 @@ class FaultInjector {
   FaultInjector(const std::vector<config::FaultInjection>& configured, int rank, bool replacement);
   // Called after every training step with the worker's step count (1, 2, ...).
   void at_step(std::int64_t step) const;
+  // Called as the worker enters a recovery.
+  void at_recovery();
   bool armed() const { return !mine_.empty(); }
 
  private:
+  void fire(const config::FaultInjection& injection, const std::string& when) const;
   std::vector<config::FaultInjection> mine_;
+  bool recovered_once_ = false;
 };
 
 }  // namespace gradshare::train

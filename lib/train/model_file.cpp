@@ -21,9 +21,17 @@ std::string iso_time_now() {
 }
 }  // namespace
 
+void restore_optimizer_state(const WorkerState& saved, nn::Optimizer& optimizer,
+                             const std::string& source) {
+  if (restore_optimizer(saved, optimizer) < optimizer.state().size())
+    core::log_warn(source +
+                   ": optimizer state missing or of another optimizer; missing parts "
+                   "start from zero");
+}
+
 ckpt::Checkpoint make_checkpoint(const RunContext& context, const nn::Model& model,
-                                 nn::Optimizer* optimizer,
-                                 std::int64_t iteration, const DataPosition& position) {
+                                 nn::Optimizer* optimizer, std::int64_t iteration,
+                                 const DataPosition& position) {
   ckpt::Checkpoint c;
   c.gradshare_version = GRADSHARE_VERSION;
   c.config_yaml = context.config_yaml;
@@ -53,20 +61,50 @@ void restore_checkpoint(const ckpt::Checkpoint& checkpoint, const std::string& s
                           std::to_string(model.parameter_count()));
   std::copy(checkpoint.parameters.begin(), checkpoint.parameters.end(), model.parameters().begin());
   if (!optimizer) return;
-  const WorkerState saved{checkpoint.optimizer_step, checkpoint.optimizer_state, 0.0f, {}};
-  const std::size_t expected = optimizer->state().size();
-  if (restore_optimizer(saved, *optimizer) < expected)
-    core::log_warn(source + ": optimizer state missing or of another optimizer; missing parts start from zero");
+  const auto saved = ckpt::optimizer_for_worker(checkpoint, 0);
+  restore_optimizer_state(WorkerState{saved.step, saved.buffers, 0.0f, {}}, *optimizer, source);
 }
 
 DataPosition data_position(const ckpt::Checkpoint& checkpoint) {
   return {checkpoint.epoch, checkpoint.partitions_done};
 }
 
-LoadedModel load_model(const std::string& checkpoint_path, const std::vector<std::string>& overrides) {
+StartState start_state(const std::optional<ckpt::Checkpoint>& resume, std::size_t worker) {
+  StartState start;
+  if (!resume) return start;
+  start.resume = true;
+  start.parameters = resume->parameters;
+  auto saved = ckpt::optimizer_for_worker(*resume, worker);
+  start.worker.optimizer_step = saved.step;
+  start.worker.optimizer_state = std::move(saved.buffers);
+  return start;
+}
+
+void apply_start_state(const StartState& start, nn::Model& model, nn::Optimizer& optimizer) {
+  if (!start.resume) return;
+  GS_CHECK(start.parameters.size() == model.parameter_count(),
+           "the master sent " + std::to_string(start.parameters.size()) + " parameters for a " +
+               std::to_string(model.parameter_count()) + "-parameter model");
+  std::copy(start.parameters.begin(), start.parameters.end(), model.parameters().begin());
+  restore_optimizer_state(start.worker, optimizer, "the resumed checkpoint");
+}
+
+void note_resize(RunContext& context, const ckpt::Checkpoint& checkpoint, const std::string& how) {
+  if (checkpoint.world_size == context.size) return;
+  core::log_info("resuming a " + std::to_string(checkpoint.world_size) + "-rank run with " +
+                 std::to_string(context.size) + " ranks: " + how);
+  context.metrics.write(JsonLine()
+                            .add("kind", "resize")
+                            .add("checkpoint_ranks", checkpoint.world_size)
+                            .add("ranks", context.size)
+                            .add("how", how));
+}
+
+LoadedModel load_model(const std::string& checkpoint_path,
+                       const std::vector<std::string>& overrides) {
   ckpt::Checkpoint checkpoint = ckpt::read_checkpoint(checkpoint_path);
-  config::ExperimentConfig config =
-      config::parse_experiment_text(checkpoint.config_yaml, checkpoint_path + " (stored config)", overrides);
+  config::ExperimentConfig config = config::parse_experiment_text(
+      checkpoint.config_yaml, checkpoint_path + " (stored config)", overrides);
   nn::Model model = nn::Model::build(config.model, static_cast<std::uint64_t>(config.run.seed));
   restore_checkpoint(checkpoint, checkpoint_path, model, nullptr);
   return {std::move(config), std::move(model), std::move(checkpoint)};

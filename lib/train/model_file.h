@@ -1,6 +1,7 @@
 // model_file.h: turning a model (and optimizer) into a checkpoint and back.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "ckpt/checkpoint.h"
@@ -8,20 +9,35 @@
 #include "nn/optimizer.h"
 #include "train/partition_scheduler.h"
 #include "train/run_context.h"
+#include "train/worker_state.h"
 
 namespace gradshare::train {
 
 // A checkpoint holding the model's parameters and per-layer views, the resolved config and
 // the position in training; the optimizer's state when one is given.
 ckpt::Checkpoint make_checkpoint(const RunContext& context, const nn::Model& model,
-                                 nn::Optimizer* optimizer,
-                                 std::int64_t iteration, const DataPosition& position);
+                                 nn::Optimizer* optimizer, std::int64_t iteration,
+                                 const DataPosition& position);
 
 // Puts a checkpoint's parameters (and optimizer state, when both have it) into place.
 // UserError when the checkpoint does not fit the model.
 void restore_checkpoint(const ckpt::Checkpoint& checkpoint, const std::string& source,
                         nn::Model& model, nn::Optimizer* optimizer);
 DataPosition data_position(const ckpt::Checkpoint& checkpoint);
+
+// What worker `worker` (0-based, rank order) starts from: a fresh start without a checkpoint,
+// else the checkpoint's parameters and ckpt::optimizer_for_worker's state.
+StartState start_state(const std::optional<ckpt::Checkpoint>& resume, std::size_t worker);
+// Copies a saved optimizer state into `optimizer`; warns (naming `source`) when parts of it are
+// missing or belong to another optimizer: those parts start from zero.
+void restore_optimizer_state(const WorkerState& saved, nn::Optimizer& optimizer,
+                             const std::string& source);
+// Puts a StartState into a worker's model and optimizer (nothing for a fresh start); warns when
+// the saved optimizer state does not fit the configured optimizer.
+void apply_start_state(const StartState& start, nn::Model& model, nn::Optimizer& optimizer);
+// Logs, and records in metrics.jsonl, that a checkpoint of another world size is resumed and
+// what the strategy does about it (`how`); nothing when the sizes agree.
+void note_resize(RunContext& context, const ckpt::Checkpoint& checkpoint, const std::string& how);
 
 // Rebuilds the model a checkpoint describes (from its stored config) with its parameters.
 struct LoadedModel {

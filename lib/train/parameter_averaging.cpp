@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <vector>
 
 #include "ckpt/checkpoint.h"
@@ -17,14 +18,17 @@
 #include "core/errors.h"
 #include "core/log.h"
 #include "core/rng.h"
+#include "core/stop_signal.h"
 #include "core/timer.h"
 #include "data/epoch_plan.h"
 #include "nn/model.h"
 #include "nn/schedule.h"
+#include "train/checkpointer.h"
 #include "train/epoch_report.h"
 #include "train/model_file.h"
 #include "train/progress.h"
 #include "train/progress_window.h"
+#include "train/worker_state.h"
 
 namespace gradshare::train {
 
@@ -98,14 +102,42 @@ struct AveragingTotals {
   std::int64_t mismatched_rounds = 0;  // rounds after which the workers' bits differed
 };
 
+// A worker's part of a checkpoint (kStateReply, see the protocol).
+struct AveragingSnapshot {
+  bool stop = false;              // the workers stop after this round
+  std::int64_t iteration = 0;     // minibatches of the run trained by all workers together
+  std::vector<float> parameters;  // worker 0 only
+  WorkerState state;
+};
+
+std::vector<std::uint8_t> serialize(const AveragingSnapshot& snapshot) {
+  comm::ByteWriter writer;
+  writer.put<std::uint8_t>(snapshot.stop ? 1 : 0).put(snapshot.iteration);
+  writer.put_vector(snapshot.parameters).put_vector(serialize(snapshot.state));
+  return writer.take();
+}
+
+AveragingSnapshot deserialize_snapshot(std::span<const std::uint8_t> bytes) {
+  comm::ByteReader reader(bytes, "averaging snapshot");
+  AveragingSnapshot snapshot;
+  snapshot.stop = reader.get<std::uint8_t>() != 0;
+  snapshot.iteration = reader.get<std::int64_t>();
+  snapshot.parameters = reader.get_vector<float>();
+  snapshot.state = deserialize_worker_state(reader.get_vector<std::uint8_t>());
+  reader.expect_end();
+  return snapshot;
+}
+
 // The master's periodic progress line and "step" metrics record.
 class AveragingProgress {
  public:
-  AveragingProgress(RunContext& context, std::int64_t steps_per_epoch)
-      : context_(context), window_(context, steps_per_epoch, context.worker_count()) {}
+  AveragingProgress(RunContext& context, std::int64_t steps_per_epoch, std::int64_t first_step)
+      : context_(context), window_(context, steps_per_epoch, context.worker_count(), first_step) {}
 
   void add(const AveragingReport& report) { window_.add(report); }
   const AveragingReport& total() const { return window_.total(); }
+  // Minibatches of the whole run, those before a resume included.
+  std::int64_t step() const { return window_.step(); }
 
   void maybe_log() {
     if (!window_.due()) return;
@@ -114,10 +146,11 @@ class AveragingProgress {
     const double wait_mean = ratio(w.wait_sum, static_cast<double>(w.rounds));
     const std::int64_t rounds = window_.total().rounds / context_.worker_count();
     char line[384];
-    std::snprintf(line, sizeof line,
-                  "%s  rounds %lld  allreduce wait mean %.2f ms max %.2f ms  %.0f B/worker/step  %s",
-                  window_.head().c_str(), static_cast<long long>(rounds), 1e3 * wait_mean,
-                  1e3 * w.wait_max, bytes_per_step, window_.eta().c_str());
+    std::snprintf(
+        line, sizeof line,
+        "%s  rounds %lld  allreduce wait mean %.2f ms max %.2f ms  %.0f B/worker/step  %s",
+        window_.head().c_str(), static_cast<long long>(rounds), 1e3 * wait_mean, 1e3 * w.wait_max,
+        bytes_per_step, window_.eta().c_str());
     core::log_info(line);
     context_.metrics.write(window_.record()
                                .add("bytes_per_worker_step", bytes_per_step)
@@ -149,6 +182,56 @@ void copy_parameters(std::span<const float> from, nn::Model& model, int worker) 
   std::copy(from.begin(), from.end(), model.parameters().begin());
 }
 
+// Where a resumed run starts: the checkpoint's iteration (minibatches trained by all workers
+// together, a round boundary) must lie in its epoch under this config. Another strategy's
+// iteration counts something else: such a run restarts the checkpoint's epoch.
+std::int64_t resume_iteration(const ckpt::Checkpoint& checkpoint, std::int64_t batches,
+                              std::int64_t epochs) {
+  if (checkpoint.strategy != "parameter_averaging") {
+    const std::int64_t epoch = std::clamp<std::int64_t>(checkpoint.epoch, 0, epochs);
+    core::log_info("the checkpoint was written by " + checkpoint.strategy +
+                   ": its position within an epoch does not carry over; epoch " +
+                   std::to_string(epoch + 1) + " starts from its first minibatch");
+    return epoch * batches;
+  }
+  if (checkpoint.iteration < 0 || checkpoint.iteration > batches * epochs ||
+      checkpoint.iteration / batches != checkpoint.epoch)
+    throw core::UserError("checkpoint at iteration " + std::to_string(checkpoint.iteration) +
+                          " of epoch " + std::to_string(checkpoint.epoch + 1) +
+                          " does not fit this config's " + std::to_string(batches) +
+                          " minibatches per epoch (did the data or training.batch_size change?)");
+  return checkpoint.iteration;
+}
+
+// Every worker gets where to start (iteration) and what from (parameters, its updater state).
+std::int64_t start_workers(RunContext& context, comm::ControlPlane& control, nn::Model& model,
+                           std::int64_t batches) {
+  const auto& cfg = context.config;
+  const auto resume = Checkpointer::find_resume(context);
+  std::int64_t iteration = 0;
+  if (resume) {
+    iteration = resume_iteration(*resume, batches, cfg.training.epochs);
+    restore_checkpoint(*resume, "checkpoint", model, nullptr);
+    const auto workers = static_cast<std::int64_t>(context.worker_count());
+    note_resize(
+        context, *resume,
+        "epoch " + std::to_string(iteration / batches + 1) + " continues at minibatch " +
+            std::to_string(iteration % batches) + " of " + std::to_string(batches) +
+            ", split over " + std::to_string(workers) + " workers; " +
+            (resume->worker_optimizers.empty()
+                 ? std::string("every worker starts from the averaged updater state")
+                 : "worker w starts from saved worker (w mod " +
+                       std::to_string(resume->worker_optimizers.size()) + ")'s updater state"));
+  }
+  for (int w = 1; w <= context.worker_count(); ++w) {
+    comm::ByteWriter writer;
+    writer.put(iteration).put_vector(
+        serialize(start_state(resume, static_cast<std::size_t>(w - 1))));
+    control.send(w, comm::Tag::kParameters, writer.bytes());
+  }
+  return iteration;
+}
+
 int run_master(RunContext& context, comm::ControlPlane& control) {
   const auto& cfg = context.config;
   nn::Model model = nn::Model::build(cfg.model, static_cast<std::uint64_t>(cfg.run.seed));
@@ -160,14 +243,50 @@ int run_master(RunContext& context, comm::ControlPlane& control) {
                    std::to_string(kAveragingFrequencyWarning) +
                    ": Deeplearning4j's documentation reports that convergence suffers when "
                    "parameters are averaged this rarely");
+  const std::int64_t batches = batches_per_epoch(context);
+  Checkpointer checkpointer(context);
+  const std::int64_t first_iteration = start_workers(context, control, model, batches);
   EpochReporter reporter(context);
-  AveragingProgress progress(context, batches_per_epoch(context));
+  AveragingProgress progress(context, batches, first_iteration);
   const int workers = context.worker_count();
+  // Averaged updater state is the same on every worker: worker 0's serves all.
+  const int snapshots_per_checkpoint = cfg.training.save_updater ? 1 : workers;
+  std::map<int, AveragingSnapshot> snapshots;  // of the checkpoint being assembled
+  auto write_checkpoint = [&] {
+    const auto& first = snapshots.begin()->second;  // worker rank 1's: it has the parameters
+    for (const auto& [rank, snapshot] : snapshots)
+      if (snapshot.iteration != first.iteration)
+        throw core::RuntimeError("checkpoint snapshots of iterations " +
+                                 std::to_string(first.iteration) + " and " +
+                                 std::to_string(snapshot.iteration) + " (rank " +
+                                 std::to_string(rank) + ") in one round");
+    copy_parameters(first.parameters, model, snapshots.begin()->first);
+    auto c = make_checkpoint(context, model, nullptr, first.iteration,
+                             DataPosition{first.iteration / batches, {}});
+    if (cfg.training.save_updater) {
+      c.optimizer_step = first.state.optimizer_step;
+      c.optimizer_state = first.state.optimizer_state;
+    } else {
+      for (const auto& [rank, snapshot] : snapshots)
+        c.worker_optimizers.push_back(
+            {snapshot.state.optimizer_step, snapshot.state.optimizer_state});
+    }
+    checkpointer.write(c);
+    snapshots.clear();
+  };
   AveragingTotals totals;
   int done = 0;
+  bool stop_relayed = false;  // this rank's signal passed on to the workers
+  bool stopped = false;       // the workers stopped after a checkpoint
   core::Backoff backoff;
   core::Deadline deadline(control.timeout_seconds());
   while (done < workers) {
+    if (core::stop_requested() && !stop_relayed) {
+      core::log_warn(std::string(core::stop_signal_name()) +
+                     " received: the workers checkpoint at their next averaging round and stop");
+      for (int w = 1; w <= workers; ++w) control.send(w, comm::Tag::kStateRequest, {});
+      stop_relayed = true;
+    }
     auto message = control.try_receive();
     if (!message) {
       if (deadline.expired())
@@ -195,6 +314,13 @@ int run_master(RunContext& context, comm::ControlPlane& control) {
         reporter.end_of_epoch(model, epoch, step);
         break;
       }
+      case comm::Tag::kStateReply: {
+        auto snapshot = deserialize_snapshot(message->payload);
+        stopped = stopped || snapshot.stop;
+        snapshots[message->source] = std::move(snapshot);
+        if (static_cast<int>(snapshots.size()) == snapshots_per_checkpoint) write_checkpoint();
+        break;
+      }
       case comm::Tag::kDone: {
         progress.add(reader.get<AveragingReport>());
         const auto worker_totals = reader.get<AveragingTotals>();
@@ -214,6 +340,7 @@ int run_master(RunContext& context, comm::ControlPlane& control) {
                                  " message from rank " + std::to_string(message->source));
     }
   }
+  GS_CHECK(snapshots.empty(), "a checkpoint was left incomplete when the workers finished");
 
   const auto& total = progress.total();
   const double round_bytes =
@@ -249,15 +376,23 @@ int run_master(RunContext& context, comm::ControlPlane& control) {
       .add("mismatched_rounds", totals.mismatched_rounds);
   if (verified) summary.add("averaging_identical", identical);
   context.metrics.write(summary);
-  ckpt::write_checkpoint(
-      context.run_directory.file("model.h5"),
-      make_checkpoint(context, model, nullptr, total.steps, DataPosition{cfg.training.epochs, {}}));
-  reporter.finish(model);
   if (verified && !identical)
     throw core::RuntimeError("parameter averaging: the workers' parameters differed after " +
                              std::to_string(totals.mismatched_rounds) + " of " +
                              std::to_string(totals.verified_rounds) + " rounds");
-  return 0;
+  if (stopped) {  // the checkpoint is written: the workers may exit now
+    core::log_info("stopped after the checkpoint; exiting with " +
+                   std::to_string(core::kExitRequeue) + " (requeue me)");
+    for (int w = 1; w <= workers; ++w)
+      control.send(w, comm::Tag::kShutdown, shutdown_message(core::kExitRequeue));
+    control.flush();
+    return core::kExitRequeue;
+  }
+  ckpt::write_checkpoint(context.run_directory.file("model.h5"),
+                         make_checkpoint(context, model, nullptr, progress.step(),
+                                         DataPosition{cfg.training.epochs, {}}));
+  reporter.finish(model);
+  return core::kExitOk;
 }
 
 // True when every worker's `hash` is the same: one all-reduce of (hash, ~hash) under MAX
@@ -269,6 +404,20 @@ bool same_on_all(std::uint64_t hash, MPI_Comm workers) {
   return extremes[0] == ~extremes[1];
 }
 
+// What the workers decide together at a round: stop (a signal on some worker, or the master's
+// kStateRequest) and checkpoint (worker 0's Checkpointer says one is due).
+struct RoundVotes {
+  bool stop = false;
+  bool checkpoint = false;
+};
+
+RoundVotes agree(bool stop, bool checkpoint, MPI_Comm workers) {
+  int votes[2] = {stop ? 1 : 0, checkpoint ? 1 : 0};
+  comm::check_mpi(MPI_Allreduce(MPI_IN_PLACE, votes, 2, MPI_INT, MPI_MAX, workers),
+                  "MPI_Allreduce (averaging round votes)");
+  return {votes[0] != 0, votes[1] != 0};
+}
+
 int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm workers) {
   const auto& cfg = context.config;
   const auto seed = static_cast<std::uint64_t>(cfg.run.seed);
@@ -278,6 +427,13 @@ int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm worker
   nn::Model model = nn::Model::build(cfg.model, seed);
   const std::size_t n = model.parameter_count();
   auto optimizer = nn::Optimizer::create(cfg.optimizer, n);
+  const auto start_message = control.receive(0, comm::Tag::kParameters, "initial model");
+  comm::ByteReader start_reader(start_message.payload, "initial model");
+  // Minibatches of the run trained by all workers together (a round boundary on resume).
+  std::int64_t iteration = start_reader.get<std::int64_t>();
+  apply_start_state(deserialize_start_state(start_reader.get_vector<std::uint8_t>()), model,
+                    *optimizer);
+  start_reader.expect_end();
   AveragingBuffer buffer(model.parameters(), cfg.training.save_updater ? optimizer.get() : nullptr);
   GS_CHECK(buffer.values().size() <= static_cast<std::size_t>(std::numeric_limits<int>::max()),
            "averaging buffer of " + std::to_string(buffer.values().size()) + " floats");
@@ -285,6 +441,7 @@ int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm worker
   const auto& train_set = context.data.train;
   const auto batch_size = static_cast<std::size_t>(cfg.training.batch_size);
   const std::int64_t batches = batches_per_epoch(context);
+  const std::int64_t total_batches = batches * cfg.training.epochs;
   const std::int64_t steps_per_epoch = (batches + count - 1) / count;
   nn::LearningRateSchedule schedule(cfg.optimizer, steps_per_epoch * cfg.training.epochs,
                                     steps_per_epoch);
@@ -293,6 +450,8 @@ int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm worker
   std::vector<float> update(n);
   core::Rng dropout_rng =
       core::Rng::derive(seed, /*stream=*/3, static_cast<std::uint64_t>(context.rank));
+  Checkpointer checkpointer(context);
+  checkpointer.mark_written(iteration);
 
   AveragingReport report;
   AveragingTotals totals;
@@ -325,15 +484,31 @@ int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm worker
       }
     }
   };
+  // After a round every worker holds the same parameters: worker 0 sends them, and its updater
+  // state serves all when that state is averaged too; otherwise every worker sends its own.
+  auto send_snapshot = [&](bool stop) {
+    if (index != 0 && cfg.training.save_updater) return;
+    AveragingSnapshot snapshot{stop, iteration, {}, capture_worker_state(*optimizer, 0.0f)};
+    if (index == 0)
+      snapshot.parameters.assign(model.parameters().begin(), model.parameters().end());
+    control.send(0, comm::Tag::kStateReply, serialize(snapshot));
+  };
 
-  std::int64_t step = 0;
+  // The epoch of a resumed run continues at its first untrained minibatch; `step` (the
+  // schedule's clock) counts steps as an undisturbed run with this many workers would.
+  const std::int64_t first_epoch = iteration / batches;
+  std::int64_t step = first_epoch * steps_per_epoch + (iteration % batches + count - 1) / count;
   std::int64_t since_round = 0;
-  for (std::int64_t epoch = 0; epoch < cfg.training.epochs; ++epoch) {
+  bool stop_asked = false;  // a signal here, or the master's kStateRequest
+  bool stopped = false;
+  for (std::int64_t epoch = first_epoch; epoch < cfg.training.epochs && !stopped; ++epoch) {
+    const std::int64_t first = iteration - epoch * batches;  // trained before a resume
+    const std::int64_t steps = (batches - first + count - 1) / count;
     data::EpochPlan plan(train_set.size(), batch_size,
                          static_cast<std::size_t>(cfg.data.partition_batches), seed, epoch,
                          cfg.data.shuffle);
-    for (std::int64_t s = 0; s < steps_per_epoch; ++s, ++step) {
-      const std::int64_t b = s * count + index;
+    for (std::int64_t s = 0; s < steps; ++s, ++step) {
+      const std::int64_t b = first + s * count + index;
       if (b < batches) {
         const auto indices = plan.batch_indices(static_cast<std::size_t>(b));
         data::gather_batch(train_set, indices, inputs.data(), labels.data());
@@ -346,9 +521,31 @@ int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm worker
         report.loss_sum += result.loss;
         report.correct += result.correct;
       }
-      if (++since_round == cfg.training.averaging_frequency || s + 1 == steps_per_epoch) {
+      const bool epoch_end = s + 1 == steps;
+      if (++since_round == cfg.training.averaging_frequency || epoch_end) {
         average();
         since_round = 0;
+        iteration = epoch * batches + std::min(first + (s + 1) * count, batches);
+        stop_asked = stop_asked || core::stop_requested() ||
+                     control.try_receive(comm::Tag::kStateRequest, 0).has_value();
+        // Nothing to save at the very end: model.h5 follows.
+        const bool unfinished = iteration < total_batches;
+        const auto votes =
+            agree(stop_asked,
+                  index == 0 && unfinished &&
+                      (checkpointer.due(iteration) || (epoch_end && checkpointer.at_epoch_end())),
+                  workers);
+        stopped = votes.stop && unfinished;
+        if (stopped || votes.checkpoint) {
+          send_snapshot(stopped);
+          checkpointer.mark_written(iteration);
+        }
+        if (stopped) {
+          if (index == 0)
+            core::log_warn("stop requested: checkpoint sent at minibatch " +
+                           std::to_string(iteration) + ", stopping");
+          break;
+        }
       }
       if (report.steps >= cfg.logging.every_steps) {
         report.seconds = report_clock.seconds();
@@ -357,7 +554,7 @@ int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm worker
         report = AveragingReport{};
       }
     }
-    if (index == 0 && epoch + 1 < cfg.training.epochs) {
+    if (!stopped && index == 0 && epoch + 1 < cfg.training.epochs) {
       comm::ByteWriter writer;
       // The step the epoch record gets: minibatches trained by all workers together.
       writer.put<std::int64_t>(epoch + 1)
@@ -375,9 +572,14 @@ int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm worker
     done.put_vector(std::span<const float>());
   control.send(0, comm::Tag::kDone, done.bytes());
   control.flush();
+  const int code =
+      stopped
+          ? shutdown_code(control.receive(0, comm::Tag::kShutdown, "the master's stop checkpoint"))
+          : core::kExitOk;
   core::log_info("worker done: " + std::to_string(step) + " steps, " +
-                 std::to_string(totals.rounds) + " averaging rounds");
-  return 0;
+                 std::to_string(totals.rounds) + " averaging rounds" +
+                 (stopped ? " (stopped for a requeue)" : ""));
+  return code;
 }
 
 }  // namespace

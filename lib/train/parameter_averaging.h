@@ -6,15 +6,29 @@
 //
 //  worker (index i of W)                               master
 //  ------                                              ------
+//                                               <--  kParameters {iteration, StartState}: where
+//                                                    to start (0, or a resumed checkpoint's) and
+//                                                    from what (parameters, this worker's
+//                                                    updater state)
 //  step s of epoch e: minibatch s*W + i of the epoch's
-//    plan (every rank builds the same plan), gradient
-//    -> own updater -> own parameters
+//    plan (every rank builds the same plan; a resumed
+//    epoch starts at its first untrained minibatch),
+//    gradient -> own updater -> own parameters
 //  every training.averaging_frequency steps and after
 //    the epoch's last step, a round: MPI_Allreduce(SUM)
 //    of [parameters | updater state (save_updater)],
 //    divided by W: every worker continues from the
 //    same bits (training.verify_averaging: a
-//    fingerprint all-reduce checks exactly that)
+//    fingerprint all-reduce checks exactly that);
+//    then MPI_Allreduce(MAX) of two votes: stop (a
+//    signal here, or the master's kStateRequest) and
+//    checkpoint (worker 0's Checkpointer: every_steps
+//    in minibatches, every_seconds, every_epoch)
+//  on either vote: kStateReply {stop, iteration,
+//    parameters (worker 0), updater state} from
+//    worker 0, or from every worker when the updater
+//    state is not averaged                       -->  writes the checkpoint once all are in
+//                                               <--  kStateRequest when a signal arrives here
 //  kMetrics {AveragingReport, deltas} every
 //    logging.every_steps trained steps           -->  aggregates, prints the progress line
 //  worker 1 after an epoch's last round:
@@ -22,12 +36,21 @@
 //  kDone {AveragingReport, AveragingTotals,
 //    parameters (worker 1; empty for the others)} -->  after every worker's kDone: final
 //                                                      evaluation, model.h5, summary record
+//  after a stop: waits                          <--  kShutdown {75} once the checkpoint is
+//  exits 75                                          written (see checkpointer.h); exits 75
 //
 // Every worker takes the same number of steps per epoch (ceil(minibatches / W)); a worker whose
 // minibatch index runs past the epoch's end idles that step, so the rounds always line up.
 // A straggler holds up every round: that is the strategy's nature. Each worker measures the time
 // it spent inside each round's MPI_Allreduce (the wait for the slowest worker plus the transfer)
 // and the master reports its mean and maximum.
+//
+// Checkpoints are taken at rounds, where every worker holds the same parameters: the iteration
+// is the number of minibatches trained by all workers together, so a resumed run with another
+// number of workers continues at the same minibatch of the same epoch. The averaged updater
+// state is the same everywhere (one state in the checkpoint); with save_updater false every
+// worker's own is kept (/workers/<w>/optimizer) and a resumed worker w takes saved worker
+// (w mod saved workers)'s.
 #pragma once
 
 #include <cstdint>

@@ -164,7 +164,9 @@ class SharingMaster {
       handle(*message);
     }
     for (const auto epoch : scheduler_->take_completed_epochs()) {
+      const double cpu_before = process_cpu_seconds();
       reporter_.end_of_epoch(model_, epoch + 1, progress_->steps());
+      evaluation_cpu_ += process_cpu_seconds() - cpu_before;
       if (checkpointer_.at_epoch_end()) request_checkpoint();
     }
     if (checkpointer_.due(progress_->steps())) request_checkpoint();
@@ -199,9 +201,17 @@ class SharingMaster {
         throw core::RuntimeError(silent + ": it hangs; ending the job (rerun to resume from the "
                                  "newest checkpoint" +
                                  (session_.fault_tolerant() ? ", it runs on another host" : "") + ")");
+      if (declared_dead_.count(w))
+        // Stopped once already and still not reported failed: the process is gone without MPI
+        // noticing (Open MPI 5.0.7 reports SIGKILLed processes, but not one that exits without
+        // MPI_Finalize), so no repair can exclude it.
+        throw core::RuntimeError(silent + " after being stopped, and MPI does not report it "
+                                 "failed (did it exit without MPI_Finalize?): ending the job; "
+                                 "rerun to resume from the newest checkpoint");
       core::log_warn(silent + ": declared dead, stopping process " +
                      std::to_string(identity->second.pid));
       kill(identity->second.pid, SIGKILL);
+      declared_dead_.insert(w);
       heard.restart();  // ULFM reports the failure shortly; do not kill twice
     }
   }
@@ -232,6 +242,7 @@ class SharingMaster {
       }
     }
     for (int w : live_) heard_from_[w].restart();
+    declared_dead_.clear();
     if (cfg_.fault_tolerance.on_worker_failure == "abort" && !stopping_) {
       core::log_warn("fault_tolerance.on_worker_failure is abort: finishing the partitions in "
                      "flight, checkpointing, and exiting with the requeue code");
@@ -259,6 +270,7 @@ class SharingMaster {
     }
     done_.erase(worker);
     drained_.erase(worker);
+    applied_twice_.erase(worker);
   }
 
   void resync(RecoveryRecord& record) {
@@ -290,6 +302,7 @@ class SharingMaster {
     // Every worker asks for partitions again and reports kDone anew; the drain restarts.
     done_.clear();
     drained_.clear();
+    applied_twice_.clear();
     drain_sent_ = false;
     if (checkpoint_requested_) {
       checkpoint_requested_ = false;
@@ -384,19 +397,23 @@ class SharingMaster {
       position = data_position(*resume);
       start.resume = true;
       start.parameters.assign(model_.parameters().begin(), model_.parameters().end());
-      start.worker.optimizer_step = resume->optimizer_step;
-      start.worker.optimizer_state = resume->optimizer_state;
       for (std::size_t w = 0; w < tau_.size() && !resume->thresholds.empty(); ++w)
         tau_[w] = resume->thresholds[std::min(w, resume->thresholds.size() - 1)];
       if (static_cast<std::int64_t>(resume->world_size) != context_.size)
         core::log_info("resuming a " + std::to_string(resume->world_size) + "-rank run with " +
                        std::to_string(context_.size) + " ranks: every worker starts from the " +
-                       "checkpoint's model and optimizer state");
+                       "checkpoint's model; worker w from saved worker w's optimizer state (w " +
+                       "modulo the saved workers)");
     }
     scheduler_.emplace(cfg_.training.epochs, static_cast<std::int64_t>(shape_.partition_count()),
                        position);
     const auto residuals = resume ? split_residuals(*resume) : std::vector<std::vector<float>>{};
     for (int w : live_) {
+      if (resume) {
+        const auto optimizer = ckpt::optimizer_for_worker(*resume, static_cast<std::size_t>(w - 1));
+        start.worker.optimizer_step = optimizer.step;
+        start.worker.optimizer_state = optimizer.buffers;
+      }
       start.worker.tau = tau_[static_cast<std::size_t>(w - 1)];
       start.worker.residual =
           residuals.empty() ? std::vector<float>{} : residuals[static_cast<std::size_t>(w - 1)];
@@ -452,6 +469,7 @@ class SharingMaster {
       }
       case comm::Tag::kDrained: {
         comm::ByteReader reader(message.payload, "drained parameters");
+        applied_twice_[worker] = reader.get<std::int64_t>();
         drained_[worker] = reader.get_vector<float>();
         break;
       }
@@ -486,8 +504,8 @@ class SharingMaster {
     checkpoint_requested_ = true;
   }
 
-  // Parameters, position, version vector and thresholds from here; optimizer state from worker
-  // 1; every worker's residual.
+  // Parameters, position, version vector and thresholds from here; every worker's optimizer
+  // state and residual (the single optimizer state, for older readers, is the first worker's).
   ckpt::Checkpoint checkpoint_now(const std::map<int, WorkerState>& workers) {
     auto c = make_checkpoint(context_, model_, nullptr, progress_->steps(), scheduler_->position());
     if (!workers.empty()) {
@@ -495,6 +513,7 @@ class SharingMaster {
       c.optimizer_step = first.optimizer_step;
       c.optimizer_state = first.optimizer_state;
       for (const auto& [worker, state] : workers) {
+        c.worker_optimizers.push_back(ckpt::OptimizerState{state.optimizer_step, state.optimizer_state});
         tau_[static_cast<std::size_t>(worker - 1)] = state.tau;
         c.residuals.insert(c.residuals.end(), state.residual.begin(), state.residual.end());
       }
@@ -554,16 +573,23 @@ class SharingMaster {
         static_cast<double>(total.bytes) / std::max<double>(1, static_cast<double>(total.steps));
     const double dense = 4.0 * static_cast<double>(model_.parameter_count());
     const double cpu_share = cpu_seconds / std::max(wall_seconds, 1e-9);
+    // The relay loop's share is what polling with back-off keeps low; evaluating the test set
+    // after every epoch is separate work of the master.
+    const double evaluation_share = evaluation_cpu_ / std::max(wall_seconds, 1e-9);
     const auto duplicates = total.duplicates + static_cast<std::int64_t>(exchange_.stats().duplicates);
     const auto rejected = total.rejected + static_cast<std::int64_t>(exchange_.stats().rejected);
-    char line[320];
+    std::int64_t applied_twice = exchange_.applied_twice();
+    for (const auto& [worker, count] : applied_twice_) applied_twice += count;
+    char line[480];
     std::snprintf(line, sizeof line,
                   "sharing summary: %lld steps, %lld updates, %.1f bytes/worker/step = dense/%.0f, "
-                  "back-pressure %lld, duplicates %lld, rejected %lld, master CPU %.1f%% of a core",
+                  "back-pressure %lld, duplicates %lld, rejected %lld, applied twice %lld, "
+                  "master CPU %.1f%% of a core (%.1f%% relaying, %.1f%% evaluating epochs)",
                   static_cast<long long>(total.steps), static_cast<long long>(total.messages),
                   bytes_per_step, bytes_per_step > 0 ? dense / bytes_per_step : 0.0,
                   static_cast<long long>(total.backpressure), static_cast<long long>(duplicates),
-                  static_cast<long long>(rejected), 100.0 * cpu_share);
+                  static_cast<long long>(rejected), static_cast<long long>(applied_twice),
+                  100.0 * cpu_share, 100.0 * (cpu_share - evaluation_share), 100.0 * evaluation_share);
     core::log_info(line);
     context_.metrics.write(JsonLine()
                                .add("kind", "sharing_summary")
@@ -574,7 +600,9 @@ class SharingMaster {
                                .add("backpressure", total.backpressure)
                                .add("duplicates", duplicates)
                                .add("rejected", rejected)
+                               .add("applied_twice", applied_twice)
                                .add("master_cpu_share", cpu_share)
+                               .add("master_relay_cpu_share", cpu_share - evaluation_share)
                                .add("equivalence_max_relative_difference", equivalence_difference_)
                                .add("equivalent", equivalent)
                                .add("conservation_max_relative_error", conservation_error_));
@@ -592,18 +620,21 @@ class SharingMaster {
   std::vector<int> live_;  // logical ranks of the live workers
   std::map<int, core::Stopwatch> heard_from_;  // since each worker's last message
   std::map<int, std::uint64_t> grant_seq_;     // a worker's last update seq when granted
+  std::set<int> declared_dead_;                // silent workers already stopped once
   std::optional<PartitionScheduler> scheduler_;
   std::optional<SharingProgress> progress_;
   std::vector<std::uint64_t> targets_;  // last seq per origin, from kDone
   std::vector<float> tau_;              // latest threshold per worker (index worker - 1)
   std::map<int, std::vector<float>> drained_;
   std::set<int> done_;  // workers that reported kDone
+  std::map<int, std::int64_t> applied_twice_;  // per drained worker (UpdateExchange::applied_twice)
   bool drain_sent_ = false;
   bool stopping_ = false;
   bool checkpoint_requested_ = false;
   std::map<int, WorkerState> state_replies_;  // replies to the outstanding state request
   double conservation_error_ = -1;  // worst worker's; -1 when not checked
   double equivalence_difference_ = 0;
+  double evaluation_cpu_ = 0;  // CPU seconds spent evaluating finished epochs
 };
 
 }  // namespace

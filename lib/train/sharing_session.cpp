@@ -155,6 +155,7 @@ bool SharingSession::wait_for_assignment() {
 }
 
 comm::RepairedJob SharingSession::repair(const std::vector<std::uint8_t>& join_info) {
+  comm::stop_freeing_communicators();
   if (plane_) plane_->abandon();
   plane_.reset();
   if (control_) comm::revoke(control_->comm());  // interrupts peers blocked on the old job

@@ -145,6 +145,7 @@ class SharingWorker {
 
   // Repairs the job (collective with every survivor), then the resync with the master.
   void recover() {
+    injector_.at_recovery();
     for (;;) {
       try {
         session_.repair({});
@@ -390,7 +391,10 @@ class SharingWorker {
         if (drain_targets_ && !drained_sent_ && drained()) {
           const auto parameters = model_.parameters();
           control().send(0, comm::Tag::kDrained,
-                         comm::ByteWriter().put_vector(std::span<const float>(parameters)).bytes());
+                         comm::ByteWriter()
+                             .put<std::int64_t>(exchange_.applied_twice())
+                             .put_vector(std::span<const float>(parameters))
+                             .bytes());
           drained_sent_ = true;
         }
         if (auto shutdown = control().try_receive(comm::Tag::kShutdown, 0)) {
@@ -440,7 +444,7 @@ class SharingWorker {
   std::unique_ptr<nn::Optimizer> optimizer_;
   codec::Encoder encoder_;
   UpdateExchange exchange_;
-  FaultInjector injector_;
+  FaultInjector injector_;  // mutable: remembers its first recovery
   std::int64_t batches_per_epoch_;
   nn::LearningRateSchedule schedule_;
   float update_scale_;

@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -17,6 +18,7 @@
 #include "nn/threads.h"
 #include "nn/model.h"
 #include "comm/repair.h"
+#include "comm/ulfm.h"
 #include "train/banner.h"
 #include "train/gradient_sharing.h"
 #include "train/strategy.h"
@@ -104,8 +106,10 @@ void check_data_fits_model(const config::ExperimentConfig& config, const data::D
 class MpiSession {
  public:
   MpiSession() {
+    // MULTIPLE: under fault tolerance a watchdog thread may revoke a communicator whose repair
+    // hangs (comm/repair.cpp); everything else stays on the main thread.
     int provided = 0;
-    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   }
   ~MpiSession() { MPI_Finalize(); }
@@ -121,6 +125,19 @@ int launcher_rank() {
     if (const char* value = std::getenv(name)) return std::atoi(value);
   return 0;
 }
+// A failure in the middle of training leaves the peers waiting on this rank: end the job.
+// Under fault tolerance Open MPI neither ends the job on MPI_Abort nor reports a process that
+// exits without MPI_Finalize, but it does report one killed by a signal: the others then see
+// the failure (and end the job or, for a worker, replace it) instead of waiting for it.
+[[noreturn]] void end_job(int code) {
+  if (comm::fault_tolerance_active()) {
+    std::fflush(nullptr);
+    std::raise(SIGKILL);
+  }
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);
+}
+
 // A process MPI_Comm_spawn started to replace a dead worker: joins the repaired job first (the
 // survivors wait in the repair), then becomes that worker.
 int run_replacement(const config::ExperimentConfig& config, MPI_Comm parent) {
@@ -139,7 +156,7 @@ int run_replacement(const config::ExperimentConfig& config, MPI_Comm parent) {
     core::log_error(error.what());
     std::fprintf(stderr, "gradshare: error in the replacement of rank %d: %s\n", context.rank,
                  error.what());
-    MPI_Abort(MPI_COMM_WORLD, core::kExitRuntimeFailure);
+    end_job(core::kExitRuntimeFailure);
     return core::kExitRuntimeFailure;
   }
 }
@@ -211,8 +228,7 @@ int train_command(const std::string& config_path, const std::vector<std::string>
     core::log_error(error.what());
     std::fprintf(stderr, "gradshare: error on rank %d: %s\n", context.rank, error.what());
     const int code = user ? core::kExitUserError : core::kExitRuntimeFailure;
-    // A failure in the middle of training leaves the peers waiting on this rank: end the job.
-    if (context.size > 1) MPI_Abort(MPI_COMM_WORLD, code);
+    if (context.size > 1) end_job(code);
     return code;
   }
 }

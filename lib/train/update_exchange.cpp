@@ -100,6 +100,8 @@ void UpdateExchange::restore(const AppliedIds& ids) {
   applied_upto_ = ids.upto;
   for (std::size_t o = 0; o < ids.above.size(); ++o)
     applied_above_[o] = std::set<std::uint64_t>(ids.above[o].begin(), ids.above[o].end());
+  // The snapshot's updates are in the parameters this replica starts from: applied once each.
+  stats_.applied = distinct_applied();
 }
 
 std::vector<std::vector<std::uint8_t>> UpdateExchange::kept_missing_from(
@@ -139,6 +141,17 @@ bool UpdateExchange::deliver(std::span<const std::uint8_t> message, std::span<fl
 bool UpdateExchange::has_applied(int origin, std::uint64_t seq) const {
   const auto o = static_cast<std::size_t>(origin);
   return seq <= applied_upto_[o] || applied_above_[o].count(seq) > 0;
+}
+
+std::uint64_t UpdateExchange::distinct_applied() const {
+  std::uint64_t distinct = 0;
+  for (std::size_t o = 0; o < applied_upto_.size(); ++o)
+    distinct += applied_upto_[o] + applied_above_[o].size();
+  return distinct;
+}
+
+std::int64_t UpdateExchange::applied_twice() const {
+  return static_cast<std::int64_t>(stats_.applied) - static_cast<std::int64_t>(distinct_applied());
 }
 
 std::uint64_t UpdateExchange::highest_applied(int origin) const {

@@ -77,12 +77,16 @@ class UpdateExchange {
   const std::vector<std::uint64_t>& version_vector() const { return applied_upto_; }
   bool has_applied(int origin, std::uint64_t seq) const;
   std::uint64_t highest_applied(int origin) const;
+  // Applications beyond the distinct update IDs applied: 0 unless an update was applied twice
+  // (what the fault-tolerance tests assert, the replacements' snapshots included).
+  std::int64_t applied_twice() const;
   const ExchangeStats& stats() const { return stats_; }
   const std::string& last_error() const { return last_error_; }
 
  private:
   // Records (origin, seq) as applied; false if it already was.
   bool mark_applied(int origin, std::uint64_t seq);
+  std::uint64_t distinct_applied() const;
   void keep(int origin, std::uint64_t seq, std::span<const std::uint8_t> message);
 
   comm::DataPlane* plane_;

@@ -2,7 +2,8 @@
 """Asserts facts about a finished gradshare run directory (used by the ctest training tests).
 
   check_run.py RUN_DIR [--min-accuracy A] [--loss-falls] [--equivalent] [--min-backpressure N]
-                       [--max-bytes-ratio R] [--no-duplicates] [--averaging-identical]
+                       [--max-bytes-ratio R] [--no-duplicates] [--none-applied-twice]
+                       [--recoveries N] [--replaced N] [--averaging-identical]
                        [--downpour-consistent] [--staleness-present]
 
 Reads RUN_DIR/metrics.jsonl; exits 1 with one line per failed assertion.
@@ -11,6 +12,21 @@ import argparse
 import json
 import os
 import sys
+
+
+def check_recoveries(records, expected, replaced):
+    done = [r for r in records if r.get("kind") == "recovery"]
+    print(f"recoveries: {len(done)}: " + "; ".join(
+        f"lost {r['lost']} replaced {r['replaced']} in {r['seconds']:.3f} s, "
+        f"{r['retrained_minibatches']} minibatches again" for r in done))
+    failures = []
+    if expected is not None and len(done) != expected:
+        failures.append(f"{len(done)} recoveries, expected {expected}")
+    if replaced is not None:
+        count = sum(len(json.loads(r["replaced"])) for r in done)
+        if count != replaced:
+            failures.append(f"{count} ranks replaced, expected {replaced}")
+    return failures
 
 
 def check_averaging(records):
@@ -69,6 +85,12 @@ def main():
     parser.add_argument("--max-bytes-ratio", type=float,
                         help="bytes per worker per step over dense float32 bytes must be below")
     parser.add_argument("--no-duplicates", action="store_true")
+    parser.add_argument("--none-applied-twice", action="store_true",
+                        help="no replica applied an update twice (sharing summary)")
+    parser.add_argument("--recoveries", type=int,
+                        help="exactly this many recoveries from process failures")
+    parser.add_argument("--replaced", type=int,
+                        help="this many logical ranks were given to replacements in all")
     parser.add_argument("--conservation", type=float,
                         help="workers' sent quanta + residual must equal their summed updates "
                              "to this relative error (needs encoding.check_conservation=true)")
@@ -107,7 +129,7 @@ def main():
             if not last < 0.8 * first:
                 failures.append(f"loss did not fall enough: {first:.4f} -> {last:.4f}")
     if (args.equivalent or args.min_backpressure is not None or args.max_bytes_ratio
-            or args.no_duplicates or args.conservation is not None):
+            or args.no_duplicates or args.conservation is not None or args.none_applied_twice):
         if not summary:
             failures.append("no sharing_summary record")
         else:
@@ -131,6 +153,12 @@ def main():
                     failures.append(f"conservation error {error} (required 0 <= error <= {args.conservation})")
             if args.no_duplicates and s["duplicates"] != 0:
                 failures.append(f"{s['duplicates']} duplicate updates seen")
+            if args.none_applied_twice:
+                print(f"updates applied twice: {s.get('applied_twice')}")
+                if s.get("applied_twice") != 0:
+                    failures.append(f"updates applied twice: {s.get('applied_twice')}")
+    if args.recoveries is not None or args.replaced is not None:
+        failures += check_recoveries(records, args.recoveries, args.replaced)
     if args.averaging_identical:
         failures += check_averaging(records)
     if args.downpour_consistent or args.staleness_present:

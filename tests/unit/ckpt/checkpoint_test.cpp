@@ -1,9 +1,11 @@
+#include "ckpt/checkpoint.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "ckpt/checkpoint.h"
+#include "ckpt/describe.h"
 #include "ckpt/hdf5_file.h"
 #include "core/errors.h"
 
@@ -15,8 +17,9 @@ namespace {
 class CheckpointTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gs_ckpt_test_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("gs_ckpt_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -35,10 +38,17 @@ class CheckpointTest : public ::testing::Test {
     c.world_size = 5;
     c.created = "2026-11-21T05:00:00Z";
     c.parameters.resize(70);
-    for (std::size_t i = 0; i < c.parameters.size(); ++i) c.parameters[i] = 0.25f * static_cast<float>(i) - 3.0f;
+    for (std::size_t i = 0; i < c.parameters.size(); ++i)
+      c.parameters[i] = 0.25f * static_cast<float>(i) - 3.0f;
     c.views = {{"dense_0", "kernel", {6, 10}, 0, 60}, {"dense_0", "bias", {10}, 60, 10}};
-    c.optimizer_state = {{"m", std::vector<float>(70, 0.5f)}, {"v", std::vector<float>(70, 0.125f)}};
+    c.optimizer_state = {{"m", std::vector<float>(70, 0.5f)},
+                         {"v", std::vector<float>(70, 0.125f)}};
     c.optimizer_step = 99;
+    // Twelve workers: "10" and "11" sort before "2" in HDF5's listing.
+    for (int w = 0; w < 12; ++w)
+      c.worker_optimizers.push_back(
+          {100 + w,
+           {{"m", std::vector<float>(70, 0.5f * w)}, {"v", std::vector<float>(70, 0.25f + w)}}});
     c.thresholds = {1e-3f, 2e-3f, 5e-4f, 1e-4f};
     c.residuals = std::vector<float>(3 * 70, -1e-5f);
     c.version_vector = {0, 10, 20, 30, 40};
@@ -71,6 +81,17 @@ TEST_F(CheckpointTest, RoundTripKeepsEveryField) {
   EXPECT_EQ(read.optimizer_state[0].name, "m");
   EXPECT_EQ(read.optimizer_state[1].values, written.optimizer_state[1].values);
   EXPECT_EQ(read.optimizer_step, 99);
+  ASSERT_EQ(read.worker_optimizers.size(), written.worker_optimizers.size());
+  for (std::size_t w = 0; w < written.worker_optimizers.size(); ++w) {
+    const auto& got = read.worker_optimizers[w];
+    const auto& want = written.worker_optimizers[w];
+    EXPECT_EQ(got.step, want.step) << "worker " << w;
+    ASSERT_EQ(got.buffers.size(), 2u) << "worker " << w;
+    for (std::size_t b = 0; b < 2; ++b) {
+      EXPECT_EQ(got.buffers[b].name, want.buffers[b].name) << "worker " << w;
+      EXPECT_EQ(got.buffers[b].values, want.buffers[b].values) << "worker " << w;
+    }
+  }
   EXPECT_EQ(read.thresholds, written.thresholds);
   EXPECT_EQ(read.residuals, written.residuals);
   EXPECT_EQ(read.version_vector, written.version_vector);
@@ -85,12 +106,101 @@ TEST_F(CheckpointTest, EmptyOptionalPartsRoundTrip) {
   c.thresholds.clear();
   c.residuals.clear();
   c.version_vector.clear();
+  c.worker_optimizers.clear();
   write_checkpoint(path("b.h5"), c);
   const Checkpoint read = read_checkpoint(path("b.h5"));
   EXPECT_TRUE(read.partitions_done.empty());
   EXPECT_TRUE(read.optimizer_state.empty());
+  EXPECT_TRUE(read.worker_optimizers.empty());
   EXPECT_TRUE(read.thresholds.empty());
   EXPECT_EQ(read.parameters, c.parameters);
+}
+
+TEST_F(CheckpointTest, WorkersWithoutBuffersKeepTheirSteps) {
+  Checkpoint c = sample();
+  c.worker_optimizers = {{7, {}}, {9, {}}};  // sgd: no state, only the step
+  write_checkpoint(path("sgd.h5"), c);
+  const Checkpoint read = read_checkpoint(path("sgd.h5"));
+  ASSERT_EQ(read.worker_optimizers.size(), 2u);
+  EXPECT_EQ(read.worker_optimizers[0].step, 7);
+  EXPECT_EQ(read.worker_optimizers[1].step, 9);
+  EXPECT_TRUE(read.worker_optimizers[1].buffers.empty());
+}
+
+// A file with only the single state (every file written before the per-worker list existed
+// looks like this) gives every worker that state.
+TEST_F(CheckpointTest, SingleStateServesEveryWorker) {
+  Checkpoint c = sample();
+  c.worker_optimizers.clear();
+  write_checkpoint(path("single.h5"), c);
+  {
+    Hdf5File file = Hdf5File::open_read(path("single.h5"));
+    EXPECT_FALSE(file.has_object("/workers"));
+  }
+  const Checkpoint read = read_checkpoint(path("single.h5"));
+  for (std::size_t w : {0u, 1u, 5u}) {
+    const OptimizerState state = optimizer_for_worker(read, w);
+    EXPECT_EQ(state.step, 99);
+    ASSERT_EQ(state.buffers.size(), 2u);
+    EXPECT_EQ(state.buffers[1].name, "v");
+    EXPECT_EQ(state.buffers[1].values, c.optimizer_state[1].values);
+  }
+}
+
+// Each worker gets its own state; a run with more workers than the checkpoint reuses them in
+// turn.
+TEST_F(CheckpointTest, PerWorkerStateGoesToItsWorker) {
+  Checkpoint c = sample();
+  c.worker_optimizers.resize(3);
+  EXPECT_EQ(optimizer_for_worker(c, 0).step, 100);
+  EXPECT_EQ(optimizer_for_worker(c, 2).step, 102);
+  EXPECT_EQ(optimizer_for_worker(c, 4).step, 101);
+  EXPECT_EQ(optimizer_for_worker(c, 2).buffers[0].values, std::vector<float>(70, 1.0f));
+}
+
+TEST_F(CheckpointTest, InspectShowsEveryWorkersOptimizer) {
+  const Checkpoint c = sample();
+  const std::string text = describe("x.h5", c);
+  EXPECT_NE(text.find("worker optimizers  12 workers"), std::string::npos) << text;
+  EXPECT_NE(text.find("/workers/11/optimizer step 111: m v"), std::string::npos) << text;
+}
+
+TEST_F(CheckpointTest, StrayWorkerGroupIsDetected) {
+  Checkpoint c = sample();
+  c.worker_optimizers.resize(2);
+  write_checkpoint(path("stray.h5"), c);
+  {  // a third group named 5: the list has a hole
+    hid_t id = H5Fopen(path("stray.h5").c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(id, 0);
+    Hid handle(id, H5Fclose);
+    Hid group(H5Gcreate2(id, "/workers/5", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+    ASSERT_TRUE(group.valid());
+  }
+  try {
+    read_checkpoint(path("stray.h5"));
+    FAIL() << "a hole in /workers went unnoticed";
+  } catch (const gradshare::core::UserError& error) {
+    EXPECT_NE(std::string(error.what()).find("/workers/5"), std::string::npos) << error.what();
+  }
+}
+
+TEST_F(CheckpointTest, WorkerStateWithoutStepIsDetected) {
+  Checkpoint c = sample();
+  c.worker_optimizers.resize(2);
+  write_checkpoint(path("nostep.h5"), c);
+  {
+    hid_t id = H5Fopen(path("nostep.h5").c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(id, 0);
+    Hid handle(id, H5Fclose);
+    ASSERT_GE(H5Adelete_by_name(id, "/workers/1/optimizer", "step", H5P_DEFAULT), 0);
+  }
+  try {
+    read_checkpoint(path("nostep.h5"));
+    FAIL() << "a worker state without its step was accepted";
+  } catch (const gradshare::core::UserError& error) {
+    EXPECT_NE(std::string(error.what()).find("missing attribute 'step'"), std::string::npos)
+        << error.what();
+  }
 }
 
 TEST_F(CheckpointTest, MissingFileIsAUserError) {
@@ -103,34 +213,52 @@ TEST_F(CheckpointTest, TruncatedFileIsDetected) {
   EXPECT_THROW(read_checkpoint(path("c.h5")), gradshare::core::UserError);
 }
 
+// Flips one bit inside the two floats `marker` in the file's raw bytes.
+void flip_bit_in(const std::string& file, const float (&marker)[2]) {
+  std::string bytes;
+  {
+    std::ifstream in(file, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const auto at = bytes.find(std::string(reinterpret_cast<const char*>(marker), sizeof marker));
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 1] = static_cast<char>(bytes[at + 1] ^ 0x10);
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+void expect_corrupt(const std::string& file) {
+  try {
+    read_checkpoint(file);
+    FAIL() << "a flipped byte went unnoticed";
+  } catch (const gradshare::core::UserError& error) {
+    EXPECT_NE(std::string(error.what()).find("corrupt"), std::string::npos) << error.what();
+  }
+}
+
 TEST_F(CheckpointTest, FlippedByteInParametersIsDetected) {
   Checkpoint c = sample();
   c.parameters.assign(4096, 0.0f);
   for (std::size_t i = 0; i < c.parameters.size(); ++i) c.parameters[i] = static_cast<float>(i);
   c.views.clear();
   c.optimizer_state.clear();
+  c.worker_optimizers.clear();
   c.residuals.clear();
   write_checkpoint(path("d.h5"), c);
-  // Find the raw parameter bytes in the file and flip one bit inside them.
-  std::string bytes;
-  {
-    std::ifstream in(path("d.h5"), std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(in), {});
-  }
-  const float marker[2] = {1000.0f, 1001.0f};
-  const auto at = bytes.find(std::string(reinterpret_cast<const char*>(marker), sizeof marker));
-  ASSERT_NE(at, std::string::npos);
-  bytes[at + 1] = static_cast<char>(bytes[at + 1] ^ 0x10);
-  {
-    std::ofstream out(path("d.h5"), std::ios::binary | std::ios::trunc);
-    out << bytes;
-  }
-  try {
-    read_checkpoint(path("d.h5"));
-    FAIL() << "a flipped byte went unnoticed";
-  } catch (const gradshare::core::UserError& error) {
-    EXPECT_NE(std::string(error.what()).find("corrupt"), std::string::npos) << error.what();
-  }
+  flip_bit_in(path("d.h5"), {1000.0f, 1001.0f});
+  expect_corrupt(path("d.h5"));
+}
+
+TEST_F(CheckpointTest, FlippedByteInAWorkersOptimizerIsDetected) {
+  Checkpoint c = sample();
+  c.optimizer_state.clear();
+  c.residuals.clear();
+  c.worker_optimizers.resize(2);
+  auto& v = c.worker_optimizers[1].buffers[1].values;
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = 5000.0f + static_cast<float>(i);
+  write_checkpoint(path("w.h5"), c);
+  flip_bit_in(path("w.h5"), {5010.0f, 5011.0f});
+  expect_corrupt(path("w.h5"));
 }
 
 TEST_F(CheckpointTest, MissingAttributeIsDetected) {
@@ -145,7 +273,8 @@ TEST_F(CheckpointTest, MissingAttributeIsDetected) {
     read_checkpoint(path("e.h5"));
     FAIL() << "a checkpoint without attributes was accepted";
   } catch (const gradshare::core::UserError& error) {
-    EXPECT_NE(std::string(error.what()).find("missing attribute"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("missing attribute"), std::string::npos)
+        << error.what();
   }
 }
 
@@ -159,7 +288,8 @@ TEST_F(CheckpointTest, OtherFormatVersionIsRejected) {
     read_checkpoint(path("f.h5"));
     FAIL() << "format version 99 was accepted";
   } catch (const gradshare::core::UserError& error) {
-    EXPECT_NE(std::string(error.what()).find("format version 99"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("format version 99"), std::string::npos)
+        << error.what();
   }
 }
 

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Fault tolerance of gradient sharing under `mpirun --with-ft ulfm`: real processes killed with
+# SIGKILL (from outside or injected), made to exit, or hung; the job must finish with every
+# replica equal to the master (the replacements included) and no update applied twice.
+#   fault_test.sh GRADSHARE MPIEXEC CONFIG SCENARIO
+# SCENARIO:
+#   plain-kill        4 workers + 1 spare, `kill -9` of worker 2 from outside mid-epoch; final
+#                     accuracy within 1 pp of an undisturbed run of the same job
+#   mesh-inner        mesh with fan-out 2, 6 workers + 1 spare, inner node 1 killed (its
+#                     children 3 and 4 are re-attached); within 1 pp of an undisturbed run
+#   two-kills         4 workers + 2 spares, worker 2 killed, later worker 3 killed
+#   kill-in-recovery  4 workers + 2 spares, worker 2 killed, worker 3 killed as it enters the
+#                     recovery of worker 2
+#   hang              4 workers + 1 spare, worker 2 stops (no heartbeats, no exit): declared
+#                     dead after fault_tolerance.timeout_ms and replaced
+#   exit              a worker that exits without MPI_Finalize, which Open MPI does not report
+#                     as failed: declared dead by its silence, the job ends with a clear error
+#                     instead of hanging; the same command again resumes and finishes
+#   shrink            4 workers, on_worker_failure shrink: the job finishes with 3
+#   abort             4 workers, on_worker_failure abort: checkpoint, exit 75; the same command
+#                     again resumes and finishes
+set -euo pipefail
+gradshare=$1 mpiexec=$2 config=$3 scenario=$4
+here=$(cd "$(dirname "$0")/../../tools" && pwd)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+work=$(mktemp -d)
+trap 'pkill -9 -f "gradshare train .*$work" 2>/dev/null || true; rm -rf "$work"' EXIT
+
+# The full training set: short subsets vary too much between asynchronous runs for a 1 pp
+# comparison. The within-1-pp scenarios train 6 epochs (~20 s); the others 2 epochs.
+base=(data.test_subset=10000 logging.every_steps=20 transport.timeout_ms=60000)
+checks=(--equivalent --none-applied-twice)
+
+run() {  # run NAME RANKS [overrides...]: one job into $work/NAME, log in $work/NAME.log
+  local name=$1 ranks=$2
+  shift 2
+  set +e
+  "$mpiexec" --with-ft ulfm --oversubscribe -n "$ranks" "$gradshare" train "$config" \
+    run.dir="$work/$name" "${base[@]}" "$@" >"$work/$name.log" 2>&1
+  local code=$?
+  set -e
+  echo "$name: exit code $code"
+  return $code
+}
+
+accuracy() { python3 -c "import json,sys; print([json.loads(l) for l in open(sys.argv[1]) if '\"final\"' in l][-1]['test_accuracy'])" "$1/metrics.jsonl"; }
+
+within() {  # within DISTURBED UNDISTURBED TOLERANCE
+  python3 - "$(accuracy "$1")" "$(accuracy "$2")" "$3" <<'PY'
+import sys
+disturbed, undisturbed, tolerance = map(float, sys.argv[1:])
+print(f"accuracy {disturbed:.4f} with the failure, {undisturbed:.4f} without (allowed difference {tolerance})")
+sys.exit(0 if abs(disturbed - undisturbed) <= tolerance else 1)
+PY
+}
+
+fail() { echo "FAIL: $*"; for f in "$work"/*.log; do echo "== $f"; tail -n 30 "$f"; done; exit 1; }
+
+# Kills logical rank RANK of run NAME with SIGKILL once the master has logged step STEP.
+kill_when() {
+  local name=$1 rank=$2 step=$3
+  for _ in $(seq 3000); do
+    last=$(grep -o '"kind":"step","step":[0-9]*' "$work/$name/metrics.jsonl" 2>/dev/null | tail -1 | grep -o '[0-9]*$' || true)
+    [ -n "$last" ] && [ "$last" -ge "$step" ] && break
+    sleep 0.1
+  done
+  for pid in $(pgrep -f "gradshare train .*$work/$name"); do
+    if tr '\0' '\n' </proc/"$pid"/environ 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$rank"; then
+      echo "kill -9 rank $rank (pid $pid) after step $last"
+      kill -9 "$pid"
+      return 0
+    fi
+  done
+  echo "rank $rank of $name not found"
+  return 1
+}
+
+case "$scenario" in
+  plain-kill)
+    args=(training.epochs=6 fault_tolerance.spares=1)
+    run undisturbed 6 "${args[@]}" || fail "the undisturbed run failed"
+    run killed 6 "${args[@]}" &
+    job=$!
+    kill_when killed 2 1500 || fail "could not kill rank 2"
+    wait "$job" || fail "the job did not survive a killed worker"
+    python3 "$here/check_run.py" "$work/killed" "${checks[@]}" --recoveries 1 --replaced 1 || fail "checks"
+    within "$work/killed" "$work/undisturbed" 0.01 || fail "accuracy"
+    ;;
+  mesh-inner)
+    args=(training.epochs=6 fault_tolerance.spares=1 topology.mode=mesh topology.max_children=2)
+    run undisturbed 8 "${args[@]}" || fail "the undisturbed run failed"
+    GRADSHARE_INJECT=1:300:sigkill run killed 8 "${args[@]}" || fail "the job did not survive an inner node"
+    python3 "$here/check_run.py" "$work/killed" "${checks[@]}" --recoveries 1 --replaced 1 || fail "checks"
+    grep -q '"tree_version":2' "$work/killed/metrics.jsonl" || fail "the tree was not re-attached"
+    grep -q "lost ranks \[1\]" "$work/killed/rank-0.log" || fail "rank 1 not reported lost"
+    within "$work/killed" "$work/undisturbed" 0.01 || fail "accuracy"
+    ;;
+  two-kills)
+    GRADSHARE_INJECT=2:60:sigkill,3:250:sigkill run killed 7 training.epochs=2 fault_tolerance.spares=2 \
+      || fail "the job did not survive two failures"
+    python3 "$here/check_run.py" "$work/killed" "${checks[@]}" --recoveries 2 --replaced 2 \
+      --min-accuracy 0.75 || fail "checks"
+    ;;
+  kill-in-recovery)
+    GRADSHARE_INJECT=2:60:sigkill,3:0:sigkill run killed 7 training.epochs=2 fault_tolerance.spares=2 \
+      || fail "the job did not survive a failure during recovery"
+    python3 "$here/check_run.py" "$work/killed" "${checks[@]}" --replaced 2 --min-accuracy 0.75 \
+      || fail "checks"
+    grep -q "fault injection: sigkill during a recovery" "$work/killed/rank-3.log" || fail "rank 3 did not die during the recovery"
+    ;;
+  hang)
+    GRADSHARE_INJECT=2:60:hang run killed 6 training.epochs=2 fault_tolerance.spares=1 \
+      fault_tolerance.heartbeat_ms=200 fault_tolerance.timeout_ms=3000 || fail "a hung worker hung the job"
+    python3 "$here/check_run.py" "$work/killed" "${checks[@]}" --recoveries 1 --replaced 1 \
+      --min-accuracy 0.75 || fail "checks"
+    grep -q "declared dead" "$work/killed/rank-0.log" || fail "the hung worker was not declared dead"
+    ;;
+  exit)
+    args=(training.epochs=2 fault_tolerance.spares=1 fault_tolerance.heartbeat_ms=200
+          fault_tolerance.timeout_ms=3000 checkpoint.every_steps=50)
+    code=0
+    # Late enough that the resumed checkpoint is past the first epoch's noisy start.
+    GRADSHARE_INJECT=2:300:exit run killed 6 "${args[@]}" || code=$?
+    [ "$code" -ne 0 ] || fail "the job ended well although a worker vanished"
+    grep -q "does not report it failed" "$work/killed.log" || fail "no clear error"
+    run killed 6 "${args[@]}" || fail "the rerun failed"
+    grep -q '"kind":"resume"' "$work/killed/metrics.jsonl" || fail "the rerun did not resume"
+    # A floor well above chance only: checkpoints stop once the worker is gone (its state is
+    # missing), so the rerun repeats much of the run from an older one; resumed 2-epoch runs
+    # measured 65.9-71.7 % here against 85 % undisturbed.
+    python3 "$here/check_run.py" "$work/killed" --equivalent --min-accuracy 0.5 || fail "checks"
+    ;;
+  shrink)
+    GRADSHARE_INJECT=2:60:sigkill run killed 5 training.epochs=2 fault_tolerance.on_worker_failure=shrink \
+      || fail "the job did not go on with fewer workers"
+    python3 "$here/check_run.py" "$work/killed" "${checks[@]}" --recoveries 1 --replaced 0 \
+      --min-accuracy 0.75 || fail "checks"
+    grep -q "model equivalence: 3 workers" "$work/killed/rank-0.log" || fail "not 3 workers at the end"
+    ;;
+  abort)
+    args=(training.epochs=2 fault_tolerance.on_worker_failure=abort checkpoint.every_epoch=false)
+    code=0
+    GRADSHARE_INJECT=2:60:sigkill run killed 5 "${args[@]}" || code=$?
+    [ "$code" -eq 75 ] || fail "exit code $code, expected 75 (requeue me)"
+    ls "$work/killed/checkpoints/"*.h5 >/dev/null 2>&1 || fail "no checkpoint written"
+    run killed 5 "${args[@]}" || fail "the rerun failed"
+    grep -q '"kind":"resume"' "$work/killed/metrics.jsonl" || fail "the rerun did not resume"
+    python3 "$here/check_run.py" "$work/killed" --equivalent --min-accuracy 0.75 || fail "checks"
+    ;;
+  *)
+    echo "unknown scenario $scenario"
+    exit 2
+    ;;
+esac
+echo "PASS: $scenario"
