@@ -116,8 +116,10 @@ case "$scenario" in
     grep -q "declared dead" "$work/killed/rank-0.log" || fail "the hung worker was not declared dead"
     ;;
   exit)
+    # transport.timeout_ms bounds the survivors' repair, which waits for the vanished process
+    # until its watchdog ends them (ULFM never reports it).
     args=(training.epochs=2 fault_tolerance.spares=1 fault_tolerance.heartbeat_ms=200
-          fault_tolerance.timeout_ms=3000 checkpoint.every_steps=50)
+          fault_tolerance.timeout_ms=3000 checkpoint.every_steps=50 transport.timeout_ms=15000)
     code=0
     # Late enough that the resumed checkpoint is past the first epoch's noisy start.
     GRADSHARE_INJECT=2:300:exit run killed 6 "${args[@]}" || code=$?
