@@ -27,6 +27,8 @@
 // at most once (UpdateExchange). Replicas start from identical parameters (same seed), so after
 // the drain every replica has applied the same set of updates and holds the same model up to
 // floating-point summation order: the check asserts relative max-norm <= 1e-5.
+// Under `mpirun --with-ft ulfm` a failed worker is replaced or dropped and the replicas are
+// brought back to the same applied updates before training goes on: sharing_recovery.h.
 #pragma once
 
 #include "comm/repair.h"

@@ -1,11 +1,10 @@
 // sharing_master.cpp: the gradient-sharing master: hands out partitions, applies and relays
 // every update, aggregates the workers' figures, evaluates each finished epoch, drains the job
-// and checks that every replica ended with the master's model.
+// and checks that every replica ended with the master's model; under fault tolerance it leads
+// the repair and resync after a worker fails (sharing_recovery.h).
 #include <sys/resource.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -24,6 +23,7 @@
 #include "train/checkpointer.h"
 #include "train/epoch_report.h"
 #include "train/gradient_sharing.h"
+#include "train/liveness.h"
 #include "train/model_file.h"
 #include "train/partition_messages.h"
 #include "train/partition_scheduler.h"
@@ -33,6 +33,7 @@
 #include "train/sharing_roles.h"
 #include "train/recovery_report.h"
 #include "train/update_exchange.h"
+#include "train/update_resync.h"
 #include "train/worker_report.h"
 #include "train/worker_state.h"
 
@@ -108,7 +109,7 @@ class SharingMaster {
                static_cast<std::size_t>(cfg_.data.partition_batches),
                static_cast<std::uint64_t>(cfg_.run.seed), 0, false),
         checkpointer_(context), reporter_(context), recoveries_(context),
-        live_(session.live_workers()),
+        live_(session.live_workers()), liveness_(context.config.fault_tolerance.timeout_ms),
         targets_(static_cast<std::size_t>(context.size), 0),
         tau_(static_cast<std::size_t>(context.worker_count()),
              static_cast<float>(cfg_.encoding.initial_threshold)) {}
@@ -160,7 +161,7 @@ class SharingMaster {
     bool busy = exchange_.poll(model_.parameters()) > 0;
     while (auto message = control().try_receive()) {
       busy = true;
-      heard_from_[message->source].restart();
+      liveness_.heard(message->source);
       handle(*message);
     }
     for (const auto epoch : scheduler_->take_completed_epochs()) {
@@ -177,43 +178,8 @@ class SharingMaster {
     }
     progress_->maybe_log(static_cast<double>(exchange_.stats().relayed));
     if (static_cast<std::size_t>(done_.size()) == live_.size() && !drain_sent_) send_drain_targets();
-    check_heartbeats();
+    liveness_.check(live_, session_);
     return busy;
-  }
-
-  // A worker silent for fault_tolerance.timeout_ms is declared dead: stopped (SIGKILL, when it
-  // runs on this host) so that ULFM reports it and the recovery replaces it. Without fault
-  // tolerance, or on another host, the job ends instead of hanging.
-  void check_heartbeats() {
-    const double timeout = static_cast<double>(cfg_.fault_tolerance.timeout_ms) / 1000.0;
-    for (int w : live_) {
-      auto& heard = heard_from_[w];
-      if (heard.seconds() < timeout) continue;
-      const std::string silent = "rank " + std::to_string(w) + " sent nothing for " +
-                                 std::to_string(static_cast<int>(heard.seconds())) +
-                                 " s (fault_tolerance.timeout_ms " +
-                                 std::to_string(cfg_.fault_tolerance.timeout_ms) + ")";
-      const auto identity = session_.processes().find(w);
-      char host[256] = {};
-      gethostname(host, sizeof host - 1);
-      if (!session_.fault_tolerant() || identity == session_.processes().end() ||
-          identity->second.host != host)
-        throw core::RuntimeError(silent + ": it hangs; ending the job (rerun to resume from the "
-                                 "newest checkpoint" +
-                                 (session_.fault_tolerant() ? ", it runs on another host" : "") + ")");
-      if (declared_dead_.count(w))
-        // Stopped once already and still not reported failed: the process is gone without MPI
-        // noticing (Open MPI 5.0.7 reports SIGKILLed processes, but not one that exits without
-        // MPI_Finalize), so no repair can exclude it.
-        throw core::RuntimeError(silent + " after being stopped, and MPI does not report it "
-                                 "failed (did it exit without MPI_Finalize?): ending the job; "
-                                 "rerun to resume from the newest checkpoint");
-      core::log_warn(silent + ": declared dead, stopping process " +
-                     std::to_string(identity->second.pid));
-      kill(identity->second.pid, SIGKILL);
-      declared_dead_.insert(w);
-      heard.restart();  // ULFM reports the failure shortly; do not kill twice
-    }
   }
 
   // A process failed: repair the job (comm/repair.h), then the resync (sharing_recovery.h).
@@ -241,8 +207,7 @@ class SharingMaster {
         core::log_warn(std::string("another process failed during recovery: ") + error.what());
       }
     }
-    for (int w : live_) heard_from_[w].restart();
-    declared_dead_.clear();
+    liveness_.restart(live_);
     if (cfg_.fault_tolerance.on_worker_failure == "abort" && !stopping_) {
       core::log_warn("fault_tolerance.on_worker_failure is abort: finishing the partitions in "
                      "flight, checkpointing, and exiting with the requeue code");
@@ -289,14 +254,10 @@ class SharingMaster {
       else if (held && !(s.holding && same(*held, *s.holding))) scheduler_->requeue_worker(w);
       if (s.phase != WorkerPhase::kTraining) scheduler_->requeue_worker(w);  // holds nothing
     }
-    record.resync_updates += fetch_missing(status);
-    for (auto& [w, s] : status) {
-      if (s.phase == WorkerPhase::kJoining) continue;
-      std::vector<std::vector<std::uint8_t>> missing = exchange_.kept_missing_from(s.applied);
-      require_complete(w, s.applied, missing.size());
-      record.resync_updates += static_cast<std::int64_t>(missing.size());
-      control().send(w, comm::Tag::kResyncUpdates, serialize_messages(missing));
-    }
+    std::map<int, WorkerStatus> survivors;
+    for (const auto& [w, s] : status)
+      if (s.phase != WorkerPhase::kJoining) survivors.emplace(w, s);
+    record.resync_updates += resync_updates(control(), exchange_, model_.parameters(), survivors);
     for (int w : joining) start_replacement(w, status);
     for (int w : live_) control().send(w, comm::Tag::kResyncDone, {});
     // Every worker asks for partitions again and reports kDone anew; the drain restarts.
@@ -313,55 +274,6 @@ class SharingMaster {
 
   static bool same(const PartitionGrant& a, const PartitionGrant& b) {
     return a.epoch == b.epoch && a.partition == b.partition;
-  }
-
-  // Updates some survivor applied and the master did not (in flight on the abandoned plane):
-  // fetched from a survivor's kept messages and applied here. Returns how many.
-  std::int64_t fetch_missing(const std::map<int, WorkerStatus>& status) {
-    const auto mine = exchange_.applied_ids();
-    std::map<int, std::vector<UpdateId>> wanted;
-    std::set<UpdateId> assigned;
-    for (const auto& [w, s] : status) {
-      if (s.phase == WorkerPhase::kJoining) continue;
-      for (int origin = 1; origin < context_.size; ++origin)
-        for (std::uint64_t seq = mine.upto[static_cast<std::size_t>(origin)] + 1;
-             seq <= s.applied.highest(origin); ++seq) {
-          const UpdateId id{static_cast<std::uint32_t>(origin), seq};
-          if (s.applied.contains(origin, seq) && !mine.contains(origin, seq) && assigned.insert(id).second)
-            wanted[w].push_back(id);
-        }
-    }
-    std::int64_t fetched = 0;
-    for (const auto& [w, ids] : wanted) {
-      control().send(w, comm::Tag::kResyncFetch, serialize_ids(ids));
-      const auto reply = control().receive(w, comm::Tag::kResyncUpdates, "updates for the resync");
-      const auto messages = deserialize_messages(reply.payload);
-      for (const auto& message : messages) {
-        if (!exchange_.deliver(message, model_.parameters()))
-          throw core::RuntimeError("resync: rank " + std::to_string(w) + " sent " + exchange_.last_error());
-        ++fetched;
-      }
-      for (const auto& [origin, seq] : ids)
-        if (!exchange_.has_applied(static_cast<int>(origin), seq))
-          throw core::RuntimeError("resync: update (" + std::to_string(origin) + ", " +
-                                   std::to_string(seq) + ") was applied by rank " + std::to_string(w) +
-                                   " but is no longer kept there: the replicas cannot be made equal");
-    }
-    return fetched;
-  }
-
-  // Checks that the kept messages cover everything `worker` lacks.
-  void require_complete(int worker, const AppliedIds& theirs, std::size_t sending) const {
-    const auto mine = exchange_.applied_ids();
-    std::size_t lacking = 0;
-    for (int origin = 1; origin < context_.size; ++origin)
-      for (std::uint64_t seq = theirs.upto[static_cast<std::size_t>(origin)] + 1;
-           seq <= mine.highest(origin); ++seq)
-        if (mine.contains(origin, seq) && !theirs.contains(origin, seq)) ++lacking;
-    if (lacking != sending)
-      throw core::RuntimeError("resync: rank " + std::to_string(worker) + " lacks " +
-                               std::to_string(lacking) + " updates but only " +
-                               std::to_string(sending) + " are still kept here");
   }
 
   // A replacement starts from the master's model and applied IDs, and the optimizer state of a
@@ -418,8 +330,8 @@ class SharingMaster {
       start.worker.residual =
           residuals.empty() ? std::vector<float>{} : residuals[static_cast<std::size_t>(w - 1)];
       control().send(w, comm::Tag::kParameters, serialize(start));
-      heard_from_[w].restart();
     }
+    liveness_.restart(live_);
   }
 
   // One residual per worker of this run from a checkpoint's: a checkpoint of more workers has
@@ -618,9 +530,8 @@ class SharingMaster {
   EpochReporter reporter_;
   RecoveryLog recoveries_;
   std::vector<int> live_;  // logical ranks of the live workers
-  std::map<int, core::Stopwatch> heard_from_;  // since each worker's last message
+  Liveness liveness_;
   std::map<int, std::uint64_t> grant_seq_;     // a worker's last update seq when granted
-  std::set<int> declared_dead_;                // silent workers already stopped once
   std::optional<PartitionScheduler> scheduler_;
   std::optional<SharingProgress> progress_;
   std::vector<std::uint64_t> targets_;  // last seq per origin, from kDone
