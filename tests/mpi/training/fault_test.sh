@@ -8,6 +8,7 @@
 #                     accuracy within 1 pp of an undisturbed run of the same job
 #   mesh-inner        mesh with fan-out 2, 6 workers + 1 spare, inner node 1 killed (its
 #                     children 3 and 4 are re-attached); within 1 pp of an undisturbed run
+#   spawn             4 workers, no spares: the killed worker is replaced by MPI_Comm_spawn
 #   two-kills         4 workers + 2 spares, worker 2 killed, later worker 3 killed
 #   kill-in-recovery  4 workers + 2 spares, worker 2 killed, worker 3 killed as it enters the
 #                     recovery of worker 2
@@ -94,6 +95,12 @@ case "$scenario" in
     grep -q '"tree_version":2' "$work/killed/metrics.jsonl" || fail "the tree was not re-attached"
     grep -q "lost ranks \[1\]" "$work/killed/rank-0.log" || fail "rank 1 not reported lost"
     within "$work/killed" "$work/undisturbed" 0.01 || fail "accuracy"
+    ;;
+  spawn)
+    GRADSHARE_INJECT=2:60:sigkill run killed 5 training.epochs=2 || fail "the job did not survive"
+    python3 "$here/check_run.py" "$work/killed" "${checks[@]}" --recoveries 1 --replaced 1 \
+      --min-accuracy 0.75 || fail "checks"
+    grep -q "replacement for rank 2: joining the job" "$work/killed/rank-2.log" || fail "no spawned replacement"
     ;;
   two-kills)
     GRADSHARE_INJECT=2:60:sigkill,3:250:sigkill run killed 7 training.epochs=2 fault_tolerance.spares=2 \
