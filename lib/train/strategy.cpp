@@ -22,6 +22,14 @@ void check_strategy_fits(const config::ExperimentConfig& config, int ranks) {
   if (strategy != "local" && strategy != "gradient_sharing" && strategy != "allreduce" &&
       strategy != "parameter_averaging" && strategy != "downpour")
     throw core::UserError("training.strategy '" + strategy + "' is not available yet in this build");
+  const auto spares = config.fault_tolerance.spares;
+  if (spares > 0 && ranks > 1 && strategy != "gradient_sharing")
+    throw core::UserError("fault_tolerance.spares is used by training.strategy gradient_sharing "
+                          "only, not '" + strategy + "'");
+  if (spares > 0 && ranks > 1 && ranks - spares < 2)
+    throw core::UserError("fault_tolerance.spares " + std::to_string(spares) +
+                          " leaves no worker among the job's " + std::to_string(ranks) +
+                          " ranks (start at least " + std::to_string(spares + 2) + ")");
 }
 
 int run_strategy(RunContext& context) {
