@@ -8,24 +8,36 @@ std::optional<PartitionGrant> request_partition(comm::ControlPlane& control,
                                                 bool finished_previous) {
   control.send(0, comm::Tag::kPartitionRequest,
                comm::ByteWriter().put<std::uint8_t>(finished_previous ? 1 : 0).bytes());
-  const auto reply = control.receive(0, comm::Tag::kPartitionGrant, "partition grant");
-  comm::ByteReader reader(reply.payload, "partition grant");
-  const bool has = reader.get<std::uint8_t>() != 0;
-  PartitionGrant grant;
-  grant.epoch = reader.get<std::int64_t>();
-  grant.partition = reader.get<std::int64_t>();
-  reader.expect_end();
-  if (!has) return std::nullopt;
-  return grant;
+  return parse_partition_grant(control.receive(0, comm::Tag::kPartitionGrant, "partition grant"));
 }
 
 void send_partition_grant(comm::ControlPlane& control, int worker,
                           const std::optional<PartitionGrant>& grant) {
   comm::ByteWriter writer;
+  put_grant(writer, grant);
+  control.send(worker, comm::Tag::kPartitionGrant, writer.bytes());
+}
+
+std::optional<PartitionGrant> parse_partition_grant(const comm::ControlMessage& message) {
+  comm::ByteReader reader(message.payload, "partition grant");
+  auto grant = get_grant(reader);
+  reader.expect_end();
+  return grant;
+}
+
+void put_grant(comm::ByteWriter& writer, const std::optional<PartitionGrant>& grant) {
   writer.put<std::uint8_t>(grant ? 1 : 0);
   writer.put<std::int64_t>(grant ? grant->epoch : 0);
   writer.put<std::int64_t>(grant ? grant->partition : 0);
-  control.send(worker, comm::Tag::kPartitionGrant, writer.bytes());
+}
+
+std::optional<PartitionGrant> get_grant(comm::ByteReader& reader) {
+  const bool has = reader.get<std::uint8_t>() != 0;
+  PartitionGrant grant;
+  grant.epoch = reader.get<std::int64_t>();
+  grant.partition = reader.get<std::int64_t>();
+  if (!has) return std::nullopt;
+  return grant;
 }
 
 }  // namespace gradshare::train

@@ -5,6 +5,7 @@
 
 #include <optional>
 
+#include "comm/byte_io.h"
 #include "comm/control_plane.h"
 #include "train/partition_scheduler.h"
 
@@ -16,5 +17,11 @@ std::optional<PartitionGrant> request_partition(comm::ControlPlane& control, boo
 // Master side.
 void send_partition_grant(comm::ControlPlane& control, int worker,
                           const std::optional<PartitionGrant>& grant);
+// A grant message's payload: the grant, or nothing when every partition has been handed out.
+std::optional<PartitionGrant> parse_partition_grant(const comm::ControlMessage& message);
+
+// The grant's wire form {has: u8, epoch: i64, partition: i64}, also inside other messages.
+void put_grant(comm::ByteWriter& writer, const std::optional<PartitionGrant>& grant);
+std::optional<PartitionGrant> get_grant(comm::ByteReader& reader);
 
 }  // namespace gradshare::train

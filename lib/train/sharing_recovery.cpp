@@ -3,27 +3,9 @@
 
 #include "comm/byte_io.h"
 #include "core/errors.h"
+#include "train/partition_messages.h"
 
 namespace gradshare::train {
-
-namespace {
-
-void put_grant(comm::ByteWriter& writer, const std::optional<PartitionGrant>& grant) {
-  writer.put<std::uint8_t>(grant ? 1 : 0);
-  writer.put<std::int64_t>(grant ? grant->epoch : 0);
-  writer.put<std::int64_t>(grant ? grant->partition : 0);
-}
-
-std::optional<PartitionGrant> get_grant(comm::ByteReader& reader) {
-  const bool has = reader.get<std::uint8_t>() != 0;
-  PartitionGrant grant;
-  grant.epoch = reader.get<std::int64_t>();
-  grant.partition = reader.get<std::int64_t>();
-  if (!has) return std::nullopt;
-  return grant;
-}
-
-}  // namespace
 
 std::vector<std::uint8_t> WorkerStatus::serialize() const {
   comm::ByteWriter writer;

@@ -58,16 +58,6 @@ void count_encoding(WorkerReport& report, codec::Encoding encoding) {
   }
 }
 
-PartitionGrant read_grant(const comm::ControlMessage& message, bool& has) {
-  comm::ByteReader reader(message.payload, "partition grant");
-  has = reader.get<std::uint8_t>() != 0;
-  PartitionGrant grant;
-  grant.epoch = reader.get<std::int64_t>();
-  grant.partition = reader.get<std::int64_t>();
-  reader.expect_end();
-  return grant;
-}
-
 class SharingWorker {
  public:
   SharingWorker(RunContext& context, SharingSession& session, bool replacement)
@@ -260,9 +250,8 @@ class SharingWorker {
       if (reply) {
         request_pending_ = false;
         finished_unacknowledged_.reset();
-        bool has = false;
-        const auto grant = read_grant(*reply, has);
-        if (!has) return std::nullopt;
+        const auto grant = parse_partition_grant(*reply);
+        if (!grant) return std::nullopt;
         holding_ = grant;
         phase_ = WorkerPhase::kTraining;
         return grant;
