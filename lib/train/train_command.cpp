@@ -138,16 +138,20 @@ int launcher_rank() {
   std::_Exit(code);
 }
 
+// The resolved config's text and this process's settings from it (log level, BLAS threads).
+void apply_config(RunContext& context) {
+  context.config_yaml = config::to_yaml(context.config);
+  core::Logger::instance().set_level(core::parse_log_level(context.config.logging.level));
+  nn::set_compute_threads(static_cast<int>(context.config.compute.threads));
+}
+
 // A process MPI_Comm_spawn started to replace a dead worker: joins the repaired job first (the
 // survivors wait in the repair), then becomes that worker.
 int run_replacement(const config::ExperimentConfig& config, MPI_Comm parent) {
   RunContext context;
   context.config = config;
-  context.config_yaml = config::to_yaml(config);
-  auto& logger = core::Logger::instance();
-  logger.set_terminal(false);
-  logger.set_level(core::parse_log_level(config.logging.level));
-  nn::set_compute_threads(static_cast<int>(config.compute.threads));
+  core::Logger::instance().set_terminal(false);
+  apply_config(context);
   try {
     comm::RepairOptions options;
     options.deadline_seconds = static_cast<double>(config.transport.timeout_ms) / 1000.0;
@@ -193,9 +197,7 @@ int train_command(const std::string& config_path, const std::vector<std::string>
     check_strategy_fits(context.config, context.size);
     // Shape mismatches in model.layers are config errors: find them before anything is written.
     nn::Model::build(context.config.model, static_cast<std::uint64_t>(context.config.run.seed));
-    context.config_yaml = config::to_yaml(context.config);
-    logger.set_level(core::parse_log_level(context.config.logging.level));
-    nn::set_compute_threads(static_cast<int>(context.config.compute.threads));
+    apply_config(context);
     check_compute_device(context.config.compute);
   });
   if (auto code = settle(failure, MPI_COMM_WORLD, context.rank)) return *code;
