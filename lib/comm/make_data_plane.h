@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "comm/data_plane.h"
@@ -11,9 +12,17 @@
 
 namespace gradshare::comm {
 
-// rma -> RmaDataPlane, two_sided -> TwoSidedDataPlane, with transport.ring_bytes per link and
+struct MadeDataPlane {
+  std::unique_ptr<DataPlane> plane;
+  // Which plane each kind of link got and why, the same text on every rank (for the log).
+  std::string description;
+};
+
+// rma -> RmaDataPlane, two_sided -> TwoSidedDataPlane, auto -> per link as plane_choice.h
+// says: one plane when every link gets the same kind, else a SplitDataPlane of RMA rings over
+// this node's ranks and two-sided messages to the other nodes. transport.ring_bytes per link,
 // transport.timeout_ms for the setup handshake. Collective over `comm`; `links` are its ranks.
-std::unique_ptr<DataPlane> make_data_plane(const config::TransportConfig& config, MPI_Comm comm,
-                                           std::vector<int> links);
+MadeDataPlane make_data_plane(const config::TransportConfig& config, MPI_Comm comm,
+                              std::vector<int> links);
 
 }  // namespace gradshare::comm

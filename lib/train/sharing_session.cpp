@@ -137,8 +137,10 @@ void SharingSession::build_planes() {
     const auto found = std::find(logical_.begin(), logical_.end(), logical);
     if (found != logical_.end()) links.push_back(static_cast<int>(found - logical_.begin()));
   }
-  plane_ = comm::make_data_plane(context_.config.transport, graph_ ? graph_.get() : comm_.get(),
-                                 links);
+  auto made = comm::make_data_plane(context_.config.transport,
+                                    graph_ ? graph_.get() : comm_.get(), links);
+  plane_ = std::move(made.plane);
+  if (context_.is_master()) core::log_info("data plane: " + made.description);
 }
 
 void SharingSession::release_spares() {

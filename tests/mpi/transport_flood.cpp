@@ -69,7 +69,9 @@ int run(const Args& args, int rank, int size) {
   transport.data_plane = args.plane;
   transport.ring_bytes = args.ring_bytes;
   transport.timeout_ms = static_cast<std::int64_t>(args.timeout * 1000);
-  auto plane = comm::make_data_plane(transport, MPI_COMM_WORLD, tree.links(rank));
+  auto made = comm::make_data_plane(transport, MPI_COMM_WORLD, tree.links(rank));
+  auto& plane = made.plane;
+  if (rank == 0) std::printf("data plane: %s\n", made.description.c_str());
 
   comm::testing::FloodOptions options;
   options.ranks = size;
