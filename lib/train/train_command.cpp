@@ -8,6 +8,7 @@
 #include <exception>
 #include <optional>
 
+#include "comm/host_names.h"
 #include "config/config_loader.h"
 #include "core/errors.h"
 #include "core/log.h"
@@ -17,6 +18,7 @@
 #include "kernels/cuda/device.h"
 #include "nn/threads.h"
 #include "nn/model.h"
+#include "comm/host_names.h"
 #include "comm/repair.h"
 #include "comm/ulfm.h"
 #include "train/banner.h"
@@ -221,7 +223,10 @@ int train_command(const std::string& config_path, const std::vector<std::string>
   if (!context.is_master()) context.run_directory = RunDirectory::attach(run_path);
   logger.set_tag(context.is_master() ? "master" : "rank " + std::to_string(context.rank));
   logger.open_file(context.run_directory.file("rank-" + std::to_string(context.rank) + ".log"));
-  if (context.is_master()) core::log_info(banner(context) + "\nrun directory " + run_path);
+  const auto hosts = comm::gather_host_names(MPI_COMM_WORLD);
+  if (context.is_master())
+    core::log_info(banner(context) + "\nhosts " + comm::describe_hosts(hosts) +
+                   "\nrun directory " + run_path);
 
   try {
     return run_strategy(context);

@@ -1,0 +1,18 @@
+// host_names.h: every rank's host name, gathered at rank 0 of a communicator (for the job
+// banner: which ranks share a node).
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+namespace gradshare::comm {
+
+// Collective over `comm`: at rank 0 the host name of every rank (by rank), empty elsewhere.
+std::vector<std::string> gather_host_names(MPI_Comm comm);
+
+// "node1 [0 4], node2 [1], node3 [2]": hosts in order of their lowest rank, with their ranks.
+std::string describe_hosts(const std::vector<std::string>& host_of_rank);
+
+}  // namespace gradshare::comm
