@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# cluster_test.sh: gradshare across real network namespaces (scripts/cluster-local): 3 nodes,
+# each with its own host name and address, joined by TCP over a bridge. Every case creates its
+# own cluster and removes it, also when it fails.
+#   cluster_test.sh GRADSHARE MPIEXEC REPO CASE
+# CASE:
+#   flood            the transport flood test over transport.data_plane=auto with 5 ranks on
+#                    3 nodes: same-node links on RMA rings, the rest on two-sided messages
+#   sharing-plain    gradient sharing, 1 master + 3 workers (--map-by node: master and worker
+#                    3 share node1), accuracy floor, model equivalence, no update twice
+#   sharing-mesh     the same over a mesh of fan-out 2 with 5 workers
+#   allreduce | parameter_averaging | downpour    the strategy's floor and its own checks
+#   fault-kill       --with-ft ulfm, 1 spare: the worker on node2 killed with SIGKILL mid-run
+#                    is replaced, the job finishes with every replica equal to the master
+#   sbatch           `sbatch -N 3 slurm/train.sbatch` on the cluster's Slurm: the job runs its
+#                    ranks on node1..node3 and completes with the floor's accuracy
+# Exit 0 pass, 1 fail, 77 skipped (not root, or network namespaces cannot be made here).
+set -uo pipefail
+gradshare=$1 mpiexec=$2 repo=$3 case=$4
+readonly skip_code=77
+config=$repo/configs/fashion-mnist-mlp.yaml
+tools=$repo/tests/tools
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export GRADSHARE_CLUSTER_DIR=${GRADSHARE_CLUSTER_DIR:-/tmp/gradshare-cluster-test}
+
+say() { echo "cluster_test[$case]: $*"; }
+fail() { say "FAIL: $*"; exit 1; }
+
+if [ "$(id -u)" -ne 0 ]; then
+  say "SKIP: network namespaces need root"
+  exit $skip_code
+fi
+probe=gs-probe-$$
+if ! ip netns add "$probe" 2>/dev/null; then
+  say "SKIP: cannot create a network namespace here (ip netns add failed)"
+  exit $skip_code
+fi
+ip netns delete "$probe"
+
+work=$(mktemp -d /tmp/gradshare-cluster-test.XXXXXX)
+chmod 755 "$work"
+cleanup() {
+  local rc=$?
+  trap - EXIT
+  "$repo/scripts/cluster-local" down >/dev/null 2>&1 || say "warning: cluster-local down failed"
+  rm -rf "$work"
+  exit $rc
+}
+trap cleanup EXIT
+
+up_args=(--nodes 3)
+[ "$case" = sbatch ] || up_args+=(--no-slurm)
+env_lines=$("$repo/scripts/cluster-local" up "${up_args[@]}") || fail "cluster-local up failed"
+eval "$env_lines"
+[ -n "${GRADSHARE_CLUSTER_MPIRUN_ARGS:-}" ] || fail "cluster-local printed no mpirun arguments"
+
+# The run directory's banner must name all three nodes.
+expect_three_nodes() {
+  grep -E "^.*hosts node1 \[0[ 0-9]*\], node2 \[[0-9 ]+\], node3 \[[0-9 ]+\]" "$1/rank-0.log" \
+    >/dev/null || fail "the ranks did not run on node1..node3: $(grep -h '^.*hosts ' "$1/rank-0.log")"
+}
+
+# train NAME RANKS "CHECKS" [overrides...]: one job across the nodes, then check_run.py.
+subset=(data.train_subset=12000 data.test_subset=2000 training.epochs=2 logging.every_steps=20)
+train() {
+  local name=$1 ranks=$2 checks=$3
+  shift 3
+  # shellcheck disable=SC2086  # the cluster's mpirun arguments are several words
+  "$mpiexec" $GRADSHARE_CLUSTER_MPIRUN_ARGS -n "$ranks" "$gradshare" train "$config" \
+    run.dir="$work/$name" "${subset[@]}" "$@" >"$work/$name.log" 2>&1 ||
+    { tail -n 30 "$work/$name.log"; fail "$name: the job failed"; }
+  expect_three_nodes "$work/$name"
+  # shellcheck disable=SC2086
+  python3 "$tools/check_run.py" "$work/$name" $checks || fail "$name: checks"
+}
+
+case "$case" in
+  flood)
+    # shellcheck disable=SC2086
+    out=$("$mpiexec" $GRADSHARE_CLUSTER_MPIRUN_ARGS -n 5 "$(dirname "$gradshare")/tests/mpi/mpi_transport_flood" \
+      --plane auto --fanout 2 --messages 200 --ring-bytes 65536 --min-bytes 16 --max-bytes 4000 2>&1) ||
+      { echo "$out"; fail "the flood failed"; }
+    echo "$out"
+    grep -q "data plane: 3 nodes: same-node links rma (shared memory); links between nodes two_sided" \
+      <<<"$out" || fail "auto did not split the links by node"
+    ;;
+  sharing-plain)
+    train sharing 4 "--min-accuracy 0.70 --equivalent --no-duplicates --max-bytes-ratio 0.05"
+    grep -q "data plane: 3 nodes: same-node links rma" "$work/sharing/rank-0.log" || fail "data plane line"
+    ;;
+  sharing-mesh)
+    train mesh 6 "--min-accuracy 0.65 --equivalent --no-duplicates" topology.mode=mesh \
+      topology.max_children=2
+    ;;
+  allreduce) train allreduce 4 "--min-accuracy 0.78" training.strategy=allreduce ;;
+  parameter_averaging)
+    train averaging 4 "--min-accuracy 0.78 --averaging-identical" \
+      training.strategy=parameter_averaging training.verify_averaging=true
+    ;;
+  downpour)
+    train downpour 4 "--min-accuracy 0.75 --downpour-consistent --staleness-present" \
+      training.strategy=downpour
+    ;;
+  fault-kill)
+    # 5 ranks + 1 spare by node: rank 1 lives on node2. Killed from outside once the master
+    # has logged step 100.
+    # shellcheck disable=SC2086
+    "$mpiexec" --with-ft ulfm $GRADSHARE_CLUSTER_MPIRUN_ARGS -n 6 "$gradshare" train "$config" \
+      run.dir="$work/killed" "${subset[@]}" fault_tolerance.spares=1 transport.timeout_ms=60000 \
+      >"$work/killed.log" 2>&1 &
+    job=$!
+    victim=
+    for _ in $(seq 1200); do
+      last=$(grep -o '"kind":"step","step":[0-9]*' "$work/killed/metrics.jsonl" 2>/dev/null |
+             tail -1 | grep -o '[0-9]*$' || true)
+      if [ -n "$last" ] && [ "$last" -ge 100 ]; then
+        for pid in $(pgrep -f "gradshare train .*$work/killed"); do
+          if tr '\0' '\n' </proc/"$pid"/environ 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1"; then
+            victim=$pid
+          fi
+        done
+        break
+      fi
+      kill -0 "$job" 2>/dev/null || break
+      sleep 0.1
+    done
+    [ -n "$victim" ] || { kill "$job" 2>/dev/null; fail "rank 1 was not found running"; }
+    host=$(nsenter --target "$victim" --uts hostname 2>/dev/null || echo "?")
+    say "kill -9 rank 1 (pid $victim on $host) after step $last"
+    [ "$host" = node2 ] || say "note: rank 1 ran on $host"
+    kill -9 "$victim"
+    wait "$job" || { tail -n 30 "$work/killed.log"; fail "the job did not survive the killed worker"; }
+    expect_three_nodes "$work/killed"
+    python3 "$tools/check_run.py" "$work/killed" --equivalent --none-applied-twice \
+      --recoveries 1 --replaced 1 --min-accuracy 0.70 || fail "checks"
+    ;;
+  sbatch)
+    cp "$gradshare" "$work/gradshare"
+    export GRADSHARE_BIN=$work/gradshare
+    id=$(cd "$repo" && sbatch --parsable -N 3 --ntasks-per-node=1 --output="$work/job-%j.out" \
+         slurm/train.sbatch "$config" "${subset[@]}" run.dir="$work/sbatch") ||
+      fail "sbatch failed"
+    say "job $id submitted"
+    state=
+    for _ in $(seq 1800); do
+      state=$(scontrol show job -o "$id" 2>/dev/null | tr ' ' '\n' | sed -n 's/^JobState=//p')
+      case $state in
+        COMPLETED | FAILED | CANCELLED* | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) break ;;
+      esac
+      sleep 0.5
+    done
+    cat "$work"/job-*.out
+    [ "$state" = COMPLETED ] || fail "job $id ended $state"
+    expect_three_nodes "$work/sbatch"
+    python3 "$tools/check_run.py" "$work/sbatch" --min-accuracy 0.70 --equivalent || fail "checks"
+    ;;
+  *) fail "unknown case '$case'" ;;
+esac
+say "PASS"
