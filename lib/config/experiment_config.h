@@ -170,8 +170,8 @@ struct FaultInjection {
 
 #define GS_TRANSPORT_KEYS(X)                                                                   \
   X(transport, data_plane, std::string, "auto", GS_CHOICES("auto", "rma", "two_sided"),        \
-    "How encoded updates travel: auto picks per link (RMA rings in shared memory or over "     \
-    "RDMA, two-sided messages over TCP); rma or two_sided force one for every link")          \
+    "How encoded updates and Downpour's pushes and pulls travel: auto picks per link (RMA "   \
+    "in shared memory or over RDMA, two-sided messages over TCP); rma or two_sided force one") \
   X(transport, ring_bytes, std::int64_t, 8388608, GS_RANGE(4096, 1.0e11),                      \
     "Bytes of each inbound ring (one per link)")                                              \
   X(transport, timeout_ms, std::int64_t, 120000, GS_RANGE(1, 1.0e9),                           \

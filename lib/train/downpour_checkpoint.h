@@ -1,6 +1,6 @@
 // downpour_checkpoint.h: Downpour's share of checkpoints and resuming.
 //
-// A checkpoint holds the servers' parameters (every shard read under its seqlock), the server
+// A checkpoint holds the servers' parameters (one version of every shard), the server
 // optimizer's state with its shards concatenated as /optimizer (its step is shard 0's: the
 // server optimizers, sgd and adagrad, do not depend on it), and every worker's own optimizer as
 // /workers/<w>/optimizer. The master asks the other servers and the workers for their state

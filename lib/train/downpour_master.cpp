@@ -1,11 +1,16 @@
 // downpour_master.cpp: the Downpour master (rank 0): serves shard 0, hands out partitions,
 // aggregates the workers' figures, evaluates the servers' model at the end of every epoch,
 // writes checkpoints (downpour_checkpoint.h), stops the job on a signal, and at the end checks
-// that every worker's final pull returned exactly the servers' parameters.
+// that every worker's final pull returned exactly the servers' parameters. Shard 0 is served
+// wherever the master waits: between messages, while it reads the other shards, and while it
+// evaluates or writes a checkpoint (on a second thread then).
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <future>
 #include <map>
 #include <vector>
 
@@ -18,7 +23,6 @@
 #include "data/epoch_plan.h"
 #include "train/checkpointer.h"
 #include "train/downpour_checkpoint.h"
-#include "train/downpour_client.h"
 #include "train/downpour_roles.h"
 #include "train/epoch_report.h"
 #include "train/model_file.h"
@@ -135,9 +139,23 @@ Comparison compare(std::span<const float> a, std::span<const float> b) {
   return result;
 }
 
+// Runs `work` (an evaluation, a checkpoint write: no MPI) on a second thread while this one keeps
+// serving `server`, so that workers' pulls are answered and their pushes applied meanwhile.
+void serve_during(ShardServer& server, const std::function<void()>& work) {
+  auto done = std::async(std::launch::async, work);
+  core::Backoff backoff;
+  while (done.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+    if (server.poll() > 0)
+      backoff.reset();
+    else
+      backoff.wait();
+  }
+  done.get();
+}
+
 }  // namespace
 
-int run_downpour_master(RunContext& context, nn::Model& model, comm::Window& window,
+int run_downpour_master(RunContext& context, nn::Model& model, DownpourTransport& transport,
                         comm::ControlPlane& control, const DownpourLayout& layout,
                         ShardServer& server, const std::optional<ckpt::Checkpoint>& resume) {
   const auto& cfg = context.config;
@@ -159,8 +177,8 @@ int run_downpour_master(RunContext& context, nn::Model& model, comm::Window& win
                 cfg.downpour.encode ? "encoded" : "dense");
   core::log_info(line);
 
-  // The servers' model: shard 0 here, the others read under their seqlock. Returns the sum of
-  // the shard versions (pushes applied over all shards).
+  // The servers' model: shard 0 here, the others read through the transport (serving shard 0
+  // while it waits). Returns the sum of the shard versions (pushes applied over all shards).
   auto read_servers = [&] {
     auto parameters = model.parameters();
     const auto own = server.parameters();
@@ -168,8 +186,9 @@ int run_downpour_master(RunContext& context, nn::Model& model, comm::Window& win
               parameters.begin() + static_cast<std::ptrdiff_t>(layout.shard(0).begin));
     std::uint64_t versions = server.version();
     for (int s = 1; s < layout.servers(); ++s)
-      versions += read_shard(
-          window, s, parameters.subspan(layout.shard(s).begin, layout.shard(s).size()), timeout);
+      versions +=
+          transport.read_shard(s, parameters.subspan(layout.shard(s).begin, layout.shard(s).size()),
+                               timeout, [&] { server.poll(); });
     return versions;
   };
 
@@ -196,7 +215,7 @@ int run_downpour_master(RunContext& context, nn::Model& model, comm::Window& win
       const auto& state = replies.at(layout.worker_rank(w));
       c.worker_optimizers.push_back({state.optimizer_step, state.optimizer_state});
     }
-    checkpointer.write(c);
+    serve_during(server, [&] { checkpointer.write(c); });
   };
   std::map<int, std::vector<float>> drained;
   int done = 0;
@@ -247,7 +266,7 @@ int run_downpour_master(RunContext& context, nn::Model& model, comm::Window& win
     bool checkpoint_due = !stopping && !pull_signalled && checkpointer.due(progress.step());
     for (const auto epoch : scheduler.take_completed_epochs()) {
       read_servers();
-      reporter.end_of_epoch(model, epoch + 1, progress.step());
+      serve_during(server, [&] { reporter.end_of_epoch(model, epoch + 1, progress.step()); });
       checkpoint_due = checkpoint_due || (checkpointer.at_epoch_end() && !stopping &&
                                           epoch + 1 < cfg.training.epochs);
     }

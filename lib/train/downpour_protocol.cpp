@@ -2,11 +2,9 @@
 #include "train/downpour_protocol.h"
 
 #include <algorithm>
-#include <limits>
 
 #include "codec/encoder.h"
 #include "comm/byte_io.h"
-#include "comm/mpi_error.h"
 #include "core/errors.h"
 #include "core/log.h"
 #include "core/stop_signal.h"
@@ -93,15 +91,6 @@ void StopNotice::check() {
   core::log_warn(std::string(core::stop_signal_name()) + " received: asking the master to stop");
   control_.send(0, comm::Tag::kShutdown, shutdown_message(core::kExitRequeue));
   sent_ = true;
-}
-
-void get_bytes(comm::Window& window, void* destination, std::size_t length, int target,
-               std::size_t displacement) {
-  GS_CHECK(length <= static_cast<std::size_t>(std::numeric_limits<int>::max()));
-  comm::check_mpi(MPI_Get(destination, static_cast<int>(length), MPI_BYTE, target,
-                          static_cast<MPI_Aint>(displacement), static_cast<int>(length), MPI_BYTE,
-                          window.get()),
-                  "MPI_Get");
 }
 
 }  // namespace gradshare::train

@@ -1,20 +1,25 @@
-// downpour_protocol.h: what Downpour's servers, workers and master share: who serves which
-// shard, the layout of the RMA window every rank allocates, the push-slot header, the ack word,
-// the figures workers report, and the partition request/grant messages.
+// downpour_protocol.h: what Downpour's servers, workers and master share whatever carries the
+// pushes and pulls (downpour_transport.h): who serves which shard, the push header, the ack
+// word, the layout of the RMA window, the figures workers report, and stopping.
 //
 // Ranks 0..K-1 are parameter servers (K = downpour.servers) and rank 0 is also the master;
 // ranks K..size-1 are workers. The flat parameter vector is cut into K contiguous shards
-// (shard_range); server s holds shard s. Window of server s, every region 64-byte aligned:
+// (shard_range); server s holds shard s.
+//
+// A push is a PushHeader (seq, format, payload bytes, base version) and a payload: m floats
+// (dense) or one threshold-codec message (encoded). The server answers each push it applies
+// with the ack word: (age of the push in server versions << 32) | seq of the push.
+//
+// With the RMA transport, the window of server s, every region 64-byte aligned:
 //
 //   [0, 64)   seqlock word: 2 * (pushes applied to the shard), +1 while the server writes the
 //             shard, so the shard's version (the staleness clock) is seqlock / 2
 //   params    the shard's parameters, m floats; workers read them with MPI_Get
 //   slot w    one per worker (w = worker rank - K), written by that worker only:
-//               SlotHeader (64 bytes): seq (written last), format, payload bytes, base version
-//               payload: m floats (dense) or one threshold-codec message (encoded)
+//               the push header (64 bytes, seq written last), then the payload
 //
 // Window of a worker: one 64-byte line per server, whose first word only that server writes:
-// the ack word (age of the push in server versions << 32) | seq of the push it applied.
+// its ack word. (The two-sided transport sends the same header and ack word as messages.)
 #pragma once
 
 #include <cstddef>
@@ -23,7 +28,6 @@
 #include <vector>
 
 #include "comm/control_plane.h"
-#include "comm/window.h"
 #include "config/experiment_config.h"
 #include "train/partition_messages.h"
 #include "train/partition_scheduler.h"
@@ -45,15 +49,16 @@ ShardRange shard_range(std::size_t parameters, int servers, int shard);
 
 enum class PushFormat : std::uint64_t { kDense = 1, kEncoded = 2 };
 
-// The first 64 bytes of a push slot. The worker Puts format, bytes and base together with the
-// payload, flushes, and only then Puts seq: a server that sees seq advance sees the whole push.
-struct SlotHeader {
+// The head of every push: the first 64 bytes of an RMA push slot (the worker Puts format, bytes
+// and base with the payload, flushes, and only then Puts seq: a server that sees seq advance
+// sees the whole push), the first bytes of a push message.
+struct PushHeader {
   std::uint64_t seq = 0;     // the worker's push number for this shard, 1, 2, ...
   std::uint64_t format = 0;  // PushFormat
   std::uint64_t bytes = 0;   // payload bytes
   std::uint64_t base = 0;    // shard version the pushing worker's parameters were pulled at
 };
-static_assert(sizeof(SlotHeader) <= kLineBytes);
+static_assert(sizeof(PushHeader) <= kLineBytes);
 
 // Offsets in a server's window for a shard of `floats` parameters.
 class ShardLayout {
@@ -116,7 +121,7 @@ struct DownpourReport {
   std::int64_t push_bytes = 0;
   std::int64_t pulls = 0;         // consistent shard pulls installed
   std::int64_t pull_bytes = 0;    // retries included
-  std::int64_t pull_retries = 0;  // pulls discarded because the server wrote during the read
+  std::int64_t pull_retries = 0;  // RMA: pulls discarded because the server wrote during the read
   std::int64_t busy_slots = 0;    // pushes postponed: the previous one was not yet applied
   std::int64_t ages = 0;          // acknowledged pushes
   double age_sum = 0;             // their staleness, in server versions
@@ -140,10 +145,5 @@ class StopNotice {
   comm::ControlPlane& control_;
   bool sent_ = false;
 };
-
-// MPI_Get of `length` bytes from `target` at `displacement` into `destination` (complete after
-// the next flush of `target`).
-void get_bytes(comm::Window& window, void* destination, std::size_t length, int target,
-               std::size_t displacement);
 
 }  // namespace gradshare::train

@@ -1,16 +1,17 @@
-// downpour_strategy.cpp: run_downpour: the layout, the window, the shard servers, the roles.
+// downpour_strategy.cpp: run_downpour: the layout, the transport, the shard servers, the roles.
 #include "train/downpour_strategy.h"
 
-#include <optional>
+#include <memory>
 
 #include "comm/control_plane.h"
 #include "comm/mpi_error.h"
-#include "comm/window.h"
+#include "core/log.h"
 #include "nn/model.h"
 #include "train/downpour_checkpoint.h"
 #include "train/downpour_protocol.h"
 #include "train/downpour_roles.h"
 #include "train/downpour_server.h"
+#include "train/downpour_transport.h"
 #include "train/model_file.h"
 
 namespace gradshare::train {
@@ -20,23 +21,26 @@ int run_downpour(RunContext& context) {
   nn::Model model = nn::Model::build(cfg.model, static_cast<std::uint64_t>(cfg.run.seed));
   const DownpourLayout layout(cfg, model.parameter_count(), context.size);
   comm::ControlPlane control(context.world, static_cast<double>(cfg.transport.timeout_ms) / 1000.0);
-  comm::Window window(context.world, layout.window_bytes(context.rank));
+  const DownpourTransportChoice choice =
+      choose_downpour_transport(context.world, cfg.transport.data_plane);
+  if (context.is_master()) core::log_info("downpour transport: " + choice.description);
+  const auto transport = make_downpour_transport(choice.kind, context.world, context.rank, layout);
   const DownpourStart start = share_downpour_start(context, control, layout, model);
-  std::optional<ShardServer> server;
+  std::unique_ptr<ShardServer> server;
   if (layout.is_server(context.rank)) {
     const ShardRange range = layout.shard(context.rank);
-    server.emplace(window, layout, context.rank, cfg,
-                   model.parameters().subspan(range.begin, range.size()));
+    server =
+        transport->serve(context.rank, cfg, model.parameters().subspan(range.begin, range.size()));
     if (start.own.resume)
       restore_optimizer_state(start.own.worker, server->optimizer(),
                               "the resumed checkpoint's server optimizer");
   }
-  // Nobody touches a peer's window before every server has put its shard in place.
-  comm::check_mpi(MPI_Barrier(context.world), "MPI_Barrier (Downpour window set-up)");
+  // Nobody pushes to or reads a server before every server has put its shard in place.
+  comm::check_mpi(MPI_Barrier(context.world), "MPI_Barrier (Downpour set-up)");
   if (context.is_master())
-    return run_downpour_master(context, model, window, control, layout, *server, start.resume);
+    return run_downpour_master(context, model, *transport, control, layout, *server, start.resume);
   if (server) return run_downpour_server(context, control, *server);
-  return run_downpour_worker(context, model, window, control, layout, start.own);
+  return run_downpour_worker(context, model, *transport, control, layout, start.own);
 }
 
 }  // namespace gradshare::train

@@ -1,8 +1,10 @@
-// downpour_strategy.h: Downpour SGD (DistBelief) with a sharded parameter server on MPI RMA.
+// downpour_strategy.h: Downpour SGD (DistBelief) with a sharded parameter server.
 //
 // Ranks 0..K-1 serve one shard each (downpour.servers = K; rank 0 is also the master), ranks
-// K..size-1 are workers. Window layouts are in downpour_protocol.h, the push and pull halves in
-// downpour_client.h, the server in downpour_server.h.
+// K..size-1 are workers. Pushes, acks and pulls travel over MPI one-sided RMA or two-sided
+// messages, chosen per job (downpour_transport.h); the shared protocol is in
+// downpour_protocol.h, the workers' half in downpour_link.h, the servers' in downpour_server.h.
+// Below, the RMA transport's operations, with the two-sided ones in brackets.
 //
 //  worker                                     server s (rank s)        master (rank 0)
 //  ------                                     -----------------        ---------------
@@ -15,14 +17,18 @@
 //    previous push was acknowledged (else
 //    keep accumulating, never wait):
 //    MPI_Put payload + slot header, and at
-//    the next step flush + MPI_Put seq   --> polls slots (back-off), applies in
+//    the next step flush + MPI_Put seq
+//    [one push message]                  --> polls slots (back-off) [probes each
+//                                            worker in turn], applies in
 //                                            arrival order with its optimizer
 //                                            (lr / workers with combine: mean),
 //                                            version += 1 under the seqlock,
-//                                   <------- MPI_Put ack word (seq, age)
+//                                   <------- MPI_Put ack word (seq, age) [ack message]
 //  every n_pull steps, per shard, once its
 //    last push is acknowledged: MPI_Get the
-//    shard under the seqlock, overlapped with
+//    shard under the seqlock [request; the
+//    server answers in its poll with the
+//    version and a copy], overlapped with
 //    the next step; local shard = pulled -
 //    accumulator - encoder residual
 //  kMetrics {DownpourReport} every

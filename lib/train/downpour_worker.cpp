@@ -15,13 +15,13 @@
 #include "nn/optimizer.h"
 #include "nn/schedule.h"
 #include "train/checkpointer.h"
-#include "train/downpour_client.h"
+#include "train/downpour_link.h"
 #include "train/downpour_roles.h"
 #include "train/model_file.h"
 
 namespace gradshare::train {
 
-int run_downpour_worker(RunContext& context, nn::Model& model, comm::Window& window,
+int run_downpour_worker(RunContext& context, nn::Model& model, DownpourTransport& transport,
                         comm::ControlPlane& control, const DownpourLayout& layout,
                         const StartState& start) {
   const auto& cfg = context.config;
@@ -50,10 +50,9 @@ int run_downpour_worker(RunContext& context, nn::Model& model, comm::Window& win
     }
   };
   const int servers = layout.servers();
-  std::vector<ShardClient> clients;
-  clients.reserve(static_cast<std::size_t>(servers));
+  std::vector<std::unique_ptr<ShardLink>> links;
   for (int s = 0; s < servers; ++s)
-    clients.emplace_back(window, layout, s, layout.worker_index(context.rank), cfg);
+    links.push_back(transport.link(s, layout.worker_index(context.rank), cfg));
 
   const auto& train_set = context.data.train;
   const auto batch_size = static_cast<std::size_t>(cfg.training.batch_size);
@@ -71,28 +70,28 @@ int run_downpour_worker(RunContext& context, nn::Model& model, comm::Window& win
       core::Rng::derive(seed, /*stream=*/3, static_cast<std::uint64_t>(context.rank));
   std::map<std::int64_t, std::unique_ptr<data::EpochPlan>> plans;
 
-  std::vector<std::int64_t> since_push(clients.size(), 0), since_pull(clients.size(), 0);
-  std::vector<bool> pull_started(clients.size(), false);
+  std::vector<std::int64_t> since_push(links.size(), 0), since_pull(links.size(), 0);
+  std::vector<bool> pull_started(links.size(), false);
   DownpourReport report;
   core::Stopwatch report_clock;
   std::int64_t steps = 0;
   auto parameters = model.parameters();
-  auto slice = [&](std::span<float> values, const ShardClient& client) {
-    return values.subspan(client.range().begin, client.range().size());
+  auto slice = [&](std::span<float> values, const ShardLink& link) {
+    return values.subspan(link.range().begin, link.range().size());
   };
   // The local shard becomes the server's, plus what this worker has not yet sent: its own
   // progress since the last push is kept, not thrown away by the pull.
-  auto install = [&](ShardClient& client, std::span<const float> shard) {
-    auto local = slice(parameters, client);
-    const auto pending = slice(accumulator, client);
-    const auto residual = client.residual();
+  auto install = [&](ShardLink& link, std::span<const float> shard) {
+    auto local = slice(parameters, link);
+    const auto pending = slice(accumulator, link);
+    const auto residual = link.residual();
     for (std::size_t i = 0; i < local.size(); ++i)
       local[i] = shard[i] - pending[i] - (residual.empty() ? 0.0f : residual[i]);
   };
   auto finish_pulls = [&] {
-    for (std::size_t s = 0; s < clients.size(); ++s) {
+    for (std::size_t s = 0; s < links.size(); ++s) {
       if (!pull_started[s]) continue;
-      install(clients[s], clients[s].finish_pull(report, timeout));
+      install(*links[s], links[s]->finish_pull(report, timeout));
       pull_started[s] = false;
     }
   };
@@ -101,9 +100,9 @@ int run_downpour_worker(RunContext& context, nn::Model& model, comm::Window& win
     core::Backoff backoff;
     for (;;) {
       bool outstanding = false;
-      for (auto& client : clients) {
-        client.advance(report);
-        outstanding = outstanding || client.push_outstanding();
+      for (auto& link : links) {
+        link->advance(report);
+        outstanding = outstanding || link->push_outstanding();
       }
       if (!outstanding) return;
       if (deadline.expired())
@@ -126,7 +125,7 @@ int run_downpour_worker(RunContext& context, nn::Model& model, comm::Window& win
     const auto range = plan->partition(static_cast<std::size_t>(grant->partition));
     for (std::size_t b = range.first_batch; b < range.end_batch; ++b) {
       // What the previous step left in flight completes here, after it overlapped that step.
-      for (auto& client : clients) client.advance(report);
+      for (auto& link : links) link->advance(report);
       finish_pulls();
       answer_state_requests();
       stop_notice.check();
@@ -146,11 +145,11 @@ int run_downpour_worker(RunContext& context, nn::Model& model, comm::Window& win
       report.loss_sum += result.loss;
       report.correct += result.correct;
 
-      for (std::size_t s = 0; s < clients.size(); ++s) {
-        auto& client = clients[s];
+      for (std::size_t s = 0; s < links.size(); ++s) {
+        auto& link = *links[s];
         if (++since_push[s] >= cfg.downpour.n_push) {
-          if (client.slot_free()) {
-            client.push(slice(accumulator, client), static_cast<std::uint64_t>(steps), report);
+          if (!link.push_outstanding()) {
+            link.push(slice(accumulator, link), static_cast<std::uint64_t>(steps), report);
             since_push[s] = 0;
           } else {
             ++report.busy_slots;  // the server has not applied the previous push yet
@@ -159,8 +158,8 @@ int run_downpour_worker(RunContext& context, nn::Model& model, comm::Window& win
         // A pull waits until the server has applied this worker's last push, so that the
         // pulled shard minus the accumulator is exactly the server's view plus this worker's
         // unsent progress (a pull racing an unapplied push would drop that push locally).
-        if (++since_pull[s] >= cfg.downpour.n_pull && !client.push_outstanding()) {
-          client.start_pull(report);
+        if (++since_pull[s] >= cfg.downpour.n_pull && !link.push_outstanding()) {
+          link.start_pull(report);
           pull_started[s] = true;
           since_pull[s] = 0;
         }
@@ -178,16 +177,16 @@ int run_downpour_worker(RunContext& context, nn::Model& model, comm::Window& win
   // The last push: everything this worker computed reaches the servers, then the final pull.
   finish_pulls();
   wait_for_acks();
-  for (auto& client : clients) client.push_all(slice(accumulator, client), report);
+  for (auto& link : links) link->push_all(slice(accumulator, *link), report);
   wait_for_acks();
   report.seconds = report_clock.seconds();
   control.send(0, comm::Tag::kDone, comm::ByteWriter().put(report).bytes());
   report = DownpourReport{};
   await_master(comm::Tag::kDrainTarget, "the master's signal for the final pull");
-  for (auto& client : clients) {
-    client.start_pull(report);
-    const auto shard = client.finish_pull(report, timeout);
-    std::copy(shard.begin(), shard.end(), slice(parameters, client).begin());
+  for (auto& link : links) {
+    link->start_pull(report);
+    const auto shard = link->finish_pull(report, timeout);
+    std::copy(shard.begin(), shard.end(), slice(parameters, *link).begin());
   }
   control.send(0, comm::Tag::kDrained,
                comm::ByteWriter().put_vector(std::span<const float>(parameters)).bytes());

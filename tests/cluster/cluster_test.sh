@@ -132,7 +132,7 @@ case "$case" in
     wait "$job" || { tail -n 30 "$work/killed.log"; fail "the job did not survive the killed worker"; }
     expect_three_nodes "$work/killed"
     python3 "$tools/check_run.py" "$work/killed" --equivalent --none-applied-twice \
-      --recoveries 1 --replaced 1 --min-accuracy 0.70 || fail "checks"
+      --recoveries 1 --replaced 1 --min-accuracy 0.70 || { tail -n 40 "$work/killed.log"; fail "checks"; }
     ;;
   sbatch)
     cp "$gradshare" "$work/gradshare"
