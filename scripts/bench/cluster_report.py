@@ -86,6 +86,7 @@ def main():
                 row, note = summarize(run_dir + "-1epoch", target), " (1 epoch)"
             if row is None:
                 continue
+            row["one_epoch"] = bool(note)
             rows[(setting, name)] = row
             print(f"{setting:<11}{name + note:<21}"
                   f"{fmt(row['accuracy'] and 100 * row['accuracy'], '.2f'):>10}"
@@ -102,15 +103,19 @@ def main():
         if not sharing or setting == "one-host":
             continue
         parts = []
-        if one_host and sharing["accuracy"] is not None and one_host["accuracy"] is not None:
+        mlp = not setting.startswith("cnn")  # the one-host reference is the MLP
+        if mlp and one_host and sharing["accuracy"] is not None and one_host["accuracy"] is not None:
             parts.append(f"accuracy {100 * (sharing['accuracy'] - one_host['accuracy']):+.2f} pp vs one host")
-        if one_host and sharing["samples_per_second"] and one_host["samples_per_second"]:
+        if mlp and one_host and sharing["samples_per_second"] and one_host["samples_per_second"]:
             parts.append(f"samples/s {sharing['samples_per_second'] / one_host['samples_per_second']:.2f}x one host")
         allreduce = rows.get((setting, "allreduce"))
         if allreduce and sharing["samples_per_second"] and allreduce["samples_per_second"]:
             parts.append(f"{sharing['samples_per_second'] / allreduce['samples_per_second']:.1f}x allreduce's samples/s")
         if allreduce and sharing["time_to_target"] and allreduce["time_to_target"]:
             parts.append(f"time to target {sharing['time_to_target'] / allreduce['time_to_target']:.2f}x allreduce's")
+        if (allreduce and not allreduce["one_epoch"] and sharing["accuracy"] is not None
+                and allreduce["accuracy"] is not None):
+            parts.append(f"accuracy {100 * (sharing['accuracy'] - allreduce['accuracy']):+.2f} pp vs allreduce")
         print(f"{setting}: sharing-plain " + ", ".join(parts))
 
     import matplotlib
