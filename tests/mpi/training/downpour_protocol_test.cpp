@@ -262,6 +262,9 @@ void malformed_pushes(int rank, bool two_sided, const train::DownpourLayout& lay
   std::vector<float> before;
   if (rank == 0) before.assign(server->parameters().begin(), server->parameters().end());
   std::vector<float> values((capacity + 1) / sizeof(float) + 1);
+  // The server may still be polling in the previous phase's serve_to_barrier after worker 1
+  // left that barrier: no bad push may go out before the server is past it.
+  MPI_Barrier(MPI_COMM_WORLD);
   for (const Case& c : cases) {
     if (rank == 1) {
       std::fill(values.begin(), values.end(), c.value);
