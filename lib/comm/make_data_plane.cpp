@@ -8,6 +8,7 @@
 #include "comm/rma_data_plane.h"
 #include "comm/split_data_plane.h"
 #include "comm/two_sided_data_plane.h"
+#include "comm/ulfm.h"
 #include "core/errors.h"
 
 namespace gradshare::comm {
@@ -32,7 +33,8 @@ MadeDataPlane make_data_plane(const config::TransportConfig& config, MPI_Comm co
   // Validated before the collective probe, so a bad setting fails alike on every rank.
   choose_planes(config.data_plane, false);
   NodePlacement placement = discover_placement(comm);
-  const PlaneChoice choice = choose_planes(config.data_plane, placement.rdma_everywhere);
+  const PlaneChoice choice =
+      choose_planes(config.data_plane, placement.rdma_everywhere, fault_tolerance_active());
   MadeDataPlane made;
   made.description = std::to_string(placement.nodes) + (placement.nodes == 1 ? " node: " : " nodes: ") +
                      choice.describe(placement.nodes);

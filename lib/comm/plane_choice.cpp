@@ -16,7 +16,7 @@ std::string PlaneChoice::describe(int nodes) const {
   return text;
 }
 
-PlaneChoice choose_planes(const std::string& setting, bool rdma_everywhere) {
+PlaneChoice choose_planes(const std::string& setting, bool rdma_everywhere, bool fault_tolerant) {
   PlaneChoice choice;
   if (setting == "rma" || setting == "two_sided") {
     const PlaneKind kind = setting == "rma" ? PlaneKind::kRma : PlaneKind::kTwoSided;
@@ -26,6 +26,10 @@ PlaneChoice choose_planes(const std::string& setting, bool rdma_everywhere) {
   if (setting != "auto")
     throw core::UserError("transport.data_plane: expected auto, rma or two_sided, got '" +
                           setting + "'");
+  if (fault_tolerant) {
+    const std::string why = "fault tolerance: windows cannot be repaired after a failure";
+    return PlaneChoice{PlaneKind::kTwoSided, why, PlaneKind::kTwoSided, why};
+  }
   choice.same_node = PlaneKind::kRma;
   choice.same_node_why = "shared memory";
   if (rdma_everywhere) {

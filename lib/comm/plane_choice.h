@@ -6,8 +6,11 @@
 // progress inside the target's MPI calls: measured 6x slower than two-sided messages on 4
 // namespaced nodes here, and the late delivery made asynchronous sharing diverge. So `auto`
 // (the default) keeps RMA rings for same-node links, and between nodes uses RMA only when every
-// rank sees an RDMA device, two-sided messages otherwise. `rma` and `two_sided` force one plane
-// for every link.
+// rank sees an RDMA device, two-sided messages otherwise. Under ULFM (mpirun --with-ft ulfm)
+// `auto` uses two-sided messages everywhere: a window cannot be repaired, and Open MPI 5.0.7
+// warns that osc sm is not tested after a failure (a killed worker on another node ended such
+// a job without its final record in about half the tries here). `rma` and `two_sided` force
+// one plane for every link.
 #pragma once
 
 #include <string>
@@ -29,7 +32,8 @@ struct PlaneChoice {
 };
 
 // `setting`: transport.data_plane (auto, rma or two_sided); rdma_everywhere: every rank of the
-// job has an RDMA device.
-PlaneChoice choose_planes(const std::string& setting, bool rdma_everywhere);
+// job has an RDMA device; fault_tolerant: ULFM is active.
+PlaneChoice choose_planes(const std::string& setting, bool rdma_everywhere,
+                          bool fault_tolerant = false);
 
 }  // namespace gradshare::comm

@@ -37,6 +37,13 @@ TEST(PlaneChoice, ForcedSettingsApplyToEveryLink) {
   }
 }
 
+TEST(PlaneChoice, AutoUsesMessagesEverywhereUnderFaultTolerance) {
+  const PlaneChoice choice = choose_planes("auto", true, true);
+  EXPECT_EQ(choice.same_node, PlaneKind::kTwoSided);
+  EXPECT_EQ(choice.between_nodes, PlaneKind::kTwoSided);
+  EXPECT_EQ(choose_planes("rma", false, true).same_node, PlaneKind::kRma);  // forced stays
+}
+
 TEST(PlaneChoice, UnknownSettingIsAUserError) {
   EXPECT_THROW(choose_planes("shmem", false), core::UserError);
 }
