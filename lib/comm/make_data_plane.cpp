@@ -46,23 +46,20 @@ MadeDataPlane make_data_plane(const config::TransportConfig& config, MPI_Comm co
   // Both parts are built on every rank (each constructor is collective over its communicator),
   // with no links where a rank has none of that kind.
   std::vector<int> local_inner, local_outer, remote;
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
   for (int link : links) {
-    if (placement.same_node(rank, link)) {
+    if (placement.same_node(placement.rank, link)) {
       local_inner.push_back(placement.node_rank[static_cast<std::size_t>(link)]);
       local_outer.push_back(link);
     } else {
       remote.push_back(link);
     }
   }
-  int size = 0;
-  MPI_Comm_size(comm, &size);
   std::vector<SplitDataPlane::Part> parts;
   parts.push_back({make_plane(choice.same_node, config, placement.node_comm.get(), local_inner),
                    local_outer});
   parts.push_back({make_plane(choice.between_nodes, config, comm, remote), remote});
-  made.plane = std::make_unique<SplitDataPlane>(std::move(parts), size);
+  made.plane = std::make_unique<SplitDataPlane>(std::move(parts),
+                                                static_cast<int>(placement.node_of.size()));
   return made;
 }
 

@@ -15,6 +15,7 @@
 namespace gradshare::comm {
 
 struct NodePlacement {
+  int rank = 0;               // this process's comm rank
   std::vector<int> node_of;   // comm rank -> its node's lowest comm rank
   int nodes = 1;
   bool rdma_everywhere = false;

@@ -18,7 +18,6 @@
 #include "kernels/cuda/device.h"
 #include "nn/threads.h"
 #include "nn/model.h"
-#include "comm/host_names.h"
 #include "comm/repair.h"
 #include "comm/ulfm.h"
 #include "train/banner.h"

@@ -1,9 +1,12 @@
 // flood_node.cpp: FloodNode.
 #include "flood_node.h"
 
+#include <atomic>
 #include <cstring>
+#include <thread>
 
 #include "core/rng.h"
+#include "core/timer.h"
 
 namespace gradshare::comm::testing {
 namespace {
@@ -107,6 +110,30 @@ void FloodNode::on_message(int from, std::span<const std::uint8_t> message) {
   next_seq_[origin] = seq + 1;
   ++received_;
   relay_.forward(from, message);
+}
+
+void run_flood_threads(const std::vector<std::unique_ptr<FloodNode>>& nodes) {
+  const int ranks = static_cast<int>(nodes.size());
+  std::atomic<int> complete{0};
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < ranks; ++rank)
+    threads.emplace_back([&, rank] {
+      FloodNode& node = *nodes[static_cast<std::size_t>(rank)];
+      core::Backoff backoff(200);
+      bool counted = false;
+      while (complete.load() < ranks) {
+        if (node.step())
+          backoff.reset();
+        else
+          backoff.wait();
+        if (!counted && node.complete()) {
+          counted = true;
+          complete.fetch_add(1);
+        }
+      }
+    });
+  for (auto& thread : threads) thread.join();
+  for (const auto& node : nodes) node->final_poll();
 }
 
 }  // namespace gradshare::comm::testing

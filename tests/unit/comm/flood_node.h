@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -65,5 +66,10 @@ class FloodNode {
   std::vector<std::string> errors_;  // the first few, for the report
   std::size_t error_count_ = 0;
 };
+
+// Runs every node on a thread of its own until all are complete, then polls each once more
+// (anything arriving then is a duplicate). `nodes` are the ranks in order; each plane is driven
+// only by its node's thread.
+void run_flood_threads(const std::vector<std::unique_ptr<FloodNode>>& nodes);
 
 }  // namespace gradshare::comm::testing

@@ -4,15 +4,12 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "comm/relay.h"
 #include "comm/ring_frame.h"
 #include "core/errors.h"
-#include "core/timer.h"
 #include "flood_node.h"
 #include "topology/tree.h"
 
@@ -42,29 +39,10 @@ FloodResult run_flood(const topology::Tree& tree, std::size_t ring_bytes, FloodO
   std::vector<std::unique_ptr<FloodNode>> nodes;
   for (int rank = 0; rank < tree.size(); ++rank)
     nodes.push_back(std::make_unique<FloodNode>(fabric.plane(rank), rank, options));
-  std::atomic<int> complete{0};
-  std::vector<std::thread> threads;
-  for (int rank = 0; rank < tree.size(); ++rank)
-    threads.emplace_back([&, rank] {
-      FloodNode& node = *nodes[rank];
-      core::Backoff backoff(200);
-      bool counted = false;
-      while (complete.load() < tree.size()) {
-        if (node.step())
-          backoff.reset();
-        else
-          backoff.wait();
-        if (!counted && node.complete()) {
-          counted = true;
-          complete.fetch_add(1);
-        }
-      }
-    });
-  for (auto& thread : threads) thread.join();
+  testing::run_flood_threads(nodes);
   FloodResult result;
   for (int rank = 0; rank < tree.size(); ++rank) {
     FloodNode& node = *nodes[rank];
-    node.final_poll();
     result.errors.insert(result.errors.end(), node.errors().begin(), node.errors().end());
     result.error_count += node.error_count();
     result.received.push_back(node.received());

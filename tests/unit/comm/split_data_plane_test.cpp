@@ -7,16 +7,13 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <map>
 #include <memory>
-#include <thread>
 #include <vector>
 
 #include "comm/in_process.h"
 #include "comm/ring_frame.h"
 #include "core/errors.h"
-#include "core/timer.h"
 #include "flood_node.h"
 #include "topology/tree.h"
 
@@ -98,27 +95,9 @@ TEST_P(SplitFlood, EveryMessageReachesEveryReplicaOnceInOrder) {
   std::vector<std::unique_ptr<testing::FloodNode>> nodes;
   for (int rank = 0; rank < ranks; ++rank)
     nodes.push_back(std::make_unique<testing::FloodNode>(fabric.plane(rank), rank, options));
-  std::atomic<int> complete{0};
-  std::vector<std::thread> threads;
-  for (int rank = 0; rank < ranks; ++rank)
-    threads.emplace_back([&, rank] {
-      core::Backoff backoff(200);
-      bool counted = false;
-      while (complete.load() < ranks) {
-        if (nodes[rank]->step())
-          backoff.reset();
-        else
-          backoff.wait();
-        if (!counted && nodes[rank]->complete()) {
-          counted = true;
-          complete.fetch_add(1);
-        }
-      }
-    });
-  for (auto& thread : threads) thread.join();
+  testing::run_flood_threads(nodes);
   TransportStats total;
   for (int rank = 0; rank < ranks; ++rank) {
-    nodes[rank]->final_poll();
     EXPECT_EQ(nodes[rank]->error_count(), 0u)
         << (nodes[rank]->errors().empty() ? "" : nodes[rank]->errors()[0]);
     EXPECT_EQ(nodes[rank]->received(), static_cast<std::size_t>((ranks - 1) * 120))
