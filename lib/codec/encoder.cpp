@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <limits>
 
 #include "core/errors.h"
 #include "kernels/cpu/codec_bitmap_layout.h"
@@ -33,6 +35,18 @@ void bitmap_from_indices(std::span<std::uint8_t> bitmap, std::span<const std::in
     const std::uint8_t code = v < 0 ? cpu::kCodeMinus : cpu::kCodePlus;
     bitmap[i / 4] = static_cast<std::uint8_t>(bitmap[i / 4] | (code << (2 * (i % 4))));
   }
+}
+
+// encoding.max_message_sparsity as a count of full quanta (see the key's help).
+std::size_t message_cap_for(const config::EncodingConfig& config, std::size_t n) {
+  double fraction = config.max_message_sparsity;
+  if (fraction == 0.0) {
+    if (config.threshold_algorithm == "adaptive") fraction = 2 * config.max_sparsity;
+    else if (config.threshold_algorithm == "target_sparsity") fraction = 2 * config.target_sparsity;
+    else fraction = 1.0;
+  }
+  if (fraction >= 1.0) return n;
+  return std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(n))));
 }
 
 std::string value_name(float x) { return std::isnan(x) ? "NaN" : x > 0 ? "+Inf" : "-Inf"; }
@@ -90,6 +104,7 @@ Encoder::Encoder(const config::EncodingConfig& config, std::size_t parameter_cou
   }
   residual_.assign(parameter_count, 0.0f);
   tau_ = clamp_tau(config.initial_threshold);
+  cap_ = message_cap_for(config, parameter_count);
 }
 
 float Encoder::clamp_tau(double tau) const {
@@ -105,16 +120,20 @@ void Encoder::set_step(std::int64_t step) {
 
 std::size_t Encoder::max_message_bytes() const {
   const std::size_t n = residual_.size();
+  const std::size_t bitmap = kHeaderBytes + cpu::bitmap_bytes(n);
+  // A capped message carries at most cap_ quanta; shake-ups are bitmaps whatever the cap.
+  const std::size_t entries = shake_up_every_ > 0 ? n : cap_;
   switch (format_) {
     case Format::kSparse:
-      return kHeaderBytes + 4 * n;
+      return kHeaderBytes + 4 * entries;
     case Format::kCompressed:
-      return kHeaderBytes + n / 2 + 2;
-    case Format::kAuto:
+      return kHeaderBytes + n / 2 + 2;  // Rice codes of few entries can exceed 4 bytes each
+    case Format::kAuto:  // the smallest of the three: never above sparse or bitmap
+      return std::min(bitmap, kHeaderBytes + 4 * entries);
     case Format::kBitmap:
       break;
   }
-  return kHeaderBytes + cpu::bitmap_bytes(n);
+  return bitmap;
 }
 
 EncodeStats Encoder::encode(std::span<const float> update, const MessageMeta& meta,
@@ -130,17 +149,35 @@ EncodeStats Encoder::encode(std::span<const float> update, const MessageMeta& me
   const float tau = tau_;
   const bool shake_up = shake_up_every_ > 0 && step % shake_up_every_ == 0;
   Payload payload;
+  // Step 3b: how many would fire decides whether this message is capped (read-only pass).
+  const std::size_t firing = shake_up || cap_ >= residual_.size() ? 0 : count_firing(update, tau);
+  const bool capped = firing > cap_;
+  float message_tau = tau;
   if (shake_up) {
     const bool negative = (step / shake_up_every_) % 2 == 0;
     const float half = tau * 0.5f;  // the decoder computes the same float
     const HalfQuantum quantum{static_cast<float>(tau / shake_up_divisor_), negative ? -half : half};
-    payload = encode_bitmap(update, 0, 0, quantum, out);
+    payload = encode_bitmap(update, 0, 0, tau, quantum, out);
     payload.flags = kFlagShakeUp | (negative ? kFlagHalfNegative : 0u);
+  } else if (capped) {
+    out.clear();         // stays empty if the update holds a NaN or Inf (accumulate throws)
+    accumulate(update);  // r += u: the same one rounding the fused select does
+    message_tau = cap_threshold(tau);
+    if (zeros_.empty()) zeros_.assign(residual_.size(), 0.0f);
+    payload = format_ == Format::kBitmap ? encode_bitmap(zeros_, 0, 0, message_tau, HalfQuantum{}, out)
+                                         : encode_selected(zeros_, message_tau, out);
   } else if (format_ == Format::kBitmap) {
-    payload = encode_bitmap(update, 0, 0, HalfQuantum{}, out);
+    payload = encode_bitmap(update, 0, 0, tau, HalfQuantum{}, out);
   } else {
-    payload = encode_selected(update, out);
+    payload = encode_selected(update, tau, out);
   }
+  // The threshold algorithm sees what fired at tau, capped or not (a bitmap the auto format
+  // would have chosen counts as 1/16).
+  const std::size_t fired = capped ? firing : payload.entries - payload.half_entries;
+  const bool auto_bitmap = capped ? format_ == Format::kAuto && fired > auto_bitmap_limit()
+                                  : payload.auto_bitmap;
+  const double fired_sparsity =
+      auto_bitmap ? 1.0 / 16 : static_cast<double>(fired) / static_cast<double>(residual_.size());
 
   MessageHeader header;
   header.encoding = payload.encoding;
@@ -149,7 +186,7 @@ EncodeStats Encoder::encode(std::span<const float> update, const MessageMeta& me
   header.seq = meta.seq;
   header.iteration = meta.iteration;
   header.epoch = meta.epoch;
-  header.tau = tau;
+  header.tau = message_tau;
   header.parameter_count = residual_.size();
   header.entry_count = payload.entries;
   header.payload_bytes = out.size() - kHeaderBytes;
@@ -161,15 +198,13 @@ EncodeStats Encoder::encode(std::span<const float> update, const MessageMeta& me
   stats.half_entries = payload.half_entries;
   stats.encoding = payload.encoding;
   stats.bytes = out.size();
-  stats.tau = tau;
+  stats.tau = message_tau;
+  stats.capped = capped;
   stats.sparsity = static_cast<double>(payload.entries) / static_cast<double>(residual_.size());
   stats.shake_up = shake_up;
   stats.clipped_mass = residual_processor_->process(step, tau, residual_, *kernels_);
 
-  const double full = static_cast<double>(payload.entries - payload.half_entries);
-  const double sparsity =
-      payload.auto_bitmap ? 1.0 / 16 : full / static_cast<double>(residual_.size());
-  tau_ = clamp_tau(threshold_algorithm_->next(tau, sparsity));
+  tau_ = clamp_tau(threshold_algorithm_->next(tau, fired_sparsity));
   step_ = step;
   return stats;
 }
@@ -182,12 +217,39 @@ void Encoder::accumulate(std::span<const float> update) {
   if (result.bad != kNoBadIndex) fail_non_finite(update, result.bad);
 }
 
-Encoder::Payload Encoder::encode_selected(std::span<const float> update,
+std::size_t Encoder::auto_bitmap_limit() const {
+  const std::size_t n = residual_.size();
+  return std::max(n / 2, std::min<std::size_t>(n, 8));
+}
+
+std::size_t Encoder::count_firing(std::span<const float> update, float tau) const {
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < residual_.size(); ++i)
+    count += std::fabs(residual_[i] + update[i]) >= tau ? 1 : 0;
+  return count;
+}
+
+float Encoder::cap_threshold(float tau) {
+  magnitudes_.clear();
+  for (const float r : residual_)
+    if (std::fabs(r) >= tau) magnitudes_.push_back(std::fabs(r));
+  if (magnitudes_.empty()) return tau;  // (the count pass saw more: rounding at the edge)
+  // The cap-th largest magnitude fires with at most cap quanta (ties aside) and at least one.
+  const auto nth = magnitudes_.begin() + static_cast<std::ptrdiff_t>(std::min(cap_, magnitudes_.size()) - 1);
+  std::nth_element(magnitudes_.begin(), nth, magnitudes_.end(), std::greater<float>());
+  float raised = std::max(*nth, tau);
+  // Ties at the cap-th magnitude could still exceed the cap: step just above them.
+  const auto at_or_above = static_cast<std::size_t>(
+      std::count_if(magnitudes_.begin(), magnitudes_.end(), [&](float m) { return m >= raised; }));
+  if (at_or_above > cap_) raised = std::nextafter(raised, std::numeric_limits<float>::infinity());
+  return raised;
+}
+
+Encoder::Payload Encoder::encode_selected(std::span<const float> update, float tau,
                                           std::vector<std::uint8_t>& out) {
   const std::size_t n = residual_.size();
   // Beyond this many quanta the auto format finishes in a bitmap (small n never switches).
-  const std::size_t limit =
-      format_ == Format::kAuto ? std::max(n / 2, std::min<std::size_t>(n, 8)) : n;
+  const std::size_t limit = format_ == Format::kAuto ? auto_bitmap_limit() : n;
   if (indices_.empty()) indices_.resize(std::min(limit, std::max(kInitialIndexCapacity, n / 256)));
   const std::span<float> residual(residual_);
   std::size_t pos = 0;
@@ -195,12 +257,12 @@ Encoder::Payload Encoder::encode_selected(std::span<const float> update,
   while (true) {
     const std::size_t capacity = std::min(indices_.size(), limit);
     const SelectResult result =
-        kernels_->select(update.subspan(pos), residual.subspan(pos), pos, tau_,
+        kernels_->select(update.subspan(pos), residual.subspan(pos), pos, tau,
                          std::span<std::int32_t>(indices_).subspan(count, capacity - count));
     if (result.bad != kNoBadIndex) {
       // Put the quanta already taken back into the residual: nothing lost, nothing sent.
       const std::span<const std::int32_t> taken(indices_.data(), count + result.count);
-      cpu::apply_sparse(as_payload(taken), taken.size(), residual_, tau_, -tau_);
+      cpu::apply_sparse(as_payload(taken), taken.size(), residual_, tau, -tau);
       out.clear();
       fail_non_finite(update, pos + result.bad);
     }
@@ -209,7 +271,7 @@ Encoder::Payload Encoder::encode_selected(std::span<const float> update,
     if (pos == n) break;
     if (capacity == limit) {
       GS_CHECK(format_ == Format::kAuto, "index buffer overflow in a forced format");
-      Payload payload = encode_bitmap(update, pos, count, HalfQuantum{}, out);
+      Payload payload = encode_bitmap(update, pos, count, tau, HalfQuantum{}, out);
       payload.auto_bitmap = true;
       return payload;
     }
@@ -260,7 +322,7 @@ void Encoder::write_payload(std::size_t count, std::vector<std::uint8_t>& out, P
 }
 
 Encoder::Payload Encoder::encode_bitmap(std::span<const float> update, std::size_t begin,
-                                        std::size_t selected, HalfQuantum half,
+                                        std::size_t selected, float tau, HalfQuantum half,
                                         std::vector<std::uint8_t>& out) {
   const std::size_t n = residual_.size();
   out.resize(kHeaderBytes + cpu::bitmap_bytes(n));
@@ -268,12 +330,12 @@ Encoder::Payload Encoder::encode_bitmap(std::span<const float> update, std::size
   // begin is a multiple of 8: the elements before it are already selected into indices_.
   bitmap_from_indices(bitmap.first(begin / 4), {indices_.data(), selected});
   const std::span<float> residual(residual_);
-  const BitmapResult result = kernels_->bitmap(update.subspan(begin), residual.subspan(begin), tau_,
+  const BitmapResult result = kernels_->bitmap(update.subspan(begin), residual.subspan(begin), tau,
                                                half, bitmap.subspan(begin / 4));
   if (result.bad != kNoBadIndex) {
     // Put every quantum already taken back into the residual (the codes up to the bad chunk).
     const std::size_t done = begin + result.processed;  // a multiple of 8
-    cpu::apply_bitmap(bitmap.first(done / 4), residual_, {0.0f, tau_, -tau_, half.value});
+    cpu::apply_bitmap(bitmap.first(done / 4), residual_, {0.0f, tau, -tau, half.value});
     out.clear();
     fail_non_finite(update, begin + result.bad);
   }

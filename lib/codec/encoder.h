@@ -9,6 +9,13 @@
 //      increasing order. When more than n/2 quanta fire the encoder finishes straight into a
 //      bitmap (within a few percent of the smallest there), keeping every quantum it already
 //      selected (DL4J drops them; gradshare must not)
+//   3b. congestion cap (encoding.max_message_sparsity): a read-only pass counts |r + u| >= tau
+//      first; when more than cap quanta would fire, r += u and only the cap largest |r_i| are
+//      sent, as quanta of a tau raised for this message (the cap-th largest |r_i|); the rest
+//      stays in the residual, so a backlog after back-pressure or a tau still too low never
+//      becomes a burst that moves every parameter at once. Rounding is as in step 2 (one
+//      addition, one subtraction per element). The threshold algorithm still sees the
+//      uncapped sparsity, so tau keeps adapting
 //   4. residual post-processor (clip every 5 steps to +-5 tau; clipped mass reported)
 //   5. the threshold algorithm picks the next tau (threshold.h)
 // Shake-up (encoding.shake_up_every_steps = N > 0): every N-th step is sent as a bitmap that
@@ -42,7 +49,8 @@ struct EncodeStats {
   std::size_t half_entries = 0;  // half quanta (shake-up)
   Encoding encoding = Encoding::kSparse;
   std::size_t bytes = 0;  // whole message
-  float tau = 0.0f;       // the threshold this message used
+  float tau = 0.0f;       // the threshold this message used (raised when capped)
+  bool capped = false;    // the congestion cap raised tau for this message
   double sparsity = 0.0;  // entries / parameter count
   bool shake_up = false;
   double clipped_mass = 0.0;  // sum |removed| by the residual post-processor this step
@@ -71,11 +79,14 @@ class Encoder {
   // values throw as in encode.
   void accumulate(std::span<const float> update);
 
-  // Upper bound of any message this encoder can produce (for ring sizing): header plus
-  // n/4 bytes (auto, bitmap), 4n (sparse) or n/2 + 2 (compressed).
+  // Upper bound of any message this encoder can produce (for ring sizing and back-pressure):
+  // header plus n/4 bytes (bitmap), n/2 + 2 (compressed), 4 cap (sparse) or the smaller of
+  // n/4 and 4 cap (auto); with shake-ups, cap is n.
   std::size_t max_message_bytes() const;
 
   std::size_t parameter_count() const { return residual_.size(); }
+  // Most full quanta per message (step 3b); parameter_count() when uncapped.
+  std::size_t message_cap() const { return cap_; }
   float threshold() const { return tau_; }
   void set_threshold(float tau);  // clamped to [min_threshold, max_threshold] (checkpoints)
   std::span<const float> residual() const { return residual_; }
@@ -93,9 +104,15 @@ class Encoder {
     bool auto_bitmap = false;  // the auto format fell back to a bitmap
   };
 
-  Payload encode_selected(std::span<const float> update, std::vector<std::uint8_t>& out);
+  Payload encode_selected(std::span<const float> update, float tau, std::vector<std::uint8_t>& out);
+  // Beyond this many quanta the auto format finishes in a bitmap.
+  std::size_t auto_bitmap_limit() const;
+  // Step 3b: how many |r + u| >= tau (nothing changes); after r += u, the raised tau at which
+  // at most cap_ (and at least one) of the residual's entries fire.
+  std::size_t count_firing(std::span<const float> update, float tau) const;
+  float cap_threshold(float tau);
   Payload encode_bitmap(std::span<const float> update, std::size_t begin, std::size_t selected,
-                        HalfQuantum half, std::vector<std::uint8_t>& out);
+                        float tau, HalfQuantum half, std::vector<std::uint8_t>& out);
   void write_payload(std::size_t count, std::vector<std::uint8_t>& out, Payload& payload);
   [[noreturn]] void fail_non_finite(std::span<const float> update, std::size_t index) const;
   float clamp_tau(double tau) const;
@@ -110,6 +127,9 @@ class Encoder {
   const Kernels* kernels_;
   std::vector<float> residual_;
   std::vector<std::int32_t> indices_;  // selected signed 1-based indices; grows on demand
+  std::size_t cap_;
+  std::vector<float> zeros_;      // the "update" of a re-selection (allocated when first capped)
+  std::vector<float> magnitudes_; // |r_i| >= tau, to find the cap-th largest
   float tau_;
   std::int64_t step_ = 0;
 };

@@ -46,6 +46,8 @@ const char* tag_name(Tag tag) {
       return "resync updates";
     case Tag::kResyncDone:
       return "resync done";
+    case Tag::kDiverged:
+      return "diverged";
   }
   return "unknown tag";
 }

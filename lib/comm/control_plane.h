@@ -34,9 +34,10 @@ enum class Tag : int {
   kResyncFetch,   // recovery: the master asks for updates it missed, by ID
   kResyncUpdates, // recovery: encoded updates a replica missed
   kResyncDone,    // recovery: the master's go-ahead after the resync
+  kDiverged,      // a worker's loss exploded (divergence guard): the step and the reason
 };
 inline constexpr int kFirstTag = static_cast<int>(Tag::kPartitionRequest);
-inline constexpr int kLastTag = static_cast<int>(Tag::kResyncDone);
+inline constexpr int kLastTag = static_cast<int>(Tag::kDiverged);
 
 // "partition request", "heartbeat", ...
 const char* tag_name(Tag tag);

@@ -109,6 +109,15 @@ struct FaultInjection {
   X(training, averaging_frequency, std::int64_t, 5, GS_RANGE(1, 1.0e6),                        \
     "parameter_averaging: minibatches between averaging rounds")                              \
   X(training, save_updater, bool, true, GS_ANY, "parameter_averaging: average optimizer state too") \
+  X(training, divergence_factor, double, 10.0, GS_RANGE(0.0, 1.0e12),                          \
+    "Divergence guard: a worker whose smoothed training loss exceeds this factor times its "   \
+    "running minimum (or turns NaN/Inf) stops the run; 0: only non-finite losses")            \
+  X(training, on_divergence, std::string, "stop", GS_CHOICES("stop", "rollback"),              \
+    "stop: end the run (exit code 3) keeping the newest good checkpoint; rollback: restart "   \
+    "from it with the learning rate scaled by rollback_lr_factor, at most max_rollbacks times") \
+  X(training, rollback_lr_factor, double, 0.1, GS_RANGE(1e-6, 1.0),                            \
+    "rollback: learning-rate factor applied at each rollback")                                \
+  X(training, max_rollbacks, std::int64_t, 5, GS_RANGE(1, 100), "rollback: tries before stopping") \
   X(training, verify_averaging, bool, false, GS_ANY,                                           \
     "parameter_averaging: after every round check that all workers hold bit-identical "       \
     "parameters and optimizer state (a fingerprint all-reduce; for tests)")
@@ -147,6 +156,12 @@ struct FaultInjection {
   X(encoding, target_sparsity, double, 1e-3, GS_RANGE(1e-9, 1.0), "target_sparsity: the target") \
   X(encoding, min_threshold, double, 1e-9, GS_RANGE(0.0, 1e3), "Lower bound of tau")           \
   X(encoding, max_threshold, double, 1.0, GS_RANGE(0.0, 1e6), "Upper bound of tau")            \
+  X(encoding, max_message_sparsity, double, 0.0, GS_RANGE(0.0, 1.0),                          \
+    "Most full quanta one message carries, as a fraction of the parameters. A step that "     \
+    "selects more (a backlog after back-pressure, tau still too low) sends only the largest "  \
+    "residual entries at a tau raised for that message and keeps the rest. 0: twice the "     \
+    "sparsity band's top (adaptive: 2 max_sparsity, target_sparsity: 2 target; fixed: no cap); " \
+    "1: no cap")                                                                              \
   X(encoding, format, std::string, "auto", GS_CHOICES("auto", "sparse", "bitmap", "compressed"), \
     "Message encoding; auto sends whichever is smallest")                                     \
   X(encoding, residual, std::string, "clip", GS_CHOICES("clip", "none"), "Residual post-processor") \
@@ -158,6 +173,9 @@ struct FaultInjection {
   X(encoding, combine, std::string, "mean", GS_CHOICES("mean", "sum"),                         \
     "mean: each worker shares update / workers, so together they move the model like one "    \
     "synchronous averaged step; sum: updates add up (Strom 2015, Deeplearning4j)")            \
+  X(encoding, max_staleness, std::int64_t, 8, GS_RANGE(0, 1.0e9),                              \
+    "Stale-synchronous bound: a worker does not start step s+1 while a training peer's updates " \
+    "up to step s - max_staleness are not applied on its replica (0: no bound)")              \
   X(encoding, check_conservation, bool, false, GS_ANY,                                         \
     "Workers verify at the end that sent quanta + residual (+ clipped mass) == sum of updates")
 

@@ -14,6 +14,8 @@ enum ExitCode : int {
   kExitOk = 0,
   kExitRuntimeFailure = 1,
   kExitUserError = 2,
+  // The divergence guard stopped a run whose loss exploded (training.on_divergence).
+  kExitDiverged = 3,
   // Stopped on SIGTERM/SIGUSR1 after writing a checkpoint: the batch script requeues the job.
   kExitRequeue = 75,
 };

@@ -31,6 +31,12 @@ std::vector<fs::path> list_checkpoints(const std::string& directory) {
 }
 }  // namespace
 
+std::optional<std::string> newest_checkpoint(const RunContext& context) {
+  const auto files = list_checkpoints(context.run_directory.checkpoint_dir());
+  if (files.empty()) return std::nullopt;
+  return files.front().string();
+}
+
 Checkpointer::Checkpointer(const RunContext& context)
     : directory_(context.run_directory.checkpoint_dir()),
       every_steps_(context.config.checkpoint.every_steps),

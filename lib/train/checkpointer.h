@@ -54,5 +54,7 @@ class Checkpointer {
 std::vector<std::uint8_t> shutdown_message(int exit_code);
 // The exit code a kShutdown carries; RuntimeError when malformed.
 int shutdown_code(const comm::ControlMessage& message);
+// The run directory's newest checkpoint file, if any.
+std::optional<std::string> newest_checkpoint(const RunContext& context);
 
 }  // namespace gradshare::train

@@ -1,5 +1,6 @@
 #include "train/local_strategy.h"
 
+#include <cstdio>
 #include <optional>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "nn/optimizer.h"
 #include "nn/schedule.h"
 #include "train/checkpointer.h"
+#include "train/divergence_guard.h"
 #include "train/epoch_report.h"
 #include "train/model_file.h"
 #include "train/partition_scheduler.h"
@@ -61,6 +63,7 @@ int run_local(RunContext& context) {
     checkpointer.write(c);
   };
 
+  DivergenceGuard divergence(cfg.training);
   std::optional<data::EpochPlan> plan;
   std::int64_t plan_epoch = -1;
   while (auto grant = scheduler.next(1)) {
@@ -73,6 +76,16 @@ int run_local(RunContext& context) {
       const auto indices = plan->batch_indices(b);
       data::gather_batch(train_set, indices, inputs.data(), labels.data());
       const auto result = model.train_batch(inputs.data(), labels.data(), indices.size(), dropout_rng);
+      if (auto reason = divergence.check(step + 1, result.loss)) {
+        const auto newest = newest_checkpoint(context);
+        char rate[32];
+        std::snprintf(rate, sizeof rate, "%g", cfg.optimizer.learning_rate);
+        core::log_error("training diverged: " + *reason + "; likely cause: optimizer.learning_rate " +
+                        rate + " is too high; " +
+                        (newest ? "newest good checkpoint kept: " + *newest
+                                : std::string("no checkpoint was written before it")));
+        return core::kExitDiverged;  // the diverged model is never saved
+      }
       const double learning_rate = schedule.at(grant->epoch * batches_per_epoch + static_cast<std::int64_t>(b));
       optimizer->compute_update(model.gradients(), model.parameters(), update, learning_rate);
       recorder.record(update);

@@ -5,7 +5,10 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <functional>
+#include <future>
 #include <map>
 #include <optional>
 #include <set>
@@ -31,6 +34,7 @@
 #include "train/progress_window.h"
 #include "train/sharing_recovery.h"
 #include "train/sharing_roles.h"
+#include "train/staleness.h"
 #include "train/recovery_report.h"
 #include "train/update_exchange.h"
 #include "train/update_resync.h"
@@ -67,16 +71,20 @@ class SharingProgress {
     const double bytes_per_step = ratio(static_cast<double>(w.bytes), static_cast<double>(w.steps));
     const double dense_ratio = ratio(dense_bytes_, bytes_per_step);
     const double sparsity = ratio(w.sparsity_sum, static_cast<double>(w.messages));
-    char line[512];
+    const double staleness = ratio(static_cast<double>(w.stale_sum), static_cast<double>(w.stale_count));
+    char line[640];
     std::snprintf(line, sizeof line,
                   "%s  tau %.2e..%.2e  sparsity %.2e  enc s/b/c %lld/%lld/%lld  "
-                  "%.0f B/worker/step (dense/%.0f)  relayed %.0f  back-pressure %lld  %s",
+                  "%.0f B/worker/step (dense/%.0f)  relayed %.0f  back-pressure %lld  capped %lld  "
+                  "stale %.1f/%lld  waited %.2fs  %s",
                   window_.head().c_str(), w.tau_min, w.tau_max, sparsity,
                   static_cast<long long>(w.sparse_messages),
                   static_cast<long long>(w.bitmap_messages),
                   static_cast<long long>(w.compressed_messages), bytes_per_step, dense_ratio,
                   relayed_by_master + static_cast<double>(w.relayed),
-                  static_cast<long long>(w.backpressure), window_.eta().c_str());
+                  static_cast<long long>(w.backpressure), static_cast<long long>(w.capped_messages),
+                  staleness, static_cast<long long>(w.stale_max), w.wait_seconds,
+                  window_.eta().c_str());
     core::log_info(line);
     context_.metrics.write(window_.record()
                                .add("tau_min", static_cast<double>(w.tau_min))
@@ -88,6 +96,10 @@ class SharingProgress {
                                .add("bytes_per_worker_step", bytes_per_step)
                                .add("dense_ratio", dense_ratio)
                                .add("backpressure", w.backpressure)
+                               .add("capped_messages", w.capped_messages)
+                               .add("staleness_mean", staleness)
+                               .add("staleness_max", w.stale_max)
+                               .add("staleness_wait_seconds", w.wait_seconds)
                                .add("duplicates", w.duplicates));
     window_.next_window();
   }
@@ -112,12 +124,19 @@ class SharingMaster {
         live_(session.live_workers()), liveness_(context.config.fault_tolerance.timeout_ms),
         targets_(static_cast<std::size_t>(context.size), 0),
         tau_(static_cast<std::size_t>(context.worker_count()),
-             static_cast<float>(cfg_.encoding.initial_threshold)) {}
+             static_cast<float>(cfg_.encoding.initial_threshold)) {
+    exchange_.on_applied([this](const codec::MessageHeader& header) {
+      auto& clock = clocks_[header.origin];
+      clock = std::max(clock, header.iteration);
+    });
+  }
 
   int run() {
     core::log_info("model: " + std::to_string(model_.parameter_count()) + " parameters\n" +
                    model_.summary());
     const auto resume = Checkpointer::find_resume(context_);
+    // The checkpoint resumed from is the newest: none is due until every_steps after it.
+    if (resume) checkpointer_.mark_written(resume->iteration);
     start_workers(resume);
     const auto steps_per_epoch = static_cast<std::int64_t>(shape_.batch_count());
     progress_.emplace(context_, steps_per_epoch, model_.parameter_count(),
@@ -125,7 +144,7 @@ class SharingMaster {
     const double cpu_start = process_cpu_seconds();
     core::Stopwatch wall;
     core::Backoff backoff;
-    while (!finished()) {
+    while (!finished() && !diverged_) {
       bool busy = false;
       try {
         busy = step();
@@ -136,13 +155,16 @@ class SharingMaster {
       }
       if (busy) backoff.reset(); else backoff.wait();
     }
-    const int exit_code = stopping_ ? core::kExitRequeue : core::kExitOk;
-    if (stopping_) write_checkpoint(fetch_worker_states());
+    const int exit_code =
+        diverged_ ? core::kExitDiverged : stopping_ ? core::kExitRequeue : core::kExitOk;
+    if (stopping_ && !diverged_) write_checkpoint(fetch_worker_states());
     comm::ByteWriter shutdown;
     shutdown.put<std::int32_t>(exit_code);
     for (int w : live_) control().send(w, comm::Tag::kShutdown, shutdown.bytes());
     control().flush();
     session_.release_spares();
+    // A diverged model is never saved: the newest checkpoint stays the newest good one.
+    if (diverged_) return exit_code;
     const bool equivalent = check_equivalence();
     summarize(process_cpu_seconds() - cpu_start, wall.seconds(), equivalent);
     recoveries_.summarize();
@@ -166,7 +188,9 @@ class SharingMaster {
     }
     for (const auto epoch : scheduler_->take_completed_epochs()) {
       const double cpu_before = process_cpu_seconds();
-      reporter_.end_of_epoch(model_, epoch + 1, progress_->steps());
+      std::copy(model_.parameters().begin(), model_.parameters().end(),
+                snapshot_.parameters().begin());
+      relay_during([&] { reporter_.end_of_epoch(snapshot_, epoch + 1, progress_->steps()); });
       evaluation_cpu_ += process_cpu_seconds() - cpu_before;
       if (checkpointer_.at_epoch_end()) request_checkpoint();
     }
@@ -282,6 +306,7 @@ class SharingMaster {
     ReplacementStart start;
     start.parameters.assign(model_.parameters().begin(), model_.parameters().end());
     start.applied = exchange_.applied_ids();
+    start.clock = clocks_[static_cast<std::size_t>(worker)];
     int donor = -1;
     for (const auto& [w, s] : status)
       if (s.phase != WorkerPhase::kJoining) donor = w;
@@ -359,12 +384,26 @@ class SharingMaster {
         send_partition_grant(control(), worker, grant);
         break;
       }
+      case comm::Tag::kDiverged: {
+        comm::ByteReader reader(message.payload, "divergence report");
+        const auto step = reader.get<std::int64_t>();
+        const auto reason = reader.get_string();
+        reader.expect_end();
+        if (!diverged_) report_divergence(worker, step, reason);
+        break;
+      }
       case comm::Tag::kHeartbeat:
         break;
       case comm::Tag::kMetrics: {
         const auto report = WorkerReport::deserialize(message.payload);
         if (report.steps > 0) tau_[static_cast<std::size_t>(worker - 1)] = report.tau_max;
         progress_->add(report);
+        per_worker_[worker].add(report);
+        core::log_debug("rank " + std::to_string(worker) + ": staleness mean " +
+                        std::to_string(ratio(static_cast<double>(report.stale_sum),
+                                             static_cast<double>(report.stale_count))) +
+                        " max " + std::to_string(report.stale_max) + ", held by the bound " +
+                        std::to_string(report.wait_seconds) + " s");
         break;
       }
       case comm::Tag::kStateReply:
@@ -436,7 +475,36 @@ class SharingMaster {
   }
 
   void write_checkpoint(const std::map<int, WorkerState>& workers) {
-    checkpointer_.write(checkpoint_now(workers));
+    const auto checkpoint = checkpoint_now(workers);
+    relay_during([&] { checkpointer_.write(checkpoint); });
+  }
+
+  // Runs `work` (an evaluation or a checkpoint write, no MPI, nothing that touches model_) on a
+  // second thread while this one keeps relaying the workers' updates: a master that stopped
+  // relaying would hold every worker at the staleness bound.
+  void relay_during(const std::function<void()>& work) {
+    auto done = std::async(std::launch::async, work);
+    core::Backoff backoff;
+    while (done.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+      if (exchange_.poll(model_.parameters()) > 0) backoff.reset(); else backoff.wait();
+    }
+    done.get();
+  }
+
+  // One line naming the worker, the step and the likely cause; the run then ends.
+  void report_divergence(int worker, std::int64_t step, const std::string& reason) {
+    diverged_ = true;
+    const auto checkpoint = newest_checkpoint(context_);
+    char rate[32];
+    std::snprintf(rate, sizeof rate, "%g", cfg_.optimizer.learning_rate);
+    core::log_error(
+        "training diverged on rank " + std::to_string(worker) + " at its step " +
+        std::to_string(step) + ": " + reason + "; likely cause: optimizer.learning_rate " +
+        rate + " is too high for " +
+        std::to_string(context_.worker_count()) + " workers" +
+        (cfg_.encoding.combine == "sum" ? " whose updates add up (encoding.combine: sum)" : "") +
+        "; " + (checkpoint ? "newest good checkpoint kept: " + *checkpoint
+                           : std::string("no checkpoint was written before it")));
   }
 
   // The last seq of every origin: a live worker's from its kDone, a dead one's (shrink mode)
@@ -503,21 +571,62 @@ class SharingMaster {
                   static_cast<long long>(rejected), static_cast<long long>(applied_twice),
                   100.0 * cpu_share, 100.0 * (cpu_share - evaluation_share), 100.0 * evaluation_share);
     core::log_info(line);
-    context_.metrics.write(JsonLine()
-                               .add("kind", "sharing_summary")
-                               .add("steps", total.steps)
-                               .add("updates", total.messages)
-                               .add("bytes_per_worker_step", bytes_per_step)
-                               .add("dense_bytes", static_cast<std::int64_t>(dense))
-                               .add("backpressure", total.backpressure)
-                               .add("duplicates", duplicates)
-                               .add("rejected", rejected)
-                               .add("applied_twice", applied_twice)
-                               .add("master_cpu_share", cpu_share)
-                               .add("master_relay_cpu_share", cpu_share - evaluation_share)
-                               .add("equivalence_max_relative_difference", equivalence_difference_)
-                               .add("equivalent", equivalent)
-                               .add("conservation_max_relative_error", conservation_error_));
+    JsonLine record;
+    record.add("kind", "sharing_summary")
+        .add("steps", total.steps)
+        .add("updates", total.messages)
+        .add("bytes_per_worker_step", bytes_per_step)
+        .add("dense_bytes", static_cast<std::int64_t>(dense))
+        .add("backpressure", total.backpressure)
+        .add("duplicates", duplicates)
+        .add("rejected", rejected)
+        .add("applied_twice", applied_twice)
+        .add("master_cpu_share", cpu_share)
+        .add("master_relay_cpu_share", cpu_share - evaluation_share)
+        .add("equivalence_max_relative_difference", equivalence_difference_)
+        .add("equivalent", equivalent)
+        .add("conservation_max_relative_error", conservation_error_);
+    summarize_staleness(total, record);
+    context_.metrics.write(record);
+  }
+
+  // The staleness distribution over the run and the time each worker was held by the bound.
+  void summarize_staleness(const WorkerReport& total, JsonLine& record) {
+    StalenessStats all;
+    all.count = total.stale_count;
+    all.sum = total.stale_sum;
+    all.max = total.stale_max;
+    all.histogram = total.stale_histogram;
+    std::string waited;
+    for (const auto& [worker, report] : per_worker_) {
+      char part[64];
+      std::snprintf(part, sizeof part, "%s%d %.2fs", waited.empty() ? "" : ", ", worker,
+                    report.wait_seconds);
+      waited += part;
+      context_.metrics.write(JsonLine()
+                                 .add("kind", "worker_staleness")
+                                 .add("rank", static_cast<std::int64_t>(worker))
+                                 .add("staleness_mean", ratio(static_cast<double>(report.stale_sum),
+                                                              static_cast<double>(report.stale_count)))
+                                 .add("staleness_max", report.stale_max)
+                                 .add("wait_seconds", report.wait_seconds)
+                                 .add("waits", report.waits));
+    }
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "staleness (steps between an update's creation and its application): mean %.2f, "
+                  "max %lld, bound %lld; ",
+                  all.mean(), static_cast<long long>(all.max),
+                  static_cast<long long>(cfg_.encoding.max_staleness));
+    core::log_info(std::string(line) + all.histogram_text() + "; held by the bound: " +
+                   (waited.empty() ? "-" : waited));
+    record.add("staleness_mean", all.mean())
+        .add("staleness_max", all.max)
+        .add("staleness_bound", cfg_.encoding.max_staleness)
+        .add("staleness_wait_seconds", total.wait_seconds)
+        .add("capped_messages", total.capped_messages);
+    for (std::size_t b = 0; b < StalenessStats::kBuckets; ++b)
+      record.add(std::string("staleness_") + StalenessStats::bucket_name(b), all.histogram[b]);
   }
 
   RunContext& context_;
@@ -538,6 +647,10 @@ class SharingMaster {
   std::vector<float> tau_;              // latest threshold per worker (index worker - 1)
   std::map<int, std::vector<float>> drained_;
   std::set<int> done_;  // workers that reported kDone
+  bool diverged_ = false;  // a worker's divergence guard fired: end the run, save nothing
+  std::map<int, WorkerReport> per_worker_;  // each worker's reports summed (staleness summary)
+  // The newest clock (training step) applied from each origin: a replacement continues it.
+  std::vector<std::uint64_t> clocks_ = std::vector<std::uint64_t>(static_cast<std::size_t>(context_.size), 0);
   std::map<int, std::int64_t> applied_twice_;  // per drained worker (UpdateExchange::applied_twice)
   bool drain_sent_ = false;
   bool stopping_ = false;
@@ -545,6 +658,7 @@ class SharingMaster {
   std::map<int, WorkerState> state_replies_;  // replies to the outstanding state request
   double conservation_error_ = -1;  // worst worker's; -1 when not checked
   double equivalence_difference_ = 0;
+  nn::Model snapshot_ = nn::Model::build(cfg_.model, static_cast<std::uint64_t>(cfg_.run.seed));  // evaluated while model_ moves on
   double evaluation_cpu_ = 0;  // CPU seconds spent evaluating finished epochs
 };
 

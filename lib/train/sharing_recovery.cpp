@@ -38,6 +38,7 @@ std::vector<std::uint8_t> ReplacementStart::serialize() const {
   writer.put_vector(parameters);
   writer.put_vector(applied.serialize());
   writer.put_vector(train::serialize(worker));
+  writer.put<std::uint64_t>(clock);
   return {writer.bytes().begin(), writer.bytes().end()};
 }
 
@@ -47,6 +48,7 @@ ReplacementStart ReplacementStart::deserialize(std::span<const std::uint8_t> byt
   start.parameters = reader.get_vector<float>();
   start.applied = AppliedIds::deserialize(reader.get_vector<std::uint8_t>());
   start.worker = deserialize_worker_state(reader.get_vector<std::uint8_t>());
+  start.clock = reader.get<std::uint64_t>();
   reader.expect_end();
   return start;
 }

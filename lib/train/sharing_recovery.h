@@ -59,6 +59,7 @@ struct ReplacementStart {
   std::vector<float> parameters;
   AppliedIds applied;
   WorkerState worker;  // optimizer state and tau of a live worker; residual empty
+  std::uint64_t clock = 0;  // the dead rank's newest clock the master applied (staleness.h)
 
   std::vector<std::uint8_t> serialize() const;
   static ReplacementStart deserialize(std::span<const std::uint8_t> bytes);

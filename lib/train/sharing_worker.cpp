@@ -21,10 +21,13 @@
 #include "nn/model.h"
 #include "nn/optimizer.h"
 #include "nn/schedule.h"
+#include "train/checkpointer.h"
+#include "train/divergence_guard.h"
 #include "train/fault_injection.h"
 #include "train/partition_messages.h"
 #include "train/sharing_recovery.h"
 #include "train/sharing_roles.h"
+#include "train/staleness.h"
 #include "train/update_exchange.h"
 #include "train/worker_report.h"
 #include "train/worker_state.h"
@@ -80,14 +83,20 @@ class SharingWorker {
         check_conservation_(cfg_.encoding.check_conservation),
         update_sum_(check_conservation_ ? n_ : 0), sent_sum_(check_conservation_ ? n_ : 0),
         heartbeat_period_(static_cast<double>(cfg_.fault_tolerance.heartbeat_ms) / 1000.0),
-        timeout_(static_cast<double>(cfg_.transport.timeout_ms) / 1000.0) {
+        timeout_(static_cast<double>(cfg_.transport.timeout_ms) / 1000.0),
+        staleness_(context.size, context.rank, cfg_.encoding.max_staleness) {
     phase_ = replacement ? WorkerPhase::kJoining : WorkerPhase::kRequesting;
+    exchange_.on_applied([this](const codec::MessageHeader& header) {
+      staleness_.applied(static_cast<int>(header.origin), header.iteration,
+                         (header.flags & kFlagIdle) != 0, clock_);
+    });
   }
 
   int run() {
     if (phase_ == WorkerPhase::kJoining) join(); else start();
     while (auto grant = next_grant()) train_partition(*grant);
     send_report();
+    if (diverged_ || shutdown_code_) return await_shutdown();
     return finish();
   }
 
@@ -140,6 +149,7 @@ class SharingWorker {
       try {
         session_.repair({});
         exchange_.attach(session_.plane());
+        staleness_.forget_peers();  // the dead are gone; a replacement counts from its first update
         resync();
         return;
       } catch (const comm::MpiError& error) {
@@ -207,8 +217,9 @@ class SharingWorker {
     encoder_.set_threshold(start.worker.tau);
     // The dead process's updates carry on from the last one any replica applied.
     seq_ = start.applied.highest(context_.rank);
+    clock_ = static_cast<std::int64_t>(start.clock);  // so the bound does not hold the others back
     core::log_info("replacement started from the master's model (update seq " +
-                   std::to_string(seq_) + ")");
+                   std::to_string(seq_) + ", clock " + std::to_string(clock_) + ")");
   }
 
   void reply_state() {
@@ -221,6 +232,8 @@ class SharingWorker {
   bool service() {
     const bool progress = exchange_.poll(model_.parameters()) > 0;
     while (control().try_receive(comm::Tag::kStateRequest, 0)) reply_state();
+    if (auto shutdown = control().try_receive(comm::Tag::kShutdown, 0))
+      shutdown_code_ = shutdown_code(*shutdown);
     if (heartbeat_clock_.seconds() >= heartbeat_period_) {
       control().send(0, comm::Tag::kHeartbeat, {});
       heartbeat_clock_.restart();
@@ -233,6 +246,7 @@ class SharingWorker {
     core::Deadline deadline(timeout_);
     core::Backoff backoff;
     for (;;) {
+      if (diverged_ || shutdown_code_) return std::nullopt;
       std::optional<comm::ControlMessage> reply;
       const bool intact = guarded([&] {
         if (!request_pending_) {
@@ -275,21 +289,30 @@ class SharingWorker {
   }
 
   void train_partition(const PartitionGrant& grant) {
+    current_epoch_ = static_cast<std::uint32_t>(grant.epoch);
     const auto& plan = plan_for(grant.epoch);
     const auto range = plan.partition(static_cast<std::size_t>(grant.partition));
     std::vector<float> inputs(batch_size() * model_.sample_size());
     std::vector<std::int32_t> labels(batch_size());
+    resume_clock();
     for (std::size_t b = range.first_batch; b < range.end_batch; ++b) {
       guarded([&] { service(); });
+      wait_for_peers();
+      if (shutdown_code_) return;  // the master ended the run (another worker diverged)
       const auto indices = plan.batch_indices(b);
       data::gather_batch(context_.data.train, indices, inputs.data(), labels.data());
       const auto result = model_.train_batch(inputs.data(), labels.data(), indices.size(), dropout_rng_);
+      if (auto reason = divergence_.check(clock_ + 1, result.loss)) {
+        report_divergence(*reason);
+        return;
+      }
       const double learning_rate =
           schedule_.at(grant.epoch * batches_per_epoch_ + static_cast<std::int64_t>(b));
       optimizer_->compute_update(model_.gradients(), model_.parameters(), update_, learning_rate);
       if (update_scale_ != 1.0f)
         for (auto& value : update_) value *= update_scale_;
       ++steps_;
+      ++clock_;
       if (check_conservation_)
         for (std::size_t i = 0; i < n_; ++i) update_sum_[i] += update_[i];
       guarded([&] { share_update(grant); });
@@ -308,10 +331,15 @@ class SharingWorker {
       ++report_.backpressure;
       return;
     }
+    send(update_, static_cast<std::uint32_t>(grant.epoch), 0);
+  }
+
+  // Encodes `update` against the residual and publishes it, stamped with this worker's clock.
+  void send(std::span<const float> update, std::uint32_t epoch, std::uint32_t flags) {
     const codec::MessageMeta meta{static_cast<std::uint32_t>(context_.rank), ++seq_,
-                                  static_cast<std::uint64_t>(steps_),
-                                  static_cast<std::uint32_t>(grant.epoch), 0};
-    const auto stats = encoder_.encode(update_, meta, message_);
+                                  static_cast<std::uint64_t>(clock_), epoch, flags};
+    const auto stats = encoder_.encode(update, meta, message_);
+    sent_clock_ = clock_;
     if (check_conservation_) {
       std::string error;
       GS_CHECK(codec::accumulate_message(message_, sent_sum_, &error), error);
@@ -322,9 +350,105 @@ class SharingWorker {
     report_.sparsity_sum += stats.sparsity;
     report_.clipped_mass += stats.clipped_mass;
     if (stats.shake_up) ++report_.shake_ups;
+    if (stats.capped) ++report_.capped_messages;
     count_encoding(report_, stats.encoding);
     // Last: once applied here the update is the exchange's (kept for a resync if sending fails).
     exchange_.publish(message_, model_.parameters());
+  }
+
+  // The divergence guard fired: nothing of this step is shared; the master ends the run.
+  void report_divergence(const std::string& reason) {
+    diverged_ = true;
+    core::log_error("diverged: " + reason);
+    guarded([&] {
+      control().send(0, comm::Tag::kDiverged,
+                     comm::ByteWriter().put<std::int64_t>(clock_ + 1).put_string(reason).bytes());
+    });
+  }
+
+  // After a divergence: keep serving until the master's shutdown.
+  int await_shutdown() {
+    core::Backoff backoff;
+    core::Deadline deadline(timeout_);
+    while (!shutdown_code_) {
+      guarded([&] { service(); });
+      if (deadline.expired())
+        throw core::RuntimeError("timed out after " + std::to_string(timeout_) +
+                                 " s waiting for the master to end the diverged run");
+      backoff.wait();
+    }
+    return *shutdown_code_;
+  }
+
+  // The staleness bound (staleness.h): before the next step, wait while a training peer's
+  // updates lag more than encoding.max_staleness steps behind this worker's clock. Waiting, it
+  // keeps applying and relaying, and sends the steps its residual still holds (back-pressure),
+  // so that peers waiting on this worker see its clock move.
+  void wait_for_peers() {
+    auto blocking = staleness_.blocking_peer(clock_);
+    if (!blocking) return;
+    core::Stopwatch waited;
+    core::Deadline deadline(timeout_);
+    core::Backoff backoff;
+    while (blocking) {
+      bool progress = false;
+      guarded([&] {
+        progress = service();
+        if (sent_clock_ < clock_ && exchange_.can_publish(encoder_.max_message_bytes())) {
+          send(zeros(), current_epoch_, 0);
+          progress = true;
+        }
+      });
+      blocking = staleness_.blocking_peer(clock_);
+      if (!blocking || shutdown_code_) break;
+      if (deadline.expired())
+        throw core::RuntimeError(
+            "timed out after " + std::to_string(timeout_) + " s waiting for rank " +
+            std::to_string(*blocking) + "'s updates (its newest applied here is from step " +
+            std::to_string(staleness_.clock_of(*blocking)) + ", this worker is at step " +
+            std::to_string(clock_) + ", encoding.max_staleness " +
+            std::to_string(staleness_.bound()) + ")");
+      if (progress) backoff.reset(); else backoff.wait();
+    }
+    ++staleness_.stats().waits;
+    staleness_.stats().wait_seconds += waited.seconds();
+  }
+
+  // A worker that was idle (no partition) starts again level with the slowest training peer,
+  // so that its own clock does not hold the others back.
+  void resume_clock() {
+    if (!was_idle_) return;
+    was_idle_ = false;
+    if (const auto slowest = staleness_.slowest_training_peer())
+      clock_ = std::max(clock_, static_cast<std::int64_t>(*slowest));
+  }
+
+  // No partition left to train: tell the peers (a message flagged idle, carrying what the
+  // residual holds above tau) so that the staleness bound stops waiting on this worker.
+  void announce_idle() {
+    core::Deadline deadline(timeout_);
+    core::Backoff backoff;
+    for (;;) {
+      bool sent = false;
+      guarded([&] {
+        service();
+        if (exchange_.can_publish(encoder_.max_message_bytes())) {
+          send(zeros(), current_epoch_, kFlagIdle);
+          sent = true;
+        }
+      });
+      if (sent) break;
+      if (deadline.expired())
+        throw core::RuntimeError("timed out after " + std::to_string(timeout_) +
+                                 " s waiting for room to send the final update");
+      backoff.wait();
+    }
+    was_idle_ = true;
+  }
+
+  std::span<const float> zeros() {
+    if (zeros_.empty()) zeros_.assign(n_, 0.0f);
+    return zeros_;
   }
 
   void record_step(const nn::BatchResult& result, std::size_t samples) {
@@ -339,6 +463,14 @@ class SharingWorker {
   }
 
   void send_report() {
+    const auto& stale = staleness_.stats();
+    report_.stale_count = stale.count;
+    report_.stale_sum = stale.sum;
+    report_.stale_max = stale.max;
+    report_.stale_histogram = stale.histogram;
+    report_.wait_seconds = stale.wait_seconds;
+    report_.waits = stale.waits;
+    staleness_.stats() = StalenessStats{};
     const auto& now = exchange_.stats();
     report_.relayed = static_cast<std::int64_t>(now.relayed - reported_exchange_.relayed);
     report_.duplicates = static_cast<std::int64_t>(now.duplicates - reported_exchange_.duplicates);
@@ -357,6 +489,7 @@ class SharingWorker {
     if (check_conservation_ && conservation_error_ < 0)
       conservation_error_ = conservation_error(update_sum_, sent_sum_, encoder_);
     phase_ = WorkerPhase::kDone;
+    announce_idle();  // before kDone: the idle message is one of the updates counted there
     bool done_sent = false;
     core::Backoff backoff;
     core::Deadline deadline(timeout_);
@@ -386,10 +519,7 @@ class SharingWorker {
                              .bytes());
           drained_sent_ = true;
         }
-        if (auto shutdown = control().try_receive(comm::Tag::kShutdown, 0)) {
-          comm::ByteReader reader(shutdown->payload, "shutdown");
-          exit_code = reader.get<std::int32_t>();
-        }
+        exit_code = shutdown_code_;
         if (progress) backoff.reset(); else backoff.wait();
       });
       if (exit_code) break;
@@ -397,6 +527,7 @@ class SharingWorker {
         // Back to asking for work: a dead worker's partition may be waiting.
         while (auto grant = next_grant()) train_partition(*grant);
         phase_ = WorkerPhase::kDone;
+        announce_idle();
         done_sent = false;
         deadline = core::Deadline(timeout_);
         continue;
@@ -464,6 +595,18 @@ class SharingWorker {
   bool drained_sent_ = false;
   std::uint64_t seq_ = 0;
   std::int64_t steps_ = 0;
+
+  // The staleness bound: this worker's clock (steps, a replacement continuing the dead rank's),
+  // the clock of its newest sent update, and the peers' clocks.
+  StalenessTracker staleness_;
+  std::int64_t clock_ = 0;
+  std::int64_t sent_clock_ = 0;
+  bool was_idle_ = false;
+  DivergenceGuard divergence_{cfg_.training};
+  bool diverged_ = false;
+  std::optional<int> shutdown_code_;  // the master's kShutdown, whenever it came
+  std::uint32_t current_epoch_ = 0;
+  std::vector<float> zeros_;
 };
 
 }  // namespace

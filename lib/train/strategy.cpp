@@ -1,6 +1,10 @@
 #include "train/strategy.h"
 
+#include <cstdio>
+
 #include "core/errors.h"
+#include "core/log.h"
+#include "train/checkpointer.h"
 #include "train/allreduce_strategy.h"
 #include "train/downpour_strategy.h"
 #include "train/gradient_sharing.h"
@@ -26,10 +30,38 @@ void check_strategy_fits(const config::ExperimentConfig& config, int ranks) {
   if (spares > 0 && ranks > 1 && strategy != "gradient_sharing")
     throw core::UserError("fault_tolerance.spares is used by training.strategy gradient_sharing "
                           "only, not '" + strategy + "'");
+  if (spares > 0 && ranks > 1 && config.training.on_divergence == "rollback")
+    throw core::UserError("training.on_divergence: rollback restarts the job's processes in "
+                          "place, which fault_tolerance.spares does not support yet; use stop");
   if (spares > 0 && ranks > 1 && ranks - spares < 2)
     throw core::UserError("fault_tolerance.spares " + std::to_string(spares) +
                           " leaves no worker among the job's " + std::to_string(ranks) +
                           " ranks (start at least " + std::to_string(spares + 2) + ")");
+}
+
+int run_with_rollback(RunContext& context) {
+  int code = run_strategy(context);
+  const auto& training = context.config.training;
+  if (training.on_divergence != "rollback") return code;
+  for (std::int64_t attempt = 1; code == core::kExitDiverged; ++attempt) {
+    if (attempt > training.max_rollbacks) {
+      core::log_error("still diverging after " + std::to_string(training.max_rollbacks) +
+                      " rollbacks (training.max_rollbacks): giving up");
+      break;
+    }
+    auto& rate = context.config.optimizer.learning_rate;
+    rate *= training.rollback_lr_factor;
+    const auto checkpoint = newest_checkpoint(context);
+    char line[96];
+    std::snprintf(line, sizeof line, " with optimizer.learning_rate %g", rate);
+    core::log_warn("rollback " + std::to_string(attempt) + "/" +
+                   std::to_string(training.max_rollbacks) + ": restarting from " +
+                   (checkpoint ? "the newest good checkpoint " + *checkpoint
+                               : std::string("the start (no checkpoint yet)")) +
+                   line);
+    code = run_strategy(context);
+  }
+  return code;
 }
 
 int run_strategy(RunContext& context) {

@@ -228,7 +228,7 @@ int train_command(const std::string& config_path, const std::vector<std::string>
                    "\nrun directory " + run_path);
 
   try {
-    return run_strategy(context);
+    return run_with_rollback(context);
   } catch (const std::exception& error) {
     const bool user = dynamic_cast<const core::UserError*>(&error) != nullptr;
     core::log_error(error.what());

@@ -135,6 +135,7 @@ bool UpdateExchange::deliver(std::span<const std::uint8_t> message, std::span<fl
   mark_applied(origin, header.seq);
   keep(origin, header.seq, message);
   ++stats_.applied;
+  if (observer_) observer_(header);
   return true;
 }
 
@@ -197,6 +198,7 @@ std::size_t UpdateExchange::poll(std::span<float> parameters) {
     mark_applied(origin, header.seq);
     keep(origin, header.seq, message);
     ++stats_.applied;
+    if (observer_) observer_(header);
     stats_.relayed += plane_->links().size() - 1;
     relay_->forward(from, message);
   });

@@ -12,12 +12,14 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <set>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "codec/message.h"
 #include "comm/data_plane.h"
 #include "comm/relay.h"
 
@@ -61,6 +63,11 @@ class UpdateExchange {
   void publish(std::span<const std::uint8_t> message, std::span<float> parameters);
   // Messages still queued for some link.
   bool has_backlog() const;
+  // Called with the header of every peer message applied here (poll and deliver), e.g. to
+  // measure staleness (staleness.h).
+  void on_applied(std::function<void(const codec::MessageHeader&)> observer) {
+    observer_ = std::move(observer);
+  }
 
   // Applies a message that arrived outside the data plane (resync) unless already applied;
   // not relayed. False (and last_error()) for a malformed message.
@@ -105,6 +112,7 @@ class UpdateExchange {
   std::vector<std::size_t> kept_bytes_;
   ExchangeStats stats_;
   std::string last_error_;
+  std::function<void(const codec::MessageHeader&)> observer_;
 };
 
 }  // namespace gradshare::train

@@ -2,6 +2,7 @@
 // logging.every_steps steps (as deltas since its previous report), and their sum over workers.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -29,6 +30,14 @@ struct WorkerReport {
   double seconds = 0;        // the worker's wall time these figures cover
   float tau_min = 0;         // over the steps of this report
   float tau_max = 0;
+  std::int64_t capped_messages = 0;  // messages the congestion cap held to the sparsity band
+  // Staleness of the peer updates applied (staleness.h) and time held by the bound.
+  std::int64_t stale_count = 0;
+  std::int64_t stale_sum = 0;
+  std::int64_t stale_max = 0;
+  std::array<std::int64_t, 8> stale_histogram{};
+  double wait_seconds = 0;
+  std::int64_t waits = 0;
 
   void add(const WorkerReport& other);
   std::vector<std::uint8_t> serialize() const;

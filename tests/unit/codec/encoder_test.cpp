@@ -117,7 +117,9 @@ TEST(Encoder, ScalarAndAvx2KernelsGiveIdenticalMessages) {
 }
 
 TEST(Encoder, StampsTheHeader) {
-  Encoder encoder(make_config(), 50);
+  auto config = make_config();
+  config.max_message_sparsity = 1.0;  // every element fires: no congestion cap here
+  Encoder encoder(config, 50);
   std::vector<std::uint8_t> message;
   const MessageMeta meta{7, 3456789012ull, 99, 3, 0x00050000u};
   const EncodeStats stats = encoder.encode(std::vector<float>(50, 1.0f), meta, message);
@@ -261,6 +263,61 @@ TEST(Encoder, AccumulateKeepsQuantaInTheResidual) {
   bad[100] = std::numeric_limits<float>::quiet_NaN();
   EXPECT_THROW(encoder.accumulate(bad), core::RuntimeError);
   for (std::size_t i = 96; i < n; ++i) EXPECT_EQ(encoder.residual()[i], u[i] + u[i]);
+}
+
+// A backlog (back-pressure) under which nearly every element reaches tau: the message carries
+// only the cap largest residual entries, at the raised tau of the cap-th, and nothing is lost.
+TEST(Encoder, CongestionCapSendsTheLargestAndKeepsTheRest) {
+  const std::size_t n = 10000;
+  for (const std::string format : {"auto", "bitmap", "sparse", "compressed"}) {
+    SCOPED_TRACE(format);
+    auto config = make_config(format, "adaptive");
+    config.initial_threshold = 1e-4;
+    config.min_sparsity = 5e-4;
+    config.max_sparsity = 1e-3;  // cap: 2 * 1e-3 * n = 20 quanta
+    Encoder encoder(config, n);
+    EXPECT_EQ(encoder.message_cap(), 20u);
+    const std::vector<float> u = testing::normal_vector(n, 1e-3f, 21);
+    encoder.accumulate(u);
+    const std::vector<float> before(encoder.residual().begin(), encoder.residual().end());
+    std::vector<std::uint8_t> message;
+    const EncodeStats stats = encoder.encode(u, {}, message);
+    EXPECT_TRUE(stats.capped);
+    EXPECT_LE(stats.entries, 20u);
+    EXPECT_GE(stats.entries, 19u);
+    EXPECT_GT(stats.tau, 1e-4f);
+    const std::vector<float> sent = decode_dense(message, n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const float total = before[i] + u[i];
+      // Conservation: sent + residual == backlog + update, to one rounding of the quantum.
+      EXPECT_NEAR(sent[i] + encoder.residual()[i], total, 1e-9f + 1e-6f * std::fabs(total));
+      if (sent[i] != 0.0f) {
+        EXPECT_EQ(std::fabs(sent[i]), stats.tau);
+        EXPECT_GE(std::fabs(total), stats.tau);
+      } else {
+        EXPECT_LT(std::fabs(total), stats.tau);
+      }
+    }
+    // tau adapts to what fired at tau (nearly everything), not to the capped message.
+    EXPECT_GT(encoder.threshold(), 1e-4f);
+  }
+}
+
+TEST(Encoder, NoCapBelowItOrWithFixedThresholds) {
+  const std::size_t n = 4096;
+  const std::vector<float> u = firing_update(n, 0.3, 1e-4f, 5);
+  for (const std::string algorithm : {"fixed", "adaptive"}) {
+    auto config = make_config("auto", algorithm);
+    config.initial_threshold = 1e-4;
+    if (algorithm == "adaptive") config.max_message_sparsity = 0.5;
+    Encoder encoder(config, n);
+    std::vector<std::uint8_t> message;
+    const EncodeStats stats = encoder.encode(u, {}, message);
+    EXPECT_FALSE(stats.capped) << algorithm;
+    EXPECT_EQ(stats.tau, 1e-4f);
+    EXPECT_EQ(stats.entries, static_cast<std::size_t>(std::count_if(
+                                 u.begin(), u.end(), [](float x) { return x != 0.0f; })));
+  }
 }
 
 TEST(Encoder, ValidatesItsConfig) {

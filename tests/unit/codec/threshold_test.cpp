@@ -71,6 +71,7 @@ TEST(AdaptiveThreshold, EncoderTrajectoryWhenNothingFires) {
 TEST(AdaptiveThreshold, AutoBitmapCountsAsOneSixteenth) {
   config::EncodingConfig config = make_config("auto");
   config.max_sparsity = 0.1;
+  config.max_message_sparsity = 1.0;  // no congestion cap: the bitmap goes out whole
   Encoder auto_encoder(config, 1000);
   config.format = "bitmap";
   Encoder bitmap_encoder(config, 1000);

@@ -74,6 +74,7 @@ TEST(DownpourLayout, RanksAndWindowSizes) {
 TEST(DownpourLayout, EncodedSlotsHoldTheLargestMessage) {
   auto config = downpour_config(1, true);
   config.encoding.format = "sparse";  // 4 bytes per entry plus the header: above dense
+  config.encoding.max_message_sparsity = 1.0;  // uncapped: every entry may fire
   const DownpourLayout layout(config, 1000, 3);
   EXPECT_GT(layout.shard_layout(0).payload_capacity(), 1000 * sizeof(float));
 }

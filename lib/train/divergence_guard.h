@@ -1,0 +1,30 @@
+// divergence_guard.h: notices a worker's training loss exploding. The loss is smoothed (an
+// exponential moving average over about 20 steps, so one hard minibatch is no alarm); the run
+// has diverged when a step's loss is NaN or Inf, or when the smoothed loss exceeds
+// training.divergence_factor times its running minimum after the first kWarmupSteps steps.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "config/experiment_config.h"
+
+namespace gradshare::train {
+
+class DivergenceGuard {
+ public:
+  static constexpr std::int64_t kWarmupSteps = 10;
+
+  explicit DivergenceGuard(const config::TrainingConfig& training);
+  // The step's mean minibatch loss; a one-line reason once the run has diverged.
+  std::optional<std::string> check(std::int64_t step, double loss);
+
+ private:
+  double factor_;
+  double smoothed_ = 0;
+  double minimum_ = 0;
+  std::int64_t seen_ = 0;
+};
+
+}  // namespace gradshare::train

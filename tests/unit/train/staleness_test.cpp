@@ -1,0 +1,107 @@
+// staleness_test.cpp: the staleness measure and bound (StalenessTracker) and the divergence
+// guard's triggers.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "train/divergence_guard.h"
+#include "train/staleness.h"
+
+namespace gradshare::train {
+namespace {
+
+TEST(StalenessTracker, MeasuresClockDifferences) {
+  StalenessTracker tracker(/*ranks=*/4, /*self=*/1, /*bound=*/2);
+  tracker.applied(2, 10, false, 13);  // 3 steps stale
+  tracker.applied(3, 12, false, 13);  // 1
+  tracker.applied(3, 14, false, 13);  // the receiver is behind: 0
+  const auto& stats = tracker.stats();
+  EXPECT_EQ(stats.count, 3);
+  EXPECT_EQ(stats.max, 3);
+  EXPECT_DOUBLE_EQ(stats.mean(), 4.0 / 3.0);
+  EXPECT_EQ(stats.histogram[0], 1);  // 0
+  EXPECT_EQ(stats.histogram[1], 1);  // 1
+  EXPECT_EQ(stats.histogram[2], 1);  // 2-3
+  EXPECT_EQ(stats.histogram_text(), "0:1 1:1 2-3:1");
+}
+
+TEST(StalenessTracker, HistogramBuckets) {
+  StalenessStats stats;
+  for (const std::int64_t s : {0, 1, 2, 3, 4, 7, 8, 15, 16, 31, 32, 63, 64, 1000}) stats.record(s);
+  for (std::size_t b = 0; b < StalenessStats::kBuckets; ++b)
+    EXPECT_EQ(stats.histogram[b], b < 2 ? 1 : 2) << StalenessStats::bucket_name(b);
+}
+
+TEST(StalenessTracker, BlocksOnTheSlowestTrainingPeer) {
+  StalenessTracker tracker(4, 1, 2);
+  EXPECT_FALSE(tracker.blocking_peer(100));  // peers never heard from do not block
+  tracker.applied(2, 10, false, 10);
+  tracker.applied(3, 11, false, 10);
+  EXPECT_FALSE(tracker.blocking_peer(12));   // 10 >= 12 - 2
+  EXPECT_EQ(tracker.blocking_peer(13), 2);   // 10 < 13 - 2
+  tracker.applied(2, 11, false, 13);
+  EXPECT_FALSE(tracker.blocking_peer(13));
+  EXPECT_EQ(tracker.slowest_training_peer(), 11u);
+}
+
+TEST(StalenessTracker, IdleAndForgottenPeersDoNotBlock) {
+  StalenessTracker tracker(4, 1, 2);
+  tracker.applied(2, 5, false, 5);
+  tracker.applied(3, 20, false, 20);
+  EXPECT_EQ(tracker.blocking_peer(20), 2);
+  tracker.applied(2, 6, /*idle=*/true, 20);  // rank 2 has no partition left
+  EXPECT_FALSE(tracker.blocking_peer(20));
+  EXPECT_EQ(tracker.slowest_training_peer(), 20u);
+  tracker.applied(2, 7, false, 30);  // training again: counts again
+  EXPECT_EQ(tracker.blocking_peer(30), 2);
+  tracker.forget_peers();  // a recovery: the dead are gone, newcomers count from their first update
+  EXPECT_FALSE(tracker.blocking_peer(30));
+  EXPECT_FALSE(tracker.slowest_training_peer());
+}
+
+TEST(StalenessTracker, BoundZeroNeverBlocks) {
+  StalenessTracker tracker(3, 1, 0);
+  tracker.applied(2, 0, false, 0);
+  EXPECT_FALSE(tracker.blocking_peer(1000000));
+  tracker.applied(1, 0, false, 5);  // own updates are not measured
+  EXPECT_EQ(tracker.stats().count, 1);
+}
+
+config::TrainingConfig training(double factor) {
+  config::TrainingConfig config;
+  config.divergence_factor = factor;
+  return config;
+}
+
+TEST(DivergenceGuard, NonFiniteLossAtOnce) {
+  DivergenceGuard guard(training(10));
+  EXPECT_FALSE(guard.check(1, 2.3));
+  const auto reason = guard.check(2, std::numeric_limits<double>::quiet_NaN());
+  ASSERT_TRUE(reason);
+  EXPECT_NE(reason->find("step 2 is NaN"), std::string::npos) << *reason;
+  EXPECT_TRUE(guard.check(3, std::numeric_limits<double>::infinity()));
+}
+
+TEST(DivergenceGuard, ExplodingLossAfterTheWarmup) {
+  DivergenceGuard guard(training(10));
+  std::int64_t step = 0;
+  for (int i = 0; i < 200; ++i) EXPECT_FALSE(guard.check(++step, 2.3 - 0.01 * i)) << i;  // to 0.31
+  // One hard minibatch is no alarm; a sustained explosion is.
+  EXPECT_FALSE(guard.check(++step, 20.0));
+  std::optional<std::string> reason;
+  for (int i = 0; i < 100 && !reason; ++i) reason = guard.check(++step, 1e4);
+  ASSERT_TRUE(reason);
+  EXPECT_NE(reason->find("training.divergence_factor"), std::string::npos) << *reason;
+}
+
+TEST(DivergenceGuard, NoiseAndFactorZero) {
+  DivergenceGuard guard(training(10));
+  for (int i = 0; i < 1000; ++i) EXPECT_FALSE(guard.check(i + 1, i % 2 == 0 ? 0.05 : 0.9));
+  DivergenceGuard finite_only(training(0));
+  for (int i = 0; i < 100; ++i) EXPECT_FALSE(finite_only.check(i + 1, i < 50 ? 1.0 : 1e9));
+  EXPECT_TRUE(finite_only.check(101, std::numeric_limits<double>::infinity()));
+}
+
+}  // namespace
+}  // namespace gradshare::train
