@@ -7,6 +7,7 @@
 //   Encode            r += u, select, subtract, emit indices       12 n + 4 entries
 //   EncodeScalar      the same with the portable twin (n = 1e7)
 //   EncodeBitmap      the same writing 2-bit codes                  12 n + n / 4
+//   CountFiring       |r + u| >= tau counted (the congestion cap)   8 n
 //   CompressedEncode  Rice parameter choice + coding of the indices 4 entries + payload
 //   CompressedDecode  Rice decoding (validated) back to indices     payload + 4 entries
 //   DecodeApply/<fmt> apply_message (checksum, validation, params -= value); the scattered
@@ -138,6 +139,18 @@ void BM_Encode(benchmark::State& state) { encode(state, cpu::best_isa()); }
 // The portable twin, for comparison (n = 1e7 only).
 void BM_EncodeScalar(benchmark::State& state) { encode(state, cpu::Isa::kScalar); }
 
+// The read-only pass before each capped-format encode (encoder.h step 3b).
+void BM_CountFiring(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  Workload w = make_workload(n, state.range(1));
+  std::size_t count = 0;
+  const double best =
+      timed_loop(state, [&] { count = cpu::count_firing(cpu::best_isa(), w.u, w.r, kTau); });
+  if (count != w.indices.size()) state.SkipWithError("count_firing counted the wrong entries");
+  report(state, 8.0 * n, count, best);
+  state.SetLabel(cpu::isa_name(cpu::best_isa()));
+}
+
 void BM_EncodeBitmap(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
   Workload w = make_workload(n, state.range(1));
@@ -235,6 +248,7 @@ BENCHMARK(BM_EncodeScalar)
     ->Args({10000000, 10000})
     ->Args({10000000, 500000});
 BENCHMARK(BM_EncodeBitmap)->Apply(grid);
+BENCHMARK(BM_CountFiring)->Apply(grid);
 BENCHMARK(BM_CompressedEncode)->Apply(grid);
 BENCHMARK(BM_CompressedDecode)->Apply(grid);
 BENCHMARK_CAPTURE(BM_DecodeApply, sparse, "sparse")->Apply(grid);

@@ -121,6 +121,12 @@ AddResult add_scalar(std::span<const float> u, std::span<float> r) {
   return result;
 }
 
+std::size_t count_firing_scalar(std::span<const float> u, std::span<const float> r, float tau) {
+  std::size_t count = 0;
+  for (std::size_t j = 0; j < u.size(); ++j) count += std::fabs(r[j] + u[j]) >= tau ? 1 : 0;
+  return count;
+}
+
 double clip_scalar(std::span<float> r, float limit) {
   double mass = 0.0;
   for (float& v : r) {
@@ -311,6 +317,20 @@ GS_AVX2 AddResult add_avx2(std::span<const float> u, std::span<float> r) {
   return result;
 }
 
+GS_AVX2 std::size_t count_firing_avx2(std::span<const float> u, std::span<const float> r,
+                                      float tau) {
+  const std::size_t n = u.size();
+  const __m256 vtau = _mm256_set1_ps(tau);
+  std::size_t count = 0;
+  std::size_t i = 0;
+  for (; i + kChunk <= n; i += kChunk) {
+    const __m256 v = _mm256_add_ps(_mm256_loadu_ps(r.data() + i), _mm256_loadu_ps(u.data() + i));
+    const __m256 fires = _mm256_cmp_ps(abs_ps(v), vtau, _CMP_GE_OQ);  // NaN: false
+    count += static_cast<std::size_t>(std::popcount(static_cast<unsigned>(_mm256_movemask_ps(fires))));
+  }
+  return count + count_firing_scalar(u.subspan(i), r.subspan(i), tau);
+}
+
 GS_AVX2 double clip_avx2(std::span<float> r, float limit) {
   const std::size_t n = r.size();
   float* rp = r.data();
@@ -359,6 +379,13 @@ AddResult add_checked(Isa isa, std::span<const float> u, std::span<float> r) {
   if (isa == Isa::kAvx2) return add_avx2(u, r);
 #endif
   return add_scalar(u, r);
+}
+
+std::size_t count_firing(Isa isa, std::span<const float> u, std::span<const float> r, float tau) {
+#if defined(__x86_64__)
+  if (isa == Isa::kAvx2) return count_firing_avx2(u, r, tau);
+#endif
+  return count_firing_scalar(u, r, tau);
 }
 
 double clip(Isa isa, std::span<float> r, float limit) {

@@ -3,6 +3,7 @@
 //   encode_select  r += u, every |r| >= tau becomes a signed 1-based index and r -= sign * tau
 //   encode_bitmap  the same written as 2-bit codes, optionally with half quanta (shake-up)
 //   add_checked    r += u (back-pressure: the update stays in the residual)
+//   count_firing   how many |r + u| >= tau, changing nothing (the encoder's congestion cap)
 //   clip           clamp r to [-limit, limit] and return the mass removed
 // The passes work in chunks of 8 elements and check every r + u before storing a chunk: a
 // chunk with a NaN or infinite value is left untouched and the pass stops there, so the caller
@@ -62,6 +63,10 @@ struct AddResult {
 
 // r += u, stopping (at a multiple of 8) before a chunk with a non-finite r + u.
 AddResult add_checked(Isa isa, std::span<const float> u, std::span<float> r);
+
+// The number of j with |r_j + u_j| >= tau (r + u rounded as add_checked rounds it); NaNs never
+// count, infinities do. Reads only.
+std::size_t count_firing(Isa isa, std::span<const float> u, std::span<const float> r, float tau);
 
 // Clamps every r_j to [-limit, limit]; returns sum_j max(|r_j| - limit, 0) accumulated in double
 // (the twins add in different orders, so the sum may differ in its last bits; r does not).

@@ -10,6 +10,8 @@
 #include "core/errors.h"
 #include "kernels/cpu/codec_bitmap_layout.h"
 #include "kernels/cpu/codec_decode.h"
+#include "kernels/cpu/codec_encode.h"
+#include "kernels/cpu/codec_isa.h"
 #include "kernels/cpu/codec_rice.h"
 
 namespace gradshare::codec {
@@ -223,10 +225,9 @@ std::size_t Encoder::auto_bitmap_limit() const {
 }
 
 std::size_t Encoder::count_firing(std::span<const float> update, float tau) const {
-  std::size_t count = 0;
-  for (std::size_t i = 0; i < residual_.size(); ++i)
-    count += std::fabs(residual_[i] + update[i]) >= tau ? 1 : 0;
-  return count;
+  // On the CPU whatever the kernels: the residual is a host vector (kernels.h); a device
+  // residual would need this pass among the Kernels.
+  return cpu::count_firing(cpu::best_isa(), update, residual_, tau);
 }
 
 float Encoder::cap_threshold(float tau) {

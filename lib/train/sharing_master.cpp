@@ -497,14 +497,27 @@ class SharingMaster {
     const auto checkpoint = newest_checkpoint(context_);
     char rate[32];
     std::snprintf(rate, sizeof rate, "%g", cfg_.optimizer.learning_rate);
-    core::log_error(
-        "training diverged on rank " + std::to_string(worker) + " at its step " +
-        std::to_string(step) + ": " + reason + "; likely cause: optimizer.learning_rate " +
-        rate + " is too high for " +
-        std::to_string(context_.worker_count()) + " workers" +
-        (cfg_.encoding.combine == "sum" ? " whose updates add up (encoding.combine: sum)" : "") +
-        "; " + (checkpoint ? "newest good checkpoint kept: " + *checkpoint
-                           : std::string("no checkpoint was written before it")));
+    // Stale updates are the likelier cause where the bound is off or loose and they were stale.
+    const auto& seen = progress_->total();
+    const double staleness =
+        ratio(static_cast<double>(seen.stale_sum), static_cast<double>(seen.stale_count));
+    const auto bound = cfg_.encoding.max_staleness;
+    char stale[160];
+    std::snprintf(stale, sizeof stale,
+                  "updates applied %.1f steps stale on average with encoding.max_staleness %lld "
+                  "(a bound of 2 keeps them fresh)",
+                  staleness, static_cast<long long>(bound));
+    const std::string cause =
+        (bound == 0 || bound > 4) && staleness > 2
+            ? std::string(stale)
+            : "optimizer.learning_rate " + std::string(rate) + " is too high for " +
+                  std::to_string(context_.worker_count()) + " workers" +
+                  (cfg_.encoding.combine == "sum" ? " whose updates add up (encoding.combine: sum)"
+                                                  : "");
+    core::log_error("training diverged on rank " + std::to_string(worker) + " at its step " +
+                    std::to_string(step) + ": " + reason + "; likely cause: " + cause + "; " +
+                    (checkpoint ? "newest good checkpoint kept: " + *checkpoint
+                                : std::string("no checkpoint was written before it")));
   }
 
   // The last seq of every origin: a live worker's from its kDone, a dead one's (shrink mode)

@@ -110,6 +110,24 @@ TEST_F(Twins, AddAndClipMatch) {
   }
 }
 
+TEST_F(Twins, CountFiringMatchesSelect) {
+  for (std::size_t n = 0; n < 100; ++n) {
+    Input in = random_input(n, n + 9);
+    if (n > 3) in.u[n / 2] = std::numeric_limits<float>::quiet_NaN();  // never counts
+    if (n > 5) in.u[n / 3] = -std::numeric_limits<float>::infinity();  // counts
+    const std::size_t scalar = count_firing(Isa::kScalar, in.u, in.r, kTau);
+    ASSERT_EQ(scalar, count_firing(Isa::kAvx2, in.u, in.r, kTau)) << n;
+    std::size_t expected = 0;
+    for (std::size_t j = 0; j < n; ++j) expected += std::fabs(in.r[j] + in.u[j]) >= kTau ? 1 : 0;
+    ASSERT_EQ(scalar, expected) << n;
+    // On finite data: exactly what the select pass picks.
+    Input clean = random_input(n, n + 9);
+    std::vector<std::int32_t> out(n + 8);
+    const std::size_t counted = count_firing(Isa::kAvx2, clean.u, clean.r, kTau);
+    ASSERT_EQ(counted, encode_select(Isa::kAvx2, clean.u, clean.r, 0, kTau, out).count) << n;
+  }
+}
+
 TEST(ScalarKernels, SelectFollowsTheDefinition) {
   std::vector<float> u = {2e-3f, -1e-3f, 5e-4f, -5e-4f, 0.0f, 1e-3f, -3e-3f, 9.99e-4f, 1e-3f};
   std::vector<float> r(u.size(), 0.0f);
