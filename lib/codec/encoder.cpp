@@ -86,8 +86,8 @@ Encoder::Encoder(const config::EncodingConfig& config, std::size_t parameter_cou
                           "message format's 32-bit payload length (sparse supports at most " +
                           std::to_string(kMaxPayloadBytes / 4) + "); use auto or compressed");
   }
-  if (!(config.min_threshold <= config.initial_threshold &&
-        config.initial_threshold <= config.max_threshold)) {
+  if (config.initial_threshold > 0 && !(config.min_threshold <= config.initial_threshold &&
+                                        config.initial_threshold <= config.max_threshold)) {
     throw core::UserError(
         "encoding.initial_threshold (" + std::to_string(config.initial_threshold) +
         ") must lie within [encoding.min_threshold, encoding.max_threshold] = [" +
@@ -105,7 +105,10 @@ Encoder::Encoder(const config::EncodingConfig& config, std::size_t parameter_cou
                           std::to_string(shake_up_divisor_));
   }
   residual_.assign(parameter_count, 0.0f);
-  tau_ = clamp_tau(config.initial_threshold);
+  set_threshold(static_cast<float>(config.initial_threshold));
+  calibration_sparsity_ = config.threshold_algorithm == "target_sparsity"
+                              ? config.target_sparsity
+                              : std::sqrt(config.min_sparsity * config.max_sparsity);
   cap_ = message_cap_for(config, parameter_count);
 }
 
@@ -113,7 +116,24 @@ float Encoder::clamp_tau(double tau) const {
   return std::clamp(static_cast<float>(tau), min_tau_, max_tau_);
 }
 
-void Encoder::set_threshold(float tau) { tau_ = clamp_tau(tau); }
+void Encoder::set_threshold(float tau) {
+  calibrate_ = !(tau > 0.0f);
+  tau_ = clamp_tau(calibrate_ ? max_tau_ : tau);
+}
+
+void Encoder::calibrate(std::span<const float> update) {
+  magnitudes_.resize(residual_.size());
+  for (std::size_t i = 0; i < residual_.size(); ++i) magnitudes_[i] = std::fabs(residual_[i] + update[i]);
+  const auto k = std::max<std::size_t>(
+      1, static_cast<std::size_t>(calibration_sparsity_ * static_cast<double>(residual_.size())));
+  const auto nth = magnitudes_.begin() + static_cast<std::ptrdiff_t>(std::min(k, residual_.size()) - 1);
+  std::nth_element(magnitudes_.begin(), nth, magnitudes_.end(), std::greater<float>());
+  // NaN or Inf are reported by the encode step itself; a zero update keeps tau for later.
+  if (std::isfinite(*nth) && *nth > 0.0f) {
+    tau_ = clamp_tau(*nth);
+    calibrate_ = false;
+  }
+}
 
 void Encoder::set_step(std::int64_t step) {
   GS_CHECK(step >= 0, "encoder step must not be negative");
@@ -138,6 +158,15 @@ std::size_t Encoder::max_message_bytes() const {
   return bitmap;
 }
 
+std::size_t Encoder::message_bytes_bound(std::span<const float> update) const {
+  const bool shake_up_next = shake_up_every_ > 0 && (step_ + 1) % shake_up_every_ == 0;
+  if (calibrate_ || shake_up_next || (format_ != Format::kAuto && format_ != Format::kSparse))
+    return max_message_bytes();
+  GS_CHECK(update.size() == residual_.size(), "update has the wrong size");
+  const std::size_t entries = std::min(count_firing(update, tau_), cap_);
+  return std::min(max_message_bytes(), kHeaderBytes + 4 * entries);
+}
+
 EncodeStats Encoder::encode(std::span<const float> update, const MessageMeta& meta,
                             std::vector<std::uint8_t>& out) {
   GS_CHECK(update.size() == residual_.size(), "update has " + std::to_string(update.size()) +
@@ -148,6 +177,7 @@ EncodeStats Encoder::encode(std::span<const float> update, const MessageMeta& me
     throw core::RuntimeError("gradient encoding: " + error);
   }
   const std::int64_t step = step_ + 1;
+  if (calibrate_) calibrate(update);
   const float tau = tau_;
   const bool shake_up = shake_up_every_ > 0 && step % shake_up_every_ == 0;
   Payload payload;

@@ -18,6 +18,10 @@
 //      uncapped sparsity, so tau keeps adapting
 //   4. residual post-processor (clip every 5 steps to +-5 tau; clipped mass reported)
 //   5. the threshold algorithm picks the next tau (threshold.h)
+// encoding.initial_threshold 0 (the default) calibrates tau before the first step: the
+// sqrt(min_sparsity * max_sparsity) quantile of |r + u| (target_sparsity's target with that
+// algorithm), so the first messages already lie in the band instead of τ spending a hundred
+// capped steps climbing from a guess.
 // Shake-up (encoding.shake_up_every_steps = N > 0): every N-th step is sent as a bitmap that
 // also carries, as half quanta tau/2, the elements with tau/shake_up_divisor <= |r| < tau whose
 // sign is this shake-up's: the k-th shake-up (k = step / N) sends +tau/2 for odd k and -tau/2
@@ -84,11 +88,18 @@ class Encoder {
   // n/4 and 4 cap (auto); with shake-ups, cap is n.
   std::size_t max_message_bytes() const;
 
+  // An upper bound of the message encode(update) would produce now, from a count of what
+  // fires (read-only): header + min(n/4, 4 * min(firing, cap)) for auto and sparse, else
+  // max_message_bytes(). What back-pressure waits for room for.
+  std::size_t message_bytes_bound(std::span<const float> update) const;
+
   std::size_t parameter_count() const { return residual_.size(); }
   // Most full quanta per message (step 3b); parameter_count() when uncapped.
   std::size_t message_cap() const { return cap_; }
   float threshold() const { return tau_; }
-  void set_threshold(float tau);  // clamped to [min_threshold, max_threshold] (checkpoints)
+  // Clamped to [min_threshold, max_threshold] (checkpoints); 0 (encoding.initial_threshold's
+  // default): the next encode step picks tau so that the band's middle of its r + u fires.
+  void set_threshold(float tau);
   std::span<const float> residual() const { return residual_; }
   std::span<float> residual() { return residual_; }
   // Encode steps done; drives the clip and shake-up schedules. set_step for checkpoints.
@@ -111,6 +122,8 @@ class Encoder {
   // at most cap_ (and at least one) of the residual's entries fire.
   std::size_t count_firing(std::span<const float> update, float tau) const;
   float cap_threshold(float tau);
+  // tau from the calibration_sparsity_ quantile of |r + update| (see set_threshold).
+  void calibrate(std::span<const float> update);
   Payload encode_bitmap(std::span<const float> update, std::size_t begin, std::size_t selected,
                         float tau, HalfQuantum half, std::vector<std::uint8_t>& out);
   void write_payload(std::size_t count, std::vector<std::uint8_t>& out, Payload& payload);
@@ -131,6 +144,8 @@ class Encoder {
   std::vector<float> zeros_;      // the "update" of a re-selection (allocated when first capped)
   std::vector<float> magnitudes_; // |r_i| >= tau, to find the cap-th largest
   float tau_;
+  bool calibrate_ = false;
+  double calibration_sparsity_;
   std::int64_t step_ = 0;
 };
 

@@ -50,10 +50,12 @@ void cross_check(const ExperimentConfig& c, const std::map<std::string, std::str
   const EncodingConfig& e = c.encoding;
   check.require_le("encoding.min_sparsity", e.min_sparsity, "encoding.max_sparsity",
                    e.max_sparsity);
-  check.require_le("encoding.min_threshold", e.min_threshold, "encoding.initial_threshold",
-                   e.initial_threshold);
-  check.require_le("encoding.initial_threshold", e.initial_threshold, "encoding.max_threshold",
-                   e.max_threshold);
+  if (e.initial_threshold > 0) {  // 0: chosen at the first step
+    check.require_le("encoding.min_threshold", e.min_threshold, "encoding.initial_threshold",
+                     e.initial_threshold);
+    check.require_le("encoding.initial_threshold", e.initial_threshold, "encoding.max_threshold",
+                     e.max_threshold);
+  }
   check.require_le("optimizer.min_learning_rate", c.optimizer.min_learning_rate,
                    "optimizer.learning_rate", c.optimizer.learning_rate);
   check.require_le("fault_tolerance.heartbeat_ms",

@@ -147,10 +147,12 @@ struct FaultInjection {
 #define GS_ENCODING_KEYS(X)                                                                    \
   X(encoding, threshold_algorithm, std::string, "adaptive",                                    \
     GS_CHOICES("adaptive", "fixed", "target_sparsity"), "How the threshold tau evolves")      \
-  X(encoding, initial_threshold, double, 1e-4, GS_RANGE(1e-12, 1e3), "tau at the first step")  \
-  X(encoding, min_sparsity, double, 1e-4, GS_RANGE(0.0, 1.0),                                  \
+  X(encoding, initial_threshold, double, 0.0, GS_RANGE(0.0, 1e3),                              \
+    "tau at the first step; 0: chosen at the first step so that the sparsity band's middle "   \
+    "fires (sqrt(min_sparsity max_sparsity); target_sparsity with that algorithm)")           \
+  X(encoding, min_sparsity, double, 5e-4, GS_RANGE(0.0, 1.0),                                  \
     "adaptive: below this sparsity tau shrinks")                                              \
-  X(encoding, max_sparsity, double, 1e-2, GS_RANGE(0.0, 1.0), "adaptive: above this tau grows") \
+  X(encoding, max_sparsity, double, 2e-3, GS_RANGE(0.0, 1.0), "adaptive: above this tau grows") \
   X(encoding, decay_rate, double, 0.965936, GS_RANGE(0.5, 0.999999),                           \
     "adaptive: tau *= decay_rate to shrink, /= to grow")                                      \
   X(encoding, target_sparsity, double, 1e-3, GS_RANGE(1e-9, 1.0), "target_sparsity: the target") \
@@ -170,9 +172,10 @@ struct FaultInjection {
   X(encoding, shake_up_every_steps, std::int64_t, 0, GS_RANGE(0, 1.0e9),                       \
     "Every N steps also send a shake-up message at a smaller threshold (0: off)")             \
   X(encoding, shake_up_divisor, double, 3.0, GS_RANGE(1.0, 1e6), "Shake-up threshold is tau / divisor") \
-  X(encoding, combine, std::string, "mean", GS_CHOICES("mean", "sum"),                         \
-    "mean: each worker shares update / workers, so together they move the model like one "    \
-    "synchronous averaged step; sum: updates add up (Strom 2015, Deeplearning4j)")            \
+  X(encoding, combine, std::string, "sum", GS_CHOICES("mean", "sum"),                          \
+    "sum: updates add up (Strom 2015, Deeplearning4j; with the staleness bound the better of "  \
+    "the two for the shipped MLP and CNN); mean: each worker shares update / workers, so "     \
+    "together they move the model like one synchronous averaged step")                        \
   X(encoding, max_staleness, std::int64_t, 2, GS_RANGE(0, 1.0e9),                              \
     "Stale-synchronous bound: a worker does not start step s+1 while a training peer's updates " \
     "up to step s - max_staleness are not applied on its replica (0: no bound). 2 holds on "  \

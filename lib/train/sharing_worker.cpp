@@ -53,6 +53,8 @@ double conservation_error(const std::vector<double>& update_sum, const std::vect
   return relative;
 }
 
+constexpr int kBoundBackoffMicroseconds = 100;
+
 void count_encoding(WorkerReport& report, codec::Encoding encoding) {
   switch (encoding) {
     case codec::Encoding::kSparse: ++report.sparse_messages; break;
@@ -325,8 +327,10 @@ class SharingWorker {
   }
 
   // Encodes this step's update and sends it, or leaves it in the residual (back-pressure).
+  // Encodes this step's update and sends it, or leaves it in the residual (back-pressure) when
+  // the links lack room for the message it would be (a bound from what fires now).
   void share_update(const PartitionGrant& grant) {
-    if (!exchange_.can_publish(encoder_.max_message_bytes())) {
+    if (!exchange_.can_publish(encoder_.message_bytes_bound(update_))) {
       encoder_.accumulate(update_);
       ++report_.backpressure;
       return;
@@ -389,12 +393,13 @@ class SharingWorker {
     if (!blocking) return;
     core::Stopwatch waited;
     core::Deadline deadline(timeout_);
-    core::Backoff backoff;
+    // A short back-off: the awaited update is usually one relay away, a step is milliseconds.
+    core::Backoff backoff(kBoundBackoffMicroseconds);
     while (blocking) {
       bool progress = false;
       guarded([&] {
         progress = service();
-        if (sent_clock_ < clock_ && exchange_.can_publish(encoder_.max_message_bytes())) {
+        if (sent_clock_ < clock_ && exchange_.can_publish(encoder_.message_bytes_bound(zeros()))) {
           send(zeros(), current_epoch_, 0);
           progress = true;
         }
@@ -432,7 +437,7 @@ class SharingWorker {
       bool sent = false;
       guarded([&] {
         service();
-        if (exchange_.can_publish(encoder_.max_message_bytes())) {
+        if (exchange_.can_publish(encoder_.message_bytes_bound(zeros()))) {
           send(zeros(), current_epoch_, kFlagIdle);
           sent = true;
         }

@@ -14,6 +14,7 @@ CorpusEntry make_entry(const std::string& name, const std::string& format, doubl
   config::EncodingConfig config;
   config.format = format;
   config.threshold_algorithm = "fixed";
+  config.initial_threshold = 1e-4;  // the committed seeds' tau (not calibrated from the data)
   config.residual = "none";
   config.shake_up_every_steps = shake_up_every;
   Encoder encoder(config, kFuzzParameterCount);

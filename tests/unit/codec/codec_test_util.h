@@ -23,6 +23,7 @@ inline config::EncodingConfig make_config(const std::string& format = "auto",
   config.format = format;
   config.threshold_algorithm = algorithm;
   config.residual = residual;
+  config.initial_threshold = 1e-4;  // a known tau (the default, 0, calibrates at the first step)
   return config;
 }
 

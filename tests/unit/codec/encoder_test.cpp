@@ -303,6 +303,35 @@ TEST(Encoder, CongestionCapSendsTheLargestAndKeepsTheRest) {
   }
 }
 
+// initial_threshold 0 (the default): the first step picks tau so that the band's middle,
+// sqrt(min_sparsity * max_sparsity), of |r + u| fires; a checkpoint's 0 does the same again.
+TEST(Encoder, CalibratesTauAtTheFirstStep) {
+  const std::size_t n = 100000;
+  auto config = make_config("auto", "adaptive");
+  config.initial_threshold = 0.0;
+  config.min_sparsity = 5e-4;
+  config.max_sparsity = 2e-3;  // middle 1e-3: 100 of the 100000
+  Encoder encoder(config, n);
+  const std::vector<float> u = testing::normal_vector(n, 3e-2f, 31);
+  std::vector<std::uint8_t> message;
+  const EncodeStats first = encoder.encode(u, {}, message);
+  EXPECT_FALSE(first.capped);
+  EXPECT_GE(first.entries, 100u);
+  EXPECT_LE(first.entries, 101u);
+  std::vector<float> sorted(u.size());
+  for (std::size_t i = 0; i < n; ++i) sorted[i] = std::fabs(u[i]);
+  std::sort(sorted.begin(), sorted.end(), std::greater<float>());
+  EXPECT_EQ(first.tau, sorted[99]);
+  // A resumed encoder with tau 0 calibrates again; a set tau is kept.
+  encoder.set_threshold(0.0f);
+  EXPECT_EQ(encoder.encode(u, {}, message).entries >= 100u, true);
+  encoder.set_threshold(5e-2f);
+  EXPECT_EQ(encoder.threshold(), 5e-2f);
+  Encoder restored(config, n);
+  restored.set_threshold(0.15f);  // a checkpoint's tau (5 sigma): no calibration, no cap
+  EXPECT_EQ(restored.encode(u, {}, message).tau, 0.15f);
+}
+
 TEST(Encoder, NoCapBelowItOrWithFixedThresholds) {
   const std::size_t n = 4096;
   const std::vector<float> u = firing_update(n, 0.3, 1e-4f, 5);

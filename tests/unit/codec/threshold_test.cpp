@@ -19,7 +19,10 @@ using testing::make_config;
 constexpr double kDecay = 0.965936;
 
 TEST(AdaptiveThreshold, FollowsDl4jRule) {
-  const auto algorithm = make_threshold_algorithm(make_config());
+  auto config = make_config();
+  config.min_sparsity = 1e-4;  // DL4J's band (gradshare's default is 5e-4..2e-3)
+  config.max_sparsity = 1e-2;
+  const auto algorithm = make_threshold_algorithm(config);
   double tau = 1e-4;
   for (int i = 0; i < 20; ++i) tau = algorithm->next(tau, 0.0);  // sparsity below 1e-4
   EXPECT_NEAR(tau, 0.5e-4, 0.5e-4 * 1e-4);                       // halves in 20 steps
