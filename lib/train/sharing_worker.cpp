@@ -326,11 +326,12 @@ class SharingWorker {
     phase_ = WorkerPhase::kRequesting;
   }
 
-  // Encodes this step's update and sends it, or leaves it in the residual (back-pressure).
   // Encodes this step's update and sends it, or leaves it in the residual (back-pressure) when
   // the links lack room for the message it would be (a bound from what fires now).
   void share_update(const PartitionGrant& grant) {
-    if (!exchange_.can_publish(encoder_.message_bytes_bound(update_))) {
+    // Room for the largest message is the common case and needs no count of what fires.
+    if (!exchange_.can_publish(encoder_.max_message_bytes()) &&
+        !exchange_.can_publish(encoder_.message_bytes_bound(update_))) {
       encoder_.accumulate(update_);
       ++report_.backpressure;
       return;
