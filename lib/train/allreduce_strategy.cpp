@@ -21,6 +21,7 @@
 #include "nn/optimizer.h"
 #include "nn/schedule.h"
 #include "train/checkpointer.h"
+#include "train/divergence_guard.h"
 #include "train/epoch_report.h"
 #include "train/model_file.h"
 #include "train/progress.h"
@@ -149,6 +150,13 @@ int run_master(RunContext& context, comm::ControlPlane& control) {
       const auto snapshot = deserialize_snapshot(message.payload);
       take_parameters(snapshot.parameters);
       checkpoint(snapshot);
+    } else if (message.tag == comm::Tag::kDiverged) {  // nothing more is saved
+      comm::ByteReader reader(message.payload, "divergence report");
+      const auto step = reader.get<std::int64_t>();
+      const auto reason = reader.get_string();
+      reader.expect_end();
+      log_divergence(context, "at step " + std::to_string(step) + ": " + reason);
+      return core::kExitDiverged;
     } else if (message.tag == comm::Tag::kDone) {
       comm::ByteReader reader(message.payload, "final model");
       const bool stopped = reader.get<std::uint8_t>() != 0;
@@ -204,6 +212,7 @@ int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm worker
   core::Rng dropout_rng = core::Rng::derive(seed, 3, static_cast<std::uint64_t>(context.rank));
   ProgressMeter progress(total_steps, step);
   Checkpointer checkpointer(context);
+  DivergenceGuard divergence(cfg.training);
   std::optional<data::EpochPlan> plan;
   std::int64_t plan_epoch = -1;
   auto snapshot = [&] {
@@ -237,6 +246,13 @@ int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm worker
                                   MPI_FLOAT, MPI_SUM, workers),
                     "MPI_Allreduce");
     const float total = reduced[n];
+    // The all-reduced loss is the same on every worker: all stop together, before the update.
+    if (auto reason = divergence.check(step + 1, reduced[n + 1] / total)) {
+      if (index == 0)
+        control.send(0, comm::Tag::kDiverged,
+                     comm::ByteWriter().put<std::int64_t>(step + 1).put_string(*reason).bytes());
+      return core::kExitDiverged;
+    }
     for (std::size_t i = 0; i < n; ++i) reduced[i] /= total;
     const double learning_rate = schedule.at(step);
     optimizer->compute_update(std::span<const float>(reduced.data(), n), model.parameters(),

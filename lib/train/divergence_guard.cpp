@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/log.h"
+#include "train/checkpointer.h"
+
 namespace gradshare::train {
 
 namespace {
@@ -35,6 +38,16 @@ std::optional<std::string> DivergenceGuard::check(std::int64_t step, double loss
     return std::string(text);
   }
   return std::nullopt;
+}
+
+void log_divergence(const RunContext& context, const std::string& where) {
+  const auto newest = newest_checkpoint(context);
+  char rate[32];
+  std::snprintf(rate, sizeof rate, "%g", context.config.optimizer.learning_rate);
+  core::log_error("training diverged " + where + "; likely cause: optimizer.learning_rate " +
+                  rate + " is too high; " +
+                  (newest ? "newest good checkpoint kept: " + *newest
+                          : std::string("no checkpoint was written before it")));
 }
 
 }  // namespace gradshare::train

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "config/experiment_config.h"
+#include "train/run_context.h"
 
 namespace gradshare::train {
 
@@ -26,5 +27,10 @@ class DivergenceGuard {
   double minimum_ = 0;
   std::int64_t seen_ = 0;
 };
+
+// The one error line of a run that diverged ("training diverged <where>; likely cause: the
+// learning rate ...; newest good checkpoint kept: ..."), for strategies whose workers move
+// together (local, allreduce). Gradient sharing adds what it knows of staleness.
+void log_divergence(const RunContext& context, const std::string& where);
 
 }  // namespace gradshare::train

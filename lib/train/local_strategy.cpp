@@ -1,6 +1,5 @@
 #include "train/local_strategy.h"
 
-#include <cstdio>
 #include <optional>
 #include <vector>
 
@@ -77,13 +76,7 @@ int run_local(RunContext& context) {
       data::gather_batch(train_set, indices, inputs.data(), labels.data());
       const auto result = model.train_batch(inputs.data(), labels.data(), indices.size(), dropout_rng);
       if (auto reason = divergence.check(step + 1, result.loss)) {
-        const auto newest = newest_checkpoint(context);
-        char rate[32];
-        std::snprintf(rate, sizeof rate, "%g", cfg.optimizer.learning_rate);
-        core::log_error("training diverged: " + *reason + "; likely cause: optimizer.learning_rate " +
-                        rate + " is too high; " +
-                        (newest ? "newest good checkpoint kept: " + *newest
-                                : std::string("no checkpoint was written before it")));
+        log_divergence(context, "at step " + std::to_string(step + 1) + ": " + *reason);
         return core::kExitDiverged;  // the diverged model is never saved
       }
       const double learning_rate = schedule.at(grant->epoch * batches_per_epoch + static_cast<std::int64_t>(b));

@@ -24,6 +24,7 @@
 #include "nn/model.h"
 #include "nn/schedule.h"
 #include "train/checkpointer.h"
+#include "train/divergence_guard.h"
 #include "train/epoch_report.h"
 #include "train/model_file.h"
 #include "train/progress.h"
@@ -321,6 +322,14 @@ int run_master(RunContext& context, comm::ControlPlane& control) {
         if (static_cast<int>(snapshots.size()) == snapshots_per_checkpoint) write_checkpoint();
         break;
       }
+      case comm::Tag::kDiverged: {  // every worker ends; nothing more is saved
+        const auto step = reader.get<std::int64_t>();
+        const auto reason = reader.get_string();
+        reader.expect_end();
+        log_divergence(context, "on rank " + std::to_string(message->source) + " at its step " +
+                                    std::to_string(step) + ": " + reason);
+        return core::kExitDiverged;
+      }
       case comm::Tag::kDone: {
         progress.add(reader.get<AveragingReport>());
         const auto worker_totals = reader.get<AveragingTotals>();
@@ -405,17 +414,19 @@ bool same_on_all(std::uint64_t hash, MPI_Comm workers) {
 }
 
 // What the workers decide together at a round: stop (a signal on some worker, or the master's
-// kStateRequest) and checkpoint (worker 0's Checkpointer says one is due).
+// kStateRequest), checkpoint (worker 0's Checkpointer says one is due) and diverged (some
+// worker's divergence guard fired: the run ends and nothing more is saved).
 struct RoundVotes {
   bool stop = false;
   bool checkpoint = false;
+  bool diverged = false;
 };
 
-RoundVotes agree(bool stop, bool checkpoint, MPI_Comm workers) {
-  int votes[2] = {stop ? 1 : 0, checkpoint ? 1 : 0};
-  comm::check_mpi(MPI_Allreduce(MPI_IN_PLACE, votes, 2, MPI_INT, MPI_MAX, workers),
+RoundVotes agree(bool stop, bool checkpoint, bool diverged, MPI_Comm workers) {
+  int votes[3] = {stop ? 1 : 0, checkpoint ? 1 : 0, diverged ? 1 : 0};
+  comm::check_mpi(MPI_Allreduce(MPI_IN_PLACE, votes, 3, MPI_INT, MPI_MAX, workers),
                   "MPI_Allreduce (averaging round votes)");
-  return {votes[0] != 0, votes[1] != 0};
+  return {votes[0] != 0, votes[1] != 0, votes[2] != 0};
 }
 
 int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm workers) {
@@ -500,6 +511,8 @@ int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm worker
   std::int64_t step = first_epoch * steps_per_epoch + (iteration % batches + count - 1) / count;
   std::int64_t since_round = 0;
   bool stop_asked = false;  // a signal here, or the master's kStateRequest
+  DivergenceGuard divergence(cfg.training);
+  std::optional<std::string> diverged;  // this worker's guard fired: the reason
   bool stopped = false;
   for (std::int64_t epoch = first_epoch; epoch < cfg.training.epochs && !stopped; ++epoch) {
     const std::int64_t first = iteration - epoch * batches;  // trained before a resume
@@ -514,6 +527,7 @@ int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm worker
         data::gather_batch(train_set, indices, inputs.data(), labels.data());
         const auto result =
             model.train_batch(inputs.data(), labels.data(), indices.size(), dropout_rng);
+        if (!diverged) diverged = divergence.check(step + 1, result.loss);
         optimizer->compute_update(model.gradients(), model.parameters(), update, schedule.at(step));
         nn::apply_update(model.parameters(), update);
         ++report.steps;
@@ -534,7 +548,14 @@ int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm worker
             agree(stop_asked,
                   index == 0 && unfinished &&
                       (checkpointer.due(iteration) || (epoch_end && checkpointer.at_epoch_end())),
-                  workers);
+                  diverged.has_value(), workers);
+        if (votes.diverged) {  // the averaged model is not saved: the master ends the run
+          if (diverged)
+            control.send(0, comm::Tag::kDiverged,
+                         comm::ByteWriter().put<std::int64_t>(step + 1).put_string(*diverged).bytes());
+          control.flush();
+          return core::kExitDiverged;
+        }
         stopped = votes.stop && unfinished;
         if (stopped || votes.checkpoint) {
           send_snapshot(stopped);

@@ -4,7 +4,9 @@
 #      exit code 3 and one error line naming the rank, the step and the learning rate; neither
 #      its checkpoints nor model.h5 may change, and the newest checkpoint must still load and
 #      evaluate to the accuracy it had before;
-#   2. the same forced divergence with training.on_divergence=rollback restarts with a smaller
+#   2. local, allreduce and parameter averaging forced to diverge the same way: exit code 3,
+#      one error line, no model.h5;
+#   3. the same forced divergence with training.on_divergence=rollback restarts with a smaller
 #      learning rate (each try logged) and must finish at FLOOR or above (full data, 3 epochs).
 #   divergence_test.sh GRADSHARE MPIEXEC CONFIG FLOOR
 set -euo pipefail
@@ -49,6 +51,24 @@ evaluated=$(evaluate_newest)
 echo "the newest checkpoint evaluates to $evaluated % (before the diverged run: $good_accuracy %)"
 [ -n "$evaluated" ] && [ "$evaluated" = "$good_accuracy" ] ||
   fail "the newest checkpoint evaluates to '$evaluated' %, not $good_accuracy %"
+
+# The other strategies with the guard: exit 3, one error line, no model.h5.
+for strategy in local allreduce parameter_averaging; do
+  echo "== $strategy with optimizer.learning_rate=50"
+  dir="$work/$strategy"
+  code=0
+  if [ "$strategy" = local ]; then
+    "$gradshare" train "$config" run.dir="$dir" "${subset[@]}" optimizer.learning_rate=50 \
+      >"$dir.log" 2>&1 || code=$?
+  else
+    "$mpiexec" --oversubscribe -n 3 "$gradshare" train "$config" run.dir="$dir" "${subset[@]}" \
+      training.strategy="$strategy" optimizer.learning_rate=50 >"$dir.log" 2>&1 || code=$?
+  fi
+  [ "$code" -eq 3 ] || { cat "$dir.log"; fail "$strategy: exit code $code, expected 3"; }
+  [ "$(grep -a -c " ERROR \[master\] training diverged" "$dir.log" || true)" -eq 1 ] ||
+    { cat "$dir.log"; fail "$strategy: not exactly one 'training diverged' line"; }
+  [ ! -e "$dir/model.h5" ] || fail "$strategy: a diverged model.h5 was written"
+done
 
 echo "== optimizer.learning_rate=50 with training.on_divergence=rollback"
 run run.dir="$work/rollback" training.epochs=3 logging.every_steps=100 optimizer.learning_rate=50 \
