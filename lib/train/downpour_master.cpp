@@ -22,6 +22,7 @@
 #include "core/timer.h"
 #include "data/epoch_plan.h"
 #include "train/checkpointer.h"
+#include "train/divergence_guard.h"
 #include "train/downpour_checkpoint.h"
 #include "train/downpour_roles.h"
 #include "train/epoch_report.h"
@@ -221,6 +222,7 @@ int run_downpour_master(RunContext& context, nn::Model& model, DownpourTransport
   int done = 0;
   bool pull_signalled = false;
   bool stopping = false;
+  bool diverged = false;  // a worker's divergence guard fired: no partition more, nothing saved
   auto stop = [&](const std::string& why) {
     if (stopping) return;
     core::log_warn(why + ": finishing the partitions in flight, then checkpointing");
@@ -239,11 +241,22 @@ int run_downpour_master(RunContext& context, nn::Model& model, DownpourTransport
         case comm::Tag::kPartitionRequest:
           if (reader.get<std::uint8_t>() != 0) scheduler.complete(worker);
           reader.expect_end();
-          send_partition_grant(control, worker, stopping ? std::nullopt : scheduler.next(worker));
+          send_partition_grant(control, worker,
+                               stopping || diverged ? std::nullopt : scheduler.next(worker));
           break;
         case comm::Tag::kStateReply:
           if (requests.take(*message)) write_checkpoint(requests.collect());
           break;
+        case comm::Tag::kDiverged: {
+          const auto step = reader.get<std::int64_t>();
+          const auto reason = reader.get_string();
+          reader.expect_end();
+          if (!diverged)
+            log_divergence(context, "on rank " + std::to_string(worker) + " at its step " +
+                                        std::to_string(step) + ": " + reason);
+          diverged = true;
+          break;
+        }
         case comm::Tag::kShutdown:  // a stop signal arrived at another rank
           stop("rank " + std::to_string(worker) + " received a stop signal (exit code " +
                std::to_string(shutdown_code(*message)) + " asked)");
@@ -263,11 +276,12 @@ int run_downpour_master(RunContext& context, nn::Model& model, DownpourTransport
                                    " message from rank " + std::to_string(worker));
       }
     }
-    bool checkpoint_due = !stopping && !pull_signalled && checkpointer.due(progress.step());
+    bool checkpoint_due =
+        !stopping && !diverged && !pull_signalled && checkpointer.due(progress.step());
     for (const auto epoch : scheduler.take_completed_epochs()) {
       read_servers();
       serve_during(server, [&] { reporter.end_of_epoch(model, epoch + 1, progress.step()); });
-      checkpoint_due = checkpoint_due || (checkpointer.at_epoch_end() && !stopping &&
+      checkpoint_due = checkpoint_due || (checkpointer.at_epoch_end() && !stopping && !diverged &&
                                           epoch + 1 < cfg.training.epochs);
     }
     if (checkpoint_due && !requests.outstanding()) requests.request();
@@ -342,9 +356,17 @@ int run_downpour_master(RunContext& context, nn::Model& model, DownpourTransport
                             .add("consistent", worst.identical));
   // A stop checkpoints here: every worker's updates are applied and the servers are quiet. An
   // outstanding request is completed too, so that no reply is left unreceived.
-  if (stopping || requests.outstanding()) write_checkpoint(requests.collect());
-  const int exit_code = stopping ? core::kExitRequeue : core::kExitOk;
-  if (stopping) {
+  // A diverged model is never saved (an outstanding request is still collected).
+  if (diverged) {
+    if (requests.outstanding()) requests.collect();
+  } else if (stopping || requests.outstanding()) {
+    write_checkpoint(requests.collect());
+  }
+  const int exit_code =
+      diverged ? core::kExitDiverged : stopping ? core::kExitRequeue : core::kExitOk;
+  if (diverged) {
+    core::log_info("ended after the divergence; the newest checkpoint is the newest good one");
+  } else if (stopping) {
     core::log_info("stopped after the checkpoint; exiting with " + std::to_string(exit_code) +
                    " (requeue me)");
   } else {
@@ -356,7 +378,7 @@ int run_downpour_master(RunContext& context, nn::Model& model, DownpourTransport
   for (int rank = 1; rank < context.size; ++rank)
     control.send(rank, comm::Tag::kShutdown, shutdown_message(exit_code));
   control.flush();
-  if (!worst.identical)
+  if (!worst.identical && !diverged)  // (NaNs compare unequal)
     throw core::RuntimeError("downpour: a worker's final parameters differ from the servers'");
   return exit_code;
 }

@@ -15,6 +15,7 @@
 #include "nn/optimizer.h"
 #include "nn/schedule.h"
 #include "train/checkpointer.h"
+#include "train/divergence_guard.h"
 #include "train/downpour_link.h"
 #include "train/downpour_roles.h"
 #include "train/model_file.h"
@@ -114,7 +115,11 @@ int run_downpour_worker(RunContext& context, nn::Model& model, DownpourTransport
   };
 
   bool finished_previous = false;
-  while (const auto grant = request_partition(control, finished_previous)) {
+  DivergenceGuard divergence(cfg.training);
+  bool diverged = false;  // then no more steps: the end protocol runs, the master saves nothing
+  while (!diverged) {
+    const auto grant = request_partition(control, finished_previous);
+    if (!grant) break;
     auto& plan = plans[grant->epoch];
     if (!plan) {
       plans.erase(plans.begin(), plans.lower_bound(grant->epoch));  // older epochs are done
@@ -134,6 +139,13 @@ int run_downpour_worker(RunContext& context, nn::Model& model, DownpourTransport
       data::gather_batch(train_set, indices, inputs.data(), labels.data());
       const auto result =
           model.train_batch(inputs.data(), labels.data(), indices.size(), dropout_rng);
+      if (auto reason = divergence.check(steps + 1, result.loss)) {
+        core::log_error("diverged: " + *reason);
+        control.send(0, comm::Tag::kDiverged,
+                     comm::ByteWriter().put<std::int64_t>(steps + 1).put_string(*reason).bytes());
+        diverged = true;
+        break;
+      }
       const double learning_rate =
           schedule.at(grant->epoch * batches_per_epoch + static_cast<std::int64_t>(b));
       optimizer->compute_update(model.gradients(), parameters, update, learning_rate);

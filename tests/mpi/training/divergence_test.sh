@@ -4,7 +4,7 @@
 #      exit code 3 and one error line naming the rank, the step and the learning rate; neither
 #      its checkpoints nor model.h5 may change, and the newest checkpoint must still load and
 #      evaluate to the accuracy it had before;
-#   2. local, allreduce and parameter averaging forced to diverge the same way: exit code 3,
+#   2. local, allreduce, parameter averaging and Downpour forced to diverge the same way: exit 3,
 #      one error line, no model.h5;
 #   3. the same forced divergence with training.on_divergence=rollback restarts with a smaller
 #      learning rate (each try logged) and must finish at FLOOR or above (full data, 3 epochs).
@@ -53,7 +53,7 @@ echo "the newest checkpoint evaluates to $evaluated % (before the diverged run: 
   fail "the newest checkpoint evaluates to '$evaluated' %, not $good_accuracy %"
 
 # The other strategies with the guard: exit 3, one error line, no model.h5.
-for strategy in local allreduce parameter_averaging; do
+for strategy in local allreduce parameter_averaging downpour; do
   echo "== $strategy with optimizer.learning_rate=50"
   dir="$work/$strategy"
   code=0
