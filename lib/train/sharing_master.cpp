@@ -497,23 +497,26 @@ class SharingMaster {
     const auto checkpoint = newest_checkpoint(context_);
     char rate[32];
     std::snprintf(rate, sizeof rate, "%g", cfg_.optimizer.learning_rate);
-    // Stale updates are the likelier cause where the bound is off or loose and they were stale.
+    // Stale updates are a likely cause where the bound is off, the likelier one where it is
+    // loose and the updates were stale.
     const auto& seen = progress_->total();
     const double staleness =
         ratio(static_cast<double>(seen.stale_sum), static_cast<double>(seen.stale_count));
     const auto bound = cfg_.encoding.max_staleness;
-    char stale[160];
+    const std::string rate_cause =
+        "optimizer.learning_rate " + std::string(rate) + " is too high for " +
+        std::to_string(context_.worker_count()) + " workers" +
+        (cfg_.encoding.combine == "sum" ? " whose updates add up (encoding.combine: sum)" : "");
+    char stale[200];
     std::snprintf(stale, sizeof stale,
                   "updates applied %.1f steps stale on average with encoding.max_staleness %lld "
                   "(a bound of 2 keeps them fresh)",
                   staleness, static_cast<long long>(bound));
     const std::string cause =
-        (bound == 0 || bound > 4) && staleness > 2
-            ? std::string(stale)
-            : "optimizer.learning_rate " + std::string(rate) + " is too high for " +
-                  std::to_string(context_.worker_count()) + " workers" +
-                  (cfg_.encoding.combine == "sum" ? " whose updates add up (encoding.combine: sum)"
-                                                  : "");
+        bound == 0 ? rate_cause + ", or stale updates: encoding.max_staleness 0 turns the bound "
+                                  "off (2 keeps them fresh)"
+        : bound > 4 && staleness > 2 ? std::string(stale)
+                                     : rate_cause;
     core::log_error("training diverged on rank " + std::to_string(worker) + " at its step " +
                     std::to_string(step) + ": " + reason + "; likely cause: " + cause + "; " +
                     (checkpoint ? "newest good checkpoint kept: " + *checkpoint
