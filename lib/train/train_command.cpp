@@ -8,6 +8,7 @@
 #include <exception>
 #include <optional>
 
+#include "ckpt/checkpoint.h"
 #include "comm/host_names.h"
 #include "config/config_loader.h"
 #include "core/errors.h"
@@ -71,6 +72,24 @@ std::optional<int> settle(const std::optional<std::pair<int, std::string>>& fail
   int worst = 0;
   MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, comm);
   return worst;
+}
+
+// checkpoint.resume naming a file: it must be a readable checkpoint of this model's size, found
+// before the run directory is made (a bad path writes nothing).
+void check_resume_file(const config::ExperimentConfig& config, std::size_t parameter_count) {
+  const auto& resume = config.checkpoint.resume;
+  if (resume == "auto" || resume == "never") return;
+  ckpt::Checkpoint checkpoint;
+  try {
+    checkpoint = ckpt::read_checkpoint(resume);
+  } catch (const core::UserError& error) {
+    throw core::UserError(std::string("checkpoint.resume: ") + error.what());
+  }
+  if (checkpoint.parameters.size() != parameter_count)
+    throw core::UserError("checkpoint.resume: " + resume + " holds " +
+                          std::to_string(checkpoint.parameters.size()) +
+                          " parameters, the model of this config has " +
+                          std::to_string(parameter_count));
 }
 
 // compute.device: the CUDA kernels exist (kernels/cuda) but training does not run on them yet.
@@ -197,7 +216,9 @@ int train_command(const std::string& config_path, const std::vector<std::string>
     }
     check_strategy_fits(context.config, context.size);
     // Shape mismatches in model.layers are config errors: find them before anything is written.
-    nn::Model::build(context.config.model, static_cast<std::uint64_t>(context.config.run.seed));
+    const auto model =
+        nn::Model::build(context.config.model, static_cast<std::uint64_t>(context.config.run.seed));
+    if (context.is_master()) check_resume_file(context.config, model.parameter_count());
     apply_config(context);
     check_compute_device(context.config.compute);
   });
