@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "ckpt/checkpoint.h"   // read_checkpoint
+#include "ckpt/checkpoint.h"   // read_checkpoint, skip_hdf5_exit_cleanup
 #include "ckpt/describe.h"     // describe
 #include "config/config_loader.h"  // load_experiment, to_yaml, keys_listing, reference_markdown
 #include "core/errors.h"       // UserError, exit codes
@@ -191,6 +191,7 @@ int dispatch(const std::vector<std::string>& argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  gradshare::ckpt::skip_hdf5_exit_cleanup();
   try {
     return dispatch(std::vector<std::string>(argv + 1, argv + argc));
   } catch (const UserError& error) {

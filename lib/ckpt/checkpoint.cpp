@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <filesystem>
 #include <stdexcept>
 
@@ -22,6 +24,27 @@ void fsync_path(const std::string& path, int flags) {
   const int status = ::fsync(fd);
   ::close(fd);
   if (status != 0) throw core::RuntimeError(path + ": fsync failed");
+}
+
+// The bytes of the float arrays a checkpoint holds (what the file needs at least).
+std::uintmax_t payload_bytes(const Checkpoint& c) {
+  std::uintmax_t floats = c.parameters.size() + c.residuals.size() + c.thresholds.size();
+  for (const auto& buffer : c.optimizer_state) floats += buffer.values.size();
+  for (const auto& worker : c.worker_optimizers)
+    for (const auto& buffer : worker.buffers) floats += buffer.values.size();
+  return 4 * floats;
+}
+
+// Why a write failed, where the file system says so: "no space left on device" (ENOSPC, or
+// less free space than the checkpoint needs), else nothing.
+std::string space_cause(const fs::path& directory, std::uintmax_t needed, int saved_errno) {
+  std::error_code error;
+  const auto space = fs::space(directory, error);
+  if (saved_errno != ENOSPC && (error || space.available >= needed)) return "";
+  char text[200];
+  std::snprintf(text, sizeof text, "; No space left on device: %ju bytes free in %s, the checkpoint needs about %ju",
+                error ? std::uintmax_t{0} : space.available, directory.c_str(), needed);
+  return text;
 }
 
 void write_contents(Hdf5File& file, const Checkpoint& c) {
@@ -180,6 +203,7 @@ void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
       final_path.has_parent_path() ? final_path.parent_path() : fs::path(".");
   const std::string temporary =
       (directory / ("." + final_path.filename().string() + ".tmp")).string();
+  errno = 0;
   try {
     {
       Hdf5File file = Hdf5File::create(temporary);
@@ -190,11 +214,15 @@ void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
     fs::rename(temporary, final_path);
     fsync_path(directory.string(), O_RDONLY | O_DIRECTORY);
   } catch (const std::exception& error) {
+    const int saved_errno = errno;
     std::error_code ignored;
     fs::remove(temporary, ignored);
-    throw core::RuntimeError(std::string("checkpoint not written: ") + error.what());
+    throw core::RuntimeError(std::string("checkpoint not written: ") + error.what() +
+                             space_cause(directory, payload_bytes(checkpoint), saved_errno));
   }
 }
+
+void skip_hdf5_exit_cleanup() { H5dont_atexit(); }
 
 OptimizerState optimizer_for_worker(const Checkpoint& checkpoint, std::size_t worker) {
   if (checkpoint.worker_optimizers.empty())

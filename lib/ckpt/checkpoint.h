@@ -78,6 +78,11 @@ void write_checkpoint(const std::string& path, const Checkpoint& checkpoint);
 // core::UserError naming the file and the fault.
 Checkpoint read_checkpoint(const std::string& path);
 
+// Call first thing in main, before any HDF5 call: HDF5's exit-time cleanup closes files left
+// open, and a file whose close failed (a full disk) crashes it with SIGSEGV, turning a clean
+// "checkpoint not written" exit 1 into 139. Every file here is closed by its owner anyway.
+void skip_hdf5_exit_cleanup();
+
 // The optimizer state worker `worker` (0-based, rank order) of a resumed run starts from: its
 // own from worker_optimizers (worker % saved workers when the run has more workers than the
 // checkpoint), else the single state.

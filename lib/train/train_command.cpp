@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <chrono>
 #include <optional>
+#include <thread>
 
 #include "ckpt/checkpoint.h"
 #include "comm/host_names.h"
@@ -132,7 +134,30 @@ class MpiSession {
     MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   }
-  ~MpiSession() { MPI_Finalize(); }
+  // The run's exit code, for the finalize deadline below; returns it.
+  int leave_with(int code) {
+    exit_code_ = code;
+    return code;
+  }
+  ~MpiSession() {
+    if (comm::fault_tolerance_active()) {
+      // Under ULFM, Open MPI 5.0.7 sometimes never returns from MPI_Finalize after processes
+      // failed and were replaced (every rank waiting in it, the run's results written). Leave
+      // with the run's code after a deadline instead of hanging the job.
+      std::thread([code = exit_code_] {
+        std::this_thread::sleep_for(std::chrono::seconds(kFinalizeDeadlineSeconds));
+        std::fprintf(stderr, "gradshare: MPI_Finalize did not return within %d s; exiting with %d\n",
+                     kFinalizeDeadlineSeconds, code);
+        std::fflush(nullptr);
+        std::_Exit(code);
+      }).detach();
+    }
+    MPI_Finalize();
+  }
+
+ private:
+  static constexpr int kFinalizeDeadlineSeconds = 30;
+  int exit_code_ = core::kExitRuntimeFailure;  // an exception left the run
 };
 
 }  // namespace
@@ -185,19 +210,8 @@ int run_replacement(const config::ExperimentConfig& config, MPI_Comm parent) {
   }
 }
 
-}  // namespace
-
-int train_command(const std::string& config_path, const std::vector<std::string>& overrides) {
-  // The config is read and validated before MPI starts, so a mistake costs no MPI start-up and
-  // prints exactly one line.
-  config::ExperimentConfig config;
-  try {
-    config = config::load_experiment(config_path, overrides);
-  } catch (const core::UserError&) {
-    if (launcher_rank() != 0) return core::kExitUserError;
-    throw;
-  }
-  MpiSession mpi;
+// Everything of `train` between MPI_Init and MPI_Finalize; returns the exit code.
+int train_in_session(const config::ExperimentConfig& config) {
   core::install_stop_signal_handlers();
   RunContext context;
   MPI_Comm parent = MPI_COMM_NULL;
@@ -258,6 +272,22 @@ int train_command(const std::string& config_path, const std::vector<std::string>
     if (context.size > 1) end_job(code);
     return code;
   }
+}
+
+}  // namespace
+
+int train_command(const std::string& config_path, const std::vector<std::string>& overrides) {
+  // The config is read and validated before MPI starts, so a mistake costs no MPI start-up and
+  // prints exactly one line.
+  config::ExperimentConfig config;
+  try {
+    config = config::load_experiment(config_path, overrides);
+  } catch (const core::UserError&) {
+    if (launcher_rank() != 0) return core::kExitUserError;
+    throw;
+  }
+  MpiSession mpi;
+  return mpi.leave_with(train_in_session(config));
 }
 
 }  // namespace gradshare::train
