@@ -123,7 +123,10 @@ void Encoder::set_threshold(float tau) {
 
 void Encoder::calibrate(std::span<const float> update) {
   magnitudes_.resize(residual_.size());
-  for (std::size_t i = 0; i < residual_.size(); ++i) magnitudes_[i] = std::fabs(residual_[i] + update[i]);
+  for (std::size_t i = 0; i < residual_.size(); ++i) {
+    const float magnitude = std::fabs(residual_[i] + update[i]);
+    magnitudes_[i] = std::isnan(magnitude) ? 0.0f : magnitude;  // (NaN has no order to select by)
+  }
   const auto k = std::max<std::size_t>(
       1, static_cast<std::size_t>(calibration_sparsity_ * static_cast<double>(residual_.size())));
   const auto nth = magnitudes_.begin() + static_cast<std::ptrdiff_t>(std::min(k, residual_.size()) - 1);
