@@ -71,7 +71,6 @@ class SharingProgress {
     const double bytes_per_step = ratio(static_cast<double>(w.bytes), static_cast<double>(w.steps));
     const double dense_ratio = ratio(dense_bytes_, bytes_per_step);
     const double sparsity = ratio(w.sparsity_sum, static_cast<double>(w.messages));
-    const double staleness = ratio(static_cast<double>(w.stale_sum), static_cast<double>(w.stale_count));
     char line[640];
     std::snprintf(line, sizeof line,
                   "%s  tau %.2e..%.2e  sparsity %.2e  enc s/b/c %lld/%lld/%lld  "
@@ -83,7 +82,8 @@ class SharingProgress {
                   static_cast<long long>(w.compressed_messages), bytes_per_step, dense_ratio,
                   relayed_by_master + static_cast<double>(w.relayed),
                   static_cast<long long>(w.backpressure), static_cast<long long>(w.capped_messages),
-                  staleness, static_cast<long long>(w.stale_max), w.wait_seconds,
+                  w.staleness.mean(), static_cast<long long>(w.staleness.max),
+                  w.staleness.wait_seconds,
                   window_.eta().c_str());
     core::log_info(line);
     context_.metrics.write(window_.record()
@@ -97,9 +97,9 @@ class SharingProgress {
                                .add("dense_ratio", dense_ratio)
                                .add("backpressure", w.backpressure)
                                .add("capped_messages", w.capped_messages)
-                               .add("staleness_mean", staleness)
-                               .add("staleness_max", w.stale_max)
-                               .add("staleness_wait_seconds", w.wait_seconds)
+                               .add("staleness_mean", w.staleness.mean())
+                               .add("staleness_max", w.staleness.max)
+                               .add("staleness_wait_seconds", w.staleness.wait_seconds)
                                .add("duplicates", w.duplicates));
     window_.next_window();
   }
@@ -400,10 +400,9 @@ class SharingMaster {
         progress_->add(report);
         per_worker_[worker].add(report);
         core::log_debug("rank " + std::to_string(worker) + ": staleness mean " +
-                        std::to_string(ratio(static_cast<double>(report.stale_sum),
-                                             static_cast<double>(report.stale_count))) +
-                        " max " + std::to_string(report.stale_max) + ", held by the bound " +
-                        std::to_string(report.wait_seconds) + " s");
+                        std::to_string(report.staleness.mean()) + " max " +
+                        std::to_string(report.staleness.max) + ", held by the bound " +
+                        std::to_string(report.staleness.wait_seconds) + " s");
         break;
       }
       case comm::Tag::kStateReply:
@@ -499,9 +498,7 @@ class SharingMaster {
     std::snprintf(rate, sizeof rate, "%g", cfg_.optimizer.learning_rate);
     // Stale updates are a likely cause where the bound is off, the likelier one where it is
     // loose and the updates were stale.
-    const auto& seen = progress_->total();
-    const double staleness =
-        ratio(static_cast<double>(seen.stale_sum), static_cast<double>(seen.stale_count));
+    const double staleness = progress_->total().staleness.mean();
     const auto bound = cfg_.encoding.max_staleness;
     const std::string rate_cause =
         "optimizer.learning_rate " + std::string(rate) + " is too high for " +
@@ -608,25 +605,20 @@ class SharingMaster {
 
   // The staleness distribution over the run and the time each worker was held by the bound.
   void summarize_staleness(const WorkerReport& total, JsonLine& record) {
-    StalenessStats all;
-    all.count = total.stale_count;
-    all.sum = total.stale_sum;
-    all.max = total.stale_max;
-    all.histogram = total.stale_histogram;
+    const StalenessStats& all = total.staleness;
     std::string waited;
     for (const auto& [worker, report] : per_worker_) {
       char part[64];
       std::snprintf(part, sizeof part, "%s%d %.2fs", waited.empty() ? "" : ", ", worker,
-                    report.wait_seconds);
+                    report.staleness.wait_seconds);
       waited += part;
       context_.metrics.write(JsonLine()
                                  .add("kind", "worker_staleness")
                                  .add("rank", static_cast<std::int64_t>(worker))
-                                 .add("staleness_mean", ratio(static_cast<double>(report.stale_sum),
-                                                              static_cast<double>(report.stale_count)))
-                                 .add("staleness_max", report.stale_max)
-                                 .add("wait_seconds", report.wait_seconds)
-                                 .add("waits", report.waits));
+                                 .add("staleness_mean", report.staleness.mean())
+                                 .add("staleness_max", report.staleness.max)
+                                 .add("wait_seconds", report.staleness.wait_seconds)
+                                 .add("waits", report.staleness.waits));
     }
     char line[256];
     std::snprintf(line, sizeof line,
@@ -639,7 +631,7 @@ class SharingMaster {
     record.add("staleness_mean", all.mean())
         .add("staleness_max", all.max)
         .add("staleness_bound", cfg_.encoding.max_staleness)
-        .add("staleness_wait_seconds", total.wait_seconds)
+        .add("staleness_wait_seconds", all.wait_seconds)
         .add("capped_messages", total.capped_messages);
     for (std::size_t b = 0; b < StalenessStats::kBuckets; ++b)
       record.add(std::string("staleness_") + StalenessStats::bucket_name(b), all.histogram[b]);

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "codec/decoder.h"
@@ -469,14 +470,7 @@ class SharingWorker {
   }
 
   void send_report() {
-    const auto& stale = staleness_.stats();
-    report_.stale_count = stale.count;
-    report_.stale_sum = stale.sum;
-    report_.stale_max = stale.max;
-    report_.stale_histogram = stale.histogram;
-    report_.wait_seconds = stale.wait_seconds;
-    report_.waits = stale.waits;
-    staleness_.stats() = StalenessStats{};
+    report_.staleness = std::exchange(staleness_.stats(), StalenessStats{});
     const auto& now = exchange_.stats();
     report_.relayed = static_cast<std::int64_t>(now.relayed - reported_exchange_.relayed);
     report_.duplicates = static_cast<std::int64_t>(now.duplicates - reported_exchange_.duplicates);

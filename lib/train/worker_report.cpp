@@ -27,12 +27,7 @@ void WorkerReport::add(const WorkerReport& o) {
   sparsity_sum += o.sparsity_sum;
   seconds += o.seconds;
   capped_messages += o.capped_messages;
-  stale_count += o.stale_count;
-  stale_sum += o.stale_sum;
-  stale_max = std::max(stale_max, o.stale_max);
-  for (std::size_t b = 0; b < stale_histogram.size(); ++b) stale_histogram[b] += o.stale_histogram[b];
-  wait_seconds += o.wait_seconds;
-  waits += o.waits;
+  staleness.add(o.staleness);
   if (o.steps > 0) {
     tau_min = first ? o.tau_min : std::min(tau_min, o.tau_min);
     tau_max = first ? o.tau_max : std::max(tau_max, o.tau_max);

@@ -2,10 +2,11 @@
 // logging.every_steps steps (as deltas since its previous report), and their sum over workers.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <span>
 #include <vector>
+
+#include "train/staleness.h"
 
 namespace gradshare::train {
 
@@ -31,13 +32,8 @@ struct WorkerReport {
   float tau_min = 0;         // over the steps of this report
   float tau_max = 0;
   std::int64_t capped_messages = 0;  // messages the congestion cap held to the sparsity band
-  // Staleness of the peer updates applied (staleness.h) and time held by the bound.
-  std::int64_t stale_count = 0;
-  std::int64_t stale_sum = 0;
-  std::int64_t stale_max = 0;
-  std::array<std::int64_t, 8> stale_histogram{};
-  double wait_seconds = 0;
-  std::int64_t waits = 0;
+  // Staleness of the peer updates applied and time held by the bound (staleness.h).
+  StalenessStats staleness;
 
   void add(const WorkerReport& other);
   std::vector<std::uint8_t> serialize() const;
