@@ -5,12 +5,10 @@
 // wherever the master waits: between messages, while it reads the other shards, and while it
 // evaluates or writes a checkpoint (on a second thread then).
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <future>
 #include <map>
 #include <vector>
 
@@ -27,6 +25,7 @@
 #include "train/downpour_roles.h"
 #include "train/epoch_report.h"
 #include "train/model_file.h"
+#include "train/poll_during.h"
 #include "train/partition_scheduler.h"
 #include "train/progress.h"
 #include "train/progress_window.h"
@@ -140,19 +139,6 @@ Comparison compare(std::span<const float> a, std::span<const float> b) {
   return result;
 }
 
-// Runs `work` (an evaluation, a checkpoint write: no MPI) on a second thread while this one keeps
-// serving `server`, so that workers' pulls are answered and their pushes applied meanwhile.
-void serve_during(ShardServer& server, const std::function<void()>& work) {
-  auto done = std::async(std::launch::async, work);
-  core::Backoff backoff;
-  while (done.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
-    if (server.poll() > 0)
-      backoff.reset();
-    else
-      backoff.wait();
-  }
-  done.get();
-}
 
 }  // namespace
 
@@ -216,7 +202,7 @@ int run_downpour_master(RunContext& context, nn::Model& model, DownpourTransport
       const auto& state = replies.at(layout.worker_rank(w));
       c.worker_optimizers.push_back({state.optimizer_step, state.optimizer_state});
     }
-    serve_during(server, [&] { checkpointer.write(c); });
+    poll_during([&] { checkpointer.write(c); }, [&] { return server.poll(); });
   };
   std::map<int, std::vector<float>> drained;
   int done = 0;
@@ -280,7 +266,8 @@ int run_downpour_master(RunContext& context, nn::Model& model, DownpourTransport
         !stopping && !diverged && !pull_signalled && checkpointer.due(progress.step());
     for (const auto epoch : scheduler.take_completed_epochs()) {
       read_servers();
-      serve_during(server, [&] { reporter.end_of_epoch(model, epoch + 1, progress.step()); });
+      poll_during([&] { reporter.end_of_epoch(model, epoch + 1, progress.step()); },
+                  [&] { return server.poll(); });
       checkpoint_due = checkpoint_due || (checkpointer.at_epoch_end() && !stopping && !diverged &&
                                           epoch + 1 < cfg.training.epochs);
     }

@@ -5,10 +5,8 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <functional>
-#include <future>
 #include <map>
 #include <optional>
 #include <set>
@@ -31,6 +29,7 @@
 #include "train/partition_messages.h"
 #include "train/partition_scheduler.h"
 #include "train/progress.h"
+#include "train/poll_during.h"
 #include "train/progress_window.h"
 #include "train/sharing_recovery.h"
 #include "train/sharing_roles.h"
@@ -478,16 +477,10 @@ class SharingMaster {
     relay_during([&] { checkpointer_.write(checkpoint); });
   }
 
-  // Runs `work` (an evaluation or a checkpoint write, no MPI, nothing that touches model_) on a
-  // second thread while this one keeps relaying the workers' updates: a master that stopped
-  // relaying would hold every worker at the staleness bound.
+  // Evaluations and checkpoint writes (no MPI, nothing that touches model_) run while this
+  // thread keeps relaying: a master that stopped relaying would hold every worker at the bound.
   void relay_during(const std::function<void()>& work) {
-    auto done = std::async(std::launch::async, work);
-    core::Backoff backoff;
-    while (done.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
-      if (exchange_.poll(model_.parameters()) > 0) backoff.reset(); else backoff.wait();
-    }
-    done.get();
+    poll_during(work, [&] { return exchange_.poll(model_.parameters()); });
   }
 
   // One line naming the worker, the step and the likely cause; the run then ends.
