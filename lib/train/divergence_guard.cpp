@@ -40,12 +40,17 @@ std::optional<std::string> DivergenceGuard::check(std::int64_t step, double loss
   return std::nullopt;
 }
 
-void log_divergence(const RunContext& context, const std::string& where) {
-  const auto newest = newest_checkpoint(context);
+std::string learning_rate_cause(const RunContext& context) {
   char rate[32];
   std::snprintf(rate, sizeof rate, "%g", context.config.optimizer.learning_rate);
-  core::log_error("training diverged " + where + "; likely cause: optimizer.learning_rate " +
-                  rate + " is too high; " +
+  return "optimizer.learning_rate " + std::string(rate) + " is too high";
+}
+
+void log_divergence(const RunContext& context, const std::string& where,
+                    const std::string& cause) {
+  const auto newest = newest_checkpoint(context);
+  core::log_error("training diverged " + where + "; likely cause: " +
+                  (cause.empty() ? learning_rate_cause(context) : cause) + "; " +
                   (newest ? "newest good checkpoint kept: " + *newest
                           : std::string("no checkpoint was written before it")));
 }

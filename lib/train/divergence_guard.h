@@ -28,9 +28,13 @@ class DivergenceGuard {
   std::int64_t seen_ = 0;
 };
 
-// The one error line of a run that diverged ("training diverged <where>; likely cause: the
-// learning rate ...; newest good checkpoint kept: ..."), for strategies whose workers move
-// together (local, allreduce). Gradient sharing adds what it knows of staleness.
-void log_divergence(const RunContext& context, const std::string& where);
+// "optimizer.learning_rate 50 is too high"
+std::string learning_rate_cause(const RunContext& context);
+
+// The one error line of a run that diverged: "training diverged <where>; likely cause:
+// <cause>; newest good checkpoint kept: ..." (or that none was written). An empty cause is
+// learning_rate_cause(context); gradient sharing adds what it knows of staleness.
+void log_divergence(const RunContext& context, const std::string& where,
+                    const std::string& cause = "");
 
 }  // namespace gradshare::train

@@ -22,6 +22,7 @@
 #include "data/epoch_plan.h"
 #include "nn/model.h"
 #include "train/checkpointer.h"
+#include "train/divergence_guard.h"
 #include "train/epoch_report.h"
 #include "train/gradient_sharing.h"
 #include "train/liveness.h"
@@ -486,16 +487,13 @@ class SharingMaster {
   // One line naming the worker, the step and the likely cause; the run then ends.
   void report_divergence(int worker, std::int64_t step, const std::string& reason) {
     diverged_ = true;
-    const auto checkpoint = newest_checkpoint(context_);
-    char rate[32];
-    std::snprintf(rate, sizeof rate, "%g", cfg_.optimizer.learning_rate);
     // Stale updates are a likely cause where the bound is off, the likelier one where it is
     // loose and the updates were stale.
     const double staleness = progress_->total().staleness.mean();
     const auto bound = cfg_.encoding.max_staleness;
     const std::string rate_cause =
-        "optimizer.learning_rate " + std::string(rate) + " is too high for " +
-        std::to_string(context_.worker_count()) + " workers" +
+        learning_rate_cause(context_) + " for " + std::to_string(context_.worker_count()) +
+        " workers" +
         (cfg_.encoding.combine == "sum" ? " whose updates add up (encoding.combine: sum)" : "");
     char stale[200];
     std::snprintf(stale, sizeof stale,
@@ -507,11 +505,11 @@ class SharingMaster {
                                   "off (2 keeps them fresh)"
         : bound > 4 && staleness > 2 ? std::string(stale)
                                      : rate_cause;
-    core::log_error("training diverged on rank " + std::to_string(worker) + " at its step " +
-                    std::to_string(step) + ": " + reason + "; likely cause: " + cause + "; " +
-                    (checkpoint ? "newest good checkpoint kept: " + *checkpoint
-                                : std::string("no checkpoint was written before it")));
+    log_divergence(context_, "on rank " + std::to_string(worker) + " at its step " +
+                                 std::to_string(step) + ": " + reason,
+                   cause);
   }
+
 
   // The last seq of every origin: a live worker's from its kDone, a dead one's (shrink mode)
   // the last this replica applied (every replica has the same after the resync).
