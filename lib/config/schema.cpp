@@ -93,12 +93,20 @@ const KeyInfo* find_key(const std::string& path) {
   return nullptr;
 }
 
-bool same_settings(const ExperimentConfig& a, const ExperimentConfig& b) {
+std::vector<SettingDifference> differences(const ExperimentConfig& before,
+                                           const ExperimentConfig& after) {
   // The YAML rendering is exact (doubles round-trip) and leaves out line numbers.
+  std::vector<SettingDifference> found;
   for (const KeyInfo& k : schema()) {
-    if (render_value(k.get(a), k.type) != render_value(k.get(b), k.type)) return false;
+    auto old_value = render_value(k.get(before), k.type);
+    auto new_value = render_value(k.get(after), k.type);
+    if (old_value != new_value) found.push_back({k.path, std::move(old_value), std::move(new_value)});
   }
-  return true;
+  return found;
+}
+
+bool same_settings(const ExperimentConfig& a, const ExperimentConfig& b) {
+  return differences(a, b).empty();
 }
 
 }  // namespace gradshare::config

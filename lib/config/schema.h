@@ -50,8 +50,17 @@ const std::vector<KeyInfo>& schema();
 const std::vector<std::string>& section_names();
 // The key with this dotted path, or nullptr.
 const KeyInfo* find_key(const std::string& path);
-// True when both configs hold the same value for every key (entry line numbers and
-// source_path are ignored).
+// A key whose value differs between two configs, both values as YAML renders them.
+struct SettingDifference {
+  std::string path;
+  std::string before;
+  std::string after;
+};
+// The keys whose values differ, in schema order (entry line numbers and source_path are
+// ignored).
+std::vector<SettingDifference> differences(const ExperimentConfig& before,
+                                           const ExperimentConfig& after);
+// True when both configs hold the same value for every key.
 bool same_settings(const ExperimentConfig& a, const ExperimentConfig& b);
 
 }  // namespace gradshare::config

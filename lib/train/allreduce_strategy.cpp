@@ -306,6 +306,7 @@ int run_allreduce(RunContext& context) {
                                  context.rank, &workers),
                   "MPI_Comm_split");
   comm::ControlPlane control(context.world, static_cast<double>(context.config.transport.timeout_ms) / 1000.0);
+  context.phase = RunContext::kTraining;
   const int code = context.is_master() ? run_master(context, control)
                                        : run_worker(context, control, workers);
   if (workers != MPI_COMM_NULL) MPI_Comm_free(&workers);

@@ -5,8 +5,10 @@
 #include <filesystem>
 
 #include "comm/byte_io.h"
+#include "comm/ulfm.h"
 #include "core/errors.h"
 #include "core/log.h"
+#include "core/stop_signal.h"
 
 namespace gradshare::train {
 
@@ -31,8 +33,16 @@ std::vector<fs::path> list_checkpoints(const std::string& directory) {
 }
 }  // namespace
 
-std::optional<std::string> newest_checkpoint(const RunContext& context) {
-  const auto files = list_checkpoints(context.run_directory.checkpoint_dir());
+void log_stop_request(const std::string& plan, bool other_ranks) {
+  std::string line = std::string(core::stop_signal_name()) + " received: " + plan;
+  if (other_ranks && !comm::fault_tolerance_active())
+    line += " (if mpirun sent it because a rank was lost, `mpirun --with-ft ulfm` with "
+            "fault_tolerance.spares would have kept the job alive)";
+  core::log_warn(line);
+}
+
+std::optional<std::string> newest_checkpoint(const RunDirectory& directory) {
+  const auto files = list_checkpoints(directory.checkpoint_dir());
   if (files.empty()) return std::nullopt;
   return files.front().string();
 }

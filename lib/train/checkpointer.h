@@ -54,7 +54,12 @@ class Checkpointer {
 std::vector<std::uint8_t> shutdown_message(int exit_code);
 // The exit code a kShutdown carries; RuntimeError when malformed.
 int shutdown_code(const comm::ControlMessage& message);
+// The line a rank logs when a stop signal arrives: "<signal> received: <plan>". It promises no
+// checkpoint (the checkpoint's own line follows once it is on disk): without fault tolerance
+// the signal may be mpirun ending the job because a rank was lost, which kills this rank before
+// any checkpoint; with `other_ranks` the line then says what would have kept the job alive.
+void log_stop_request(const std::string& plan, bool other_ranks);
 // The run directory's newest checkpoint file, if any.
-std::optional<std::string> newest_checkpoint(const RunContext& context);
+std::optional<std::string> newest_checkpoint(const RunDirectory& directory);
 
 }  // namespace gradshare::train

@@ -48,7 +48,7 @@ std::string learning_rate_cause(const RunContext& context) {
 
 void log_divergence(const RunContext& context, const std::string& where,
                     const std::string& cause) {
-  const auto newest = newest_checkpoint(context);
+  const auto newest = newest_checkpoint(context.run_directory);
   core::log_error("training diverged " + where + "; likely cause: " +
                   (cause.empty() ? learning_rate_cause(context) : cause) + "; " +
                   (newest ? "newest good checkpoint kept: " + *newest

@@ -88,7 +88,7 @@ void DownpourReport::add(const DownpourReport& o) {
 
 void StopNotice::check() {
   if (sent_ || !core::stop_requested()) return;
-  core::log_warn(std::string(core::stop_signal_name()) + " received: asking the master to stop");
+  log_stop_request("asking the master to stop after a checkpoint", true);
   control_.send(0, comm::Tag::kShutdown, shutdown_message(core::kExitRequeue));
   sent_ = true;
 }

@@ -37,6 +37,7 @@ int run_downpour(RunContext& context) {
   }
   // Nobody pushes to or reads a server before every server has put its shard in place.
   comm::check_mpi(MPI_Barrier(context.world), "MPI_Barrier (Downpour set-up)");
+  context.phase = RunContext::kTraining;
   if (context.is_master())
     return run_downpour_master(context, model, *transport, control, layout, *server, start.resume);
   if (server) return run_downpour_server(context, control, *server);

@@ -34,6 +34,7 @@ void log_as_worker(RunContext& context) {
 
 int run_gradient_sharing(RunContext& context) {
   SharingSession session(context);
+  context.phase = RunContext::kTraining;
   if (session.is_spare()) {
     core::log_info("spare: waiting to replace a worker that fails");
     if (!session.wait_for_assignment()) {

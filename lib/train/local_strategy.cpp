@@ -22,6 +22,7 @@
 namespace gradshare::train {
 
 int run_local(RunContext& context) {
+  context.phase = RunContext::kTraining;
   const auto& cfg = context.config;
   const auto seed = static_cast<std::uint64_t>(cfg.run.seed);
   nn::Model model = nn::Model::build(cfg.model, seed);
@@ -106,7 +107,7 @@ int run_local(RunContext& context) {
     const auto finished = scheduler.take_completed_epochs();
     for (const auto epoch : finished) reporter.end_of_epoch(model, epoch + 1, step);
     if (core::stop_requested()) {
-      core::log_warn(std::string(core::stop_signal_name()) + " received: checkpointing and stopping");
+      log_stop_request("stopping after a checkpoint", false);
       checkpoint();
       return core::kExitRequeue;
     }

@@ -283,8 +283,7 @@ int run_master(RunContext& context, comm::ControlPlane& control) {
   core::Deadline deadline(control.timeout_seconds());
   while (done < workers) {
     if (core::stop_requested() && !stop_relayed) {
-      core::log_warn(std::string(core::stop_signal_name()) +
-                     " received: the workers checkpoint at their next averaging round and stop");
+      log_stop_request("stopping after the workers' next averaging round and a checkpoint", true);
       for (int w = 1; w <= workers; ++w) control.send(w, comm::Tag::kStateRequest, {});
       stop_relayed = true;
     }
@@ -613,6 +612,7 @@ int run_parameter_averaging(RunContext& context) {
   const comm::Communicator workers(split);  // null on the master
   comm::ControlPlane control(context.world,
                              static_cast<double>(context.config.transport.timeout_ms) / 1000.0);
+  context.phase = RunContext::kTraining;
   return context.is_master() ? run_master(context, control)
                              : run_worker(context, control, workers.get());
 }

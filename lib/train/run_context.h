@@ -22,6 +22,10 @@ struct RunContext {
   int rank = 0;
   int size = 1;
   MetricsLog metrics;  // open on the master only
+  // What this rank is doing, named in the line that reports a rank lost before training
+  // began: a start-up phase, then kTraining once the strategy's communicators are set up.
+  std::string phase = "starting";
+  static constexpr const char* kTraining = "training";
 
   bool is_master() const { return rank == 0; }
   int worker_count() const { return size - 1; }

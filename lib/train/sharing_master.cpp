@@ -196,8 +196,7 @@ class SharingMaster {
     }
     if (checkpointer_.due(progress_->steps())) request_checkpoint();
     if (core::stop_requested() && !stopping_) {
-      core::log_warn(std::string(core::stop_signal_name()) +
-                     " received: finishing the partitions in flight, then checkpointing");
+      log_stop_request("finishing the partitions in flight before the stop checkpoint", true);
       stopping_ = true;
     }
     progress_->maybe_log(static_cast<double>(exchange_.stats().relayed));

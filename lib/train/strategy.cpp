@@ -51,7 +51,7 @@ int run_with_rollback(RunContext& context) {
     }
     auto& rate = context.config.optimizer.learning_rate;
     rate *= training.rollback_lr_factor;
-    const auto checkpoint = newest_checkpoint(context);
+    const auto checkpoint = newest_checkpoint(context.run_directory);
     char line[96];
     std::snprintf(line, sizeof line, " with optimizer.learning_rate %g", rate);
     core::log_warn("rollback " + std::to_string(attempt) + "/" +

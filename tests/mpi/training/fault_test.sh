@@ -20,6 +20,21 @@
 #   shrink            4 workers, on_worker_failure shrink: the job finishes with 3
 #   abort             4 workers, on_worker_failure abort: checkpoint, exit 75; the same command
 #                     again resumes and finishes
+#   startup           worker 2 killed from outside 0, 0.3, 0.6, 0.9 and 1.2 s after its process
+#                     appears (during MPI start-up, the config checks, the data, the run
+#                     directory, the communicators, the first steps): every job either ends
+#                     with exit 1 and one line naming rank 2 and the phase (inside MPI_Init:
+#                     the start-up deadline, transport.timeout_ms, or Open MPI's own
+#                     MPI_Init failure and a non-zero exit), or (killed once
+#                     training runs) replaces it and finishes; never exit 0 without a recovery,
+#                     never a garbled message
+#   lost-averaging, lost-downpour, lost-allreduce
+#                     a strategy that cannot replace a worker, worker 2 killed from outside:
+#                     exit 1 and one line naming the checkpoint to resume from; the same
+#                     command resumes and finishes
+#   no-ft             gradient sharing without --with-ft ulfm, worker 2 killed: mpirun ends the
+#                     job (non-zero); the master's SIGTERM line promises no checkpoint and says
+#                     that --with-ft ulfm and spares would have kept the job alive
 set -euo pipefail
 gradshare=$1 mpiexec=$2 config=$3 scenario=$4
 here=$(cd "$(dirname "$0")/../../tools" && pwd)
@@ -36,7 +51,7 @@ run() {  # run NAME RANKS [overrides...]: one job into $work/NAME, log in $work/
   local name=$1 ranks=$2
   shift 2
   set +e
-  "$mpiexec" --with-ft ulfm --oversubscribe -n "$ranks" "$gradshare" train "$config" \
+  "$mpiexec" ${FT_ARGS---with-ft ulfm} --oversubscribe -n "$ranks" "$gradshare" train "$config" \
     run.dir="$work/$name" "${base[@]}" "$@" >"$work/$name.log" 2>&1
   local code=$?
   set -e
@@ -56,6 +71,20 @@ PY
 }
 
 fail() { echo "FAIL: $*"; for f in "$work"/*.log; do echo "== $f"; tail -n 30 "$f"; done; exit 1; }
+
+# The pid of logical rank RANK of run NAME, once its process exists (empty after 10 s).
+pid_of() {
+  local name=$1 rank=$2
+  for _ in $(seq 1000); do
+    for pid in $(pgrep -f "gradshare train .*$work/$name" || true); do
+      if tr '\0' '\n' </proc/"$pid"/environ 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$rank"; then
+        echo "$pid"
+        return 0
+      fi
+    done
+    sleep 0.01
+  done
+}
 
 # Kills logical rank RANK of run NAME with SIGKILL once the master has logged step STEP.
 kill_when() {
@@ -155,6 +184,67 @@ case "$scenario" in
     run killed 5 "${args[@]}" || fail "the rerun failed"
     grep -q '"kind":"resume"' "$work/killed/metrics.jsonl" || fail "the rerun did not resume"
     python3 "$here/check_run.py" "$work/killed" --equivalent --min-accuracy 0.75 || fail "checks"
+    ;;
+  startup)
+    for delay in 0 0.3 0.6 0.9 1.2; do
+      name=start-$delay
+      run "$name" 5 training.epochs=1 fault_tolerance.spares=1 transport.timeout_ms=15000 &
+      job=$!
+      pid=$(pid_of "$name" 2)
+      [ -n "$pid" ] || fail "rank 2 of $name never started"
+      sleep "$delay"
+      kill -9 "$pid" 2>/dev/null || true
+      code=0
+      wait "$job" || code=$?
+      if grep -qa "(null)\|ompi_dpm" "$work/$name.log"; then fail "$name: a garbled message"; fi
+      if [ "$code" -eq 0 ]; then
+        python3 "$here/check_run.py" "$work/$name" "${checks[@]}" --recoveries 1 --replaced 1 \
+          || fail "$name: exit 0 without a recovery"
+        echo "$name: killed while training, replaced"
+      elif grep -q "It looks like MPI_INIT failed" "$work/$name.log"; then
+        # Killed early in MPI_Init, the others' MPI_Init can fail too; Open MPI then ends the
+        # job itself, non-zero, before gradshare has a say.
+        echo "$name: MPI_Init failed on the survivors, exit code $code"
+      else
+        [ "$code" -eq 1 ] || fail "$name: exit code $code, expected 1"
+        [ "$(grep -ac '^gradshare: error' "$work/$name.log")" -eq 1 ] || fail "$name: not one error line"
+        # Killed inside MPI_Init, the rank cannot be named: the start-up deadline says so.
+        grep -a "^gradshare: error" "$work/$name.log" |
+          grep -q "rank 2 was lost during start-up (at or before: \|rank 2 lost\|MPI start-up did not finish" \
+          || fail "$name: the error line names neither rank 2 nor MPI start-up"
+        echo "$name: $(grep -a '^gradshare: error' "$work/$name.log")"
+      fi
+    done
+    ;;
+  lost-averaging|lost-downpour|lost-allreduce)
+    declare -A strategies=([lost-averaging]=parameter_averaging [lost-downpour]=downpour
+                           [lost-allreduce]=allreduce)
+    strategy=${strategies[$scenario]}
+    args=(training.epochs=2 training.strategy="$strategy" checkpoint.every_steps=100)
+    run killed 5 "${args[@]}" &
+    job=$!
+    kill_when killed 2 400 || fail "could not kill rank 2"
+    code=0
+    wait "$job" || code=$?
+    [ "$code" -eq 1 ] || fail "exit code $code, expected 1"
+    grep -aq "$strategy cannot replace a lost worker yet (rank 2 lost); rerun the same command to resume from $work/killed/checkpoints/ckpt-" \
+      "$work/killed.log" || fail "no line naming the checkpoint to resume from"
+    run killed 5 "${args[@]}" || fail "the rerun failed"
+    grep -q '"kind":"resume"' "$work/killed/metrics.jsonl" || fail "the rerun did not resume"
+    python3 "$here/check_run.py" "$work/killed" --min-accuracy 0.8 || fail "checks"
+    ;;
+  no-ft)
+    FT_ARGS="" run killed 5 training.epochs=3 &
+    job=$!
+    kill_when killed 2 300 || fail "could not kill rank 2"
+    code=0
+    wait "$job" || code=$?
+    [ "$code" -ne 0 ] || fail "exit code 0 after a lost worker"
+    if grep -q "then checkpointing" "$work/killed/rank-0.log"; then fail "a checkpoint was promised"; fi
+    if grep -q "SIGTERM received" "$work/killed/rank-0.log"; then
+      grep -q 'SIGTERM received.*`mpirun --with-ft ulfm` with fault_tolerance.spares would have kept the job alive' \
+        "$work/killed/rank-0.log" || fail "no hint at --with-ft ulfm"
+    fi
     ;;
   *)
     echo "unknown scenario $scenario"

@@ -1,0 +1,106 @@
+#include "train/job_failure.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "comm/mpi_error.h"
+#include "comm/ulfm.h"
+#include "core/errors.h"
+#include "core/log.h"
+#include "train/checkpointer.h"
+
+namespace gradshare::train {
+
+namespace {
+
+// Whether this run replaces a lost worker within the job.
+bool recovers_lost_workers(const config::ExperimentConfig& config) {
+  return comm::fault_tolerance_active() && config.training.strategy == "gradient_sharing" &&
+         config.fault_tolerance.on_worker_failure != "abort";
+}
+
+// The ranks this process knows to have failed (ULFM), or none when it cannot tell.
+std::vector<int> known_failed(const RunContext& context) {
+  try {
+    return comm::failed_ranks(context.world);
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+std::string rank_list(const std::vector<int>& ranks) {
+  std::string names;
+  for (int rank : ranks) names += (names.empty() ? "" : ", ") + std::to_string(rank);
+  return (ranks.size() == 1 ? "rank " : "ranks ") + names;
+}
+
+std::string lost_at_startup(const std::vector<int>& failed, const RunContext& context) {
+  return (failed.empty() ? std::string("a rank was") : rank_list(failed) + (failed.size() == 1 ? " was" : " were")) +
+         " lost during start-up (at or before: " + context.phase + "); nothing was trained: rerun the job";
+}
+
+// The line for an error that ended the run: a process lost under a strategy that cannot replace
+// it says so and names the checkpoint a rerun resumes from.
+std::string describe_fatal_error(const std::exception& error, const RunContext& context) {
+  const auto* mpi = dynamic_cast<const comm::MpiError*>(&error);
+  if (mpi == nullptr || !mpi->is_process_failure() || recovers_lost_workers(context.config))
+    return error.what();
+  const auto failed = known_failed(context);
+  const auto checkpoint = newest_checkpoint(context.run_directory);
+  const std::string resume = "rerun the same command to resume from " +
+                             (checkpoint ? *checkpoint : "the start (no checkpoint written yet)");
+  const auto& strategy = context.config.training.strategy;
+  if (std::find(failed.begin(), failed.end(), 0) != failed.end())
+    return strategy + " lost its master (rank 0); " + resume;
+  return strategy + " cannot replace a lost worker yet (" +
+         (failed.empty() ? std::string("a process was lost") : rank_list(failed) + " lost") +
+         "); " + resume;
+}
+
+}  // namespace
+
+void end_job_lost_at_startup(const RunContext& context, int rc) {
+  const auto failed = known_failed(context);
+  int reporter = 0;
+  while (std::find(failed.begin(), failed.end(), reporter) != failed.end()) ++reporter;
+  if (context.rank == reporter) {
+    const std::string line = lost_at_startup(failed, context) + " (" + comm::mpi_error_string(rc) + ")";
+    std::fprintf(stderr, "gradshare: error: %s\n", line.c_str());
+  } else {
+    // The reporter's MPI_Abort ends this rank too; leaving it the time to print its line.
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+  }
+  std::fflush(nullptr);
+  MPI_Abort(MPI_COMM_WORLD, core::kExitRuntimeFailure);
+  std::_Exit(core::kExitRuntimeFailure);
+}
+
+int end_run_after(const std::exception& error, const RunContext& context) {
+  const auto* mpi = dynamic_cast<const comm::MpiError*>(&error);
+  if (mpi != nullptr && mpi->is_process_failure() && context.phase != RunContext::kTraining)
+    end_job_lost_at_startup(context, mpi->code());
+  const std::string line = describe_fatal_error(error, context);
+  core::log_error(line);
+  std::fprintf(stderr, "gradshare: error on rank %d: %s\n", context.rank, line.c_str());
+  const bool user = dynamic_cast<const core::UserError*>(&error) != nullptr;
+  const int code = user ? core::kExitUserError : core::kExitRuntimeFailure;
+  // The peers would wait on this rank: end the job.
+  if (context.size > 1)
+    end_job(code, !context.is_master() && recovers_lost_workers(context.config));
+  return code;
+}
+
+void end_job(int code, bool replaceable_worker) {
+  std::fflush(nullptr);
+  if (replaceable_worker) std::raise(SIGKILL);
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);
+}
+
+}  // namespace gradshare::train

@@ -1,0 +1,37 @@
+// job_failure.h: how a rank ends the job after an error it cannot recover from, and what it
+// says. The rules, from what Open MPI 5.0.7 does (measured):
+//   - Without fault tolerance MPI_Abort ends every rank; mpirun exits with the code.
+//   - Under `mpirun --with-ft ulfm` a process killed by a signal is reported to the others
+//     (so a lost worker can be replaced) but does not count in mpirun's exit code: a job whose
+//     ranks all die by signal exits 0. MPI_Abort still ends every rank with its code.
+// So a worker of a run that replaces lost workers (gradient sharing under ULFM, unless
+// fault_tolerance.on_worker_failure is abort, which checkpoints and exits 75 by itself) leaves
+// by SIGKILL, letting the master replace it; every other rank, the master always, ends the
+// job with MPI_Abort and a non-zero code.
+#pragma once
+
+#include <exception>
+#include <string>
+
+#include "config/experiment_config.h"
+#include "train/run_context.h"
+
+namespace gradshare::train {
+
+// Reports `error`, which ended the run on this rank, in one line, and ends the job (see
+// above); returns the exit code only in a one-rank run. A process lost before training began
+// goes to end_job_lost_at_startup; one lost under a strategy that cannot replace it gives
+// "<strategy> cannot replace a lost worker yet (rank N lost); rerun the same command to resume
+// from <checkpoint>", exit 1.
+int end_run_after(const std::exception& error, const RunContext& context);
+
+// A start-up collective failed with `rc` (under ULFM: a rank was lost before training began).
+// The lowest surviving rank prints one line naming the lost rank and context.phase; the job
+// ends with exit 1.
+[[noreturn]] void end_job_lost_at_startup(const RunContext& context, int rc);
+
+// Ends the whole job with `code`, or only this process for a worker whose loss the master
+// repairs (see above).
+[[noreturn]] void end_job(int code, bool replaceable_worker);
+
+}  // namespace gradshare::train

@@ -1,0 +1,83 @@
+#include "train/mpi_session.h"
+
+#include <mpi.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "comm/ulfm.h"
+#include "core/errors.h"
+
+namespace gradshare::train {
+
+namespace {
+
+// Exits with `code` after `seconds` unless cancelled first.
+class Deadline {
+ public:
+  // `line` ("" for none) is printed before the exit.
+  Deadline(double seconds, int code, std::string line) {
+    thread_ = std::thread([this, seconds, code, line = std::move(line)] {
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (cancelled_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return done_; }))
+        return;
+      if (!line.empty()) std::fprintf(stderr, "gradshare: %s\n", line.c_str());
+      std::fflush(nullptr);
+      std::_Exit(code);
+    });
+  }
+  ~Deadline() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    cancelled_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cancelled_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
+int launcher_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"})
+    if (const char* value = std::getenv(name)) return std::atoi(value);
+  return 0;
+}
+
+MpiSession::MpiSession(double start_deadline_seconds) {
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "error: MPI start-up did not finish within %.0f s (transport.timeout_ms): a rank "
+                "was probably lost while MPI started; nothing was trained: rerun the job",
+                start_deadline_seconds);
+  const Deadline start(start_deadline_seconds, core::kExitRuntimeFailure,
+                       launcher_rank() == 0 ? line : "");
+  // MULTIPLE: under fault tolerance a watchdog thread may revoke a communicator whose repair
+  // hangs (comm/repair.cpp); everything else stays on the main thread.
+  int provided = 0;
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+}
+
+MpiSession::~MpiSession() {
+  std::optional<Deadline> finalize;
+  if (comm::fault_tolerance_active())
+    finalize.emplace(kFinalizeDeadlineSeconds, exit_code_,
+                     "MPI_Finalize did not return within " + std::to_string(kFinalizeDeadlineSeconds) +
+                         " s; exiting with " + std::to_string(exit_code_));
+  MPI_Finalize();
+}
+
+}  // namespace gradshare::train

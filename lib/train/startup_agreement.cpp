@@ -1,0 +1,40 @@
+#include "train/startup_agreement.h"
+
+#include <mpi.h>
+
+#include <cstdio>
+
+#include "train/job_failure.h"
+
+namespace gradshare::train {
+
+void StartupAgreement::check(int rc) {
+  if (rc != MPI_SUCCESS) end_job_lost_at_startup(context_, rc);
+}
+
+std::optional<int> StartupAgreement::settle(
+    const std::optional<std::pair<int, std::string>>& failure) {
+  int ok = failure ? 0 : 1;
+  int all_ok = 0;
+  check(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, context_.world));
+  if (all_ok == 1) return std::nullopt;
+  int candidate = failure ? context_.rank : 1 << 30;
+  int reporter = 0;
+  check(MPI_Allreduce(&candidate, &reporter, 1, MPI_INT, MPI_MIN, context_.world));
+  if (failure && context_.rank == reporter)
+    std::fprintf(stderr, "gradshare: error: %s\n", failure->second.c_str());
+  int code = failure ? failure->first : 0;
+  int worst = 0;
+  check(MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, context_.world));
+  return worst;
+}
+
+std::string StartupAgreement::broadcast(std::string text) {
+  int length = static_cast<int>(text.size());
+  check(MPI_Bcast(&length, 1, MPI_INT, 0, context_.world));
+  text.resize(static_cast<std::size_t>(length));
+  check(MPI_Bcast(text.data(), length, MPI_CHAR, 0, context_.world));
+  return text;
+}
+
+}  // namespace gradshare::train

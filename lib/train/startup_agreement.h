@@ -1,0 +1,49 @@
+// startup_agreement.h: how the ranks get through the start-up phases together (config checks,
+// data, run directory). Each phase runs on every rank, then all agree on its outcome with two
+// all-reduces (ok everywhere? the lowest failing rank, the worst exit code), so a mistake found
+// on some ranks stops all of them with one line (the lowest failing rank's) and one exit code,
+// instead of leaving the others waiting in the next collective. A rank lost meanwhile (ULFM)
+// fails the agreement itself: end_job_lost_at_startup names it and the phase, exit 1.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "core/errors.h"
+#include "train/run_context.h"
+
+namespace gradshare::train {
+
+class StartupAgreement {
+ public:
+  explicit StartupAgreement(RunContext& context) : context_(context) {}
+
+  // Runs `work` on this rank as phase `name` (context.phase); returns the exit code every rank
+  // leaves with when it failed on any rank, nothing when all may go on.
+  template <typename Work>
+  std::optional<int> run(const char* name, Work&& work) {
+    context_.phase = name;
+    std::optional<std::pair<int, std::string>> failure;
+    try {
+      work();
+    } catch (const core::UserError& error) {
+      failure.emplace(core::kExitUserError, error.what());
+    } catch (const std::exception& error) {
+      failure.emplace(core::kExitRuntimeFailure, error.what());
+    }
+    return settle(failure);
+  }
+
+  // Rank 0's `text`, on every rank.
+  std::string broadcast(std::string text);
+
+ private:
+  std::optional<int> settle(const std::optional<std::pair<int, std::string>>& failure);
+  // A failed start-up collective: a rank was lost; ends the job.
+  void check(int rc);
+
+  RunContext& context_;
+};
+
+}  // namespace gradshare::train
