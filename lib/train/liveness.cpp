@@ -16,6 +16,10 @@ void Liveness::restart(const std::vector<int>& workers) {
   stopped_.clear();
 }
 
+void Liveness::master_was_busy() {
+  for (auto& [worker, heard] : heard_from_) heard.restart();
+}
+
 void Liveness::check(const std::vector<int>& workers, const SharingSession& session) {
   const double timeout = static_cast<double>(timeout_ms_) / 1000.0;
   for (int worker : workers) {

@@ -20,6 +20,10 @@ class Liveness {
   void heard(int worker) { heard_from_[worker].restart(); }
   // Every worker counts as just heard (at the start, after a repair).
   void restart(const std::vector<int>& workers);
+  // The master did not read control messages for a while (an evaluation, a checkpoint write:
+  // the data plane kept relaying, heartbeats waited): that time is not the workers' silence,
+  // so every worker counts as just heard; what they sent meanwhile is read next.
+  void master_was_busy();
 
   // A worker silent for timeout_ms is declared dead and stopped with SIGKILL, so that ULFM
   // reports it and the recovery replaces it. Throws RuntimeError — the job ends instead of

@@ -481,6 +481,7 @@ class SharingMaster {
   // thread keeps relaying: a master that stopped relaying would hold every worker at the bound.
   void relay_during(const std::function<void()>& work) {
     poll_during(work, [&] { return exchange_.poll(model_.parameters()); });
+    liveness_.master_was_busy();
   }
 
   // One line naming the worker, the step and the likely cause; the run then ends.

@@ -32,6 +32,10 @@
 #                     a strategy that cannot replace a worker, worker 2 killed from outside:
 #                     exit 1 and one line naming the checkpoint to resume from; the same
 #                     command resumes and finishes
+#   busy-master       the CNN, whose end-of-epoch evaluation keeps the master from reading
+#                     heartbeats for longer than fault_tolerance.timeout_ms (500 ms here):
+#                     nobody is declared dead, no recovery (before the fix: all 4 workers
+#                     were killed and replaced at every epoch end)
 #   no-ft             gradient sharing without --with-ft ulfm, worker 2 killed: mpirun ends the
 #                     job (non-zero); the master's SIGTERM line promises no checkpoint and says
 #                     that --with-ft ulfm and spares would have kept the job alive
@@ -51,7 +55,7 @@ run() {  # run NAME RANKS [overrides...]: one job into $work/NAME, log in $work/
   local name=$1 ranks=$2
   shift 2
   set +e
-  "$mpiexec" ${FT_ARGS---with-ft ulfm} --oversubscribe -n "$ranks" "$gradshare" train "$config" \
+  "$mpiexec" ${FT_ARGS---with-ft ulfm} --oversubscribe -n "$ranks" "$gradshare" train "${config}" \
     run.dir="$work/$name" "${base[@]}" "$@" >"$work/$name.log" 2>&1
   local code=$?
   set -e
@@ -232,6 +236,14 @@ case "$scenario" in
     run killed 5 "${args[@]}" || fail "the rerun failed"
     grep -q '"kind":"resume"' "$work/killed/metrics.jsonl" || fail "the rerun did not resume"
     python3 "$here/check_run.py" "$work/killed" --min-accuracy 0.8 || fail "checks"
+    ;;
+  busy-master)
+    cnn=$(dirname "$config")/fashion-mnist-cnn.yaml
+    config=$cnn run busy 5 training.epochs=2 data.train_subset=6000 \
+      fault_tolerance.heartbeat_ms=100 fault_tolerance.timeout_ms=500 || fail "the job failed"
+    if grep -q "declared dead" "$work/busy/rank-0.log"; then fail "a worker was declared dead"; fi
+    python3 "$here/check_run.py" "$work/busy" --recoveries 0 --equivalent --min-accuracy 0.6 || fail "checks"
+    grep "epoch .* done" "$work/busy/rank-0.log"
     ;;
   no-ft)
     FT_ARGS="" run killed 5 training.epochs=3 &
