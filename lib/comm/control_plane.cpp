@@ -48,6 +48,8 @@ const char* tag_name(Tag tag) {
       return "resync done";
     case Tag::kDiverged:
       return "diverged";
+    case Tag::kStateTaken:
+      return "state taken";
   }
   return "unknown tag";
 }

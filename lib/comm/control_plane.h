@@ -35,9 +35,10 @@ enum class Tag : int {
   kResyncUpdates, // recovery: encoded updates a replica missed
   kResyncDone,    // recovery: the master's go-ahead after the resync
   kDiverged,      // a worker's loss exploded (divergence guard): the step and the reason
+  kStateTaken,    // the master has its checkpoint snapshot: paused workers train on
 };
 inline constexpr int kFirstTag = static_cast<int>(Tag::kPartitionRequest);
-inline constexpr int kLastTag = static_cast<int>(Tag::kDiverged);
+inline constexpr int kLastTag = static_cast<int>(Tag::kStateTaken);
 
 // "partition request", "heartbeat", ...
 const char* tag_name(Tag tag);

@@ -49,4 +49,13 @@ std::span<const std::uint32_t> EpochPlan::batch_indices(std::size_t b) const {
       first, std::min(batch_size_, order_.size() - first));
 }
 
+std::vector<std::int64_t> EpochPlan::partition_sizes() const {
+  std::vector<std::int64_t> sizes(partition_count());
+  for (std::size_t p = 0; p < sizes.size(); ++p) {
+    const auto range = partition(p);
+    sizes[p] = static_cast<std::int64_t>(range.end_batch - range.first_batch);
+  }
+  return sizes;
+}
+
 }  // namespace gradshare::data

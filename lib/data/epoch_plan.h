@@ -34,6 +34,8 @@ class EpochPlan {
   std::size_t batch_count() const;
   std::size_t partition_count() const;
   Range partition(std::size_t p) const;
+  // The number of minibatches of every partition, in order.
+  std::vector<std::int64_t> partition_sizes() const;
   // Sample indices of minibatch b, in the shuffled order.
   std::span<const std::uint32_t> batch_indices(std::size_t b) const;
 

@@ -186,7 +186,8 @@ int run_downpour_master(RunContext& context, nn::Model& model, DownpourTransport
   const std::int64_t first_step = resume ? resume->iteration : 0;
   PartitionScheduler scheduler(cfg.training.epochs,
                                static_cast<std::int64_t>(shape.partition_count()),
-                               resume ? data_position(*resume) : DataPosition{});
+                               resume ? data_position(*resume) : DataPosition{},
+                               shape.partition_sizes());
   DownpourProgress progress(context, steps_per_epoch, workers, first_step);
   EpochReporter reporter(context);
   Checkpointer checkpointer(context);
@@ -209,24 +210,25 @@ int run_downpour_master(RunContext& context, nn::Model& model, DownpourTransport
   bool pull_signalled = false;
   bool stopping = false;
   bool diverged = false;  // a worker's divergence guard fired: no partition more, nothing saved
+  // `why`: a worker's stop notice; empty: this rank's own stop signal.
   auto stop = [&](const std::string& why) {
     if (stopping) return;
-    core::log_warn(why + ": finishing the partitions in flight, then checkpointing");
+    const std::string plan = "finishing the partitions in flight before the stop checkpoint";
+    if (why.empty()) log_stop_request(plan, true); else core::log_warn(why + ": " + plan);
     stopping = true;
   };
   core::Backoff backoff;
   core::Deadline deadline(timeout);
   while (static_cast<int>(drained.size()) < workers) {
     bool busy = server.poll() > 0;
-    if (core::stop_requested()) stop(std::string(core::stop_signal_name()) + " received");
+    if (core::stop_requested()) stop("");
     while (auto message = control.try_receive()) {
       busy = true;
       const int worker = message->source;
       comm::ByteReader reader(message->payload, comm::tag_name(message->tag));
       switch (message->tag) {
         case comm::Tag::kPartitionRequest:
-          if (reader.get<std::uint8_t>() != 0) scheduler.complete(worker);
-          reader.expect_end();
+          if (parse_partition_request(*message).finished_previous) scheduler.complete(worker);
           send_partition_grant(control, worker,
                                stopping || diverged ? std::nullopt : scheduler.next(worker));
           break;
@@ -266,7 +268,8 @@ int run_downpour_master(RunContext& context, nn::Model& model, DownpourTransport
         !stopping && !diverged && !pull_signalled && checkpointer.due(progress.step());
     for (const auto epoch : scheduler.take_completed_epochs()) {
       read_servers();
-      poll_during([&] { reporter.end_of_epoch(model, epoch + 1, progress.step()); },
+      const auto minibatches = scheduler.minibatches_in(epoch);
+      poll_during([&] { reporter.end_of_epoch(model, epoch + 1, progress.step(), minibatches); },
                   [&] { return server.poll(); });
       checkpoint_due = checkpoint_due || (checkpointer.at_epoch_end() && !stopping && !diverged &&
                                           epoch + 1 < cfg.training.epochs);

@@ -8,9 +8,11 @@
 
 namespace gradshare::train {
 
-void EpochReporter::end_of_epoch(nn::Model& model, std::int64_t epoch, std::int64_t step) {
+void EpochReporter::end_of_epoch(nn::Model& model, std::int64_t epoch, std::int64_t step,
+                                 std::optional<std::int64_t> minibatches) {
   JsonLine line;
   line.add("kind", "epoch").add("epoch", epoch).add("step", step).add("wall_seconds", clock_.seconds());
+  if (minibatches) line.add("minibatches", *minibatches);
   char buffer[160];
   std::string message = "epoch " + std::to_string(epoch) + " done";
   if (context_.data.validation.size() > 0) {

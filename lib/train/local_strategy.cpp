@@ -49,7 +49,7 @@ int run_local(RunContext& context) {
     dropout_rng.set_state(resume->rng_state);
   }
   PartitionScheduler scheduler(cfg.training.epochs, static_cast<std::int64_t>(shape.partition_count()),
-                               start);
+                               start, shape.partition_sizes());
 
   std::vector<float> inputs(batch_size * model.sample_size());
   std::vector<std::int32_t> labels(batch_size);
@@ -105,7 +105,8 @@ int run_local(RunContext& context) {
     }
     scheduler.complete(1);
     const auto finished = scheduler.take_completed_epochs();
-    for (const auto epoch : finished) reporter.end_of_epoch(model, epoch + 1, step);
+    for (const auto epoch : finished)
+      reporter.end_of_epoch(model, epoch + 1, step, scheduler.minibatches_in(epoch));
     if (core::stop_requested()) {
       log_stop_request("stopping after a checkpoint", false);
       checkpoint();

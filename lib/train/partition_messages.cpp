@@ -4,10 +4,25 @@
 
 namespace gradshare::train {
 
+std::vector<std::uint8_t> serialize(const PartitionRequest& request) {
+  return comm::ByteWriter()
+      .put<std::uint8_t>(request.finished_previous ? 1 : 0)
+      .put<std::uint64_t>(request.last_seq)
+      .take();
+}
+
+PartitionRequest parse_partition_request(const comm::ControlMessage& message) {
+  comm::ByteReader reader(message.payload, "partition request");
+  PartitionRequest request;
+  request.finished_previous = reader.get<std::uint8_t>() != 0;
+  request.last_seq = reader.get<std::uint64_t>();
+  reader.expect_end();
+  return request;
+}
+
 std::optional<PartitionGrant> request_partition(comm::ControlPlane& control,
                                                 bool finished_previous) {
-  control.send(0, comm::Tag::kPartitionRequest,
-               comm::ByteWriter().put<std::uint8_t>(finished_previous ? 1 : 0).bytes());
+  control.send(0, comm::Tag::kPartitionRequest, serialize(PartitionRequest{finished_previous, 0}));
   return parse_partition_grant(control.receive(0, comm::Tag::kPartitionGrant, "partition grant"));
 }
 

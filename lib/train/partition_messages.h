@@ -1,15 +1,28 @@
 // partition_messages.h: the workers' partition requests and the master's grants on the control
 // plane, shared by the asynchronous strategies (gradient sharing, Downpour).
-//   request {finished previous: u8}   grant {has: u8, epoch: i64, partition: i64}
+//   request {finished previous: u8, last seq: u64}   grant {has: u8, epoch: i64, partition: i64}
+// A gradient-sharing worker's last seq is that of the newest update it had sent when it finished
+// the previous partition: if the worker dies, the master reopens a finished partition whose
+// updates up to that seq reached no survivor (Downpour sends 0).
 #pragma once
 
+#include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "comm/byte_io.h"
 #include "comm/control_plane.h"
 #include "train/partition_scheduler.h"
 
 namespace gradshare::train {
+
+struct PartitionRequest {
+  bool finished_previous = false;
+  std::uint64_t last_seq = 0;
+};
+std::vector<std::uint8_t> serialize(const PartitionRequest& request);
+// Throws RuntimeError when malformed.
+PartitionRequest parse_partition_request(const comm::ControlMessage& message);
 
 // Worker side: reports whether the previous grant is done and waits for the next one;
 // nothing when every partition has been handed out.

@@ -5,17 +5,25 @@
 namespace gradshare::train {
 
 PartitionScheduler::PartitionScheduler(std::int64_t epochs, std::int64_t partitions_per_epoch,
-                                       const DataPosition& start)
+                                       const DataPosition& start,
+                                       std::vector<std::int64_t> partition_sizes)
     : epochs_(epochs), per_epoch_(partitions_per_epoch), first_epoch_(start.first_epoch),
-      next_epoch_(start.first_epoch) {
+      next_epoch_(start.first_epoch), sizes_(std::move(partition_sizes)) {
   GS_CHECK(partitions_per_epoch > 0, "an epoch needs at least one partition");
+  GS_CHECK(sizes_.empty() || static_cast<std::int64_t>(sizes_.size()) == per_epoch_,
+           "one size per partition");
   for (const auto index : start.partitions_done) {
     const std::int64_t epoch = first_epoch_ + index / per_epoch_;
     if (index < 0 || epoch >= epochs_) continue;
-    done_.insert({epoch, index % per_epoch_});
+    if (!done_.insert({epoch, index % per_epoch_}).second) continue;
     ++done_per_epoch_[epoch];
+    minibatches_per_epoch_[epoch] += size_of(index % per_epoch_);
   }
   skip_done();
+}
+
+std::int64_t PartitionScheduler::size_of(std::int64_t partition) const {
+  return sizes_.empty() ? 0 : sizes_[static_cast<std::size_t>(partition)];
 }
 
 void PartitionScheduler::skip_done() {
@@ -63,6 +71,7 @@ void PartitionScheduler::complete(int worker) {
   GS_CHECK(it != in_flight_.end(), "worker " + std::to_string(worker) + " completed nothing");
   const std::int64_t epoch = it->second.epoch;
   done_.insert({epoch, it->second.partition});
+  minibatches_per_epoch_[epoch] += size_of(it->second.partition);
   in_flight_.erase(it);
   if (++done_per_epoch_[epoch] == per_epoch_) {
     ++completed_epochs_;
@@ -75,6 +84,14 @@ void PartitionScheduler::requeue_worker(int worker) {
   if (it == in_flight_.end()) return;
   requeued_.push_front(it->second);
   in_flight_.erase(it);
+}
+
+bool PartitionScheduler::reopen(const PartitionGrant& grant) {
+  if (partitions_done_in(grant.epoch) == per_epoch_) return false;
+  if (done_.erase({grant.epoch, grant.partition}) == 0) return false;
+  --done_per_epoch_[grant.epoch];
+  requeued_.push_front(grant);
+  return true;
 }
 
 std::optional<PartitionGrant> PartitionScheduler::in_flight(int worker) const {
@@ -91,6 +108,11 @@ std::vector<std::int64_t> PartitionScheduler::take_completed_epochs() {
   std::vector<std::int64_t> epochs;
   epochs.swap(newly_completed_);
   return epochs;
+}
+
+std::int64_t PartitionScheduler::minibatches_in(std::int64_t epoch) const {
+  auto it = minibatches_per_epoch_.find(epoch);
+  return it == minibatches_per_epoch_.end() ? 0 : it->second;
 }
 
 std::int64_t PartitionScheduler::partitions_done_in(std::int64_t epoch) const {

@@ -3,7 +3,11 @@
 // one partition at a time, so a fast worker simply takes more. An epoch is complete when every
 // one of its partitions has been reported done; epochs are handed out in order, and a worker
 // may start on epoch e+1 while others finish e (asynchronous training has no epoch barrier).
-// A partition granted to a worker that dies goes back to the queue (requeue_worker).
+// A partition granted to a worker that dies goes back to the queue (requeue_worker); one it
+// had finished whose updates never reached anyone is reopened (reopen) and trained again.
+// Trained minibatches are counted per epoch (what the epoch records of metrics.jsonl report):
+// a partition counts its minibatches each time it is finished, so a partition trained again
+// counts twice; partitions done before a resume count once, from the checkpoint.
 #pragma once
 
 #include <cstdint>
@@ -31,9 +35,11 @@ struct PartitionGrant {
 
 class PartitionScheduler {
  public:
-  // Starts at `start`: its done partitions are never handed out again.
+  // Starts at `start`: its done partitions are never handed out again. `partition_sizes`: the
+  // minibatches of each partition (EpochPlan::partition_sizes), for the counts; empty: none.
   PartitionScheduler(std::int64_t epochs, std::int64_t partitions_per_epoch,
-                     const DataPosition& start = {});
+                     const DataPosition& start = {},
+                     std::vector<std::int64_t> partition_sizes = {});
 
   // The next partition for `worker`, or nothing when every partition has been handed out.
   std::optional<PartitionGrant> next(int worker);
@@ -41,6 +47,9 @@ class PartitionScheduler {
   void complete(int worker);
   // `worker` is gone (or never got its grant): its unfinished partition is handed out again.
   void requeue_worker(int worker);
+  // A done partition whose training was lost is handed out again (first); false, and nothing
+  // changes, when its epoch is complete already (reported, so too late to train it in it).
+  bool reopen(const PartitionGrant& grant);
   // The partition `worker` holds, if any.
   std::optional<PartitionGrant> in_flight(int worker) const;
 
@@ -49,12 +58,15 @@ class PartitionScheduler {
   // Epochs whose partitions are all done, oldest first, each returned once.
   std::vector<std::int64_t> take_completed_epochs();
   std::int64_t partitions_done_in(std::int64_t epoch) const;
+  // Minibatches trained in `epoch` so far (see above).
+  std::int64_t minibatches_in(std::int64_t epoch) const;
   std::int64_t partitions_per_epoch() const { return per_epoch_; }
   // The position to checkpoint: partitions granted but not done count as not done.
   DataPosition position() const;
 
  private:
   void skip_done();  // moves the cursor past partitions done before a resume
+  std::int64_t size_of(std::int64_t partition) const;
   std::int64_t epochs_;
   std::int64_t per_epoch_;
   std::int64_t first_epoch_;
@@ -64,6 +76,8 @@ class PartitionScheduler {
   std::deque<PartitionGrant> requeued_;
   std::map<int, PartitionGrant> in_flight_;
   std::map<std::int64_t, std::int64_t> done_per_epoch_;
+  std::vector<std::int64_t> sizes_;
+  std::map<std::int64_t, std::int64_t> minibatches_per_epoch_;
   std::int64_t completed_epochs_ = 0;
   std::vector<std::int64_t> newly_completed_;
 };

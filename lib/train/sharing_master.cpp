@@ -190,7 +190,8 @@ class SharingMaster {
       const double cpu_before = process_cpu_seconds();
       std::copy(model_.parameters().begin(), model_.parameters().end(),
                 snapshot_.parameters().begin());
-      relay_during([&] { reporter_.end_of_epoch(snapshot_, epoch + 1, progress_->steps()); });
+      const auto minibatches = scheduler_->minibatches_in(epoch);
+      relay_during([&] { reporter_.end_of_epoch(snapshot_, epoch + 1, progress_->steps(), minibatches); });
       evaluation_cpu_ += process_cpu_seconds() - cpu_before;
       if (checkpointer_.at_epoch_end()) request_checkpoint();
     }
@@ -246,6 +247,35 @@ class SharingMaster {
     return {writer.bytes().begin(), writer.bytes().end()};
   }
 
+  // `worker` finished its partition; its updates up to `last_seq` carry the training. Kept
+  // until they are applied here, for reopen_lost_partitions.
+  void finish_partition(int worker, std::uint64_t last_seq) {
+    const auto held = scheduler_->in_flight(worker);
+    scheduler_->complete(worker);
+    auto& unconfirmed = finished_unconfirmed_[worker];
+    if (held) unconfirmed.push_back({*held, last_seq});
+    const auto applied = exchange_.highest_applied(worker);
+    std::erase_if(unconfirmed, [&](const auto& finished) { return finished.second <= applied; });
+  }
+
+  // After the resync: a partition a lost worker finished whose updates reached no survivor
+  // was not trained as far as the model knows: it is trained again.
+  void reopen_lost_partitions(const std::vector<int>& lost) {
+    for (int worker : lost) {
+      const auto applied = exchange_.highest_applied(worker);
+      for (const auto& [grant, last_seq] : finished_unconfirmed_[worker]) {
+        if (last_seq <= applied) continue;
+        const bool reopened = scheduler_->reopen(grant);
+        core::log_warn("partition " + std::to_string(grant.partition) + " of epoch " +
+                       std::to_string(grant.epoch + 1) + ", finished by lost rank " +
+                       std::to_string(worker) + ": its updates after seq " + std::to_string(applied) +
+                       " (up to " + std::to_string(last_seq) + ") reached no survivor; " +
+                       (reopened ? "trained again" : "its epoch was complete already, so they are lost"));
+      }
+      finished_unconfirmed_.erase(worker);
+    }
+  }
+
   // A dead worker: its partition goes back to the queue; the minibatches of it that already
   // produced updates will be trained again (counted, not hidden).
   void forget_worker(int worker, RecoveryRecord& record) {
@@ -281,6 +311,7 @@ class SharingMaster {
     for (const auto& [w, s] : status)
       if (s.phase != WorkerPhase::kJoining) survivors.emplace(w, s);
     record.resync_updates += resync_updates(control(), exchange_, model_.parameters(), survivors);
+    reopen_lost_partitions(record.lost);
     for (int w : joining) start_replacement(w, status);
     for (int w : live_) control().send(w, comm::Tag::kResyncDone, {});
     // Every worker asks for partitions again and reports kDone anew; the drain restarts.
@@ -311,8 +342,9 @@ class SharingMaster {
       if (s.phase != WorkerPhase::kJoining) donor = w;
     if (donor > 0) {
       control().send(donor, comm::Tag::kStateRequest, {});
-      start.worker = deserialize_worker_state(
-          control().receive(donor, comm::Tag::kStateReply, "optimizer state for a replacement").payload);
+      start.worker = deserialize_state_reply(
+          control().receive(donor, comm::Tag::kStateReply, "optimizer state for a replacement").payload)
+                         .state;
       start.worker.residual.clear();
     } else {
       core::log_warn("no live worker to copy the optimizer state from: rank " +
@@ -342,7 +374,7 @@ class SharingMaster {
                        "modulo the saved workers)");
     }
     scheduler_.emplace(cfg_.training.epochs, static_cast<std::int64_t>(shape_.partition_count()),
-                       position);
+                       position, shape_.partition_sizes());
     const auto residuals = resume ? split_residuals(*resume) : std::vector<std::vector<float>>{};
     for (int w : live_) {
       if (resume) {
@@ -376,8 +408,8 @@ class SharingMaster {
     const int worker = message.source;
     switch (message.tag) {
       case comm::Tag::kPartitionRequest: {
-        comm::ByteReader reader(message.payload, "partition request");
-        if (reader.get<std::uint8_t>() != 0) scheduler_->complete(worker);
+        const auto request = parse_partition_request(message);
+        if (request.finished_previous) finish_partition(worker, request.last_seq);
         const auto grant = stopping_ ? std::nullopt : scheduler_->next(worker);
         grant_seq_[worker] = exchange_.highest_applied(worker);
         send_partition_grant(control(), worker, grant);
@@ -405,7 +437,7 @@ class SharingMaster {
         break;
       }
       case comm::Tag::kStateReply:
-        state_replies_[worker] = deserialize_worker_state(message.payload);
+        state_replies_[worker] = deserialize_state_reply(message.payload);
         if (state_replies_.size() == live_.size())
           write_checkpoint(fetch_worker_states());
         break;
@@ -436,16 +468,36 @@ class SharingMaster {
   }
 
   // Waits for every worker's reply to the outstanding request (made here if none is).
-  std::map<int, WorkerState> fetch_worker_states() {
+  std::map<int, StateReply> fetch_worker_states() {
     if (!checkpoint_requested_) request_checkpoint_now();
     for (int w : live_)
       if (!state_replies_.count(w))
-        state_replies_[w] = deserialize_worker_state(
+        state_replies_[w] = deserialize_state_reply(
             control().receive(w, comm::Tag::kStateReply, "worker state for the checkpoint").payload);
     checkpoint_requested_ = false;
-    std::map<int, WorkerState> replies;
+    std::map<int, StateReply> replies;
     replies.swap(state_replies_);
     return replies;
+  }
+
+  // Relays until every update a worker sent before its state reply has been applied here (the
+  // workers send nothing new meanwhile): then parameters plus saved residuals are exactly what
+  // was trained.
+  void apply_updates_sent_before(const std::map<int, StateReply>& replies) {
+    core::Deadline deadline(control().timeout_seconds());
+    core::Backoff backoff;
+    for (;;) {
+      int behind = -1;
+      for (const auto& [worker, reply] : replies)
+        if (exchange_.highest_applied(worker) < reply.sent_seq) behind = worker;
+      if (behind < 0) return;
+      if (deadline.expired())
+        throw core::RuntimeError("timed out waiting for rank " + std::to_string(behind) +
+                                 "'s updates before a checkpoint (applied up to seq " +
+                                 std::to_string(exchange_.highest_applied(behind)) + " of " +
+                                 std::to_string(replies.at(behind).sent_seq) + ")");
+      if (exchange_.poll(model_.parameters()) > 0) backoff.reset(); else backoff.wait();
+    }
   }
 
   void request_checkpoint_now() {
@@ -455,13 +507,14 @@ class SharingMaster {
 
   // Parameters, position, version vector and thresholds from here; every worker's optimizer
   // state and residual (the single optimizer state, for older readers, is the first worker's).
-  ckpt::Checkpoint checkpoint_now(const std::map<int, WorkerState>& workers) {
+  ckpt::Checkpoint checkpoint_now(const std::map<int, StateReply>& workers) {
     auto c = make_checkpoint(context_, model_, nullptr, progress_->steps(), scheduler_->position());
     if (!workers.empty()) {
-      const auto& first = workers.begin()->second;
+      const auto& first = workers.begin()->second.state;
       c.optimizer_step = first.optimizer_step;
       c.optimizer_state = first.optimizer_state;
-      for (const auto& [worker, state] : workers) {
+      for (const auto& [worker, reply] : workers) {
+        const auto& state = reply.state;
         c.worker_optimizers.push_back(ckpt::OptimizerState{state.optimizer_step, state.optimizer_state});
         tau_[static_cast<std::size_t>(worker - 1)] = state.tau;
         c.residuals.insert(c.residuals.end(), state.residual.begin(), state.residual.end());
@@ -472,8 +525,12 @@ class SharingMaster {
     return c;
   }
 
-  void write_checkpoint(const std::map<int, WorkerState>& workers) {
+  // A consistent snapshot (see apply_updates_sent_before), then the paused workers go on while
+  // the file is written.
+  void write_checkpoint(const std::map<int, StateReply>& workers) {
+    apply_updates_sent_before(workers);
     const auto checkpoint = checkpoint_now(workers);
+    for (const auto& [worker, reply] : workers) control().send(worker, comm::Tag::kStateTaken, {});
     relay_during([&] { checkpointer_.write(checkpoint); });
   }
 
@@ -654,7 +711,9 @@ class SharingMaster {
   bool drain_sent_ = false;
   bool stopping_ = false;
   bool checkpoint_requested_ = false;
-  std::map<int, WorkerState> state_replies_;  // replies to the outstanding state request
+  std::map<int, StateReply> state_replies_;  // replies to the outstanding state request
+  // Partitions each worker finished whose updates (up to the seq) are not all applied here yet.
+  std::map<int, std::vector<std::pair<PartitionGrant, std::uint64_t>>> finished_unconfirmed_;
   double conservation_error_ = -1;  // worst worker's; -1 when not checked
   double equivalence_difference_ = 0;
   nn::Model snapshot_ = nn::Model::build(cfg_.model, static_cast<std::uint64_t>(cfg_.run.seed));  // evaluated while model_ moves on

@@ -188,8 +188,8 @@ class SharingWorker {
           for (const auto& update : deserialize_messages(message.payload))
             GS_CHECK(exchange_.deliver(update, model_.parameters()), exchange_.last_error());
           break;
-        case comm::Tag::kStateRequest:
-          reply_state();
+        case comm::Tag::kStateRequest:  // a live worker's optimizer state for a replacement
+          send_state();
           break;
         case comm::Tag::kParameters:
           adopt(ReplacementStart::deserialize(message.payload));
@@ -225,22 +225,46 @@ class SharingWorker {
                    std::to_string(seq_) + ", clock " + std::to_string(clock_) + ")");
   }
 
-  void reply_state() {
+  void send_state() {
     control().send(0, comm::Tag::kStateReply,
-                   serialize(capture_worker_state(*optimizer_, encoder_.threshold(), encoder_.residual())));
+                   serialize(StateReply{seq_, capture_worker_state(*optimizer_, encoder_.threshold(),
+                                                                   encoder_.residual())}));
   }
 
-  // Applies and relays peers' updates, answers the master, keeps the heartbeat going.
+  // A checkpoint: this worker's state, then no new update until the master has applied every
+  // update sent before it and taken its snapshot (kStateTaken), so that the checkpoint's
+  // parameters and this residual add up to everything trained, nothing twice. Meanwhile it
+  // applies and relays (the master's snapshot may wait for updates relayed through here).
+  void checkpoint_state() {
+    send_state();
+    core::Deadline deadline(timeout_);
+    core::Backoff backoff(kBoundBackoffMicroseconds);
+    while (!control().try_receive(comm::Tag::kStateTaken, 0)) {
+      if (serve_peers()) backoff.reset(); else backoff.wait();
+      if (shutdown_code_) return;
+      if (deadline.expired())
+        throw core::RuntimeError("timed out after " + std::to_string(timeout_) +
+                                 " s waiting for rank 0: checkpoint snapshot");
+    }
+  }
+
+  // Applies and relays peers' updates, notes the master's shutdown, keeps the heartbeat going.
   // Returns whether any update arrived.
-  bool service() {
+  bool serve_peers() {
     const bool progress = exchange_.poll(model_.parameters()) > 0;
-    while (control().try_receive(comm::Tag::kStateRequest, 0)) reply_state();
     if (auto shutdown = control().try_receive(comm::Tag::kShutdown, 0))
       shutdown_code_ = shutdown_code(*shutdown);
     if (heartbeat_clock_.seconds() >= heartbeat_period_) {
       control().send(0, comm::Tag::kHeartbeat, {});
       heartbeat_clock_.restart();
     }
+    return progress;
+  }
+
+  // serve_peers, and answers the master's checkpoint requests.
+  bool service() {
+    const bool progress = serve_peers();
+    while (control().try_receive(comm::Tag::kStateRequest, 0)) checkpoint_state();
     return progress;
   }
 
@@ -254,7 +278,7 @@ class SharingWorker {
       const bool intact = guarded([&] {
         if (!request_pending_) {
           control().send(0, comm::Tag::kPartitionRequest,
-                         comm::ByteWriter().put<std::uint8_t>(finished_unacknowledged_ ? 1 : 0).bytes());
+                         serialize(PartitionRequest{finished_unacknowledged_.has_value(), seq_}));
           request_pending_ = true;
         }
         service();

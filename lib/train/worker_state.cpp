@@ -71,6 +71,22 @@ std::size_t restore_optimizer(const WorkerState& state, nn::Optimizer& optimizer
   return matched;
 }
 
+std::vector<std::uint8_t> serialize(const StateReply& reply) {
+  comm::ByteWriter writer;
+  writer.put(reply.sent_seq);
+  write_state(writer, reply.state);
+  return writer.take();
+}
+
+StateReply deserialize_state_reply(std::span<const std::uint8_t> bytes) {
+  comm::ByteReader reader(bytes, "state reply");
+  StateReply reply;
+  reply.sent_seq = reader.get<std::uint64_t>();
+  reply.state = read_state(reader);
+  reader.expect_end();
+  return reply;
+}
+
 std::vector<std::uint8_t> serialize(const StartState& start) {
   comm::ByteWriter writer;
   writer.put<std::uint8_t>(start.resume ? 1 : 0);

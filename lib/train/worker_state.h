@@ -20,6 +20,18 @@ struct WorkerState {
   std::vector<float> residual;  // the encoder's residual (empty where there is none)
 };
 
+// A gradient-sharing worker's reply to a state request: its state, and the seq of the last
+// update it sent before replying (for a checkpoint, the master applies every update up to it
+// before taking its snapshot, so the saved parameters hold exactly what the saved residual
+// does not).
+//   {sent_seq: u64, state}
+struct StateReply {
+  std::uint64_t sent_seq = 0;
+  WorkerState state;
+};
+std::vector<std::uint8_t> serialize(const StateReply& reply);
+StateReply deserialize_state_reply(std::span<const std::uint8_t> bytes);
+
 WorkerState capture_worker_state(nn::Optimizer& optimizer, float tau,
                                  std::span<const float> residual = {});
 std::vector<std::uint8_t> serialize(const WorkerState& state);

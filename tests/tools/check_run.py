@@ -5,6 +5,7 @@
                        [--max-bytes-ratio R] [--no-duplicates] [--none-applied-twice]
                        [--recoveries N] [--replaced N] [--averaging-identical]
                        [--downpour-consistent] [--staleness-present]
+                       [--minibatches-like OTHER_RUN_DIR]
 
 Reads RUN_DIR/metrics.jsonl; exits 1 with one line per failed assertion.
 """
@@ -75,6 +76,26 @@ def check_downpour(records, steps, consistent, staleness):
     return failures
 
 
+def check_minibatches(records, other_dir):
+    """Every epoch trained at least as many minibatches as the same epoch of OTHER_RUN_DIR."""
+    def per_epoch(recs):
+        return {r["epoch"]: r.get("minibatches") for r in recs if r.get("kind") == "epoch"}
+    with open(os.path.join(other_dir, "metrics.jsonl")) as f:
+        other = per_epoch(json.loads(line) for line in f if line.strip())
+    mine = per_epoch(records)
+    print("minibatches per epoch: " + ", ".join(
+        f"epoch {e}: {mine.get(e)} (other run {other[e]})" for e in sorted(other)))
+    failures = []
+    for epoch, count in sorted(other.items()):
+        if count is None:
+            failures.append(f"epoch {epoch} of the other run has no minibatch count")
+        elif mine.get(epoch) is None:
+            failures.append(f"epoch {epoch}: no epoch record with a minibatch count")
+        elif mine[epoch] < count:
+            failures.append(f"epoch {epoch}: {mine[epoch]} minibatches trained, {count} in the other run")
+    return failures
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("run_dir")
@@ -102,6 +123,8 @@ def main():
                              "worker held exactly the servers' parameters")
     parser.add_argument("--staleness-present", action="store_true",
                         help="downpour: staleness mean/max in the step records and the summary")
+    parser.add_argument("--minibatches-like", metavar="OTHER_RUN_DIR",
+                        help="every epoch trained at least as many minibatches as in that run")
     args = parser.parse_args()
 
     path = os.path.join(args.run_dir, "metrics.jsonl")
@@ -164,6 +187,8 @@ def main():
     if args.downpour_consistent or args.staleness_present:
         failures += check_downpour(records, steps, args.downpour_consistent,
                                    args.staleness_present)
+    if args.minibatches_like:
+        failures += check_minibatches(records, args.minibatches_like)
     for failure in failures:
         print("FAIL:", failure)
     sys.exit(1 if failures else 0)

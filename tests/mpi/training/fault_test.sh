@@ -117,7 +117,8 @@ case "$scenario" in
     job=$!
     kill_when killed 2 1500 || fail "could not kill rank 2"
     wait "$job" || fail "the job did not survive a killed worker"
-    python3 "$here/check_run.py" "$work/killed" "${checks[@]}" --recoveries 1 --replaced 1 || fail "checks"
+    python3 "$here/check_run.py" "$work/killed" "${checks[@]}" --recoveries 1 --replaced 1 \
+      --minibatches-like "$work/undisturbed" || fail "checks"
     within "$work/killed" "$work/undisturbed" 0.01 || fail "accuracy"
     ;;
   mesh-inner)

@@ -5,6 +5,9 @@
 #   ACCURACY = within:F  the undisturbed run's test accuracy within F (0.005 = 0.5 pp), or
 #              floor:F   at least F (for strategies whose undisturbed runs vary more than the
 #                        bound that matters: asynchronous training)
+# The strategies that hand out data partitions (gradient sharing, Downpour) must also have
+# trained every epoch's minibatches at least as often as the undisturbed run (issue 15: whole
+# partitions used to go missing after a resume).
 # With SIGNAL TERM or USR1 (a stop, as Slurm sends before the time limit) sent to RANK instead,
 # the interrupted job must exit with the requeue code 75 after a checkpoint, and the rerun
 # repeat no logged step.
@@ -114,3 +117,9 @@ for failure in failures:
     print("FAIL:", failure)
 sys.exit(1 if failures else 0)
 PY
+case "$strategy" in
+  gradient_sharing | downpour)
+    python3 "$(dirname "$0")/../../tools/check_run.py" "$work/killed" \
+      --minibatches-like "$work/undisturbed"
+    ;;
+esac

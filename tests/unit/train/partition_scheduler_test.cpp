@@ -102,3 +102,39 @@ TEST(PartitionScheduler, PositionRoundTripsThroughAResume) {
   EXPECT_EQ(granted, expected);
   EXPECT_TRUE(resumed.all_done());
 }
+
+TEST(PartitionScheduler, CountsTrainedMinibatchesPerEpoch) {
+  PartitionScheduler scheduler(2, 3, {}, {20, 20, 7});
+  for (int p = 0; p < 3; ++p) {
+    ASSERT_TRUE(scheduler.next(1).has_value());
+    scheduler.complete(1);
+  }
+  EXPECT_EQ(scheduler.minibatches_in(0), 47);
+  EXPECT_EQ(scheduler.minibatches_in(1), 0);
+  // A resumed run counts the partitions done before the checkpoint once, from its position.
+  PartitionScheduler resumed(2, 3, gradshare::train::DataPosition{1, {0, 2}}, {20, 20, 7});
+  EXPECT_EQ(resumed.minibatches_in(1), 27);
+}
+
+TEST(PartitionScheduler, ReopenedPartitionIsTrainedAgainAndCountedTwice) {
+  PartitionScheduler scheduler(1, 3, {}, {20, 20, 7});
+  const auto first = scheduler.next(1);
+  ASSERT_TRUE(first.has_value());
+  scheduler.complete(1);
+  // Its worker died before its updates reached anyone: it goes out again, before the rest.
+  EXPECT_TRUE(scheduler.reopen(*first));
+  EXPECT_FALSE(scheduler.reopen(*first));  // not done any more
+  const auto again = scheduler.next(2);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->partition, first->partition);
+  scheduler.complete(2);
+  for (int p = 0; p < 2; ++p) {
+    ASSERT_TRUE(scheduler.next(2).has_value());
+    scheduler.complete(2);
+  }
+  EXPECT_TRUE(scheduler.all_done());
+  EXPECT_EQ(scheduler.minibatches_in(0), 67);
+  // A complete epoch is not reopened: its record is written already.
+  EXPECT_FALSE(scheduler.reopen(*first));
+  EXPECT_EQ(scheduler.take_completed_epochs(), std::vector<std::int64_t>{0});
+}
