@@ -1,6 +1,7 @@
 // elementwise.cpp: element-wise training loops (see elementwise.h).
 #include "kernels/cpu/elementwise.h"
 
+#include <algorithm>
 #include <cmath>
 
 #if defined(__SSE2__)
@@ -109,6 +110,17 @@ std::size_t root_scaled_vector(const float* g, float* s, float* u, std::size_t n
 }
 
 }  // namespace
+
+NormStats norm_stats(const float* x, std::size_t n) {
+  double squares = 0;
+  double max_abs = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double value = x[i];
+    squares += value * value;
+    max_abs = std::max(max_abs, std::abs(value));
+  }
+  return {std::sqrt(squares), max_abs};
+}
 
 void axpy(float alpha, const float* x, float* y, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) y[i] += alpha * x[i];

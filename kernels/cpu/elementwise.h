@@ -11,6 +11,13 @@ namespace gradshare::kernels::cpu {
 // y += alpha * x
 void axpy(float alpha, const float* x, float* y, std::size_t n);
 
+// The L2 norm and the largest |x[i]| of x (accumulated in double).
+struct NormStats {
+  double l2 = 0;
+  double max_abs = 0;
+};
+NormStats norm_stats(const float* x, std::size_t n);
+
 // params -= update
 void subtract(float* params, const float* update, std::size_t n);
 

@@ -219,7 +219,11 @@ struct FaultInjection {
 
 #define GS_LOGGING_KEYS(X)                                                                     \
   X(logging, level, std::string, "info", GS_CHOICES("debug", "info", "warn", "error"), "Log level") \
-  X(logging, every_steps, std::int64_t, 100, GS_RANGE(1, 1.0e12), "Progress line every N steps")
+  X(logging, every_steps, std::int64_t, 100, GS_RANGE(1, 1.0e12), "Progress line every N steps") \
+  X(logging, encoding_debug, bool, false, GS_ANY,                                              \
+    "Gradient sharing: an encoding_debug record per worker every every_steps steps (tau, "      \
+    "sparsity, message formats, residual L2 norm and max |r|, clipped mass, shake-ups, bytes, " \
+    "staleness)")
 
 #define GS_COMPUTE_KEYS(X)                                                                     \
   X(compute, threads, std::int64_t, 1, GS_RANGE(1, 1024), "BLAS threads per rank")              \

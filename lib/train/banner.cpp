@@ -51,7 +51,11 @@ std::string banner(const RunContext& context) {
 std::string version_text() {
   return std::string("gradshare ") + GRADSHARE_VERSION + "\nMPI: " + mpi_library_version() +
          "\nULFM: " + (built_with_ulfm() ? "yes" : "no") +
-         "\nCUDA: " + (built_with_cuda() ? "yes" : "no") + "\n";
+         "\nCUDA: " +
+         (built_with_cuda() ? "kernels built (tested against the CPU); training on the GPU is "
+                              "not available in this version"
+                            : "no") +
+         "\n";
 }
 
 }  // namespace gradshare::train

@@ -16,13 +16,11 @@
 
 namespace gradshare::train {
 
-namespace {
-
-// Exits with `code` after `seconds` unless cancelled first.
-class Deadline {
+// Exits with `code` after `seconds` unless cancelled first (destroyed).
+class ExitDeadline {
  public:
   // `line` ("" for none) is printed before the exit.
-  Deadline(double seconds, int code, std::string line) {
+  ExitDeadline(double seconds, int code, std::string line) {
     thread_ = std::thread([this, seconds, code, line = std::move(line)] {
       std::unique_lock<std::mutex> lock(mutex_);
       if (cancelled_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return done_; }))
@@ -32,7 +30,7 @@ class Deadline {
       std::_Exit(code);
     });
   }
-  ~Deadline() {
+  ~ExitDeadline() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       done_ = true;
@@ -48,8 +46,6 @@ class Deadline {
   std::thread thread_;
 };
 
-}  // namespace
-
 int launcher_rank() {
   for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"})
     if (const char* value = std::getenv(name)) return std::atoi(value);
@@ -62,8 +58,8 @@ MpiSession::MpiSession(double start_deadline_seconds) {
                 "error: MPI start-up did not finish within %.0f s (transport.timeout_ms): a rank "
                 "was probably lost while MPI started; nothing was trained: rerun the job",
                 start_deadline_seconds);
-  const Deadline start(start_deadline_seconds, core::kExitRuntimeFailure,
-                       launcher_rank() == 0 ? line : "");
+  start_deadline_ = std::make_unique<ExitDeadline>(start_deadline_seconds, core::kExitRuntimeFailure,
+                                                   launcher_rank() == 0 ? line : "");
   // MULTIPLE: under fault tolerance a watchdog thread may revoke a communicator whose repair
   // hangs (comm/repair.cpp); everything else stays on the main thread.
   int provided = 0;
@@ -71,8 +67,11 @@ MpiSession::MpiSession(double start_deadline_seconds) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 }
 
+void MpiSession::started() { start_deadline_.reset(); }
+
 MpiSession::~MpiSession() {
-  std::optional<Deadline> finalize;
+  start_deadline_.reset();
+  std::optional<ExitDeadline> finalize;
   if (comm::fault_tolerance_active())
     finalize.emplace(kFinalizeDeadlineSeconds, exit_code_,
                      "MPI_Finalize did not return within " + std::to_string(kFinalizeDeadlineSeconds) +

@@ -5,8 +5,12 @@
 //   - after processes failed and were replaced, MPI_Finalize sometimes never returns on any
 //     rank, the run's results written.
 // Past the start-up deadline a rank exits 1 (rank 0 with one line saying why); past the
-// finalize deadline it exits with the run's code.
+// finalize deadline it exits with the run's code. The start-up deadline lasts until the ranks
+// have agreed once (started()): a rank that got through MPI_Init waits in that first agreement
+// for the others, so rank 0 is the one to say why.
 #pragma once
+
+#include <memory>
 
 namespace gradshare::train {
 
@@ -22,6 +26,9 @@ class MpiSession {
   MpiSession& operator=(const MpiSession&) = delete;
   ~MpiSession();
 
+  // Every rank got through MPI start-up (the first collective of the run succeeded).
+  void started();
+
   // The run's exit code, for the finalize deadline; returns it.
   int leave_with(int code) {
     exit_code_ = code;
@@ -30,6 +37,7 @@ class MpiSession {
 
  private:
   static constexpr int kFinalizeDeadlineSeconds = 30;
+  std::unique_ptr<class ExitDeadline> start_deadline_;
   int exit_code_ = 1;  // an exception left the run
 };
 

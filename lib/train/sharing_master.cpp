@@ -23,6 +23,7 @@
 #include "nn/model.h"
 #include "train/checkpointer.h"
 #include "train/divergence_guard.h"
+#include "train/encoding_debug.h"
 #include "train/epoch_report.h"
 #include "train/gradient_sharing.h"
 #include "train/liveness.h"
@@ -430,6 +431,8 @@ class SharingMaster {
         if (report.steps > 0) tau_[static_cast<std::size_t>(worker - 1)] = report.tau_max;
         progress_->add(report);
         per_worker_[worker].add(report);
+        if (cfg_.logging.encoding_debug)
+          context_.metrics.write(encoding_debug_record(worker, progress_->steps(), report));
         core::log_debug("rank " + std::to_string(worker) + ": staleness mean " +
                         std::to_string(report.staleness.mean()) + " max " +
                         std::to_string(report.staleness.max) + ", held by the bound " +

@@ -19,6 +19,7 @@
 #include "core/rng.h"
 #include "core/timer.h"
 #include "data/epoch_plan.h"
+#include "kernels/cpu/elementwise.h"
 #include "nn/model.h"
 #include "nn/optimizer.h"
 #include "nn/schedule.h"
@@ -502,6 +503,12 @@ class SharingWorker {
     reported_exchange_ = now;
     report_.seconds = report_clock_.seconds();
     report_clock_.restart();
+    if (cfg_.logging.encoding_debug) {
+      const auto residual = encoder_.residual();
+      const auto norms = kernels::cpu::norm_stats(residual.data(), residual.size());
+      report_.residual_l2 = static_cast<float>(norms.l2);
+      report_.residual_max_abs = static_cast<float>(norms.max_abs);
+    }
     guarded([&] { control().send(0, comm::Tag::kMetrics, report_.serialize()); });
     report_ = WorkerReport{};
   }

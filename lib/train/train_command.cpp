@@ -123,12 +123,15 @@ int run_replacement(const config::ExperimentConfig& config, MPI_Comm parent) {
 }
 
 // Everything of `train` between MPI_Init and MPI_Finalize; returns the exit code.
-int train_in_session(const config::ExperimentConfig& config) {
+int train_in_session(const config::ExperimentConfig& config, MpiSession& mpi) {
   core::install_stop_signal_handlers();
   RunContext context;
   MPI_Comm parent = MPI_COMM_NULL;
   MPI_Comm_get_parent(&parent);
-  if (parent != MPI_COMM_NULL) return run_replacement(config, parent);
+  if (parent != MPI_COMM_NULL) {
+    mpi.started();  // a spawned replacement: MPI_Init returned, the job runs
+    return run_replacement(config, parent);
+  }
   MPI_Comm_rank(MPI_COMM_WORLD, &context.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &context.size);
   auto& logger = core::Logger::instance();
@@ -154,6 +157,7 @@ int train_in_session(const config::ExperimentConfig& config) {
     apply_config(context);
     check_compute_device(context.config.compute);
   });
+  mpi.started();
   if (stop) return *stop;
 
   // Data before the run directory: bad data files leave nothing behind.
@@ -208,7 +212,7 @@ int train_command(const std::string& config_path, const std::vector<std::string>
     throw;
   }
   MpiSession mpi(static_cast<double>(config.transport.timeout_ms) / 1000.0);
-  return mpi.leave_with(train_in_session(config));
+  return mpi.leave_with(train_in_session(config, mpi));
 }
 
 }  // namespace gradshare::train

@@ -28,6 +28,8 @@ void WorkerReport::add(const WorkerReport& o) {
   seconds += o.seconds;
   capped_messages += o.capped_messages;
   staleness.add(o.staleness);
+  residual_l2 = std::max(residual_l2, o.residual_l2);
+  residual_max_abs = std::max(residual_max_abs, o.residual_max_abs);
   if (o.steps > 0) {
     tau_min = first ? o.tau_min : std::min(tau_min, o.tau_min);
     tau_max = first ? o.tau_max : std::max(tau_max, o.tau_max);

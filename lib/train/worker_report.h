@@ -32,6 +32,10 @@ struct WorkerReport {
   float tau_min = 0;         // over the steps of this report
   float tau_max = 0;
   std::int64_t capped_messages = 0;  // messages the congestion cap held to the sparsity band
+  // The residual when the report was made (logging.encoding_debug; 0 otherwise); over workers,
+  // the largest.
+  float residual_l2 = 0;
+  float residual_max_abs = 0;
   // Staleness of the peer updates applied and time held by the bound (staleness.h).
   StalenessStats staleness;
 

@@ -5,7 +5,7 @@
                        [--max-bytes-ratio R] [--no-duplicates] [--none-applied-twice]
                        [--recoveries N] [--replaced N] [--averaging-identical]
                        [--downpour-consistent] [--staleness-present]
-                       [--minibatches-like OTHER_RUN_DIR]
+                       [--minibatches-like OTHER_RUN_DIR] [--encoding-debug WORKERS]
 
 Reads RUN_DIR/metrics.jsonl; exits 1 with one line per failed assertion.
 """
@@ -96,6 +96,30 @@ def check_minibatches(records, other_dir):
     return failures
 
 
+def check_encoding_debug(records, workers):
+    """logging.encoding_debug: records from every worker, with plausible values."""
+    debug = [r for r in records if r.get("kind") == "encoding_debug"]
+    ranks = sorted({r["rank"] for r in debug})
+    print(f"encoding_debug: {len(debug)} records from ranks {ranks}")
+    failures = []
+    if ranks != list(range(1, workers + 1)):
+        failures.append(f"encoding_debug records from ranks {ranks}, expected 1..{workers}")
+    for r in debug:
+        where = f"rank {r['rank']} at step {r['step']}"
+        if r["messages"] > 0 and not 0 < r["tau_min"] <= r["tau_max"]:
+            failures.append(f"{where}: tau {r['tau_min']}..{r['tau_max']}")
+        if r["messages"] > 0 and not 0 < r["sparsity"] < 1:
+            failures.append(f"{where}: sparsity {r['sparsity']}")
+        if r["sparse"] + r["bitmap"] + r["compressed"] != r["messages"]:
+            failures.append(f"{where}: formats {r['sparse']}+{r['bitmap']}+{r['compressed']} "
+                            f"!= {r['messages']} messages")
+        if not r["residual_l2"] >= r["residual_max_abs"] > 0:
+            failures.append(f"{where}: residual L2 {r['residual_l2']}, max |r| {r['residual_max_abs']}")
+        if r["messages"] > 0 and r["bytes"] <= 0:
+            failures.append(f"{where}: {r['messages']} messages in {r['bytes']} bytes")
+    return failures[:10]
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("run_dir")
@@ -125,6 +149,8 @@ def main():
                         help="downpour: staleness mean/max in the step records and the summary")
     parser.add_argument("--minibatches-like", metavar="OTHER_RUN_DIR",
                         help="every epoch trained at least as many minibatches as in that run")
+    parser.add_argument("--encoding-debug", type=int, metavar="WORKERS",
+                        help="logging.encoding_debug records from workers 1..WORKERS, plausible")
     args = parser.parse_args()
 
     path = os.path.join(args.run_dir, "metrics.jsonl")
@@ -187,6 +213,8 @@ def main():
     if args.downpour_consistent or args.staleness_present:
         failures += check_downpour(records, steps, args.downpour_consistent,
                                    args.staleness_present)
+    if args.encoding_debug:
+        failures += check_encoding_debug(records, args.encoding_debug)
     if args.minibatches_like:
         failures += check_minibatches(records, args.minibatches_like)
     for failure in failures:

@@ -125,3 +125,13 @@ TEST(Dropout, MaskHasTheRateAndIsReproducible) {
 
 }  // namespace
 }  // namespace gradshare::kernels::cpu
+
+TEST(NormStats, L2AndLargestMagnitude) {
+  const std::vector<float> x{3.0f, -4.0f, 0.0f, 1e-3f};
+  const auto stats = gradshare::kernels::cpu::norm_stats(x.data(), x.size());
+  EXPECT_NEAR(stats.l2, std::sqrt(25.0 + 1e-6), 1e-9);
+  EXPECT_DOUBLE_EQ(stats.max_abs, 4.0);
+  const auto empty = gradshare::kernels::cpu::norm_stats(x.data(), 0);
+  EXPECT_EQ(empty.l2, 0.0);
+  EXPECT_EQ(empty.max_abs, 0.0);
+}
