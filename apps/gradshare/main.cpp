@@ -11,6 +11,9 @@
 #include "ckpt/describe.h"     // describe
 #include "config/config_loader.h"  // load_experiment, to_yaml, keys_listing, reference_markdown
 #include "core/errors.h"       // UserError, exit codes
+#include "export/onnx_export.h"  // export_command
+#include "report/report_command.h"  // report_command
+#include "supervise/supervisor.h"  // run_command
 #include "topology/render.h"   // render
 #include "topology/tree.h"     // build_plain, build_mesh
 #include "train/banner.h"      // version_text
@@ -26,13 +29,19 @@ const char* kUsage =
     "\n"
     "commands:\n"
     "  train CONFIG.yaml [key.path=value ...]   train (under mpirun: rank 0 master, others workers)\n"
+    "  run [--max-restarts K] -- COMMAND ...    run COMMAND (mpirun ... gradshare train ...), restart\n"
+    "                                           it after a crash, resuming its run.dir\n"
     "  eval MODEL.h5 [--data DIR] [key.path=value ...]\n"
     "                                           test accuracy and confusion matrix of a model\n"
     "  inspect CHECKPOINT.h5                    metadata and tensor shapes of a checkpoint\n"
+    "  export MODEL.h5 -o OUT.onnx [key.path=value ...]\n"
+    "                                           the model as ONNX, its normalisation in the metadata\n"
     "  config CONFIG.yaml [key.path=value ...]  validate and print the fully resolved config\n"
     "  config --keys | --reference              every key (text | markdown reference)\n"
     "  topology --ranks N [--mode plain|mesh] [--max-children 8] [--max-depth 5]\n"
     "                                           print the communication tree of a job\n"
+    "  report RUN_DIR [RUN_DIR ...] [-o OUT.html]\n"
+    "                                           HTML report of runs (charts, workers, config), PNGs\n"
     "  --version                                gradshare, MPI library, ULFM and CUDA support\n"
     "  <command> --help                         help on one command\n"
     "\n"
@@ -61,6 +70,22 @@ std::string take_path(const std::vector<std::string>& args, const std::string& c
   return path;
 }
 
+// Removes every `flag VALUE` pair from args; returns the last VALUE ("" when the flag is absent).
+std::string take_option(std::vector<std::string>& args, const std::string& flag,
+                        const std::string& command) {
+  std::string value;
+  for (std::size_t i = 0; i < args.size();) {
+    if (args[i] != flag) {
+      ++i;
+      continue;
+    }
+    if (i + 1 >= args.size()) throw UserError(command + ": " + flag + " needs a value");
+    value = args[i + 1];
+    args.erase(args.begin() + static_cast<long>(i), args.begin() + static_cast<long>(i) + 2);
+  }
+  return value;
+}
+
 int command_train(const std::vector<std::string>& args) {
   if (wants_help(args)) {
     std::printf(
@@ -79,11 +104,13 @@ int command_train(const std::vector<std::string>& args) {
 int command_eval(std::vector<std::string> args) {
   if (wants_help(args)) {
     std::printf(
-        "usage: gradshare eval MODEL.h5 [--data DIR] [key.path=value ...]\n"
+        "usage: gradshare eval MODEL.h5 [--data DIR] [--predictions FILE] [key.path=value ...]\n"
         "  Evaluates a model or checkpoint on the test set of its stored config; --data DIR\n"
-        "  reads the Fashion-MNIST IDX files from DIR; data.* overrides choose other data.\n");
+        "  reads the Fashion-MNIST IDX files from DIR; data.* overrides choose other data.\n"
+        "  --predictions FILE writes the predicted class of each test sample, one per line.\n");
     return 0;
   }
+  const std::string predictions = take_option(args, "--predictions", "eval");
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--data") {
       if (i + 1 >= args.size()) throw UserError("eval: --data needs a directory");
@@ -93,7 +120,7 @@ int command_eval(std::vector<std::string> args) {
   }
   std::vector<std::string> overrides;
   const std::string path = take_path(args, "eval", overrides);
-  return gradshare::train::eval_command(path, overrides);
+  return gradshare::train::eval_command(path, overrides, predictions);
 }
 
 int command_inspect(const std::vector<std::string>& args) {
@@ -105,6 +132,24 @@ int command_inspect(const std::vector<std::string>& args) {
   const auto checkpoint = gradshare::ckpt::read_checkpoint(args[0]);
   std::printf("%s", gradshare::ckpt::describe(args[0], checkpoint).c_str());
   return 0;
+}
+
+int command_export(std::vector<std::string> args) {
+  if (wants_help(args)) {
+    std::printf(
+        "usage: gradshare export MODEL.h5 -o OUT.onnx [key.path=value ...]\n"
+        "  Writes the model or checkpoint as an ONNX model (opset 13): input \"input\" [batch,\n"
+        "  model.input_shape] of normalised features, output \"probabilities\" [batch, classes].\n"
+        "  metadata_props record the normalisation (x - normalize_offset) * normalize_scale,\n"
+        "  fitted again on the training data of the stored config (data.dir=DIR if it moved),\n"
+        "  the input shape, the class labels and the gradshare version.\n");
+    return 0;
+  }
+  const std::string output = take_option(args, "-o", "export");
+  if (output.empty()) throw UserError("export: missing -o OUT.onnx (see gradshare export --help)");
+  std::vector<std::string> overrides;
+  const std::string path = take_path(args, "export", overrides);
+  return gradshare::onnx::export_command(path, output, overrides);
 }
 
 int command_config(const std::vector<std::string>& args) {
@@ -128,6 +173,36 @@ int command_config(const std::vector<std::string>& args) {
   const auto config = gradshare::config::load_experiment(path, overrides);
   std::printf("%s", gradshare::config::to_yaml(config).c_str());
   return 0;
+}
+
+int command_run(const std::vector<std::string>& args) {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    std::printf(
+        "usage: gradshare run [--max-restarts 3] [--backoff 5] [--max-backoff 300] -- COMMAND ...\n"
+        "  Runs COMMAND, e.g. mpirun -n 5 gradshare train CONFIG.yaml run.dir=runs/x, and restarts\n"
+        "  it when it crashes (a lost master, a killed rank, an MPI failure): after --backoff\n"
+        "  seconds, doubled for each further restart up to --max-backoff, at most --max-restarts\n"
+        "  times. Each restart resumes run.dir from its newest good checkpoint and adds a\n"
+        "  \"restart\" record to its metrics.jsonl. Not restarted: success, bad input (exit 2),\n"
+        "  divergence (3), and a stop signal (75, passed on to COMMAND: requeue the job).\n");
+    return args.empty() ? gradshare::core::kExitUserError : 0;
+  }
+  return gradshare::supervise::run_command(args);
+}
+
+int command_report(const std::vector<std::string>& args) {
+  if (wants_help(args)) {
+    std::printf(
+        "usage: gradshare report RUN_DIR [RUN_DIR ...] [-o OUT.html]\n"
+        "  Writes one self-contained HTML page (default RUN_DIR/report.html of the first run):\n"
+        "  loss and accuracy against time and step, samples/s, tau range, sparsity, bytes per\n"
+        "  worker per step, staleness and back-pressure with the runs' events (checkpoints,\n"
+        "  recoveries, resizes, resumes, stops) on the time axis, a per-worker table, the\n"
+        "  encoding_debug records per worker and the resolved config. Several runs are overlaid,\n"
+        "  one colour each. Every chart is also written as a PNG beside it (OUT-<chart>.png).\n");
+    return 0;
+  }
+  return gradshare::report::report_command(args);
 }
 
 long parse_count(const std::string& flag, const std::string& value) {
@@ -181,11 +256,15 @@ int dispatch(const std::vector<std::string>& argv) {
   const std::string command = argv[0];
   const std::vector<std::string> args(argv.begin() + 1, argv.end());
   if (command == "train") return command_train(args);
+  if (command == "run") return command_run(args);
   if (command == "eval") return command_eval(args);
   if (command == "inspect") return command_inspect(args);
+  if (command == "export") return command_export(args);
   if (command == "config") return command_config(args);
   if (command == "topology") return command_topology(args);
-  throw UserError("unknown command '" + command + "' (commands: train, eval, inspect, config, topology)");
+  if (command == "report") return command_report(args);
+  throw UserError("unknown command '" + command +
+                  "' (commands: train, run, eval, inspect, export, config, topology, report)");
 }
 
 }  // namespace

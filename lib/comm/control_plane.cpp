@@ -50,6 +50,8 @@ const char* tag_name(Tag tag) {
       return "diverged";
     case Tag::kStateTaken:
       return "state taken";
+    case Tag::kFinish:
+      return "finish";
   }
   return "unknown tag";
 }

@@ -36,9 +36,10 @@ enum class Tag : int {
   kResyncDone,    // recovery: the master's go-ahead after the resync
   kDiverged,      // a worker's loss exploded (divergence guard): the step and the reason
   kStateTaken,    // the master has its checkpoint snapshot: paused workers train on
+  kFinish,        // early stopping: the synchronous workers end training at their next round
 };
 inline constexpr int kFirstTag = static_cast<int>(Tag::kPartitionRequest);
-inline constexpr int kLastTag = static_cast<int>(Tag::kStateTaken);
+inline constexpr int kLastTag = static_cast<int>(Tag::kFinish);
 
 // "partition request", "heartbeat", ...
 const char* tag_name(Tag tag);

@@ -122,6 +122,15 @@ struct FaultInjection {
     "parameter_averaging: after every round check that all workers hold bit-identical "       \
     "parameters and optimizer state (a fingerprint all-reduce; for tests)")
 
+#define GS_EARLY_STOPPING_KEYS(X)                                                              \
+  X(early_stopping, metric, std::string, "none", GS_CHOICES("none", "accuracy", "loss"),       \
+    "Stop when this epoch-end figure stops improving: on the validation split "                \
+    "(data.validation_fraction > 0), else the test set; best.h5 keeps the best model (none: off)") \
+  X(early_stopping, patience, std::int64_t, 3, GS_RANGE(1, 1.0e6),                             \
+    "Epochs without an improvement before the run stops")                                      \
+  X(early_stopping, min_delta, double, 0.0, GS_RANGE(0.0, 1.0e6),                              \
+    "Smallest change that counts as an improvement (accuracy as a fraction: 0.001 = 0.1 pp)")
+
 #define GS_DOWNPOUR_KEYS(X)                                                                    \
   X(downpour, n_push, std::int64_t, 5, GS_RANGE(1, 1.0e6),                                     \
     "Steps a worker accumulates its updates before pushing them to the parameter servers")    \
@@ -136,10 +145,11 @@ struct FaultInjection {
     "p -= lr d / (sqrt(s) + optimizer.epsilon) (DistBelief)")                                 \
   X(downpour, server_learning_rate, double, 1.0, GS_RANGE(0.0, 100.0),                         \
     "Learning rate of the server optimizer")                                                  \
-  X(downpour, combine, std::string, "mean", GS_CHOICES("mean", "sum"),                         \
-    "mean: a server applies each push divided by the number of workers, so together they "    \
-    "move the model like one averaged step (stable with adaptive worker optimizers); sum: "   \
-    "pushes add up as in DistBelief (with 4 Adam workers the MLP ends ~2.5 points lower)")    \
+  X(downpour, combine, std::string, "sum", GS_CHOICES("mean", "sum"),                          \
+    "sum: pushes add up as in DistBelief (shipped MLP config, 4 workers, 15 epochs: 88.65-"    \
+    "88.83 % over 4 seeds against 88.54-88.69 % with mean); mean: a server applies each push " \
+    "divided by the number of workers, like one averaged step: keep it for workers with "     \
+    "momentum (Adam beta1 0.9: mean 88.70 %, sum 86.94 %)")                                    \
   X(downpour, encode, bool, false, GS_ANY,                                                     \
     "Compress pushes with the threshold codec (encoding.* keys; what is not sent stays in "   \
     "the worker's residual and goes out with a later push)")
@@ -219,7 +229,11 @@ struct FaultInjection {
 
 #define GS_LOGGING_KEYS(X)                                                                     \
   X(logging, level, std::string, "info", GS_CHOICES("debug", "info", "warn", "error"), "Log level") \
-  X(logging, every_steps, std::int64_t, 100, GS_RANGE(1, 1.0e12), "Progress line every N steps") \
+  X(logging, every_steps, std::int64_t, 100, GS_RANGE(1, 1.0e12),                              \
+    "A step record in metrics.jsonl every N steps")                                           \
+  X(logging, every_seconds, double, 5.0, GS_RANGE(0, 1.0e6),                                  \
+    "A progress line in the log at most every N seconds (0: with every step record); on a "   \
+    "terminal it updates in place")                                                            \
   X(logging, encoding_debug, bool, false, GS_ANY,                                              \
     "Gradient sharing: an encoding_debug record per worker every every_steps steps (tau, "      \
     "sparsity, message formats, residual L2 norm and max |r|, clipped mass, shake-ups, bytes, " \
@@ -237,6 +251,7 @@ struct FaultInjection {
   S(model, Model, GS_MODEL_KEYS)                                          \
   S(optimizer, Optimizer, GS_OPTIMIZER_KEYS)                              \
   S(training, Training, GS_TRAINING_KEYS)                                 \
+  S(early_stopping, EarlyStopping, GS_EARLY_STOPPING_KEYS)                \
   S(downpour, Downpour, GS_DOWNPOUR_KEYS)                                 \
   S(encoding, Encoding, GS_ENCODING_KEYS)                                 \
   S(topology, Topology, GS_TOPOLOGY_KEYS)                                 \

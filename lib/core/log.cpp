@@ -1,5 +1,7 @@
 #include "core/log.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <ctime>
 
@@ -20,8 +22,18 @@ Logger& Logger::instance() {
   return logger;
 }
 
+Logger::Logger() : stderr_is_terminal_(isatty(STDERR_FILENO) == 1) {}
+
 Logger::~Logger() {
+  end_status_line();
   if (file_) std::fclose(file_);
+}
+
+void Logger::end_status_line() {
+  if (!status_line_shown_) return;
+  std::fputc('\n', stderr);
+  std::fflush(stderr);
+  status_line_shown_ = false;
 }
 
 void Logger::open_file(const std::string& path) {
@@ -43,8 +55,7 @@ static const char* level_name(LogLevel level) {
   return "?";
 }
 
-void Logger::write(LogLevel level, std::string_view message) {
-  if (!enabled(level)) return;
+std::string Logger::stamped(LogLevel level, std::string_view message) const {
   auto now = std::chrono::system_clock::now();
   std::time_t seconds = std::chrono::system_clock::to_time_t(now);
   std::tm local{};
@@ -55,8 +66,15 @@ void Logger::write(LogLevel level, std::string_view message) {
   if (!tag_.empty()) line += "[" + tag_ + "] ";
   line.append(message);
   line += '\n';
+  return line;
+}
+
+void Logger::write(LogLevel level, std::string_view message) {
+  if (!enabled(level)) return;
+  const std::string line = stamped(level, message);
   std::lock_guard lock(mutex_);
   if (terminal_) {
+    end_status_line();
     std::fputs(line.c_str(), stderr);
     std::fflush(stderr);
   }
@@ -66,9 +84,36 @@ void Logger::write(LogLevel level, std::string_view message) {
   }
 }
 
+void Logger::write_progress(std::string_view message) {
+  if (!enabled(LogLevel::kInfo)) return;
+  const auto now = std::chrono::steady_clock::now();
+  std::string line = stamped(LogLevel::kInfo, message);
+  std::lock_guard lock(mutex_);
+  if (progress_written_ &&
+      std::chrono::duration<double>(now - last_progress_).count() < progress_interval_)
+    return;
+  progress_written_ = true;
+  last_progress_ = now;
+  if (terminal_ && stderr_is_terminal_) {
+    line.pop_back();  // the line stays open: the next progress line overwrites it
+    std::fprintf(stderr, "\r%s\033[K", line.c_str());
+    std::fflush(stderr);
+    status_line_shown_ = true;
+  } else if (terminal_) {
+    std::fputs(line.c_str(), stderr);
+    std::fflush(stderr);
+  }
+  if (file_) {
+    if (line.back() != '\n') line += '\n';
+    std::fputs(line.c_str(), file_);
+    std::fflush(file_);
+  }
+}
+
 void log_debug(std::string_view message) { Logger::instance().write(LogLevel::kDebug, message); }
 void log_info(std::string_view message) { Logger::instance().write(LogLevel::kInfo, message); }
 void log_warn(std::string_view message) { Logger::instance().write(LogLevel::kWarn, message); }
 void log_error(std::string_view message) { Logger::instance().write(LogLevel::kError, message); }
+void log_progress(std::string_view message) { Logger::instance().write_progress(message); }
 
 }  // namespace gradshare::core

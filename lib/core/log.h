@@ -1,6 +1,7 @@
 // log.h: levelled logging to a stream (the master's terminal) and/or a file (workers' rank logs).
 #pragma once
 
+#include <chrono>
 #include <cstdio>
 #include <mutex>
 #include <string>
@@ -27,16 +28,30 @@ class Logger {
   void set_terminal(bool enabled) { terminal_ = enabled; }
 
   void write(LogLevel level, std::string_view message);
+  // Progress lines (info level): at most one every `seconds` (0: every one) goes to the terminal
+  // and the log file; the others are dropped here (their figures are in metrics.jsonl). On a
+  // terminal the line is redrawn in place until another line is logged.
+  void set_progress_interval(double seconds) { progress_interval_ = seconds; }
+  void write_progress(std::string_view message);
   bool enabled(LogLevel level) const { return level >= level_; }
 
   ~Logger();
 
  private:
-  Logger() = default;
+  Logger();
+  std::string stamped(LogLevel level, std::string_view message) const;
+  // Ends a progress line left on the terminal so that the next output starts on a new line.
+  void end_status_line();
+
   LogLevel level_ = LogLevel::kInfo;
   std::string tag_;
   bool terminal_ = true;
   std::FILE* file_ = nullptr;
+  bool stderr_is_terminal_;
+  bool status_line_shown_ = false;
+  double progress_interval_ = 0;
+  std::chrono::steady_clock::time_point last_progress_{};
+  bool progress_written_ = false;
   std::mutex mutex_;
 };
 
@@ -44,5 +59,6 @@ void log_debug(std::string_view message);
 void log_info(std::string_view message);
 void log_warn(std::string_view message);
 void log_error(std::string_view message);
+void log_progress(std::string_view message);
 
 }  // namespace gradshare::core

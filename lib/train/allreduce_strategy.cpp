@@ -130,7 +130,7 @@ int run_master(RunContext& context, comm::ControlPlane& control) {
       const auto accuracy = reader.get<double>();
       const auto samples_per_second = reader.get<double>();
       const auto learning_rate = reader.get<double>();
-      core::log_info(reader.get_string());
+      core::log_progress(reader.get_string());
       context.metrics.write(JsonLine()
                                 .add("kind", "step")
                                 .add("step", step)
@@ -145,7 +145,9 @@ int run_master(RunContext& context, comm::ControlPlane& control) {
       const auto epoch = reader.get<std::int64_t>();
       const auto step = reader.get<std::int64_t>();
       take_parameters(reader.get_vector<float>());
+      const bool stopping_early = reporter.stop_early();
       reporter.end_of_epoch(model, epoch, step);
+      if (reporter.stop_early() && !stopping_early) control.send(1, comm::Tag::kFinish, {});
     } else if (message.tag == comm::Tag::kStateReply) {  // a checkpoint is due
       const auto snapshot = deserialize_snapshot(message.payload);
       take_parameters(snapshot.parameters);
@@ -205,9 +207,11 @@ int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm worker
 
   std::vector<float> inputs(batch_size * model.sample_size());
   std::vector<std::int32_t> labels(batch_size);
-  // Gradient scaled by the batch's samples, then samples, loss * samples, correct, and two
-  // flags every worker must agree on: stop (a signal arrived) and checkpoint (time is due).
-  std::vector<float> reduced(n + 5);
+  // Gradient scaled by the batch's samples, then samples, loss * samples, correct, and three
+  // flags every worker must agree on: stop (a signal arrived), checkpoint (time is due) and
+  // finish (the master's kFinish to worker 1: early stopping ends training after this step).
+  std::vector<float> reduced(n + 6);
+  bool finish_asked = false;
   std::vector<float> update(n);
   core::Rng dropout_rng = core::Rng::derive(seed, 3, static_cast<std::uint64_t>(context.rank));
   ProgressMeter progress(total_steps, step);
@@ -242,6 +246,9 @@ int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm worker
     }
     reduced[n + 3] = core::stop_requested() ? 1.0f : 0.0f;
     reduced[n + 4] = index == 0 && checkpointer.due(step) ? 1.0f : 0.0f;
+    finish_asked = finish_asked ||
+                   (index == 0 && control.try_receive(comm::Tag::kFinish, 0).has_value());
+    reduced[n + 5] = finish_asked ? 1.0f : 0.0f;
     comm::check_mpi(MPI_Allreduce(MPI_IN_PLACE, reduced.data(), static_cast<int>(reduced.size()),
                                   MPI_FLOAT, MPI_SUM, workers),
                     "MPI_Allreduce");
@@ -263,8 +270,10 @@ int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm worker
                     static_cast<std::int64_t>(total));
     const bool stop = reduced[n + 3] > 0;
     const bool epoch_end = step % per_epoch == 0;
+    const bool finish = reduced[n + 5] > 0 && !stop;
     if (index != 0) {
       if (stop) return core::kExitRequeue;
+      if (finish) break;
       continue;
     }
     if (step % cfg.logging.every_steps == 0) {
@@ -278,6 +287,7 @@ int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm worker
                                          learning_rate) + extra);
       control.send(0, comm::Tag::kMetrics, figures.bytes());
     }
+    if (finish) break;  // the final model follows as kDone
     if (epoch_end && step < total_steps)
       send_parameters(control, comm::Tag::kParameters, epoch + 1, step, model.parameters());
     if (stop || reduced[n + 4] > 0 || (epoch_end && checkpointer.at_epoch_end())) {

@@ -47,8 +47,9 @@ std::optional<std::string> newest_checkpoint(const RunDirectory& directory) {
   return files.front().string();
 }
 
-Checkpointer::Checkpointer(const RunContext& context)
+Checkpointer::Checkpointer(RunContext& context)
     : directory_(context.run_directory.checkpoint_dir()),
+      metrics_(context.metrics),
       every_steps_(context.config.checkpoint.every_steps),
       every_seconds_(context.config.checkpoint.every_seconds),
       every_epoch_(context.config.checkpoint.every_epoch),
@@ -71,10 +72,18 @@ std::string Checkpointer::write(const ckpt::Checkpoint& checkpoint) {
   const std::string path = directory_ + "/" + name;
   core::Stopwatch clock;
   ckpt::write_checkpoint(path, checkpoint);
+  const double seconds = clock.seconds();
+  const auto bytes = static_cast<std::int64_t>(fs::file_size(path));
   char line[256];
   std::snprintf(line, sizeof line, "checkpoint %s (%.1f MB, %.3f s)", path.c_str(),
-                static_cast<double>(fs::file_size(path)) / 1e6, clock.seconds());
+                static_cast<double>(bytes) / 1e6, seconds);
   core::log_info(line);
+  metrics_.write(JsonLine()
+                     .add("kind", "checkpoint")
+                     .add("step", checkpoint.iteration)
+                     .add("file", std::string(name))
+                     .add("bytes", bytes)
+                     .add("seconds", seconds));
   mark_written(checkpoint.iteration);
   const auto files = list_checkpoints(directory_);
   for (std::size_t i = static_cast<std::size_t>(keep_); i < files.size(); ++i) {

@@ -5,6 +5,8 @@
 //   end of every epoch (checkpoint.every_epoch) and when a stop signal arrives.
 //   checkpoint.resume: auto (newest valid checkpoint of the run directory; corrupt ones are
 //   reported and skipped), never, or the path of a checkpoint.
+//   Every checkpoint written is logged and recorded in metrics.jsonl (on the master):
+//   {"kind":"checkpoint","step","file","bytes","seconds" (the write's)}.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +23,7 @@ namespace gradshare::train {
 
 class Checkpointer {
  public:
-  explicit Checkpointer(const RunContext& context);
+  explicit Checkpointer(RunContext& context);
 
   // Whether a periodic checkpoint is due at master step `step`.
   bool due(std::int64_t step) const;
@@ -39,6 +41,7 @@ class Checkpointer {
 
  private:
   std::string directory_;
+  MetricsLog& metrics_;
   std::int64_t every_steps_;
   double every_seconds_;
   bool every_epoch_;

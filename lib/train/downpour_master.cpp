@@ -67,7 +67,7 @@ class DownpourProgress {
                   static_cast<long long>(w.busy_slots), static_cast<long long>(w.pulls),
                   static_cast<long long>(w.pull_retries), push_bytes + pull_bytes, push_bytes,
                   pull_bytes, window_.eta().c_str());
-    core::log_info(line);
+    core::log_progress(line);
     context_.metrics.write(window_.record()
                                .add("bytes_per_worker_step", push_bytes + pull_bytes)
                                .add("push_bytes_per_worker_step", push_bytes)
@@ -230,7 +230,9 @@ int run_downpour_master(RunContext& context, nn::Model& model, DownpourTransport
         case comm::Tag::kPartitionRequest:
           if (parse_partition_request(*message).finished_previous) scheduler.complete(worker);
           send_partition_grant(control, worker,
-                               stopping || diverged ? std::nullopt : scheduler.next(worker));
+                               stopping || diverged || reporter.stop_early()
+                                   ? std::nullopt
+                                   : scheduler.next(worker));
           break;
         case comm::Tag::kStateReply:
           if (requests.take(*message)) write_checkpoint(requests.collect());

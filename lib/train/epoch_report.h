@@ -1,5 +1,6 @@
 // epoch_report.h: what the master logs and records at the end of every epoch (validation and
-// test accuracy, wall time since the start) and at the end of the run.
+// test accuracy, wall time since the start) and at the end of the run, and the early-stopping
+// verdict (early_stopping.h) with best.h5 beside model.h5.
 #pragma once
 
 #include <cstdint>
@@ -7,25 +8,43 @@
 
 #include "core/timer.h"
 #include "nn/model.h"
+#include "train/early_stopping.h"
+#include "train/metrics_log.h"
 #include "train/run_context.h"
 
 namespace gradshare::train {
 
 class EpochReporter {
  public:
-  explicit EpochReporter(RunContext& context) : context_(context) {}
+  explicit EpochReporter(RunContext& context);
   // Evaluates on the validation (if any) and test sets; logs and writes an "epoch" metrics line
-  // (with "minibatches": those trained in the epoch, where the strategy counts them).
+  // (with "minibatches": those trained in the epoch, where the strategy counts them). With
+  // early stopping: writes best.h5 on a new best, and an "early_stop" line once patience ran out.
   void end_of_epoch(nn::Model& model, std::int64_t epoch, std::int64_t step,
                     std::optional<std::int64_t> minibatches = std::nullopt);
+  // True once early stopping ended the run: the strategy trains nothing more (the partitions or
+  // rounds in flight finish) and ends as after its last epoch.
+  bool stop_early() const { return stop_early_; }
   // Final test evaluation: logs it and writes a "final" metrics line.
   void finish(nn::Model& model);
   double last_test_accuracy() const { return last_test_accuracy_; }
 
  private:
+  // The figure early stopping watches, from this epoch's evaluations.
+  double watched(double accuracy, double loss) const;
+  // Passes the figure on; writes best.h5 on a new best; adds best_epoch to the epoch line.
+  // Returns the "early_stop" record once patience ran out.
+  std::optional<JsonLine> observe(nn::Model& model, std::int64_t epoch, std::int64_t step,
+                                  double value, JsonLine& line);
+  // A resumed run: the best so far from best.h5, evaluated again on the same split.
+  void restore_best();
+
   RunContext& context_;
   core::Stopwatch clock_;
   double last_test_accuracy_ = 0;
+  EarlyStopping early_stopping_;
+  bool best_restored_ = false;
+  bool stop_early_ = false;
 };
 
 }  // namespace gradshare::train

@@ -10,13 +10,14 @@ Evaluation evaluate(nn::Model& model, const data::Dataset& dataset, std::size_t 
   Evaluation result;
   const std::size_t classes = static_cast<std::size_t>(std::max<std::int32_t>(dataset.num_classes, 1));
   result.confusion.assign(classes, std::vector<std::int64_t>(classes, 0));
-  std::vector<std::int32_t> predicted(batch_size);
+  result.predictions.resize(dataset.size());
   double loss_sum = 0;
   std::int64_t correct = 0;
   for (std::size_t first = 0; first < dataset.size(); first += batch_size) {
     const std::size_t count = std::min(batch_size, dataset.size() - first);
+    std::int32_t* predicted = result.predictions.data() + first;
     const auto batch = model.evaluate_batch(dataset.sample(first), dataset.labels.data() + first,
-                                            count, predicted.data());
+                                            count, predicted);
     loss_sum += batch.loss * static_cast<double>(count);
     correct += batch.correct;
     for (std::size_t i = 0; i < count; ++i) {

@@ -16,6 +16,7 @@ struct Evaluation {
   std::int64_t samples = 0;
   // confusion[true_class][predicted_class]
   std::vector<std::vector<std::int64_t>> confusion;
+  std::vector<std::int32_t> predictions;  // the predicted class of each sample, in order
 };
 
 Evaluation evaluate(nn::Model& model, const data::Dataset& dataset, std::size_t batch_size = 256);

@@ -90,7 +90,7 @@ int run_local(RunContext& context) {
         const double samples_per_second = progress.samples_per_second();
         const double loss = progress.mean_loss();
         const double accuracy = progress.accuracy();
-        core::log_info(progress.report(grant->epoch + 1, cfg.training.epochs,
+        core::log_progress(progress.report(grant->epoch + 1, cfg.training.epochs,
                                        static_cast<std::int64_t>(b + 1),
                                        batches_per_epoch, step, learning_rate));
         context.metrics.write(JsonLine()
@@ -107,6 +107,7 @@ int run_local(RunContext& context) {
     const auto finished = scheduler.take_completed_epochs();
     for (const auto epoch : finished)
       reporter.end_of_epoch(model, epoch + 1, step, scheduler.minibatches_in(epoch));
+    if (reporter.stop_early()) break;
     if (core::stop_requested()) {
       log_stop_request("stopping after a checkpoint", false);
       checkpoint();

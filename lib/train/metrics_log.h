@@ -1,11 +1,15 @@
 // metrics_log.h: metrics.jsonl, one JSON object per line, written by the master.
 //   MetricsLog log(path); log.write(JsonLine().add("kind", "step").add("loss", 0.3));
+// Every record ends with "t": seconds since this process opened the file, one clock for all
+// records of a session (a resumed run appends a session whose "t" starts again from 0).
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
 #include <utility>
 #include <string>
+
+#include "core/timer.h"
 
 namespace gradshare::train {
 
@@ -38,16 +42,21 @@ class MetricsLog {
   explicit MetricsLog(const std::string& path);
   MetricsLog(const MetricsLog&) = delete;
   MetricsLog& operator=(const MetricsLog&) = delete;
-  MetricsLog(MetricsLog&& other) noexcept : file_(other.file_) { other.file_ = nullptr; }
+  MetricsLog(MetricsLog&& other) noexcept : file_(other.file_), clock_(other.clock_) {
+    other.file_ = nullptr;
+  }
   MetricsLog& operator=(MetricsLog&& other) noexcept {
     std::swap(file_, other.file_);
+    std::swap(clock_, other.clock_);
     return *this;
   }
   ~MetricsLog();
+  // Appends the record and its "t" as one line; safe from several threads.
   void write(const JsonLine& line);
 
  private:
   std::FILE* file_ = nullptr;
+  core::Stopwatch clock_;
 };
 
 }  // namespace gradshare::train

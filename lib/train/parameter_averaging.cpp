@@ -152,7 +152,7 @@ class AveragingProgress {
         "%s  rounds %lld  allreduce wait mean %.2f ms max %.2f ms  %.0f B/worker/step  %s",
         window_.head().c_str(), static_cast<long long>(rounds), 1e3 * wait_mean, 1e3 * w.wait_max,
         bytes_per_step, window_.eta().c_str());
-    core::log_info(line);
+    core::log_progress(line);
     context_.metrics.write(window_.record()
                                .add("bytes_per_worker_step", bytes_per_step)
                                .add("rounds", rounds)
@@ -311,7 +311,10 @@ int run_master(RunContext& context, comm::ControlPlane& control) {
         const auto step = reader.get<std::int64_t>();
         copy_parameters(reader.get_vector<float>(), model, message->source);
         reader.expect_end();
+        const bool stopping_early = reporter.stop_early();
         reporter.end_of_epoch(model, epoch, step);
+        if (reporter.stop_early() && !stopping_early)
+          for (int w = 1; w <= workers; ++w) control.send(w, comm::Tag::kFinish, {});
         break;
       }
       case comm::Tag::kStateReply: {
@@ -413,19 +416,21 @@ bool same_on_all(std::uint64_t hash, MPI_Comm workers) {
 }
 
 // What the workers decide together at a round: stop (a signal on some worker, or the master's
-// kStateRequest), checkpoint (worker 0's Checkpointer says one is due) and diverged (some
-// worker's divergence guard fired: the run ends and nothing more is saved).
+// kStateRequest), checkpoint (worker 0's Checkpointer says one is due), diverged (some
+// worker's divergence guard fired: the run ends and nothing more is saved) and finish (the
+// master's kFinish: early stopping ends training as if this were the last round).
 struct RoundVotes {
   bool stop = false;
   bool checkpoint = false;
   bool diverged = false;
+  bool finish = false;
 };
 
-RoundVotes agree(bool stop, bool checkpoint, bool diverged, MPI_Comm workers) {
-  int votes[3] = {stop ? 1 : 0, checkpoint ? 1 : 0, diverged ? 1 : 0};
-  comm::check_mpi(MPI_Allreduce(MPI_IN_PLACE, votes, 3, MPI_INT, MPI_MAX, workers),
+RoundVotes agree(const RoundVotes& mine, MPI_Comm workers) {
+  int votes[4] = {mine.stop, mine.checkpoint, mine.diverged, mine.finish};
+  comm::check_mpi(MPI_Allreduce(MPI_IN_PLACE, votes, 4, MPI_INT, MPI_MAX, workers),
                   "MPI_Allreduce (averaging round votes)");
-  return {votes[0] != 0, votes[1] != 0, votes[2] != 0};
+  return {votes[0] != 0, votes[1] != 0, votes[2] != 0, votes[3] != 0};
 }
 
 int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm workers) {
@@ -513,7 +518,10 @@ int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm worker
   DivergenceGuard divergence(cfg.training);
   std::optional<std::string> diverged;  // this worker's guard fired: the reason
   bool stopped = false;
-  for (std::int64_t epoch = first_epoch; epoch < cfg.training.epochs && !stopped; ++epoch) {
+  bool finish_asked = false;    // the master's kFinish arrived (early stopping)
+  bool finished_early = false;  // the workers agreed to end training at this round
+  for (std::int64_t epoch = first_epoch;
+       epoch < cfg.training.epochs && !stopped && !finished_early; ++epoch) {
     const std::int64_t first = iteration - epoch * batches;  // trained before a resume
     const std::int64_t steps = (batches - first + count - 1) / count;
     data::EpochPlan plan(train_set.size(), batch_size,
@@ -541,13 +549,15 @@ int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm worker
         iteration = epoch * batches + std::min(first + (s + 1) * count, batches);
         stop_asked = stop_asked || core::stop_requested() ||
                      control.try_receive(comm::Tag::kStateRequest, 0).has_value();
+        finish_asked = finish_asked || control.try_receive(comm::Tag::kFinish, 0).has_value();
         // Nothing to save at the very end: model.h5 follows.
         const bool unfinished = iteration < total_batches;
-        const auto votes =
-            agree(stop_asked,
-                  index == 0 && unfinished &&
-                      (checkpointer.due(iteration) || (epoch_end && checkpointer.at_epoch_end())),
-                  diverged.has_value(), workers);
+        const auto votes = agree(
+            {stop_asked,
+             index == 0 && unfinished &&
+                 (checkpointer.due(iteration) || (epoch_end && checkpointer.at_epoch_end())),
+             diverged.has_value(), finish_asked},
+            workers);
         if (votes.diverged) {  // the averaged model is not saved: the master ends the run
           if (diverged)
             control.send(0, comm::Tag::kDiverged,
@@ -566,6 +576,10 @@ int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm worker
                            std::to_string(iteration) + ", stopping");
           break;
         }
+        if (votes.finish) {
+          finished_early = true;
+          break;
+        }
       }
       if (report.steps >= cfg.logging.every_steps) {
         report.seconds = report_clock.seconds();
@@ -574,7 +588,7 @@ int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm worker
         report = AveragingReport{};
       }
     }
-    if (!stopped && index == 0 && epoch + 1 < cfg.training.epochs) {
+    if (!stopped && !finished_early && index == 0 && epoch + 1 < cfg.training.epochs) {
       comm::ByteWriter writer;
       // The step the epoch record gets: minibatches trained by all workers together.
       writer.put<std::int64_t>(epoch + 1)

@@ -86,7 +86,7 @@ class SharingProgress {
                   w.staleness.mean(), static_cast<long long>(w.staleness.max),
                   w.staleness.wait_seconds,
                   window_.eta().c_str());
-    core::log_info(line);
+    core::log_progress(line);
     context_.metrics.write(window_.record()
                                .add("tau_min", static_cast<double>(w.tau_min))
                                .add("tau_max", static_cast<double>(w.tau_max))
@@ -411,7 +411,8 @@ class SharingMaster {
       case comm::Tag::kPartitionRequest: {
         const auto request = parse_partition_request(message);
         if (request.finished_previous) finish_partition(worker, request.last_seq);
-        const auto grant = stopping_ ? std::nullopt : scheduler_->next(worker);
+        const auto grant =
+            stopping_ || reporter_.stop_early() ? std::nullopt : scheduler_->next(worker);
         grant_seq_[worker] = exchange_.highest_applied(worker);
         send_partition_grant(control(), worker, grant);
         break;

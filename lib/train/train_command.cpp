@@ -100,6 +100,7 @@ void check_data_fits_model(const config::ExperimentConfig& config, const data::D
 void apply_config(RunContext& context) {
   context.config_yaml = config::to_yaml(context.config);
   core::Logger::instance().set_level(core::parse_log_level(context.config.logging.level));
+  core::Logger::instance().set_progress_interval(context.config.logging.every_seconds);
   nn::set_compute_threads(static_cast<int>(context.config.compute.threads));
 }
 

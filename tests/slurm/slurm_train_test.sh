@@ -178,6 +178,31 @@ accuracy=$(check_accuracy "$run_dir/metrics.jsonl") || exit 1
 say "job $job COMPLETED, final test accuracy $accuracy"
 say "figure: training job submit to completion: $(elapsed "$t_submit" "$t_done") s"
 
+# 2b. The same from an installation (`cmake --install`), found through its environment module
+# (Lmod): the installed train.sbatch, submitted from a directory without a build, must find the
+# installed gradshare on the module's PATH.
+if [ -f /usr/share/lmod/lmod/init/bash ]; then
+  prefix=$work/prefix
+  cmake --install "$(dirname "$bin")" --prefix "$prefix" >"$work/install.log" 2>&1 ||
+    fail "cmake --install failed: $(tail -n 3 "$work/install.log")"
+  mkdir -p "$work/elsewhere"
+  job=$(cd "$work/elsewhere" && env -u GRADSHARE_BIN -u GRADSHARE_MPI_PREFIX bash --noprofile --norc -c '
+      source /usr/share/lmod/lmod/init/bash && module use "$1/modulefiles" && module load gradshare &&
+      sbatch --parsable --job-name=gs-installed --nodes=1 --ntasks-per-node=3 \
+        --output="$2/job-%j.out" "$GRADSHARE_ROOT/share/gradshare/slurm/train.sbatch" \
+        "$GRADSHARE_ROOT/share/gradshare/configs/fashion-mnist-mlp.yaml" "${@:3}"' \
+      _ "$prefix" "$work" "${common_overrides[@]}" training.epochs=2) ||
+    fail "sbatch of the installed script failed"
+  wait_final "$job"
+  [ "$final_state" = COMPLETED ] || fail "installed-script job $job ended $final_state"
+  grep -q "$prefix/bin/gradshare" "$work/job-$job.out" ||
+    fail "job $job did not run the installed gradshare"
+  accuracy=$(check_accuracy "$work/elsewhere/runs/fashion-mnist-mlp-slurm-$job/metrics.jsonl") || exit 1
+  say "installed train.sbatch (module load gradshare): job $job COMPLETED, accuracy $accuracy"
+else
+  say "Lmod not installed: the installed-script step is skipped (scripts/setup installs lmod)"
+fi
+
 # 3. Warning signal mid-training, requeue, resume.
 # Many short epochs: the signal lands after the first one, long before the run could end.
 job=$(submit_training requeue training.epochs=40) || exit 1

@@ -27,8 +27,8 @@ TEST(Schema, PathsAreUniqueAndDotted) {
 
 TEST(Schema, SectionsInDeclaredOrder) {
   const std::vector<std::string> expected = {
-      "run",       "data",       "model",           "optimizer", "training", "downpour",
-      "encoding",  "topology",   "transport",       "checkpoint", "fault_tolerance",
+      "run",       "data",       "model",           "optimizer", "training", "early_stopping",
+      "downpour",  "encoding",   "topology",        "transport", "checkpoint", "fault_tolerance",
       "logging",   "compute"};
   EXPECT_EQ(section_names(), expected);
 }

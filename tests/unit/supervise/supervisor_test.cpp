@@ -1,0 +1,58 @@
+// gradshare run's decisions: which exit codes restart, the back-off, the run directory, and a
+// real child process (exit codes, signals, a program that cannot be executed).
+#include "supervise/supervisor.h"
+
+#include <gtest/gtest.h>
+
+#include "core/errors.h"
+#include "supervise/child_process.h"
+
+namespace gradshare::supervise {
+namespace {
+
+TEST(Supervisor, RestartsCrashesOnly) {
+  EXPECT_EQ(decide(0, false), Next::kDone);
+  EXPECT_EQ(decide(1, false), Next::kRestart);    // runtime failure, a lost rank
+  EXPECT_EQ(decide(137, false), Next::kRestart);  // mpirun after a SIGKILLed rank
+  EXPECT_EQ(decide(14, false), Next::kRestart);   // Open MPI's own start-up failure
+  EXPECT_EQ(decide(2, false), Next::kGiveUp);     // bad input stays bad
+  EXPECT_EQ(decide(3, false), Next::kGiveUp);     // diverged
+  EXPECT_EQ(decide(127, false), Next::kGiveUp);   // cannot execute
+  EXPECT_EQ(decide(75, true), Next::kGiveUp);     // our stop signal: requeue
+  EXPECT_EQ(decide(75, false), Next::kRestart);   // the job asked for a requeue itself
+}
+
+TEST(Supervisor, BackoffDoublesUpToItsCap) {
+  RestartPolicy policy;
+  policy.backoff_seconds = 5;
+  policy.max_backoff_seconds = 30;
+  EXPECT_DOUBLE_EQ(backoff_before(policy, 1), 5);
+  EXPECT_DOUBLE_EQ(backoff_before(policy, 2), 10);
+  EXPECT_DOUBLE_EQ(backoff_before(policy, 3), 20);
+  EXPECT_DOUBLE_EQ(backoff_before(policy, 4), 30);
+}
+
+TEST(Supervisor, RunDirIsTheLastRunDirArgument) {
+  EXPECT_EQ(run_dir_of({"mpirun", "-n", "3", "gradshare", "train", "c.yaml", "run.dir=a",
+                        "run.dir=runs/b"}),
+            "runs/b");
+  EXPECT_THROW(run_dir_of({"mpirun", "gradshare", "train", "c.yaml", "run.name=x"}),
+               core::UserError);
+}
+
+TEST(Supervisor, RejectsBadOptions) {
+  EXPECT_THROW(run_command({"--max-restarts", "-1", "--", "true", "run.dir=x"}), core::UserError);
+  EXPECT_THROW(run_command({"--backoff", "soon", "--", "true", "run.dir=x"}), core::UserError);
+  EXPECT_THROW(run_command({"--retries", "2", "--", "true", "run.dir=x"}), core::UserError);
+  EXPECT_THROW(run_command({"--max-restarts", "2"}), core::UserError);
+}
+
+TEST(ChildProcess, ReportsExitCodesSignalsAndExecFailures) {
+  EXPECT_EQ(run_child({"sh", "-c", "exit 0"}), 0);
+  EXPECT_EQ(run_child({"sh", "-c", "exit 42"}), 42);
+  EXPECT_EQ(run_child({"sh", "-c", "kill -9 $$"}), 128 + 9);
+  EXPECT_EQ(run_child({"/nonexistent/program"}), 127);
+}
+
+}  // namespace
+}  // namespace gradshare::supervise
