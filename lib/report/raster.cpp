@@ -66,26 +66,29 @@ void Bitmap::polyline(const std::vector<Xy>& points, Rgb color, double thickness
   }
 }
 
-void Bitmap::text(double x, double y, const std::string& text, Rgb color, int scale) {
-  const int left = static_cast<int>(std::lround(x)), top = static_cast<int>(std::lround(y));
+void Bitmap::glyphs(const std::string& text, Rgb color, int scale,
+                    const std::function<std::pair<int, int>(int along, int across)>& place) {
   for (std::size_t i = 0; i < text.size(); ++i)
     for (int row = 0; row < kGlyphHeight; ++row)
       for (int column = 0; column < kGlyphWidth; ++column)
         if (glyph_pixel(text[i], column, row))
           for (int dy = 0; dy < scale; ++dy)
-            for (int dx = 0; dx < scale; ++dx)
-              set(left + (static_cast<int>(i) * kGlyphAdvance + column) * scale + dx, top + row * scale + dy, color);
+            for (int dx = 0; dx < scale; ++dx) {
+              const auto [px, py] =
+                  place((static_cast<int>(i) * kGlyphAdvance + column) * scale + dx, row * scale + dy);
+              set(px, py, color);
+            }
+}
+
+void Bitmap::text(double x, double y, const std::string& text, Rgb color, int scale) {
+  const int left = static_cast<int>(std::lround(x)), top = static_cast<int>(std::lround(y));
+  glyphs(text, color, scale, [&](int along, int across) { return std::pair{left + along, top + across}; });
 }
 
 void Bitmap::text_up(double x, double y, const std::string& text, Rgb color, int scale) {
   const int left = static_cast<int>(std::lround(x)), bottom = static_cast<int>(std::lround(y));
-  for (std::size_t i = 0; i < text.size(); ++i)
-    for (int row = 0; row < kGlyphHeight; ++row)
-      for (int column = 0; column < kGlyphWidth; ++column)
-        if (glyph_pixel(text[i], column, row))
-          for (int dy = 0; dy < scale; ++dy)
-            for (int dx = 0; dx < scale; ++dx)
-              set(left + row * scale + dx, bottom - (static_cast<int>(i) * kGlyphAdvance + column) * scale - dy, color);
+  glyphs(text, color, scale,
+         [&](int along, int across) { return std::pair{left + across, bottom - along}; });
 }
 
 double Bitmap::text_width(const std::string& text, int scale) {

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "report/chart.h"  // Xy
@@ -41,6 +43,10 @@ class Bitmap {
 
  private:
   void stamp(double cx, double cy, double thickness, Rgb color);
+  // Sets the pixels of `text`'s glyphs; `place` maps a pixel's offset along the text and across
+  // it to bitmap coordinates (the text's direction).
+  void glyphs(const std::string& text, Rgb color, int scale,
+              const std::function<std::pair<int, int>(int along, int across)>& place);
   int width_, height_;
   std::vector<std::uint8_t> pixels_;
 };
