@@ -57,4 +57,8 @@ chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir
   >"$work/chromium.log" 2>&1 || { tail -n 20 "$work/chromium.log"; fail "chromium failed"; }
 /usr/bin/python3 "$here/check_report.py" "$work/out/report.html" "$work/out/screenshot.png" \
   --workers 3 2 --strategies gradient_sharing allreduce
+# Kept for a person to look at: the page and its screenshot, in the test's working directory.
+keep=$PWD/report-real-runs
+rm -rf "$keep" && cp -r "$work/out" "$keep"
+echo "screenshot: $keep/screenshot.png (page: $keep/report.html)"
 echo PASS
