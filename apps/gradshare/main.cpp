@@ -1,6 +1,7 @@
 // main.cpp: the gradshare command line. Parses the subcommand and hands over to the library;
 // turns errors into one line on stderr and the documented exit codes:
 //   0 success, 1 runtime failure, 2 user error, 75 stopped on a signal after checkpointing.
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -271,6 +272,10 @@ int dispatch(const std::vector<std::string>& argv) {
 
 int main(int argc, char** argv) {
   gradshare::ckpt::skip_hdf5_exit_cleanup();
+  // A rank killed on another node closes its TCP connections: a write to one must come back
+  // from MPI as an error (ULFM reports the failure), not as a SIGPIPE that ends this process
+  // silently inside MPI.
+  std::signal(SIGPIPE, SIG_IGN);
   try {
     return dispatch(std::vector<std::string>(argv + 1, argv + argc));
   } catch (const UserError& error) {
