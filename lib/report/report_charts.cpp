@@ -162,6 +162,8 @@ std::string event_color(const std::string& kind) {
   if (kind == "recovery") return "#b00020";
   if (kind == "resize") return "#e08000";
   if (kind == "resume") return "#6a3d9a";
+  if (kind == "restart") return "#d0a000";
+  if (kind == "early stop") return "#2ca02c";
   return "#000000";  // stop
 }
 

@@ -204,6 +204,15 @@ std::vector<Event> RunData::events() const {
       add(record, "resume",
           "from " + fs::path(f.string_at("checkpoint").value_or("?")).filename().string() +
               format(", epoch %.0f", f.number_at("epoch").value_or(0)));
+    } else if (record.kind == "restart") {
+      add(record, "restart",
+          format("restart %.0f by gradshare run", f.number_at("restart").value_or(0)) +
+              format(" after exit code %.0f", f.number_at("exit_code").value_or(0)) +
+              format(", back-off %.1f s", f.number_at("backoff_seconds").value_or(0)));
+    } else if (record.kind == "early_stop") {
+      add(record, "early stop",
+          format("after epoch %.0f: ", f.number_at("epoch").value_or(0)) +
+              f.string_at("reason").value_or(""));
     }
   }
   // A session without a "final" record stopped early: a stop signal, a failure or a kill (or

@@ -33,7 +33,7 @@ struct Point {
 enum class Axis { kTime, kStep };
 
 struct Event {
-  std::string kind;  // checkpoint, recovery, resize, resume, stop
+  std::string kind;  // checkpoint, recovery, resize, resume, restart, early stop, stop
   double time = 0;
   std::optional<double> step;
   std::string detail;

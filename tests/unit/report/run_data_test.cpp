@@ -94,6 +94,23 @@ TEST_F(RunDataTest, ResumedSessionsFollowEachOtherAndEventsAreFound) {
   EXPECT_NE(events[3].detail.find("lost ranks [2], replaced by [2]"), std::string::npos) << events[3].detail;
 }
 
+TEST_F(RunDataTest, RestartsAndEarlyStopsAreEvents) {
+  write("metrics.jsonl",
+        "{\"kind\":\"step\",\"step\":100,\"loss\":0.9,\"t\":5}\n"
+        "{\"kind\":\"restart\",\"restart\":1,\"exit_code\":137,\"backoff_seconds\":5,\"t\":0.001}\n"
+        "{\"kind\":\"epoch\",\"epoch\":2,\"step\":200,\"t\":2}\n"
+        "{\"kind\":\"early_stop\",\"epoch\":2,\"reason\":\"test accuracy has not improved\",\"t\":2}\n"
+        "{\"kind\":\"final\",\"test_accuracy\":0.8,\"t\":3}\n");
+  const auto events = RunData::load(dir_.string()).events();
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0].kind, "stop");  // the crashed session
+  EXPECT_EQ(events[1].kind, "restart");
+  EXPECT_NE(events[1].detail.find("restart 1 by gradshare run after exit code 137"), std::string::npos)
+      << events[1].detail;
+  EXPECT_EQ(events[2].kind, "early stop");
+  EXPECT_NE(events[2].detail.find("after epoch 2: test accuracy"), std::string::npos) << events[2].detail;
+}
+
 TEST_F(RunDataTest, OlderFilesUseWallSecondsAndResumeRecords) {
   write("metrics.jsonl",
         "{\"kind\":\"epoch\",\"epoch\":1,\"step\":10,\"wall_seconds\":8}\n"
