@@ -179,13 +179,16 @@ int command_config(const std::vector<std::string>& args) {
 int command_run(const std::vector<std::string>& args) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     std::printf(
-        "usage: gradshare run [--max-restarts 3] [--backoff 5] [--max-backoff 300] -- COMMAND ...\n"
+        "usage: gradshare run [--max-restarts 3] [--backoff 5] [--max-backoff 300]\n"
+        "                     [--hang-seconds 60] -- COMMAND ...\n"
         "  Runs COMMAND, e.g. mpirun -n 5 gradshare train CONFIG.yaml run.dir=runs/x, and restarts\n"
         "  it when it crashes (a lost master, a killed rank, an MPI failure): after --backoff\n"
         "  seconds, doubled for each further restart up to --max-backoff, at most --max-restarts\n"
         "  times. Each restart resumes run.dir from its newest good checkpoint and adds a\n"
         "  \"restart\" record to its metrics.jsonl. Not restarted: success, bad input (exit 2),\n"
-        "  divergence (3), and a stop signal (75, passed on to COMMAND: requeue the job).\n");
+        "  divergence (3), and a stop signal (75, passed on to COMMAND: requeue the job).\n"
+        "  COMMAND still running --hang-seconds after every process it started has ended (an\n"
+        "  mpirun hang) is killed and counts as a crash.\n");
     return args.empty() ? gradshare::core::kExitUserError : 0;
   }
   return gradshare::supervise::run_command(args);

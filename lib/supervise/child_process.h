@@ -12,9 +12,16 @@ void forward_stop_signals();
 // True once a stop signal reached this process.
 bool stop_signal_received();
 
-// Runs `command` (PATH lookup) to its end. Returns its exit code, 128 + N when signal N ended
-// it, and 127 when it could not be executed (the reason on stderr).
-int run_child(const std::vector<std::string>& command);
+struct ChildEnd {
+  int code = 0;          // exit code; 128 + N when signal N ended it; 127: could not be executed
+  bool hung = false;     // killed by us: it outlived all its own children (see run_child)
+};
+
+// Runs `command` (PATH lookup) to its end. A launcher whose processes have all ended but which
+// does not exit (Open MPI 5.0.7's prterun was seen to after a rank died in MPI_Init) is killed
+// with SIGKILL once it has had children and then none alive for `childless_seconds`; a command
+// that never had a child is left alone.
+ChildEnd run_child(const std::vector<std::string>& command, double childless_seconds);
 
 // Sleeps up to `seconds`; returns early (false) when a stop signal arrives.
 bool sleep_unless_stopped(double seconds);

@@ -118,6 +118,7 @@ int run_command(const std::vector<std::string>& args) {
     if (flag == "--max-restarts") policy.max_restarts = parse_count(flag, value);
     else if (flag == "--backoff") policy.backoff_seconds = parse_seconds(flag, value);
     else if (flag == "--max-backoff") policy.max_backoff_seconds = parse_seconds(flag, value);
+    else if (flag == "--hang-seconds") policy.hang_seconds = parse_seconds(flag, value);
     else throw core::UserError("run: unknown option '" + flag + "' (see gradshare run --help)");
   }
   if (command.empty()) throw core::UserError("run: no command after -- (see gradshare run --help)");
@@ -129,7 +130,11 @@ int run_command(const std::vector<std::string>& args) {
     core::log_info("attempt " + std::to_string(restart + 1) + " of " +
                    std::to_string(policy.max_restarts + 1) + ": " + joined(command));
     const std::time_t attempt_start = std::time(nullptr);
-    const int code = run_child(command);
+    const ChildEnd end = run_child(command, policy.hang_seconds);
+    const int code = end.code;
+    if (end.hung)
+      core::log_warn(command[0] + " did not exit " + std::to_string(policy.hang_seconds) +
+                     " s after every process it started had ended: killed it (a launcher hang)");
     const Next next = decide(code, stop_signal_received());
     if (next == Next::kDone) {
       core::log_info("the job finished after " + std::to_string(restart) + " restart(s)");

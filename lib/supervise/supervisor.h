@@ -1,6 +1,7 @@
 // supervisor.h: `gradshare run`, a job that restarts itself after an abnormal end.
 //
-//   gradshare run [--max-restarts K] [--backoff S] [--max-backoff S] -- COMMAND [ARG ...]
+//   gradshare run [--max-restarts K] [--backoff S] [--max-backoff S] [--hang-seconds H]
+//                 -- COMMAND [ARG ...]
 //
 // COMMAND (typically `mpirun -n N gradshare train CONFIG run.dir=DIR ...`) is started as a
 // child process and waited for; its exit code decides:
@@ -17,7 +18,9 @@
 // auto finds the newest good checkpoint there). Before a restart the supervisor removes a run
 // lock the ended attempt left behind (one made since the attempt started: the master may have
 // run on another host, where the lock's owner cannot be checked), and appends a "restart"
-// record to DIR/metrics.jsonl. SIGTERM, SIGUSR1 and SIGINT are passed on to COMMAND; one that
+// record to DIR/metrics.jsonl. A launcher that stays H seconds (default 60) after every process
+// it started has ended (Open MPI 5.0.7's prterun was seen to, after a rank died in MPI_Init) is
+// killed and counts as a crash. SIGTERM, SIGUSR1 and SIGINT are passed on to COMMAND; one that
 // arrives during a back-off ends the supervisor with 75 at once.
 #pragma once
 
@@ -30,6 +33,7 @@ struct RestartPolicy {
   int max_restarts = 3;
   double backoff_seconds = 5;
   double max_backoff_seconds = 300;
+  double hang_seconds = 60;
 };
 
 // What to do after an attempt ended with `exit_code`.

@@ -82,6 +82,26 @@ PY
 fail() { echo "FAIL: $*"; for f in "$work"/*.log; do echo "== $f"; tail -n 30 "$f"; done; exit 1; }
 
 # The pid of logical rank RANK of run NAME, once its process exists (empty after 10 s).
+# wait_ranks JOB NAME: waits for background job JOB (a `run NAME`) and sets $code. Open MPI
+# 5.0.7's prterun was seen to stay forever after every rank of a job killed early in MPI_Init had
+# ended (the killed rank a zombie it never reaped): once no rank of the job has been alive for
+# 60 s, prterun is killed, the hang is said, and $prterun_hung is set.
+wait_ranks() {
+  local job=$1 name=$2 idle=0
+  prterun_hung=0
+  while kill -0 "$job" 2>/dev/null && [ "$idle" -lt 600 ]; do
+    if pgrep -f "gradshare train .*$work/$name" >/dev/null; then idle=0; else idle=$((idle + 1)); fi
+    sleep 0.1
+  done
+  if kill -0 "$job" 2>/dev/null; then
+    prterun_hung=1
+    pkill -9 -f "prterun.*$work/$name" || true
+    echo "$name: every rank ended 60 s ago but Open MPI's prterun did not: killed it"
+  fi
+  code=0
+  wait "$job" || code=$?
+}
+
 pid_of() {
   local name=$1 rank=$2
   for _ in $(seq 1000); do
@@ -204,8 +224,7 @@ case "$scenario" in
       [ -n "$pid" ] || fail "rank 2 of $name never started"
       sleep "$delay"
       kill -9 "$pid" 2>/dev/null || true
-      code=0
-      wait "$job" || code=$?
+      wait_ranks "$job" "$name"
       if grep -qa "(null)\|ompi_dpm" "$work/$name.log"; then fail "$name: a garbled message"; fi
       if [ "$code" -eq 0 ]; then
         python3 "$here/check_run.py" "$work/$name" "${checks[@]}" --recoveries 1 --replaced 1 \
@@ -213,7 +232,7 @@ case "$scenario" in
         echo "$name: killed while training, replaced"
       elif grep -q "It looks like MPI_INIT failed" "$work/$name.log"; then
         # Killed early in MPI_Init, the others' MPI_Init can fail too; Open MPI then ends the
-        # job itself, non-zero, before gradshare has a say.
+        # job itself, non-zero, before gradshare has a say (or, see wait_ranks, hangs).
         echo "$name: MPI_Init failed on the survivors, exit code $code"
       else
         [ "$code" -eq 1 ] || fail "$name: exit code $code, expected 1"

@@ -48,10 +48,24 @@ TEST(Supervisor, RejectsBadOptions) {
 }
 
 TEST(ChildProcess, ReportsExitCodesSignalsAndExecFailures) {
-  EXPECT_EQ(run_child({"sh", "-c", "exit 0"}), 0);
-  EXPECT_EQ(run_child({"sh", "-c", "exit 42"}), 42);
-  EXPECT_EQ(run_child({"sh", "-c", "kill -9 $$"}), 128 + 9);
-  EXPECT_EQ(run_child({"/nonexistent/program"}), 127);
+  EXPECT_EQ(run_child({"sh", "-c", "exit 0"}, 60).code, 0);
+  EXPECT_EQ(run_child({"sh", "-c", "exit 42"}, 60).code, 42);
+  EXPECT_EQ(run_child({"sh", "-c", "kill -9 $$"}, 60).code, 128 + 9);
+  EXPECT_EQ(run_child({"/nonexistent/program"}, 60).code, 127);
+}
+
+// A launcher whose processes all ended but which stays (what prterun did) is killed; one that
+// never started a process, or is still waiting for a live one, is not.
+TEST(ChildProcess, KillsALauncherThatOutlivesItsProcesses) {
+  const auto hung = run_child({"sh", "-c", "sleep 0.5 & wait; exec sleep 30"}, 1.0);
+  EXPECT_TRUE(hung.hung);
+  EXPECT_EQ(hung.code, 128 + 9);
+  const auto childless = run_child({"sh", "-c", "exec sleep 2"}, 0.5);
+  EXPECT_FALSE(childless.hung);
+  EXPECT_EQ(childless.code, 0);
+  const auto waiting = run_child({"sh", "-c", "sleep 2; exit 5"}, 0.5);
+  EXPECT_FALSE(waiting.hung);
+  EXPECT_EQ(waiting.code, 5);
 }
 
 }  // namespace
