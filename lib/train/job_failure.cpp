@@ -72,6 +72,9 @@ void end_job_lost_at_startup(const RunContext& context, int rc) {
   if (context.rank == reporter) {
     const std::string line = lost_at_startup(failed, context) + " (" + comm::mpi_error_string(rc) + ")";
     std::fprintf(stderr, "gradshare: error: %s\n", line.c_str());
+    std::fflush(nullptr);
+    // MPI_Abort makes mpirun kill every rank: give it a moment to forward the line first.
+    std::this_thread::sleep_for(std::chrono::seconds(1));
   } else {
     // The reporter's MPI_Abort ends this rank too; leaving it the time to print its line.
     std::this_thread::sleep_for(std::chrono::seconds(2));

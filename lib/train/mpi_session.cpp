@@ -27,6 +27,9 @@ class ExitDeadline {
         return;
       if (!line.empty()) std::fprintf(stderr, "gradshare: %s\n", line.c_str());
       std::fflush(nullptr);
+      // mpirun may end once every rank has exited, before it has forwarded the line: the rank
+      // that prints it leaves after 1 s, the others after 2 s.
+      std::this_thread::sleep_for(std::chrono::seconds(line.empty() ? 2 : 1));
       std::_Exit(code);
     });
   }
