@@ -87,13 +87,13 @@ void Logger::write(LogLevel level, std::string_view message) {
 void Logger::write_progress(std::string_view message) {
   if (!enabled(LogLevel::kInfo)) return;
   const auto now = std::chrono::steady_clock::now();
-  std::string line = stamped(LogLevel::kInfo, message);
   std::lock_guard lock(mutex_);
   if (progress_written_ &&
       std::chrono::duration<double>(now - last_progress_).count() < progress_interval_)
-    return;
+    return;  // most progress lines of a fast run end here, before any formatting
   progress_written_ = true;
   last_progress_ = now;
+  std::string line = stamped(LogLevel::kInfo, message);
   if (terminal_ && stderr_is_terminal_) {
     line.pop_back();  // the line stays open: the next progress line overwrites it
     std::fprintf(stderr, "\r%s\033[K", line.c_str());

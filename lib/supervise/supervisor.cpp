@@ -4,13 +4,12 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "core/errors.h"
 #include "core/log.h"
 #include "supervise/child_process.h"
 #include "train/metrics_log.h"
+#include "train/run_lock.h"
 
 namespace gradshare::supervise {
 
@@ -43,24 +42,11 @@ std::string joined(const std::vector<std::string>& command) {
   return text;
 }
 
-// The `started` time (UTC, "%Y-%m-%dT%H:%M:%SZ") of a run lock; -1 when unreadable.
-std::time_t lock_started(const std::string& path) {
-  std::ifstream in(path);
-  std::string key, value;
-  while (in >> key >> value) {
-    if (key != "started") continue;
-    std::tm utc{};
-    if (!strptime(value.c_str(), "%Y-%m-%dT%H:%M:%SZ", &utc)) return -1;
-    return timegm(&utc);
-  }
-  return -1;
-}
-
 // A lock made since the attempt started is the ended attempt's own: its master is gone.
 void remove_lock_of_attempt(const std::string& run_dir, std::time_t attempt_start) {
   const std::string path = run_dir + "/run.lock";
   if (!fs::exists(path)) return;
-  const std::time_t started = lock_started(path);
+  const std::time_t started = train::RunLock::started_at(path);
   if (started < attempt_start) return;  // another job's (or unreadable): run_lock.h decides
   std::error_code error;
   fs::remove(path, error);

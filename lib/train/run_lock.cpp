@@ -56,13 +56,15 @@ std::string env_or_empty(const char* name) {
   return value ? value : "";
 }
 
+constexpr const char* kStartedFormat = "%Y-%m-%dT%H:%M:%SZ";  // UTC
+
 std::string lock_text() {
   const long pid = static_cast<long>(getpid());
   std::time_t now = std::time(nullptr);
   std::tm utc{};
   gmtime_r(&now, &utc);
   char started[32];
-  std::strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  std::strftime(started, sizeof started, kStartedFormat, &utc);
   std::string text = "pid " + std::to_string(pid) + "\nhost " + host_name() + "\nprocess_start " +
                      process_stat(pid).start + "\nstarted " + started + "\n";
   const auto job = env_or_empty("SLURM_JOB_ID");
@@ -181,6 +183,13 @@ RunLock::~RunLock() {
   refresher_.join();
   std::error_code error;
   fs::remove(path_, error);
+}
+
+std::time_t RunLock::started_at(const std::string& lock_path) {
+  const auto started = read_lock(lock_path)["started"];
+  std::tm utc{};
+  if (started.empty() || !strptime(started.c_str(), kStartedFormat, &utc)) return -1;
+  return timegm(&utc);
 }
 
 }  // namespace gradshare::train

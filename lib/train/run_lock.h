@@ -13,6 +13,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <ctime>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -29,6 +30,9 @@ class RunLock {
   // a line describing a stale lock that was replaced, if any. UserError when the directory
   // is in use or cannot be written.
   static std::unique_ptr<RunLock> acquire(const std::string& directory, std::string* took_over);
+
+  // When the lock file at `lock_path` was made (its `started` line); -1 when unreadable.
+  static std::time_t started_at(const std::string& lock_path);
 
   explicit RunLock(std::string path);  // of a lock file this process has just made
   RunLock(const RunLock&) = delete;
