@@ -17,10 +17,7 @@ gradshare=$1 mpiexec=$2 config=$3 strategy=$4 accuracy_rule=$5 signal=${6:-KILL}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 work=$(mktemp -d)
 trap 'pkill -9 -f "gradshare train .*$work" 2>/dev/null || true; rm -rf "$work"' EXIT
-# 200: the kill window below (every/2 steps) must stay wide against how far a run gets between
-# two looks at metrics.jsonl on a loaded machine (Downpour, 2 workers: ~500 steps/s; with 100
-# the kill once landed 60 steps after the window, after the next checkpoint was due).
-every=200
+every=100
 args=(training.strategy="$strategy" training.epochs=2 logging.every_steps=10
       checkpoint.every_steps=$every checkpoint.every_epoch=false)
 run() {  # run DIR: one job of 3 ranks writing into DIR
