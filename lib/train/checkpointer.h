@@ -1,7 +1,8 @@
 // checkpointer.h: when the master writes checkpoints, where, how many it keeps, and which one a
 // run resumes from.
 //   <run dir>/checkpoints/ckpt-<iteration, 12 digits>.h5, newest checkpoint.keep kept.
-//   Written every checkpoint.every_steps steps, every checkpoint.every_seconds seconds, at the
+//   Written at every multiple of checkpoint.every_steps steps (once the master's step passes
+//   it), every checkpoint.every_seconds seconds, at the
 //   end of every epoch (checkpoint.every_epoch) and when a stop signal arrives.
 //   checkpoint.resume: auto (newest valid checkpoint of the run directory; corrupt ones are
 //   reported and skipped), never, or the path of a checkpoint.

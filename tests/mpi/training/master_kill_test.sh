@@ -31,22 +31,36 @@ echo "== run interrupted by SIG$signal to rank $rank"
 run "$work/killed" >"$work/killed-1.log" 2>&1 &
 job=$!
 # Find the rank's process, then wait until the run is past its second checkpoint and 20 to
-# every/2 steps beyond its newest one: well before the next is due (a checkpoint is written a
-# moment after it is due, and a strategy can run many steps per poll), so the bound on
-# repeated work is what is tested, not the timing of the poll. A run past that window waits for
-# its next checkpoint.
+# every/2 steps beyond its newest one: well before the next is due, so the bound on repeated
+# work is what is tested, not the timing of the poll. Rank 0 writes both the step records and
+# the checkpoints, so it is stopped (SIGSTOP) while the window is checked: a check that raced
+# the run could otherwise signal it in the middle of its next checkpoint.
 target=""
+newest_checkpoint() {
+  ls "$work/killed/checkpoints" 2>/dev/null | sed -n 's/^ckpt-0*\([0-9][0-9]*\)\.h5$/\1/p' | sort -n | tail -1 || true
+}
+last_step() {
+  grep -o '"kind":"step","step":[0-9]*' "$work/killed/metrics.jsonl" 2>/dev/null | tail -1 | grep -o '[0-9]*$' || true
+}
+in_window() {
+  local last newest
+  last=$(last_step) newest=$(newest_checkpoint)
+  [ -n "$last" ] && [ -n "$newest" ] && [ "$newest" -ge $((2 * every)) ] &&
+    [ "$last" -ge $((newest + 20)) ] && [ "$last" -lt $((newest + every / 2)) ]
+}
+master=""
 for _ in $(seq 6000); do
-  if [ -z "$target" ]; then
-    for pid in $(pgrep -f "gradshare train .*$work/killed" || true); do
-      if tr '\0' '\n' </proc/"$pid"/environ 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$rank"; then target=$pid; fi
-    done
-  fi
-  last=$(grep -o '"kind":"step","step":[0-9]*' "$work/killed/metrics.jsonl" 2>/dev/null | tail -1 | grep -o '[0-9]*$' || true)
-  newest=$(ls "$work/killed/checkpoints" 2>/dev/null | sed -n 's/^ckpt-0*\([0-9][0-9]*\)\.h5$/\1/p' | sort -n | tail -1 || true)
-  if [ -n "$target" ] && [ -n "$last" ] && [ -n "$newest" ] && [ "$newest" -ge $((2 * every)) ] &&
-     [ "$last" -ge $((newest + 20)) ] && [ "$last" -lt $((newest + every / 2)) ]; then
-    break
+  for pid in $(pgrep -f "gradshare train .*$work/killed" || true); do
+    [ -n "$target" ] && [ -n "$master" ] && break
+    env=$(tr '\0' '\n' </proc/"$pid"/environ 2>/dev/null || true)
+    if grep -qx "OMPI_COMM_WORLD_RANK=$rank" <<<"$env"; then target=$pid; fi
+    if grep -qx "OMPI_COMM_WORLD_RANK=0" <<<"$env"; then master=$pid; fi
+  done
+  newest=$(newest_checkpoint)
+  if [ -n "$target" ] && [ -n "$master" ] && [ -n "$newest" ] && [ "$newest" -ge $((2 * every)) ]; then
+    kill -STOP "$master"
+    if in_window; then break; fi
+    kill -CONT "$master"
   fi
   kill -0 "$job" 2>/dev/null || break
   sleep 0.05
@@ -55,6 +69,7 @@ kill -0 "$job" 2>/dev/null && [ -n "$target" ] ||
   { echo "FAIL: the run ended (or rank $rank was not found) before it could be interrupted"; cat "$work/killed-1.log"; exit 1; }
 signalled=$(date +%s.%N)
 kill -s "$signal" "$target"
+kill -CONT "$master" 2>/dev/null || true
 code=0
 wait "$job" || code=$?
 if [ "$signal" = KILL ]; then
