@@ -52,6 +52,10 @@ const char* tag_name(Tag tag) {
       return "state taken";
     case Tag::kFinish:
       return "finish";
+    case Tag::kResyncStateFetch:
+      return "resync state fetch";
+    case Tag::kResyncState:
+      return "resync state";
   }
   return "unknown tag";
 }

@@ -37,9 +37,11 @@ enum class Tag : int {
   kDiverged,      // a worker's loss exploded (divergence guard): the step and the reason
   kStateTaken,    // the master has its checkpoint snapshot: paused workers train on
   kFinish,        // early stopping: the synchronous workers end training at their next round
+  kResyncStateFetch,  // recovery: the master asks a replica for its whole state
+  kResyncState,       // recovery: a replica's whole state (parameters and applied IDs)
 };
 inline constexpr int kFirstTag = static_cast<int>(Tag::kPartitionRequest);
-inline constexpr int kLastTag = static_cast<int>(Tag::kFinish);
+inline constexpr int kLastTag = static_cast<int>(Tag::kResyncState);
 
 // "partition request", "heartbeat", ...
 const char* tag_name(Tag tag);

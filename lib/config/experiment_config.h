@@ -69,7 +69,11 @@ struct FaultInjection {
   X(data, test_subset, std::int64_t, 0, GS_RANGE(0, 1.0e9), "Use only the first N test samples") \
   X(data, shuffle, bool, true, GS_ANY, "Shuffle the training set every epoch (from run.seed)")  \
   X(data, partition_batches, std::int64_t, 20, GS_RANGE(1, 1.0e6),                             \
-    "Minibatches per data partition, the unit of work the master hands out")
+    "Minibatches per data partition, the unit of work the master hands out")                   \
+  X(data, read, std::string, "auto", GS_CHOICES("auto", "memory", "partitions"),               \
+    "memory: every rank loads the training set; partitions: a rank reads the samples it trains "\
+    "on from the file (plain IDX or contiguous HDF5); auto: partitions when the training "      \
+    "features take more than 1 GiB as floats and the file allows it")
 
 #define GS_MODEL_KEYS(X)                                                                       \
   X(model, input_shape, std::vector<std::int64_t>, (std::vector<std::int64_t>{1, 28, 28}),     \
@@ -224,6 +228,10 @@ struct FaultInjection {
   X(fault_tolerance, on_worker_failure, std::string, "replace",                                \
     GS_CHOICES("replace", "shrink", "abort"), "What to do when a worker dies")                 \
   X(fault_tolerance, spares, std::int64_t, 0, GS_RANGE(0, 1.0e6), "Spare ranks kept for replacement") \
+  X(fault_tolerance, keep_bytes, std::int64_t, 16777216, GS_RANGE(0, 1.0e12),                   \
+    "Gradient sharing: bytes of recent peer updates each replica keeps for the resync after a "  \
+    "failure, whatever the number of workers (a replica lacking an older one is sent a whole "   \
+    "state)")                                                                                   \
   X(fault_tolerance, inject, std::vector<FaultInjection>, {}, GS_ANY,                          \
     "Faults to inject: [{rank: R, at_step: S, kind: sigkill|exit|hang}]")
 

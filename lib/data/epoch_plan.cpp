@@ -58,4 +58,14 @@ std::vector<std::int64_t> EpochPlan::partition_sizes() const {
   return sizes;
 }
 
+std::vector<std::vector<std::uint32_t>> EpochPlan::partition_indices(std::size_t p) const {
+  const auto range = partition(p);
+  std::vector<std::vector<std::uint32_t>> batches;
+  for (std::size_t b = range.first_batch; b < range.end_batch; ++b) {
+    const auto indices = batch_indices(b);
+    batches.emplace_back(indices.begin(), indices.end());
+  }
+  return batches;
+}
+
 }  // namespace gradshare::data

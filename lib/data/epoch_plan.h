@@ -38,6 +38,8 @@ class EpochPlan {
   std::vector<std::int64_t> partition_sizes() const;
   // Sample indices of minibatch b, in the shuffled order.
   std::span<const std::uint32_t> batch_indices(std::size_t b) const;
+  // The sample indices of every minibatch of partition p (data::read_ahead's argument).
+  std::vector<std::vector<std::uint32_t>> partition_indices(std::size_t p) const;
 
  private:
   std::vector<std::uint32_t> order_;

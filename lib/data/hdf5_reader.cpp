@@ -147,8 +147,10 @@ std::int64_t num_classes_attribute(hid_t labels, const std::string& path, const 
 
 }  // namespace
 
-Dataset read_hdf5(const std::string& path, const std::string& features_dataset,
-                  const std::string& labels_dataset) {
+namespace {
+
+Dataset read_file(const std::string& path, const std::string& features_dataset,
+                  const std::string& labels_dataset, bool with_features) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) fail(path, "cannot open: no such file");
@@ -204,12 +206,25 @@ Dataset read_hdf5(const std::string& path, const std::string& features_dataset,
   }
   dataset.num_classes = static_cast<std::int32_t>(declared_classes);
 
-  dataset.features =
-      read_all<float>(features.get(), H5T_NATIVE_FLOAT, feature_dims, path, features_dataset);
+  if (with_features)
+    dataset.features =
+        read_all<float>(features.get(), H5T_NATIVE_FLOAT, feature_dims, path, features_dataset);
   if (feature_dims.size() == 3) dataset.sample_shape.push_back(1);
   for (std::size_t d = 1; d < feature_dims.size(); ++d)
     dataset.sample_shape.push_back(static_cast<std::int64_t>(feature_dims[d]));
   return dataset;
+}
+
+}  // namespace
+
+Dataset read_hdf5(const std::string& path, const std::string& features_dataset,
+                  const std::string& labels_dataset) {
+  return read_file(path, features_dataset, labels_dataset, true);
+}
+
+Dataset read_hdf5_labels(const std::string& path, const std::string& features_dataset,
+                         const std::string& labels_dataset) {
+  return read_file(path, features_dataset, labels_dataset, false);
 }
 
 }  // namespace gradshare::data

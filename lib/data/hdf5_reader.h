@@ -16,5 +16,9 @@ namespace gradshare::data {
 
 Dataset read_hdf5(const std::string& path, const std::string& features_dataset,
                   const std::string& labels_dataset);
+// The same checks and labels, num_classes and sample shape, without the features (partitioned
+// reading reads them by rows, row_file.h).
+Dataset read_hdf5_labels(const std::string& path, const std::string& features_dataset,
+                         const std::string& labels_dataset);
 
 }  // namespace gradshare::data

@@ -27,6 +27,11 @@ namespace gradshare::data {
 inline constexpr std::uint64_t kValidationStream = 3;
 
 // Errors are core::UserError naming the file (or the config key) and the fault.
-DataSplits load_data(const config::DataConfig& config, std::uint64_t seed);
+// data.read partitions (or auto on a large file): the training split's features stay in the
+// file (Dataset::reader, sample_reader.h), read by the samples trained; one streaming pass
+// checks them and fits the normalisation. Without `evaluation_sets` (a rank that never
+// evaluates) neither the test set nor the validation samples are read into memory.
+DataSplits load_data(const config::DataConfig& config, std::uint64_t seed,
+                     bool evaluation_sets = true);
 
 }  // namespace gradshare::data

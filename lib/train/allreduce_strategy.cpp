@@ -13,6 +13,7 @@
 #include "comm/mpi_error.h"
 #include "core/errors.h"
 #include "core/log.h"
+#include "core/memory.h"
 #include "core/stop_signal.h"
 #include "core/timer.h"
 #include "core/rng.h"
@@ -24,6 +25,7 @@
 #include "train/divergence_guard.h"
 #include "train/epoch_report.h"
 #include "train/model_file.h"
+#include "train/peak_memory.h"
 #include "train/progress.h"
 #include "train/worker_state.h"
 
@@ -164,6 +166,12 @@ int run_master(RunContext& context, comm::ControlPlane& control) {
       const bool stopped = reader.get<std::uint8_t>() != 0;
       const auto step = reader.get<std::int64_t>();
       take_parameters(reader.get_vector<float>());
+      const auto peaks = reader.get_vector<std::int64_t>();
+      reader.expect_end();
+      PeakMemory peak_memory;
+      for (std::size_t w = 0; w < peaks.size(); ++w)
+        peak_memory.add(static_cast<int>(w) + 1, peaks[w]);  // worker w is rank w + 1
+      peak_memory.summarize(context);
       if (stopped) return core::kExitRequeue;
       ckpt::write_checkpoint(context.run_directory.file("model.h5"),
                              make_checkpoint(context, model, nullptr, step,
@@ -211,6 +219,14 @@ int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm worker
   // flags every worker must agree on: stop (a signal arrived), checkpoint (time is due) and
   // finish (the master's kFinish to worker 1: early stopping ends training after this step).
   std::vector<float> reduced(n + 6);
+  // Every worker's peak resident memory, gathered at worker 1 for the master's summary.
+  auto gather_peak_memory = [&] {
+    const std::int64_t own = core::peak_resident_bytes();
+    std::vector<std::int64_t> peaks(index == 0 ? static_cast<std::size_t>(count) : 0);
+    comm::check_mpi(MPI_Gather(&own, 1, MPI_INT64_T, peaks.data(), 1, MPI_INT64_T, 0, workers),
+                    "MPI_Gather");
+    return peaks;
+  };
   bool finish_asked = false;
   std::vector<float> update(n);
   core::Rng dropout_rng = core::Rng::derive(seed, 3, static_cast<std::uint64_t>(context.rank));
@@ -230,6 +246,12 @@ int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm worker
     if (epoch != plan_epoch) {
       plan.emplace(train_set.size(), batch_size, cfg.data.partition_batches, seed, epoch, cfg.data.shuffle);
       plan_epoch = epoch;
+      std::vector<std::vector<std::uint32_t>> mine;  // this worker's minibatches of the epoch
+      for (std::int64_t b = s * count + index; b < batches; b += count) {
+        const auto indices = plan->batch_indices(static_cast<std::size_t>(b));
+        mine.emplace_back(indices.begin(), indices.end());
+      }
+      data::read_ahead(train_set, std::move(mine));
     }
     const std::int64_t b = s * count + index;
     std::fill(reduced.begin(), reduced.end(), 0.0f);
@@ -272,7 +294,10 @@ int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm worker
     const bool epoch_end = step % per_epoch == 0;
     const bool finish = reduced[n + 5] > 0 && !stop;
     if (index != 0) {
-      if (stop) return core::kExitRequeue;
+      if (stop) {
+        gather_peak_memory();
+        return core::kExitRequeue;
+      }
       if (finish) break;
       continue;
     }
@@ -297,14 +322,16 @@ int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm worker
     if (stop) {
       control.send(0, comm::Tag::kDone,
                    comm::ByteWriter().put<std::uint8_t>(1).put(step).put_vector(
-                       std::span<const float>(model.parameters())).bytes());
+                       std::span<const float>(model.parameters())).put_vector(
+                       gather_peak_memory()).bytes());
       return core::kExitRequeue;
     }
   }
+  const auto peaks = gather_peak_memory();
   if (index == 0)
     control.send(0, comm::Tag::kDone,
                  comm::ByteWriter().put<std::uint8_t>(0).put(step).put_vector(
-                     std::span<const float>(model.parameters())).bytes());
+                     std::span<const float>(model.parameters())).put_vector(peaks).bytes());
   return core::kExitOk;
 }
 

@@ -22,6 +22,7 @@
 #include "train/checkpointer.h"
 #include "train/divergence_guard.h"
 #include "train/downpour_checkpoint.h"
+#include "train/peak_memory.h"
 #include "train/downpour_roles.h"
 #include "train/epoch_report.h"
 #include "train/model_file.h"
@@ -206,6 +207,7 @@ int run_downpour_master(RunContext& context, nn::Model& model, DownpourTransport
     poll_during([&] { checkpointer.write(c); }, [&] { return server.poll(); });
   };
   std::map<int, std::vector<float>> drained;
+  PeakMemory peak_memory;
   int done = 0;
   bool pull_signalled = false;
   bool stopping = false;
@@ -252,10 +254,14 @@ int run_downpour_master(RunContext& context, nn::Model& model, DownpourTransport
                std::to_string(shutdown_code(*message)) + " asked)");
           break;
         case comm::Tag::kMetrics:
-        case comm::Tag::kDone:
           progress.add(reader.get<DownpourReport>());
           reader.expect_end();
-          if (message->tag == comm::Tag::kDone) ++done;
+          break;
+        case comm::Tag::kDone:
+          progress.add(reader.get<DownpourReport>());
+          peak_memory.add(worker, reader.get<std::int64_t>());
+          reader.expect_end();
+          ++done;
           break;
         case comm::Tag::kDrained:
           drained[worker] = reader.get_vector<float>();
@@ -346,6 +352,7 @@ int run_downpour_master(RunContext& context, nn::Model& model, DownpourTransport
                             .add("dense_bytes", static_cast<std::int64_t>(4 * n))
                             .add("consistency_max_difference", worst.max_difference)
                             .add("consistent", worst.identical));
+  peak_memory.summarize(context);
   // A stop checkpoints here: every worker's updates are applied and the servers are quiet. An
   // outstanding request is completed too, so that no reply is left unreceived.
   // A diverged model is never saved (an outstanding request is still collected).

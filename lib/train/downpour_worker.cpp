@@ -9,6 +9,7 @@
 #include "comm/byte_io.h"
 #include "core/errors.h"
 #include "core/log.h"
+#include "core/memory.h"
 #include "core/rng.h"
 #include "core/timer.h"
 #include "data/epoch_plan.h"
@@ -128,6 +129,7 @@ int run_downpour_worker(RunContext& context, nn::Model& model, DownpourTransport
                                                seed, grant->epoch, cfg.data.shuffle);
     }
     const auto range = plan->partition(static_cast<std::size_t>(grant->partition));
+    data::read_ahead(train_set, plan->partition_indices(static_cast<std::size_t>(grant->partition)));
     for (std::size_t b = range.first_batch; b < range.end_batch; ++b) {
       // What the previous step left in flight completes here, after it overlapped that step.
       for (auto& link : links) link->advance(report);
@@ -192,7 +194,8 @@ int run_downpour_worker(RunContext& context, nn::Model& model, DownpourTransport
   for (auto& link : links) link->push_all(slice(accumulator, *link), report);
   wait_for_acks();
   report.seconds = report_clock.seconds();
-  control.send(0, comm::Tag::kDone, comm::ByteWriter().put(report).bytes());
+  control.send(0, comm::Tag::kDone, comm::ByteWriter().put(report).put<std::int64_t>(
+                                        core::peak_resident_bytes()).bytes());
   report = DownpourReport{};
   await_master(comm::Tag::kDrainTarget, "the master's signal for the final pull");
   for (auto& link : links) {

@@ -55,7 +55,9 @@ int run_sharing_replacement(RunContext& context, comm::RepairedJob joined) {
   context.size = info.get<std::int32_t>();
   info.expect_end();
   SharingSession session(context, std::move(joined));  // collective with the survivors' repair
-  context.data = data::load_data(context.config.data, static_cast<std::uint64_t>(context.config.run.seed));
+  context.data = data::load_data(context.config.data,
+                                 static_cast<std::uint64_t>(context.config.run.seed),
+                                 /*evaluation_sets=*/false);
   context.run_directory = RunDirectory::attach(run_path);
   log_as_worker(context);
   return run_sharing_worker(context, session, /*replacement=*/true);

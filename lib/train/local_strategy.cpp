@@ -16,6 +16,7 @@
 #include "train/epoch_report.h"
 #include "train/model_file.h"
 #include "train/partition_scheduler.h"
+#include "train/peak_memory.h"
 #include "train/progress.h"
 #include "train/update_recorder.h"
 
@@ -72,6 +73,7 @@ int run_local(RunContext& context) {
       plan_epoch = grant->epoch;
     }
     const auto range = plan->partition(static_cast<std::size_t>(grant->partition));
+    data::read_ahead(train_set, plan->partition_indices(static_cast<std::size_t>(grant->partition)));
     for (std::size_t b = range.first_batch; b < range.end_batch; ++b) {
       const auto indices = plan->batch_indices(b);
       data::gather_batch(train_set, indices, inputs.data(), labels.data());
@@ -118,6 +120,7 @@ int run_local(RunContext& context) {
   ckpt::write_checkpoint(context.run_directory.file("model.h5"),
                          make_checkpoint(context, model, optimizer.get(), step, scheduler.position()));
   reporter.finish(model);
+  PeakMemory().summarize(context);
   return 0;
 }
 

@@ -17,6 +17,7 @@
 #include "comm/mpi_error.h"
 #include "core/errors.h"
 #include "core/log.h"
+#include "core/memory.h"
 #include "core/rng.h"
 #include "core/stop_signal.h"
 #include "core/timer.h"
@@ -27,6 +28,7 @@
 #include "train/divergence_guard.h"
 #include "train/epoch_report.h"
 #include "train/model_file.h"
+#include "train/peak_memory.h"
 #include "train/progress.h"
 #include "train/progress_window.h"
 #include "train/worker_state.h"
@@ -276,6 +278,7 @@ int run_master(RunContext& context, comm::ControlPlane& control) {
     snapshots.clear();
   };
   AveragingTotals totals;
+  PeakMemory peak_memory;
   int done = 0;
   bool stop_relayed = false;  // this rank's signal passed on to the workers
   bool stopped = false;       // the workers stopped after a checkpoint
@@ -335,6 +338,7 @@ int run_master(RunContext& context, comm::ControlPlane& control) {
       case comm::Tag::kDone: {
         progress.add(reader.get<AveragingReport>());
         const auto worker_totals = reader.get<AveragingTotals>();
+        peak_memory.add(message->source, reader.get<std::int64_t>());
         const auto parameters = reader.get_vector<float>();
         reader.expect_end();
         if (!parameters.empty()) copy_parameters(parameters, model, message->source);
@@ -387,6 +391,7 @@ int run_master(RunContext& context, comm::ControlPlane& control) {
       .add("mismatched_rounds", totals.mismatched_rounds);
   if (verified) summary.add("averaging_identical", identical);
   context.metrics.write(summary);
+  peak_memory.summarize(context);
   if (verified && !identical)
     throw core::RuntimeError("parameter averaging: the workers' parameters differed after " +
                              std::to_string(totals.mismatched_rounds) + " of " +
@@ -527,6 +532,13 @@ int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm worker
     data::EpochPlan plan(train_set.size(), batch_size,
                          static_cast<std::size_t>(cfg.data.partition_batches), seed, epoch,
                          cfg.data.shuffle);
+    std::vector<std::vector<std::uint32_t>> mine;  // this worker's minibatches of the epoch
+    for (std::int64_t s = 0; s < steps; ++s)
+      if (const std::int64_t b = first + s * count + index; b < batches) {
+        const auto indices = plan.batch_indices(static_cast<std::size_t>(b));
+        mine.emplace_back(indices.begin(), indices.end());
+      }
+    data::read_ahead(train_set, std::move(mine));
     for (std::int64_t s = 0; s < steps; ++s, ++step) {
       const std::int64_t b = first + s * count + index;
       if (b < batches) {
@@ -599,7 +611,7 @@ int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm worker
   }
   report.seconds = report_clock.seconds();
   comm::ByteWriter done;
-  done.put(report).put(totals);
+  done.put(report).put(totals).put<std::int64_t>(core::peak_resident_bytes());
   if (index == 0)
     done.put_vector(std::span<const float>(model.parameters()));
   else

@@ -24,10 +24,11 @@ void RecoveryLog::add(const RecoveryRecord& record) {
   char line[512];
   std::snprintf(line, sizeof line,
                 "recovered in %.3f s: lost ranks %s, replaced %s, %d repair round%s, tree version "
-                "%d, %lld updates resynced, %lld minibatches will be trained again",
+                "%d, %lld updates resynced, %d whole replica states sent, %lld minibatches will be "
+                "trained again",
                 record.seconds, rank_list(record.lost).c_str(), rank_list(record.replaced).c_str(),
                 record.rounds, record.rounds == 1 ? "" : "s", record.tree_version,
-                static_cast<long long>(record.resync_updates),
+                static_cast<long long>(record.resync_updates), record.resync_whole_states,
                 static_cast<long long>(record.retrained_minibatches));
   core::log_warn(line);
   context_.metrics.write(JsonLine()
@@ -38,6 +39,7 @@ void RecoveryLog::add(const RecoveryRecord& record) {
                              .add("tree_version", record.tree_version)
                              .add("seconds", record.seconds)
                              .add("resync_updates", record.resync_updates)
+                             .add("resync_whole_states", record.resync_whole_states)
                              .add("retrained_minibatches", record.retrained_minibatches));
 }
 

@@ -18,6 +18,7 @@ struct RecoveryRecord {
   double seconds = 0;         // from the master seeing the failure to training going on
   std::int64_t retrained_minibatches = 0;  // of dead workers' partitions, already shared
   std::int64_t resync_updates = 0;         // updates handed around by the resync
+  int resync_whole_states = 0;  // replicas given a whole state (updates no longer kept)
 };
 
 class RecoveryLog {

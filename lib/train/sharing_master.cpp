@@ -36,6 +36,7 @@
 #include "train/sharing_recovery.h"
 #include "train/sharing_roles.h"
 #include "train/staleness.h"
+#include "train/peak_memory.h"
 #include "train/recovery_report.h"
 #include "train/update_exchange.h"
 #include "train/update_resync.h"
@@ -117,7 +118,8 @@ class SharingMaster {
   SharingMaster(RunContext& context, SharingSession& session)
       : context_(context), cfg_(context.config), session_(session),
         model_(nn::Model::build(cfg_.model, static_cast<std::uint64_t>(cfg_.run.seed))),
-        exchange_(session.plane(), 0, context.size, model_.parameter_count()),
+        exchange_(session.plane(), 0, context.size, model_.parameter_count(),
+                  static_cast<std::size_t>(context.config.fault_tolerance.keep_bytes)),
         shape_(context.data.train.size(), static_cast<std::size_t>(cfg_.training.batch_size),
                static_cast<std::size_t>(cfg_.data.partition_batches),
                static_cast<std::uint64_t>(cfg_.run.seed), 0, false),
@@ -169,6 +171,8 @@ class SharingMaster {
     const bool equivalent = check_equivalence();
     summarize(process_cpu_seconds() - cpu_start, wall.seconds(), equivalent);
     recoveries_.summarize();
+    summarize_relays();
+    peak_memory_.summarize(context_);
     if (stopping_) return exit_code;
     ckpt::write_checkpoint(context_.run_directory.file("model.h5"), checkpoint_now({}));
     reporter_.finish(model_);
@@ -311,7 +315,9 @@ class SharingMaster {
     std::map<int, WorkerStatus> survivors;
     for (const auto& [w, s] : status)
       if (s.phase != WorkerPhase::kJoining) survivors.emplace(w, s);
-    record.resync_updates += resync_updates(control(), exchange_, model_.parameters(), survivors);
+    const auto moved = resync_updates(control(), exchange_, model_.parameters(), survivors);
+    record.resync_updates += moved.updates;
+    record.resync_whole_states += moved.whole_states;
     reopen_lost_partitions(record.lost);
     for (int w : joining) start_replacement(w, status);
     for (int w : live_) control().send(w, comm::Tag::kResyncDone, {});
@@ -449,13 +455,16 @@ class SharingMaster {
         comm::ByteReader reader(message.payload, "done");
         targets_[static_cast<std::size_t>(worker)] = reader.get<std::uint64_t>();
         conservation_error_ = std::max(conservation_error_, reader.get<double>());
+        peak_memory_.add(worker, reader.get<std::int64_t>());
+        reader.expect_end();
         done_.insert(worker);
         break;
       }
       case comm::Tag::kDrained: {
-        comm::ByteReader reader(message.payload, "drained parameters");
-        applied_twice_[worker] = reader.get<std::int64_t>();
-        drained_[worker] = reader.get_vector<float>();
+        auto report = DrainedReport::deserialize(message.payload);
+        applied_twice_[worker] = report.applied_twice;
+        drained_[worker] = std::move(report.parameters);
+        relays_[worker] = {report.published, report.relayed, report.links};
         break;
       }
       default:
@@ -650,9 +659,34 @@ class SharingMaster {
         .add("master_relay_cpu_share", cpu_share - evaluation_share)
         .add("equivalence_max_relative_difference", equivalence_difference_)
         .add("equivalent", equivalent)
-        .add("conservation_max_relative_error", conservation_error_);
+        .add("conservation_max_relative_error", conservation_error_)
+        .add("master_kept_bytes_peak", exchange_.stats().kept_bytes_peak);
     summarize_staleness(total, record);
     context_.metrics.write(record);
+  }
+
+  // Message copies each replica forwarded: a record per rank, and a line with the master's and
+  // the busiest worker's (the load a tree spreads over its inner nodes).
+  void summarize_relays() {
+    relays_[0] = {0, exchange_.stats().relayed,
+                  static_cast<std::int32_t>(exchange_.link_count())};
+    int busiest = 0;
+    for (const auto& [rank, r] : relays_) {
+      if (rank != 0 && (busiest == 0 || r.relayed > relays_[busiest].relayed)) busiest = rank;
+      context_.metrics.write(JsonLine()
+                                 .add("kind", "relays")
+                                 .add("rank", rank)
+                                 .add("links", r.links)
+                                 .add("published", static_cast<std::int64_t>(r.published))
+                                 .add("relayed", static_cast<std::int64_t>(r.relayed)));
+    }
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "relays: the master forwarded %llu message copies over %d links; the busiest "
+                  "worker, rank %d, %llu over %d",
+                  static_cast<unsigned long long>(relays_[0].relayed), relays_[0].links, busiest,
+                  static_cast<unsigned long long>(relays_[busiest].relayed), relays_[busiest].links);
+    core::log_info(line);
   }
 
   // The staleness distribution over the run and the time each worker was held by the bound.
@@ -707,6 +741,12 @@ class SharingMaster {
   std::vector<float> tau_;              // latest threshold per worker (index worker - 1)
   std::map<int, std::vector<float>> drained_;
   std::set<int> done_;  // workers that reported kDone
+  struct Relays {
+    std::uint64_t published = 0, relayed = 0;
+    std::int32_t links = 0;
+  };
+  std::map<int, Relays> relays_;  // per drained worker (DrainedReport)
+  PeakMemory peak_memory_;
   bool diverged_ = false;  // a worker's divergence guard fired: end the run, save nothing
   std::map<int, WorkerReport> per_worker_;  // each worker's reports summed (staleness summary)
   // The newest clock (training step) applied from each origin: a replacement continues it.

@@ -53,6 +53,22 @@ ReplacementStart ReplacementStart::deserialize(std::span<const std::uint8_t> byt
   return start;
 }
 
+std::vector<std::uint8_t> ReplicaState::serialize() const {
+  comm::ByteWriter writer;
+  writer.put_vector(parameters);
+  writer.put_vector(applied.serialize());
+  return {writer.bytes().begin(), writer.bytes().end()};
+}
+
+ReplicaState ReplicaState::deserialize(std::span<const std::uint8_t> bytes) {
+  comm::ByteReader reader(bytes, "replica state");
+  ReplicaState state;
+  state.parameters = reader.get_vector<float>();
+  state.applied = AppliedIds::deserialize(reader.get_vector<std::uint8_t>());
+  reader.expect_end();
+  return state;
+}
+
 std::vector<std::uint8_t> serialize_ids(const std::vector<UpdateId>& ids) {
   comm::ByteWriter writer;
   writer.put<std::uint64_t>(ids.size());

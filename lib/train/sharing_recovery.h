@@ -9,17 +9,25 @@
 //                                                      flight go back to the queue)
 //                                                 <-- kResyncFetch {IDs the master lacks}
 //  kResyncUpdates {those messages, from the      -->   (to whoever applied them)
-//    kept ones}                                        applies them
-//                                                 <-- kResyncUpdates {what this one lacks}
-//  applies them                                        replacement: kStateRequest to a live
+//    kept ones}                                        applies them; when some are no longer
+//                                                      kept there:
+//                                                 <-- kResyncStateFetch
+//  kResyncState {ReplicaState}                   -->   adopts it, then applies its own kept
+//                                                      messages that replica lacked
+//                                                 <-- kResyncUpdates {what this one lacks}, or
+//  applies them / adopts it                            kResyncState {ReplicaState} when some of
+//                                                      those are no longer kept here
+//                                                      replacement: kStateRequest to a live
 //                                                      worker, kParameters {ReplacementStart}
 //                                                 <-- kResyncDone
 //  carries on where it was (a request for a partition is sent again; a worker that had no
 //  partition left asks again, since a dead worker's partition may be back in the queue)
 //
 // Updates that were in flight on the abandoned data plane are in some replica's kept messages
-// (UpdateExchange keeps each origin's newest); the master collects every ID any survivor
-// applied, so afterwards every replica holds the same set. A replacement starts from the
+// (UpdateExchange keeps its own newest and the newest peer messages within
+// fault_tolerance.keep_bytes); the master collects every ID any survivor applied, so afterwards
+// every replica holds the same set. A whole state (parameters and applied IDs) stands in for
+// messages that are no longer kept: the memory a replica keeps does not grow with the workers. A replacement starts from the
 // master's parameters and applied IDs (its snapshot), an optimizer state proxied from a live
 // worker (the master does not train), an empty residual, and continues the dead process's seq.
 #pragma once
@@ -63,6 +71,15 @@ struct ReplacementStart {
 
   std::vector<std::uint8_t> serialize() const;
   static ReplacementStart deserialize(std::span<const std::uint8_t> bytes);
+};
+
+// A replica's whole state in a kResyncState: its parameters hold exactly the updates `applied`.
+struct ReplicaState {
+  std::vector<float> parameters;
+  AppliedIds applied;
+
+  std::vector<std::uint8_t> serialize() const;
+  static ReplicaState deserialize(std::span<const std::uint8_t> bytes);
 };
 
 // Update IDs (origin, seq) in a kResyncFetch.

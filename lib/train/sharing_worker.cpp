@@ -16,6 +16,7 @@
 #include "comm/mpi_error.h"
 #include "core/errors.h"
 #include "core/log.h"
+#include "core/memory.h"
 #include "core/rng.h"
 #include "core/timer.h"
 #include "data/epoch_plan.h"
@@ -73,7 +74,8 @@ class SharingWorker {
         n_(model_.parameter_count()),
         optimizer_(nn::Optimizer::create(cfg_.optimizer, n_)),
         encoder_(cfg_.encoding, n_),
-        exchange_(session.plane(), context.rank, context.size, n_),
+        exchange_(session.plane(), context.rank, context.size, n_,
+                  static_cast<std::size_t>(cfg_.fault_tolerance.keep_bytes)),
         injector_(cfg_.fault_tolerance.inject, context.rank, replacement),
         batches_per_epoch_(static_cast<std::int64_t>(
             data::EpochPlan(context.data.train.size(), batch_size(), cfg_.data.partition_batches,
@@ -189,6 +191,21 @@ class SharingWorker {
           for (const auto& update : deserialize_messages(message.payload))
             GS_CHECK(exchange_.deliver(update, model_.parameters()), exchange_.last_error());
           break;
+        case comm::Tag::kResyncStateFetch: {
+          const auto parameters = model_.parameters();
+          const ReplicaState state{{parameters.begin(), parameters.end()}, exchange_.applied_ids()};
+          control().send(0, comm::Tag::kResyncState, state.serialize());
+          break;
+        }
+        case comm::Tag::kResyncState: {  // what this replica lacked is no longer kept anywhere
+          const auto state = ReplicaState::deserialize(message.payload);
+          auto parameters = model_.parameters();
+          GS_CHECK(state.parameters.size() == parameters.size(),
+                   "resync state of " + std::to_string(state.parameters.size()) + " parameters");
+          std::copy(state.parameters.begin(), state.parameters.end(), parameters.begin());
+          exchange_.adopt(state.applied);
+          break;
+        }
         case comm::Tag::kStateRequest:  // a live worker's optimizer state for a replacement
           send_state();
           break;
@@ -320,6 +337,8 @@ class SharingWorker {
     current_epoch_ = static_cast<std::uint32_t>(grant.epoch);
     const auto& plan = plan_for(grant.epoch);
     const auto range = plan.partition(static_cast<std::size_t>(grant.partition));
+    data::read_ahead(context_.data.train,
+                     plan.partition_indices(static_cast<std::size_t>(grant.partition)));
     std::vector<float> inputs(batch_size() * model_.sample_size());
     std::vector<std::int32_t> labels(batch_size());
     resume_clock();
@@ -529,7 +548,8 @@ class SharingWorker {
       const bool intact = guarded([&] {
         if (!done_sent) {
           comm::ByteWriter done;
-          done.put<std::uint64_t>(seq_).put<double>(conservation_error_);
+          done.put<std::uint64_t>(seq_).put<double>(conservation_error_).put<std::int64_t>(
+              core::peak_resident_bytes());
           control().send(0, comm::Tag::kDone, done.bytes());
           done_sent = true;
         }
@@ -543,11 +563,13 @@ class SharingWorker {
           }
         if (drain_targets_ && !drained_sent_ && drained()) {
           const auto parameters = model_.parameters();
-          control().send(0, comm::Tag::kDrained,
-                         comm::ByteWriter()
-                             .put<std::int64_t>(exchange_.applied_twice())
-                             .put_vector(std::span<const float>(parameters))
-                             .bytes());
+          DrainedReport report;
+          report.applied_twice = exchange_.applied_twice();
+          report.published = exchange_.stats().published;
+          report.relayed = exchange_.stats().relayed;
+          report.links = static_cast<std::int32_t>(exchange_.link_count());
+          report.parameters.assign(parameters.begin(), parameters.end());
+          control().send(0, comm::Tag::kDrained, report.serialize());
           drained_sent_ = true;
         }
         exit_code = shutdown_code_;

@@ -12,9 +12,11 @@
 #include "config/config_loader.h"
 #include "core/errors.h"
 #include "core/log.h"
+#include "core/memory.h"
 #include "core/stop_signal.h"
 #include "data/dataset.h"
 #include "data/loader.h"
+#include "data/sample_reader.h"
 #include "kernels/cuda/device.h"
 #include "nn/threads.h"
 #include "nn/model.h"
@@ -163,7 +165,10 @@ int train_in_session(const config::ExperimentConfig& config, MpiSession& mpi) {
 
   // Data before the run directory: bad data files leave nothing behind.
   stop = startup.run("loading the data", [&] {
-    context.data = data::load_data(context.config.data, static_cast<std::uint64_t>(context.config.run.seed));
+    // Only the master evaluates: the other ranks leave the test and validation sets unread.
+    context.data = data::load_data(context.config.data,
+                                   static_cast<std::uint64_t>(context.config.run.seed),
+                                   /*evaluation_sets=*/context.is_master());
     check_data_fits_model(context.config, context.data);
   });
   if (stop) return *stop;
@@ -189,12 +194,39 @@ int train_in_session(const config::ExperimentConfig& config, MpiSession& mpi) {
     core::log_info(banner(context) + "\nhosts " + comm::describe_hosts(hosts) +
                    "\nrun directory " + run_path);
     for (const auto& note : notes) core::log_warn(note);
+    if (const auto& reader = context.data.train.reader) {
+      char line[512];
+      std::snprintf(line, sizeof line,
+                    "data: the training set stays in %s (%zu samples, %.2f GB as floats); every "
+                    "rank reads the minibatches it trains, 32 ahead in the background "
+                    "(data.read %s)",
+                    reader->path().c_str(), reader->size(),
+                    4e-9 * static_cast<double>(reader->size() * reader->sample_size()),
+                    context.config.data.read.c_str());
+      core::log_info(line);
+    }
   }
 
   // Until the strategy has its communicators (it then sets RunContext::kTraining).
   context.phase = "setting up " + context.config.training.strategy;
   try {
-    return run_with_rollback(context);
+    const int code = run_with_rollback(context);
+    if (const auto& reader = context.data.train.reader) {
+      const auto stats = reader->stats();
+      char line[256];
+      std::snprintf(line, sizeof line,
+                    "read ahead: %lld minibatches ready, %lld waited for (%.2f s), %lld read on "
+                    "the spot",
+                    static_cast<long long>(stats.batches_ready),
+                    static_cast<long long>(stats.batches_waited), stats.seconds_waited,
+                    static_cast<long long>(stats.batches_missed));
+      core::log_info(line);
+    }
+    // The master's summary lists every rank's; a server rank of Downpour has only its own log.
+    if (!context.is_master())
+      core::log_info("peak resident memory " +
+                     std::to_string(core::peak_resident_bytes() / 1000000) + " MB");
+    return code;
   } catch (const std::exception& error) {
     return end_run_after(error, context);
   }

@@ -11,12 +11,8 @@
 namespace gradshare::train {
 
 namespace {
-// Each origin's newest messages are kept: at most kKeepMostMessages and kKeepBytes, but never
-// fewer than kKeepLeastMessages (a ring holds a few bitmap messages at most). A resync that needs
-// an older one fails loudly instead of losing it.
-constexpr std::size_t kKeepLeastMessages = 8;
-constexpr std::size_t kKeepMostMessages = 64;
-constexpr std::size_t kKeepBytes = 8u << 20;
+// A replica's own newest messages: more than its rings and relay queues can hold in flight.
+constexpr std::size_t kKeepOwnMessages = 16;
 }  // namespace
 
 bool AppliedIds::contains(int origin, std::uint64_t seq) const {
@@ -52,11 +48,10 @@ AppliedIds AppliedIds::deserialize(std::span<const std::uint8_t> bytes) {
 }
 
 UpdateExchange::UpdateExchange(comm::DataPlane& plane, int self_rank, int ranks,
-                               std::size_t parameter_count)
+                               std::size_t parameter_count, std::size_t keep_bytes)
     : plane_(&plane), self_(self_rank), parameter_count_(parameter_count),
-      applied_upto_(static_cast<std::size_t>(ranks), 0),
-      applied_above_(static_cast<std::size_t>(ranks)),
-      kept_(static_cast<std::size_t>(ranks)), kept_bytes_(static_cast<std::size_t>(ranks), 0) {
+      keep_bytes_(keep_bytes), applied_upto_(static_cast<std::size_t>(ranks), 0),
+      applied_above_(static_cast<std::size_t>(ranks)) {
   attach(plane);
 }
 
@@ -67,23 +62,27 @@ void UpdateExchange::attach(comm::DataPlane& plane) {
 }
 
 void UpdateExchange::keep(int origin, std::uint64_t seq, std::span<const std::uint8_t> message) {
-  const auto o = static_cast<std::size_t>(origin);
-  auto& kept = kept_[o];
-  kept.push_back(Kept{seq, std::vector<std::uint8_t>(message.begin(), message.end())});
-  kept_bytes_[o] += message.size();
-  while (kept.size() > kKeepLeastMessages &&
-         (kept.size() > kKeepMostMessages || kept_bytes_[o] > kKeepBytes)) {
-    kept_bytes_[o] -= kept.front().bytes.size();
-    kept.pop_front();
+  Kept kept{origin, seq, std::vector<std::uint8_t>(message.begin(), message.end())};
+  if (origin == self_) {
+    kept_own_.push_back(std::move(kept));
+    if (kept_own_.size() > kKeepOwnMessages) kept_own_.pop_front();
+    return;
   }
+  kept_peer_bytes_ += message.size();
+  kept_peers_.push_back(std::move(kept));
+  while (!kept_peers_.empty() && kept_peer_bytes_ > keep_bytes_) {
+    kept_peer_bytes_ -= kept_peers_.front().bytes.size();
+    kept_peers_.pop_front();
+  }
+  stats_.kept_bytes_peak = std::max(stats_.kept_bytes_peak, kept_peer_bytes_);
 }
 
 std::optional<std::span<const std::uint8_t>> UpdateExchange::kept(int origin,
                                                                   std::uint64_t seq) const {
-  const auto o = static_cast<std::size_t>(origin);
-  if (o >= kept_.size()) return std::nullopt;
-  for (const auto& message : kept_[o])
-    if (message.seq == seq) return std::span<const std::uint8_t>(message.bytes);
+  for (const auto* store : {&kept_own_, &kept_peers_})
+    for (const auto& message : *store)
+      if (message.origin == origin && message.seq == seq)
+        return std::span<const std::uint8_t>(message.bytes);
   return std::nullopt;
 }
 
@@ -104,12 +103,18 @@ void UpdateExchange::restore(const AppliedIds& ids) {
   stats_.applied = distinct_applied();
 }
 
+void UpdateExchange::adopt(const AppliedIds& ids) {
+  const std::int64_t twice = applied_twice();
+  restore(ids);
+  stats_.applied += static_cast<std::uint64_t>(twice);
+}
+
 std::vector<std::vector<std::uint8_t>> UpdateExchange::kept_missing_from(
     const AppliedIds& other) const {
   std::vector<std::vector<std::uint8_t>> missing;
-  for (std::size_t o = 0; o < kept_.size(); ++o)
-    for (const auto& message : kept_[o])
-      if (!other.contains(static_cast<int>(o), message.seq)) missing.push_back(message.bytes);
+  for (const auto* store : {&kept_own_, &kept_peers_})
+    for (const auto& message : *store)
+      if (!other.contains(message.origin, message.seq)) missing.push_back(message.bytes);
   return missing;
 }
 

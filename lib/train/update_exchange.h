@@ -6,8 +6,10 @@
 //   - sends through a comm::Relay, whose per-link FIFO queues make back-pressure on one link
 //     neither drop nor reorder anything;
 //   - rejects malformed messages (bad bytes from the network) without crashing, and counts them;
-//   - keeps the newest messages of every origin (its own included) so that, after a process
-//     failure, what was in flight on the abandoned data plane can be re-sent (resync).
+//   - keeps its own 16 newest messages and the newest peer messages within a byte budget
+//     (fault_tolerance.keep_bytes, however many workers there are), so that after a process
+//     failure what was in flight on the abandoned data plane can be re-sent (resync); a replica
+//     that lacks an update no longer kept anywhere gets a whole state instead (update_resync.h).
 #pragma once
 
 #include <cstdint>
@@ -32,6 +34,7 @@ struct ExchangeStats {
   std::uint64_t relayed = 0;     // message copies forwarded to other links
   std::uint64_t published = 0;   // own messages sent
   std::uint64_t bytes_published = 0;
+  std::size_t kept_bytes_peak = 0;  // of the peer messages kept for a resync
 };
 
 // Which update IDs a replica has applied: per origin, every seq up to upto[o] and those in
@@ -48,7 +51,9 @@ struct AppliedIds {
 
 class UpdateExchange {
  public:
-  UpdateExchange(comm::DataPlane& plane, int self_rank, int ranks, std::size_t parameter_count);
+  // keep_bytes: the budget of kept peer messages (fault_tolerance.keep_bytes).
+  UpdateExchange(comm::DataPlane& plane, int self_rank, int ranks, std::size_t parameter_count,
+                 std::size_t keep_bytes);
 
   // After a failure repair: sends on `plane` from now on. Messages queued for the old links are
   // dropped: the resync hands every replica what it lacks.
@@ -63,6 +68,8 @@ class UpdateExchange {
   void publish(std::span<const std::uint8_t> message, std::span<float> parameters);
   // Messages still queued for some link.
   bool has_backlog() const;
+  // Links of this replica in the tree (parent and children).
+  std::size_t link_count() const { return plane_->links().size(); }
   // Called with the header of every peer message applied here (poll and deliver), e.g. to
   // measure staleness (staleness.h).
   void on_applied(std::function<void(const codec::MessageHeader&)> observer) {
@@ -75,6 +82,9 @@ class UpdateExchange {
   AppliedIds applied_ids() const;
   // A replacement takes a snapshot's IDs as applied (its parameters already contain them).
   void restore(const AppliedIds& ids);
+  // A survivor takes over another replica's whole state (the caller copies the parameters):
+  // its IDs become the applied ones; updates applied twice so far stay counted.
+  void adopt(const AppliedIds& ids);
   // Kept messages whose IDs `other` lacks, up to highest[o] per origin (for the resync).
   std::vector<std::vector<std::uint8_t>> kept_missing_from(const AppliedIds& other) const;
   // The kept message (origin, seq), if still kept.
@@ -99,17 +109,19 @@ class UpdateExchange {
   comm::DataPlane* plane_;
   int self_;
   std::size_t parameter_count_;
+  std::size_t keep_bytes_;
   std::vector<std::uint64_t> applied_upto_;
   std::vector<std::set<std::uint64_t>> applied_above_;
   std::optional<comm::Relay> relay_;
-  // The newest messages per origin, oldest first: enough to cover what can be in flight at a
-  // failure (the rings and relay queues hold far fewer).
+  // Kept messages, oldest first: what is in flight at a failure is among the newest.
   struct Kept {
+    int origin;
     std::uint64_t seq;
     std::vector<std::uint8_t> bytes;
   };
-  std::vector<std::deque<Kept>> kept_;
-  std::vector<std::size_t> kept_bytes_;
+  std::deque<Kept> kept_own_;
+  std::deque<Kept> kept_peers_;
+  std::size_t kept_peer_bytes_ = 0;
   ExchangeStats stats_;
   std::string last_error_;
   std::function<void(const codec::MessageHeader&)> observer_;

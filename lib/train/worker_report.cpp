@@ -49,4 +49,23 @@ WorkerReport WorkerReport::deserialize(std::span<const std::uint8_t> bytes) {
   return report;
 }
 
+std::vector<std::uint8_t> DrainedReport::serialize() const {
+  comm::ByteWriter writer;
+  writer.put(applied_twice).put(published).put(relayed).put(links);
+  writer.put_vector(std::span<const float>(parameters));
+  return writer.take();
+}
+
+DrainedReport DrainedReport::deserialize(std::span<const std::uint8_t> bytes) {
+  comm::ByteReader reader(bytes, "drained report");
+  DrainedReport report;
+  report.applied_twice = reader.get<std::int64_t>();
+  report.published = reader.get<std::uint64_t>();
+  report.relayed = reader.get<std::uint64_t>();
+  report.links = reader.get<std::int32_t>();
+  report.parameters = reader.get_vector<float>();
+  reader.expect_end();
+  return report;
+}
+
 }  // namespace gradshare::train

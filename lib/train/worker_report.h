@@ -44,4 +44,18 @@ struct WorkerReport {
   static WorkerReport deserialize(std::span<const std::uint8_t> bytes);
 };
 
+// kDrained: a worker's replica once every update of the run has arrived there, for the
+// model-equivalence check and the relay counts (in a tree every message reaches every replica
+// once, so relayed = (messages of the others) x (links - 1)).
+struct DrainedReport {
+  std::int64_t applied_twice = 0;  // UpdateExchange::applied_twice
+  std::uint64_t published = 0;     // own messages sent over the run
+  std::uint64_t relayed = 0;       // message copies forwarded to other links
+  std::int32_t links = 0;          // its links in the tree
+  std::vector<float> parameters;
+
+  std::vector<std::uint8_t> serialize() const;
+  static DrainedReport deserialize(std::span<const std::uint8_t> bytes);
+};
+
 }  // namespace gradshare::train

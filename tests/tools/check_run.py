@@ -120,6 +120,54 @@ def check_encoding_debug(records, workers):
     return failures[:10]
 
 
+def check_relays(records, max_children):
+    """In the breadth-first tree (rank r's parent is (r - 1) // max_children) every message
+    reaches every replica once: a replica with L links forwards the others' messages L - 1
+    times each; the master publishes nothing."""
+    relays = {r["rank"]: r for r in records if r.get("kind") == "relays"}
+    failures = []
+    ranks = len(relays)
+    if ranks < 2 or sorted(relays) != list(range(ranks)):
+        return [f"relays records of ranks {sorted(relays)}"]
+    total = sum(r["published"] for r in relays.values())
+    depth = lambda r: 0 if r == 0 else 1 + depth((r - 1) // max_children)
+    for rank, r in sorted(relays.items()):
+        children = sum(1 for c in range(1, ranks) if (c - 1) // max_children == rank)
+        links = children + (1 if rank > 0 else 0)
+        expected = (total - r["published"]) * (links - 1)
+        if r["links"] != links or r["relayed"] != expected:
+            failures.append(f"rank {rank}: {r['links']} links, {r['relayed']} relayed; the tree "
+                            f"predicts {links} links, {expected} relayed")
+    busiest = max((r for r in relays if r > 0), key=lambda r: relays[r]["relayed"])
+    print(f"relays as the tree predicts: {ranks} ranks, depth {max(map(depth, relays))}, "
+          f"{total} messages; master {relays[0]['relayed']} copies over {relays[0]['links']} "
+          f"links, busiest worker {busiest} {relays[busiest]['relayed']} over "
+          f"{relays[busiest]['links']}" + ("" if not failures else f"; {len(failures)} ranks differ"))
+    return failures[:5]
+
+
+def check_memory(records, ranks, limit):
+    """Every finished run ends with the peak resident memory of the master (and of the ranks
+    that reported theirs), each a plausible figure; with RANKS, of every rank; with LIMIT, each
+    at most that."""
+    memory = {r["rank"]: r["peak_resident_bytes"] for r in records if r.get("kind") == "memory"}
+    failures = []
+    if 0 not in memory:
+        failures.append("no peak-memory record of the master")
+    for rank, peak in sorted(memory.items()):
+        if not 1e6 < peak < 1e12:
+            failures.append(f"rank {rank}: implausible peak resident memory {peak} B")
+        if limit is not None and peak > limit:
+            failures.append(f"rank {rank}: peak resident memory {peak / 1e6:.0f} MB over "
+                            f"{limit / 1e6:.0f} MB")
+    if ranks is not None:
+        print("peak resident memory (MB):",
+              ", ".join(f"{rank} {peak / 1e6:.0f}" for rank, peak in sorted(memory.items())))
+        if sorted(memory) != list(range(ranks)):
+            failures.append(f"peak-memory records of ranks {sorted(memory)}, expected 0..{ranks - 1}")
+    return failures
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("run_dir")
@@ -151,6 +199,13 @@ def main():
                         help="every epoch trained at least as many minibatches as in that run")
     parser.add_argument("--encoding-debug", type=int, metavar="WORKERS",
                         help="logging.encoding_debug records from workers 1..WORKERS, plausible")
+    parser.add_argument("--memory-ranks", type=int, metavar="RANKS",
+                        help="a peak-memory record from every rank 0..RANKS-1")
+    parser.add_argument("--relays-as-tree", type=int, metavar="MAX_CHILDREN",
+                        help="every rank's links and relayed copies as the breadth-first tree "
+                             "with MAX_CHILDREN predicts (a run without failures)")
+    parser.add_argument("--max-peak-memory", type=int, metavar="BYTES",
+                        help="every rank's peak resident memory at most BYTES")
     args = parser.parse_args()
 
     path = os.path.join(args.run_dir, "metrics.jsonl")
@@ -215,6 +270,10 @@ def main():
                                    args.staleness_present)
     if args.encoding_debug:
         failures += check_encoding_debug(records, args.encoding_debug)
+    if final:
+        failures += check_memory(records, args.memory_ranks, args.max_peak_memory)
+    if args.relays_as_tree:
+        failures += check_relays(records, args.relays_as_tree)
     if args.minibatches_like:
         failures += check_minibatches(records, args.minibatches_like)
     for failure in failures:

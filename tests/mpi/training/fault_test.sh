@@ -8,6 +8,9 @@
 #                     accuracy within 1 pp of an undisturbed run of the same job
 #   mesh-inner        mesh with fan-out 2, 6 workers + 1 spare, inner node 1 killed (its
 #                     children 3 and 4 are re-attached); within 1 pp of an undisturbed run
+#   keep-none         mesh-inner's failure with fault_tolerance.keep_bytes 0 (no replica keeps a
+#                     peer update, only its own newest): whole replica states stand in for the
+#                     updates no longer kept; replicas equal, none applied twice
 #   spawn             4 workers, no spares: the killed worker is replaced by MPI_Comm_spawn
 #   two-kills         4 workers + 2 spares, worker 2 killed, later worker 3 killed
 #   kill-in-recovery  4 workers + 2 spares, worker 2 killed, worker 3 killed as it enters the
@@ -155,6 +158,16 @@ case "$scenario" in
     grep -q '"tree_version":2' "$work/killed/metrics.jsonl" || fail "the tree was not re-attached"
     grep -q "lost ranks \[1\]" "$work/killed/rank-0.log" || fail "rank 1 not reported lost"
     within "$work/killed" "$work/undisturbed" 0.01 || fail "accuracy"
+    ;;
+  keep-none)
+    args=(training.epochs=2 fault_tolerance.spares=1 topology.mode=mesh topology.max_children=2
+          fault_tolerance.keep_bytes=0)
+    GRADSHARE_INJECT=1:300:sigkill run killed 8 "${args[@]}" || fail "the job did not survive an inner node"
+    python3 "$here/check_run.py" "$work/killed" "${checks[@]}" --recoveries 1 --replaced 1 \
+      --min-accuracy 0.75 --memory-ranks 7 || fail "checks"
+    grep -q '"resync_whole_states":[1-9]' "$work/killed/metrics.jsonl" ||
+      fail "no replica was sent a whole state, though none keeps a peer update"
+    grep "recovered in" "$work/killed/rank-0.log"
     ;;
   spawn)
     GRADSHARE_INJECT=2:60:sigkill run killed 5 training.epochs=2 || fail "the job did not survive"

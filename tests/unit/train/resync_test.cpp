@@ -21,6 +21,7 @@ namespace gradshare::train {
 namespace {
 
 constexpr std::size_t kParameters = 64;
+constexpr std::size_t kKeepBytes = 1 << 20;
 
 // Encoded updates of origin 1, seq 1..count, each moving a few parameters by +-tau.
 std::vector<std::vector<std::uint8_t>> messages_from_rank_1(int count) {
@@ -43,8 +44,8 @@ std::vector<std::vector<std::uint8_t>> messages_from_rank_1(int count) {
 struct Replicas {
   Replicas() : fabric(3, topology::build_plain(3), 1 << 16) {}
   comm::InProcessFabric fabric;
-  UpdateExchange master{fabric.plane(0), 0, 3, kParameters};
-  UpdateExchange sender{fabric.plane(1), 1, 3, kParameters};
+  UpdateExchange master{fabric.plane(0), 0, 3, kParameters, kKeepBytes};
+  UpdateExchange sender{fabric.plane(1), 1, 3, kParameters, kKeepBytes};
   std::vector<float> master_parameters = std::vector<float>(kParameters, 0.0f);
   std::vector<float> sender_parameters = std::vector<float>(kParameters, 0.0f);
 };
@@ -109,7 +110,7 @@ TEST(Resync, ReplacementSnapshot) {
   const auto messages = messages_from_rank_1(4);
   for (int i = 0; i < 3; ++i) r.master.deliver(messages[static_cast<std::size_t>(i)], r.master_parameters);
   comm::InProcessFabric other(3, topology::build_plain(3), 1 << 16);
-  UpdateExchange replacement(other.plane(2), 2, 3, kParameters);
+  UpdateExchange replacement(other.plane(2), 2, 3, kParameters, kKeepBytes);
   std::vector<float> parameters = r.master_parameters;
   replacement.restore(r.master.applied_ids());
   EXPECT_EQ(replacement.applied_twice(), 0);
@@ -119,6 +120,61 @@ TEST(Resync, ReplacementSnapshot) {
   r.master.deliver(messages[3], r.master_parameters);
   EXPECT_EQ(parameters, r.master_parameters);
   EXPECT_EQ(replacement.applied_twice(), 0);
+}
+
+// Peer messages are kept within the byte budget, newest first, whatever their origin; a
+// replica's own newest messages are kept besides it.
+TEST(Resync, KeptPeerMessagesStayWithinTheBudget) {
+  comm::InProcessFabric fabric(3, topology::build_plain(3), 1 << 16);
+  const auto messages = messages_from_rank_1(20);
+  const std::size_t budget = messages[18].size() + messages[19].size();
+  UpdateExchange master(fabric.plane(0), 0, 3, kParameters, budget);
+  UpdateExchange sender(fabric.plane(1), 1, 3, kParameters, 0);
+  std::vector<float> master_parameters(kParameters, 0.0f), sender_parameters(kParameters, 0.0f);
+  for (const auto& message : messages) {
+    ASSERT_TRUE(master.deliver(message, master_parameters));
+    sender.publish(message, sender_parameters);
+  }
+  EXPECT_LE(master.stats().kept_bytes_peak, budget);
+  const auto kept = master.kept_missing_from(AppliedIds{{0, 0, 0}, {{}, {}, {}}});
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_EQ(kept[0], messages[18]);
+  EXPECT_EQ(kept[1], messages[19]);
+  EXPECT_FALSE(master.kept(1, 18).has_value());
+  // Budget 0 keeps no peer message, but the sender keeps its own 16 newest.
+  EXPECT_EQ(sender.kept_missing_from(AppliedIds{{0, 0, 0}, {{}, {}, {}}}).size(), 16u);
+  EXPECT_TRUE(sender.kept(1, 20).has_value());
+  EXPECT_FALSE(sender.kept(1, 4).has_value());
+}
+
+// A replica lacking updates nobody keeps any more takes the master's whole state: afterwards
+// the two are equal, nothing was applied twice, and later updates apply once.
+TEST(Resync, WholeStateStandsInForUpdatesNoLongerKept) {
+  comm::InProcessFabric fabric(3, topology::build_plain(3), 1 << 16);
+  UpdateExchange master(fabric.plane(0), 0, 3, kParameters, 0);
+  UpdateExchange lagging(fabric.plane(2), 2, 3, kParameters, 0);
+  std::vector<float> master_parameters(kParameters, 0.0f), lagging_parameters(kParameters, 0.0f);
+  const auto messages = messages_from_rank_1(4);
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(master.deliver(messages[static_cast<std::size_t>(i)], master_parameters));
+  ASSERT_TRUE(lagging.deliver(messages[0], lagging_parameters));
+  EXPECT_TRUE(master.kept_missing_from(lagging.applied_ids()).empty());  // not kept: budget 0
+
+  const ReplicaState sent{master_parameters, master.applied_ids()};
+  const auto state = ReplicaState::deserialize(sent.serialize());
+  lagging_parameters = state.parameters;
+  lagging.adopt(state.applied);
+  EXPECT_EQ(lagging_parameters, master_parameters);
+  EXPECT_EQ(lagging.applied_twice(), 0);
+  ASSERT_TRUE(lagging.deliver(messages[1], lagging_parameters));  // in the state: not again
+  EXPECT_EQ(lagging_parameters, master_parameters);
+  ASSERT_TRUE(lagging.deliver(messages[3], lagging_parameters));
+  ASSERT_TRUE(master.deliver(messages[3], master_parameters));
+  EXPECT_EQ(lagging_parameters, master_parameters);
+  EXPECT_EQ(lagging.applied_twice(), 0);
+  auto truncated = sent.serialize();
+  truncated.pop_back();
+  EXPECT_THROW(ReplicaState::deserialize(truncated), core::RuntimeError);
 }
 
 TEST(RecoveryMessages, RoundTrip) {

@@ -1,0 +1,26 @@
+// peak_memory.h: the peak resident memory of every rank, at the end of a run.
+//   Each worker puts core::peak_resident_bytes() into its final message to the master (kDone;
+//   a worker that reports again after a recovery replaces its figure). The master adds its own
+//   and logs one line, "peak resident memory per rank: 0 312 MB, 1 287 MB, ... (max 312 MB on
+//   rank 0)", and writes a record per rank to metrics.jsonl:
+//   {"kind":"memory","rank":R,"peak_resident_bytes":B}.
+#pragma once
+
+#include <cstdint>
+#include <map>
+
+#include "train/run_context.h"
+
+namespace gradshare::train {
+
+class PeakMemory {
+ public:
+  void add(int rank, std::int64_t bytes) { bytes_[rank] = bytes; }
+  // Adds the master's own figure, then logs and records them all.
+  void summarize(RunContext& context);
+
+ private:
+  std::map<int, std::int64_t> bytes_;
+};
+
+}  // namespace gradshare::train
