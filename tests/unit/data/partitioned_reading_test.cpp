@@ -171,9 +171,8 @@ TEST(PartitionedReading, RefusesFilesThatCannotBeReadByRows) {
   EXPECT_NE(chunked.find("is chunked or compressed"), std::string::npos) << chunked;
 
   // A truncated plain IDX file is named as such.
-  auto bytes = testing::idx_bytes(0x08, {kSamples, 2, 3}, pixel_payload());
-  bytes.resize(bytes.size() - 5);
-  testing::write_bytes(dir.file("x.idx"), bytes, false);
+  const auto bytes = testing::idx_bytes(0x08, {kSamples, 2, 3}, pixel_payload());
+  testing::write_bytes(dir.file("x.idx"), {bytes.begin(), bytes.end() - 5}, false);
   config.read = "partitions";
   const auto truncated = testing::user_error_of([&] { load_data(config, 1); });
   EXPECT_NE(truncated.find(dir.file("x.idx") + ": size mismatch"), std::string::npos) << truncated;
