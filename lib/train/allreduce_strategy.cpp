@@ -166,11 +166,16 @@ int run_master(RunContext& context, comm::ControlPlane& control) {
       const bool stopped = reader.get<std::uint8_t>() != 0;
       const auto step = reader.get<std::int64_t>();
       take_parameters(reader.get_vector<float>());
-      const auto peaks = reader.get_vector<std::int64_t>();
-      reader.expect_end();
       PeakMemory peak_memory;
-      for (std::size_t w = 0; w < peaks.size(); ++w)
-        peak_memory.add(static_cast<int>(w) + 1, peaks[w]);  // worker w is rank w + 1
+      peak_memory.add(1, reader.get<std::int64_t>());
+      reader.expect_end();
+      // The other workers end with the same step and send only their peak memory.
+      for (int w = 2; w <= context.worker_count(); ++w) {
+        const auto done = control.receive(w, comm::Tag::kDone, "its peak memory at the end");
+        comm::ByteReader figures(done.payload, "peak memory");
+        peak_memory.add(w, figures.get<std::int64_t>());
+        figures.expect_end();
+      }
       peak_memory.summarize(context);
       if (stopped) return core::kExitRequeue;
       ckpt::write_checkpoint(context.run_directory.file("model.h5"),
@@ -219,13 +224,11 @@ int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm worker
   // flags every worker must agree on: stop (a signal arrived), checkpoint (time is due) and
   // finish (the master's kFinish to worker 1: early stopping ends training after this step).
   std::vector<float> reduced(n + 6);
-  // Every worker's peak resident memory, gathered at worker 1 for the master's summary.
-  auto gather_peak_memory = [&] {
-    const std::int64_t own = core::peak_resident_bytes();
-    std::vector<std::int64_t> peaks(index == 0 ? static_cast<std::size_t>(count) : 0);
-    comm::check_mpi(MPI_Gather(&own, 1, MPI_INT64_T, peaks.data(), 1, MPI_INT64_T, 0, workers),
-                    "MPI_Gather");
-    return peaks;
+  // A worker other than worker 1 ends by telling the master its peak resident memory (worker
+  // 1's comes with the final model).
+  auto send_peak_memory = [&] {
+    control.send(0, comm::Tag::kDone,
+                 comm::ByteWriter().put<std::int64_t>(core::peak_resident_bytes()).bytes());
   };
   bool finish_asked = false;
   std::vector<float> update(n);
@@ -295,7 +298,7 @@ int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm worker
     const bool finish = reduced[n + 5] > 0 && !stop;
     if (index != 0) {
       if (stop) {
-        gather_peak_memory();
+        send_peak_memory();
         return core::kExitRequeue;
       }
       if (finish) break;
@@ -322,16 +325,18 @@ int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm worker
     if (stop) {
       control.send(0, comm::Tag::kDone,
                    comm::ByteWriter().put<std::uint8_t>(1).put(step).put_vector(
-                       std::span<const float>(model.parameters())).put_vector(
-                       gather_peak_memory()).bytes());
+                       std::span<const float>(model.parameters())).put<std::int64_t>(
+                       core::peak_resident_bytes()).bytes());
       return core::kExitRequeue;
     }
   }
-  const auto peaks = gather_peak_memory();
   if (index == 0)
     control.send(0, comm::Tag::kDone,
                  comm::ByteWriter().put<std::uint8_t>(0).put(step).put_vector(
-                     std::span<const float>(model.parameters())).put_vector(peaks).bytes());
+                     std::span<const float>(model.parameters())).put<std::int64_t>(
+                     core::peak_resident_bytes()).bytes());
+  else
+    send_peak_memory();
   return core::kExitOk;
 }
 

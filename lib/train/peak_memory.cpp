@@ -16,6 +16,10 @@ std::string megabytes(std::int64_t bytes) {
 }
 }  // namespace
 
+void log_own_peak_memory() {
+  core::log_info("peak resident memory " + megabytes(core::peak_resident_bytes()));
+}
+
 void PeakMemory::summarize(RunContext& context) {
   add(context.rank, core::peak_resident_bytes());
   std::string line = "peak resident memory per rank:";

@@ -13,6 +13,10 @@
 
 namespace gradshare::train {
 
+// "peak resident memory 287 MB" in this rank's own log (every rank but the master, whose
+// summary lists them all).
+void log_own_peak_memory();
+
 class PeakMemory {
  public:
   void add(int rank, std::int64_t bytes) { bytes_[rank] = bytes; }

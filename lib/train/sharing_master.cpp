@@ -341,8 +341,8 @@ class SharingMaster {
   // live worker (the master does not train); its residual starts empty.
   void start_replacement(int worker, const std::map<int, WorkerStatus>& status) {
     ReplacementStart start;
-    start.parameters.assign(model_.parameters().begin(), model_.parameters().end());
-    start.applied = exchange_.applied_ids();
+    start.replica = {{model_.parameters().begin(), model_.parameters().end()},
+                     exchange_.applied_ids()};
     start.clock = clocks_[static_cast<std::size_t>(worker)];
     int donor = -1;
     for (const auto& [w, s] : status)

@@ -35,8 +35,7 @@ WorkerStatus WorkerStatus::deserialize(std::span<const std::uint8_t> bytes) {
 
 std::vector<std::uint8_t> ReplacementStart::serialize() const {
   comm::ByteWriter writer;
-  writer.put_vector(parameters);
-  writer.put_vector(applied.serialize());
+  writer.put_vector(replica.serialize());
   writer.put_vector(train::serialize(worker));
   writer.put<std::uint64_t>(clock);
   return {writer.bytes().begin(), writer.bytes().end()};
@@ -45,8 +44,7 @@ std::vector<std::uint8_t> ReplacementStart::serialize() const {
 ReplacementStart ReplacementStart::deserialize(std::span<const std::uint8_t> bytes) {
   comm::ByteReader reader(bytes, "replacement start");
   ReplacementStart start;
-  start.parameters = reader.get_vector<float>();
-  start.applied = AppliedIds::deserialize(reader.get_vector<std::uint8_t>());
+  start.replica = ReplicaState::deserialize(reader.get_vector<std::uint8_t>());
   start.worker = deserialize_worker_state(reader.get_vector<std::uint8_t>());
   start.clock = reader.get<std::uint64_t>();
   reader.expect_end();

@@ -62,17 +62,6 @@ struct WorkerStatus {
   static WorkerStatus deserialize(std::span<const std::uint8_t> bytes);
 };
 
-// What a replacement starts from.
-struct ReplacementStart {
-  std::vector<float> parameters;
-  AppliedIds applied;
-  WorkerState worker;  // optimizer state and tau of a live worker; residual empty
-  std::uint64_t clock = 0;  // the dead rank's newest clock the master applied (staleness.h)
-
-  std::vector<std::uint8_t> serialize() const;
-  static ReplacementStart deserialize(std::span<const std::uint8_t> bytes);
-};
-
 // A replica's whole state in a kResyncState: its parameters hold exactly the updates `applied`.
 struct ReplicaState {
   std::vector<float> parameters;
@@ -80,6 +69,16 @@ struct ReplicaState {
 
   std::vector<std::uint8_t> serialize() const;
   static ReplicaState deserialize(std::span<const std::uint8_t> bytes);
+};
+
+// What a replacement starts from.
+struct ReplacementStart {
+  ReplicaState replica;  // the master's
+  WorkerState worker;  // optimizer state and tau of a live worker; residual empty
+  std::uint64_t clock = 0;  // the dead rank's newest clock the master applied (staleness.h)
+
+  std::vector<std::uint8_t> serialize() const;
+  static ReplacementStart deserialize(std::span<const std::uint8_t> bytes);
 };
 
 // Update IDs (origin, seq) in a kResyncFetch.

@@ -199,10 +199,7 @@ class SharingWorker {
         }
         case comm::Tag::kResyncState: {  // what this replica lacked is no longer kept anywhere
           const auto state = ReplicaState::deserialize(message.payload);
-          auto parameters = model_.parameters();
-          GS_CHECK(state.parameters.size() == parameters.size(),
-                   "resync state of " + std::to_string(state.parameters.size()) + " parameters");
-          std::copy(state.parameters.begin(), state.parameters.end(), parameters.begin());
+          take_parameters(state);
           exchange_.adopt(state.applied);
           break;
         }
@@ -230,14 +227,19 @@ class SharingWorker {
     }
   }
 
+  // The parameters of another replica's whole state (the master's, or a resync's).
+  void take_parameters(const ReplicaState& state) {
+    GS_CHECK(state.parameters.size() == n_, "the master sent a wrong-sized model");
+    std::copy(state.parameters.begin(), state.parameters.end(), model_.parameters().begin());
+  }
+
   void adopt(const ReplacementStart& start) {
-    GS_CHECK(start.parameters.size() == n_, "the master sent a wrong-sized model");
-    std::copy(start.parameters.begin(), start.parameters.end(), model_.parameters().begin());
-    exchange_.restore(start.applied);
+    take_parameters(start.replica);
+    exchange_.restore(start.replica.applied);
     restore_optimizer(start.worker, *optimizer_);
     encoder_.set_threshold(start.worker.tau);
     // The dead process's updates carry on from the last one any replica applied.
-    seq_ = start.applied.highest(context_.rank);
+    seq_ = start.replica.applied.highest(context_.rank);
     clock_ = static_cast<std::int64_t>(start.clock);  // so the bound does not hold the others back
     core::log_info("replacement started from the master's model (update seq " +
                    std::to_string(seq_) + ", clock " + std::to_string(clock_) + ")");

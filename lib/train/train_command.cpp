@@ -12,7 +12,6 @@
 #include "config/config_loader.h"
 #include "core/errors.h"
 #include "core/log.h"
-#include "core/memory.h"
 #include "core/stop_signal.h"
 #include "data/dataset.h"
 #include "data/loader.h"
@@ -26,6 +25,7 @@
 #include "train/gradient_sharing.h"
 #include "train/job_failure.h"
 #include "train/mpi_session.h"
+#include "train/peak_memory.h"
 #include "train/resume_config_check.h"
 #include "train/run_lock.h"
 #include "train/startup_agreement.h"
@@ -223,9 +223,7 @@ int train_in_session(const config::ExperimentConfig& config, MpiSession& mpi) {
       core::log_info(line);
     }
     // The master's summary lists every rank's; a server rank of Downpour has only its own log.
-    if (!context.is_master())
-      core::log_info("peak resident memory " +
-                     std::to_string(core::peak_resident_bytes() / 1000000) + " MB");
+    if (!context.is_master()) log_own_peak_memory();
     return code;
   } catch (const std::exception& error) {
     return end_run_after(error, context);

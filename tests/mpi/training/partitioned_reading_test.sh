@@ -24,29 +24,12 @@ cleanup() {
 trap cleanup EXIT
 limit_mb=200 ranks=5
 
-/usr/bin/python3 -c 'import h5py' 2>/dev/null ||
-  { echo "SKIP: needs /usr/bin/python3 with h5py (Debian: python3-h5py)"; exit 77; }
-"$source_dir/scripts/make-example-hdf5" --source synthetic --out-dir "$work/data" \
-  --train 300000 --test 5000 --features 1024 --classes 10 >/dev/null
-cat >"$work/config.yaml" <<YAML
-run: {name: partitioned, seed: 1}
-data:
-  dataset: custom
-  format: hdf5
-  train_file: $work/data/train.h5
-  test_file: $work/data/test.h5
-  normalize: standardize
-model:
-  input_shape: [1024]
-  num_classes: 10
-  layers:
-    - {type: dense, units: 16, activation: relu}
-    - {type: dense, units: 10}
-optimizer: {type: adam, learning_rate: 0.001, beta1: 0.0}
-training: {epochs: 1, batch_size: 64}
-YAML
+# shellcheck source=../../tools/synthetic_blobs.sh
+. "$source_dir/tests/tools/synthetic_blobs.sh"
+synthetic_blobs "$source_dir" "$work" 300000 5000 1024 10 16
 
-launch=("$mpiexec" --oversubscribe -n "$ranks" "$gradshare" train "$work/config.yaml" run.dir="$work/run")
+launch=("$mpiexec" --oversubscribe -n "$ranks" "$gradshare" train "$work/config.yaml" run.dir="$work/run"
+        optimizer.learning_rate=0.001 training.batch_size=64)
 if [ -w /sys/fs/cgroup/memory ] && mkdir "/sys/fs/cgroup/memory/gradshare-test-$$" 2>/dev/null; then
   cgroup=/sys/fs/cgroup/memory/gradshare-test-$$
   echo $((ranks * limit_mb * 1000 * 1000)) >"$cgroup/memory.limit_in_bytes"

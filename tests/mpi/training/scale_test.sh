@@ -21,42 +21,22 @@ work=$(mktemp -d)
 trap 'pkill -9 -f "gradshare train .*$work" 2>/dev/null || true; rm -rf "$work"' EXIT
 ranks=65
 
-/usr/bin/python3 -c 'import h5py' 2>/dev/null ||
-  { echo "SKIP: needs /usr/bin/python3 with h5py (Debian: python3-h5py)"; exit 77; }
-"$source_dir/scripts/make-example-hdf5" --source synthetic --out-dir "$work/data" \
-  --train 20000 --test 2000 --features 16 --classes 4 >/dev/null 2>&1
-cat >"$work/config.yaml" <<YAML
-run: {name: scale, seed: 1}
-data:
-  dataset: custom
-  format: hdf5
-  train_file: $work/data/train.h5
-  test_file: $work/data/test.h5
-  normalize: standardize
-  partition_batches: 2
-model:
-  input_shape: [16]
-  num_classes: 4
-  layers:
-    - {type: dense, units: 8, activation: relu}
-    - {type: dense, units: 4}
-optimizer: {type: adam, learning_rate: 0.003, beta1: 0.0}
-training: {epochs: 1, batch_size: 8}
-logging: {every_steps: 200}
-transport: {timeout_ms: 120000}
-YAML
+# shellcheck source=../../tools/synthetic_blobs.sh
+. "$source_dir/tests/tools/synthetic_blobs.sh"
+synthetic_blobs "$source_dir" "$work" 20000 2000 16 4 8
 
 ft=()
-args=()
+args=(optimizer.learning_rate=0.003 training.batch_size=8 data.partition_batches=2
+      logging.every_steps=200 transport.timeout_ms=120000)
 max_children=64
 case "$scenario" in
-  plain) args=(topology.mode=plain) ;;
-  mesh-8) max_children=8 args=(topology.mode=mesh topology.max_children=8) ;;
-  mesh-4) max_children=4 args=(topology.mode=mesh topology.max_children=4) ;;
+  plain) args+=(topology.mode=plain) ;;
+  mesh-8) max_children=8 args+=(topology.mode=mesh topology.max_children=8) ;;
+  mesh-4) max_children=4 args+=(topology.mode=mesh topology.max_children=4) ;;
   mesh-4-kill)
     max_children=4
-    args=(topology.mode=mesh topology.max_children=4 fault_tolerance.spares=1
-          fault_tolerance.timeout_ms=60000)
+    args+=(topology.mode=mesh topology.max_children=4 fault_tolerance.spares=1
+           fault_tolerance.timeout_ms=60000)
     ft=(--with-ft ulfm)
     export GRADSHARE_INJECT=2:20:sigkill
     ranks=66
