@@ -211,8 +211,9 @@ int train_in_session(const config::ExperimentConfig& config, MpiSession& mpi) {
   context.phase = "setting up " + context.config.training.strategy;
   try {
     const int code = run_with_rollback(context);
-    if (const auto& reader = context.data.train.reader) {
-      const auto stats = reader->stats();
+    const auto stats = context.data.train.reader ? context.data.train.reader->stats()
+                                                 : data::ReadAheadStats{};
+    if (stats.batches_ready + stats.batches_waited + stats.batches_missed > 0) {  // it trained
       char line[256];
       std::snprintf(line, sizeof line,
                     "read ahead: %lld minibatches ready, %lld waited for (%.2f s), %lld read on "
