@@ -14,6 +14,7 @@
 #include "core/errors.h"       // UserError, exit codes
 #include "export/onnx_export.h"  // export_command
 #include "report/report_command.h"  // report_command
+#include "sim/simulate_command.h"  // simulate_command
 #include "supervise/supervisor.h"  // run_command
 #include "topology/render.h"   // render
 #include "topology/tree.h"     // build_plain, build_mesh
@@ -43,6 +44,10 @@ const char* kUsage =
     "                                           print the communication tree of a job\n"
     "  report RUN_DIR [RUN_DIR ...] [-o OUT.html]\n"
     "                                           HTML report of runs (charts, workers, config), PNGs\n"
+    "  simulate CONFIG.yaml [--workers 8,...,32768] [--link 1gbit] [--topology plain,mesh] ...\n"
+    "                                           project gradient sharing to many workers\n"
+    "  simulate --validate RUN_DIR [--link R] [--nodes K] [--cores C]\n"
+    "                                           check the simulator against a real run\n"
     "  --version                                gradshare, MPI library, ULFM and CUDA support\n"
     "  <command> --help                         help on one command\n"
     "\n"
@@ -209,6 +214,37 @@ int command_report(const std::vector<std::string>& args) {
   return gradshare::report::report_command(args);
 }
 
+int command_simulate(const std::vector<std::string>& args) {
+  if (wants_help(args)) {
+    std::printf(
+        "usage: gradshare simulate CONFIG.yaml [options] [key.path=value ...]\n"
+        "       gradshare simulate --validate RUN_DIR [--link R] [--nodes K] [--cores C]\n"
+        "  Projects asynchronous gradient sharing of CONFIG's model to many workers: time per\n"
+        "  step, efficiency, master and relay copies per step, bytes on the busiest link, and\n"
+        "  the worker count where each tree saturates (each worker under half a lone worker's\n"
+        "  speed). Small sizes run the real codec, update exchange and relay in virtual time;\n"
+        "  the flow model carries their measured costs to the large ones. One process, no MPI.\n"
+        "  --workers LIST       worker counts (default 8,32,128,512,2048,8192,32768)\n"
+        "  --topology LIST      plain, mesh or plain,mesh (default)\n"
+        "  --link RATE          each node's link, each direction: 100mbit, 1gbit (default),\n"
+        "                       10gbit, unlimited\n"
+        "  --message-overhead B wire bytes per message beyond the payload (default 64)\n"
+        "  --max-children K     mesh fan-out (default: the config's topology.max_children)\n"
+        "  --nodes K            ranks placed by node on K nodes (default: a node per rank)\n"
+        "  --cores C            every rank shares C cores (default: a core per rank)\n"
+        "  --steps S            simulated steps per worker (default 40)\n"
+        "  --events-up-to N     run the event simulation up to N workers (default 64)\n"
+        "  --step-overhead MS   CPU per worker step beyond compute, encode and the exchange\n"
+        "                       (MPI progress, TCP stack, batches; default 0.5, measured on\n"
+        "                       the emulated cluster)\n"
+        "  --csv FILE           also write the table as CSV\n"
+        "  --validate RUN_DIR   compare with a finished gradient-sharing run: every rank's bytes\n"
+        "                       sent and received (exact) and the time per step\n");
+    return 0;
+  }
+  return gradshare::sim::simulate_command(args);
+}
+
 long parse_count(const std::string& flag, const std::string& value) {
   char* end = nullptr;
   const long number = std::strtol(value.c_str(), &end, 10);
@@ -267,8 +303,10 @@ int dispatch(const std::vector<std::string>& argv) {
   if (command == "config") return command_config(args);
   if (command == "topology") return command_topology(args);
   if (command == "report") return command_report(args);
+  if (command == "simulate") return command_simulate(args);
   throw UserError("unknown command '" + command +
-                  "' (commands: train, run, eval, inspect, export, config, topology, report)");
+                  "' (commands: train, run, eval, inspect, export, config, topology, report, "
+                  "simulate)");
 }
 
 }  // namespace

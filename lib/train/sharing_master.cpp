@@ -2,8 +2,6 @@
 // every update, aggregates the workers' figures, evaluates each finished epoch, drains the job
 // and checks that every replica ended with the master's model; under fault tolerance it leads
 // the repair and resync after a worker fails (sharing_recovery.h).
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -15,6 +13,7 @@
 #include "ckpt/checkpoint.h"
 #include "comm/byte_io.h"
 #include "comm/mpi_error.h"
+#include "core/cpu_time.h"
 #include "core/errors.h"
 #include "core/log.h"
 #include "core/stop_signal.h"
@@ -46,13 +45,6 @@
 namespace gradshare::train {
 
 namespace {
-
-double process_cpu_seconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-         1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
-}
 
 // The periodic progress line: training figures over all workers since the previous line.
 class SharingProgress {
@@ -144,7 +136,7 @@ class SharingMaster {
     const auto steps_per_epoch = static_cast<std::int64_t>(shape_.batch_count());
     progress_.emplace(context_, steps_per_epoch, model_.parameter_count(),
                       resume ? resume->iteration : 0);
-    const double cpu_start = process_cpu_seconds();
+    const double cpu_start = core::process_cpu_seconds();
     core::Stopwatch wall;
     core::Backoff backoff;
     while (!finished() && !diverged_) {
@@ -169,7 +161,7 @@ class SharingMaster {
     // A diverged model is never saved: the newest checkpoint stays the newest good one.
     if (diverged_) return exit_code;
     const bool equivalent = check_equivalence();
-    summarize(process_cpu_seconds() - cpu_start, wall.seconds(), equivalent);
+    summarize(core::process_cpu_seconds() - cpu_start, wall.seconds(), equivalent);
     recoveries_.summarize();
     summarize_relays();
     peak_memory_.summarize(context_);
@@ -192,12 +184,12 @@ class SharingMaster {
       handle(*message);
     }
     for (const auto epoch : scheduler_->take_completed_epochs()) {
-      const double cpu_before = process_cpu_seconds();
+      const double cpu_before = core::process_cpu_seconds();
       std::copy(model_.parameters().begin(), model_.parameters().end(),
                 snapshot_.parameters().begin());
       const auto minibatches = scheduler_->minibatches_in(epoch);
       relay_during([&] { reporter_.end_of_epoch(snapshot_, epoch + 1, progress_->steps(), minibatches); });
-      evaluation_cpu_ += process_cpu_seconds() - cpu_before;
+      evaluation_cpu_ += core::process_cpu_seconds() - cpu_before;
       if (checkpointer_.at_epoch_end()) request_checkpoint();
     }
     if (checkpointer_.due(progress_->steps())) request_checkpoint();
@@ -464,7 +456,8 @@ class SharingMaster {
         auto report = DrainedReport::deserialize(message.payload);
         applied_twice_[worker] = report.applied_twice;
         drained_[worker] = std::move(report.parameters);
-        relays_[worker] = {report.published, report.relayed, report.links};
+        relays_[worker] = {report.published, report.relayed, report.links, report.bytes_published,
+                           report.transport, report.cpu_seconds};
         break;
       }
       default:
@@ -668,17 +661,32 @@ class SharingMaster {
   // Message copies each replica forwarded: a record per rank, and a line with the master's and
   // the busiest worker's (the load a tree spreads over its inner nodes).
   void summarize_relays() {
-    relays_[0] = {0, exchange_.stats().relayed,
-                  static_cast<std::int32_t>(exchange_.link_count())};
+    relays_[0] = {0, exchange_.stats().relayed, static_cast<std::int32_t>(exchange_.link_count()),
+                  0, session_.plane().stats()};
     int busiest = 0;
     for (const auto& [rank, r] : relays_) {
       if (rank != 0 && (busiest == 0 || r.relayed > relays_[busiest].relayed)) busiest = rank;
+      // Each worker's steps and the wall time its reports covered: the time per step that
+      // `gradshare simulate --validate` compares with.
+      const auto reported = per_worker_.find(rank);
+      const std::int64_t steps = reported == per_worker_.end() ? 0 : reported->second.steps;
+      const double seconds = reported == per_worker_.end() ? 0.0 : reported->second.seconds;
       context_.metrics.write(JsonLine()
                                  .add("kind", "relays")
+                                 .add("steps", steps)
+                                 .add("train_seconds", seconds)
+                                 .add("cpu_seconds", r.cpu_seconds)
                                  .add("rank", rank)
                                  .add("links", r.links)
                                  .add("published", static_cast<std::int64_t>(r.published))
-                                 .add("relayed", static_cast<std::int64_t>(r.relayed)));
+                                 .add("relayed", static_cast<std::int64_t>(r.relayed))
+                                 .add("bytes_published", static_cast<std::int64_t>(r.bytes_published))
+                                 .add("messages_sent", static_cast<std::int64_t>(r.transport.messages_sent))
+                                 .add("bytes_sent", static_cast<std::int64_t>(r.transport.bytes_sent))
+                                 .add("messages_received",
+                                      static_cast<std::int64_t>(r.transport.messages_received))
+                                 .add("bytes_received",
+                                      static_cast<std::int64_t>(r.transport.bytes_received)));
     }
     char line[256];
     std::snprintf(line, sizeof line,
@@ -744,6 +752,9 @@ class SharingMaster {
   struct Relays {
     std::uint64_t published = 0, relayed = 0;
     std::int32_t links = 0;
+    std::uint64_t bytes_published = 0;
+    comm::TransportStats transport;
+    double cpu_seconds = 0;  // a worker's process CPU while it trained
   };
   std::map<int, Relays> relays_;  // per drained worker (DrainedReport)
   PeakMemory peak_memory_;

@@ -14,6 +14,7 @@
 #include "codec/encoder.h"
 #include "comm/byte_io.h"
 #include "comm/mpi_error.h"
+#include "core/cpu_time.h"
 #include "core/errors.h"
 #include "core/log.h"
 #include "core/memory.h"
@@ -570,6 +571,9 @@ class SharingWorker {
           report.published = exchange_.stats().published;
           report.relayed = exchange_.stats().relayed;
           report.links = static_cast<std::int32_t>(exchange_.link_count());
+          report.bytes_published = exchange_.stats().bytes_published;
+          report.transport = session_.plane().stats();
+          report.cpu_seconds = core::process_cpu_seconds() - cpu_start_;
           report.parameters.assign(parameters.begin(), parameters.end());
           control().send(0, comm::Tag::kDrained, report.serialize());
           drained_sent_ = true;
@@ -637,6 +641,7 @@ class SharingWorker {
   WorkerReport report_;
   ExchangeStats reported_exchange_;
   core::Stopwatch report_clock_;
+  double cpu_start_ = core::process_cpu_seconds();  // beside report_clock_: the same span
   core::Stopwatch heartbeat_clock_;
   double heartbeat_period_;
   double timeout_;

@@ -51,7 +51,9 @@ WorkerReport WorkerReport::deserialize(std::span<const std::uint8_t> bytes) {
 
 std::vector<std::uint8_t> DrainedReport::serialize() const {
   comm::ByteWriter writer;
-  writer.put(applied_twice).put(published).put(relayed).put(links);
+  writer.put(applied_twice).put(published).put(relayed).put(links).put(bytes_published);
+  writer.put(transport.messages_sent).put(transport.bytes_sent);
+  writer.put(transport.messages_received).put(transport.bytes_received).put(cpu_seconds);
   writer.put_vector(std::span<const float>(parameters));
   return writer.take();
 }
@@ -63,6 +65,12 @@ DrainedReport DrainedReport::deserialize(std::span<const std::uint8_t> bytes) {
   report.published = reader.get<std::uint64_t>();
   report.relayed = reader.get<std::uint64_t>();
   report.links = reader.get<std::int32_t>();
+  report.bytes_published = reader.get<std::uint64_t>();
+  report.transport.messages_sent = reader.get<std::uint64_t>();
+  report.transport.bytes_sent = reader.get<std::uint64_t>();
+  report.transport.messages_received = reader.get<std::uint64_t>();
+  report.transport.bytes_received = reader.get<std::uint64_t>();
+  report.cpu_seconds = reader.get<double>();
   report.parameters = reader.get_vector<float>();
   reader.expect_end();
   return report;

@@ -6,6 +6,8 @@
 #include <span>
 #include <vector>
 
+#include "comm/data_plane.h"
+
 #include "train/staleness.h"
 
 namespace gradshare::train {
@@ -52,6 +54,9 @@ struct DrainedReport {
   std::uint64_t published = 0;     // own messages sent over the run
   std::uint64_t relayed = 0;       // message copies forwarded to other links
   std::int32_t links = 0;          // its links in the tree
+  std::uint64_t bytes_published = 0;  // payload bytes of its own messages
+  comm::TransportStats transport;     // its data plane's counters (since the last repair)
+  double cpu_seconds = 0;             // process CPU (user + kernel) since it began to train
   std::vector<float> parameters;
 
   std::vector<std::uint8_t> serialize() const;

@@ -5,7 +5,8 @@
 # record from every rank, and for the runs without a failure the relay count of every rank as
 # the tree predicts: in a tree each message reaches every replica once, so a replica with L links
 # forwards (messages of the others) x (L - 1) copies, and its links are what the tree built
-# breadth-first with topology.max_children gives.
+# breadth-first with topology.max_children gives, and every rank's bytes as the simulator's
+# flow model predicts them (gradshare simulate --validate).
 #   scale_test.sh GRADSHARE MPIEXEC SOURCE_DIR SCENARIO
 # SCENARIO:
 #   plain       the star: the master has 64 links and forwards every message 63 times
@@ -58,5 +59,11 @@ if [ "$scenario" = mesh-4-kill ]; then
 else
   python3 "$source_dir/tests/tools/check_run.py" "$work/run" "${checks[@]}" \
     --relays-as-tree "$max_children"
+  # The simulator's flow model, given what each worker published, must predict every rank's
+  # data-plane bytes and messages, sent and received, exactly (gradshare simulate --validate
+  # exits 1 otherwise).
+  "$gradshare" simulate --validate "$work/run" --link unlimited --nodes 1 --cores "$(nproc)" \
+    >"$work/validation.txt" || { cat "$work/validation.txt"; echo "FAIL: simulator bytes differ"; exit 1; }
+  grep -E "ranks exact|time per step" "$work/validation.txt"
 fi
 echo PASS

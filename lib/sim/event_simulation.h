@@ -1,0 +1,65 @@
+// event_simulation.h: gradient sharing run step by step in virtual time with the real code: each
+// worker's real codec::Encoder turns real model updates into messages, each rank's real
+// train::UpdateExchange applies, deduplicates and relays them through a comm::Relay over the
+// virtual network (virtual_network.h), and each worker holds to the real staleness bound
+// (train::StalenessTracker). One thread drives every rank, always the one whose clock is
+// earliest.
+//
+// Virtual time: a worker's step costs the measured compute time of the real model
+// (model_sample.h); every call into the real encoder and exchange costs the CPU time it really
+// took here. With `cores` > 0 all ranks share that many cores, as
+// the namespaces of the emulated cluster share this machine's (processor sharing: with more
+// ranks awake than cores each runs that much slower); 0 gives each rank its own.
+// A worker that waits (bound, or done) sleeps until its next message arrives.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "comm/data_plane.h"
+#include "config/experiment_config.h"
+#include "sim/link_model.h"
+#include "sim/model_sample.h"
+#include "sim/projection.h"
+#include "sim/traffic.h"
+#include "topology/tree.h"
+
+namespace gradshare::sim {
+
+struct EventSetup {
+  topology::Tree tree;
+  Placement placement;
+  LinkModel link;
+  int cores = 0;
+  std::int64_t steps = 40;  // per worker; the first fifth fills the pipeline and is not timed
+  // Encode steps each worker's encoder takes on the updates before the simulation, unsent, so
+  // that its threshold and residual are those of a run in progress, not of its first step.
+  std::int64_t encoder_warm_up = 50;
+  double step_overhead_seconds = kStepOverheadSeconds;  // StepCosts::step_overhead_seconds
+};
+
+struct RankResult {
+  std::uint64_t applied = 0;   // messages applied, own included (ExchangeStats)
+  std::uint64_t relayed = 0;
+  std::uint64_t published = 0;
+  std::uint64_t bytes_published = 0;
+  comm::TransportStats transport;
+  double exchange_cpu_seconds = 0;  // CPU in the exchange (poll, publish)
+  double encode_cpu_seconds = 0;
+};
+
+struct EventResult {
+  double step_seconds = 0;  // mean time per step over the timed steps of every worker
+  double wait_seconds = 0;  // per worker, held by the staleness bound
+  std::vector<RankResult> ranks;
+  std::vector<DirectedEdge> edges;  // payload bytes and messages per directed link
+  std::int64_t applied_twice = 0;
+  std::uint64_t backpressure = 0;   // steps whose update stayed in the residual
+  double max_replica_difference = 0;  // largest |p_r - p_0| / max|p_0| after the drain
+  StepCosts costs;  // compute as given; encode, message bytes, apply and copy as measured here
+};
+
+EventResult simulate_events(const config::ExperimentConfig& config, const ModelSample& sample,
+                            const EventSetup& setup);
+
+}  // namespace gradshare::sim

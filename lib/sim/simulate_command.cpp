@@ -1,0 +1,277 @@
+#include "sim/simulate_command.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+#include "config/config_loader.h"
+#include "core/errors.h"
+#include "sim/event_simulation.h"
+#include "sim/model_sample.h"
+#include "sim/projection.h"
+#include "sim/validation.h"
+#include "topology/mode.h"
+#include "train/gradient_sharing.h"
+
+namespace gradshare::sim {
+namespace {
+
+using core::UserError;
+
+struct Options {
+  std::string config_path;
+  std::vector<std::string> overrides;
+  std::vector<int> workers{8, 32, 128, 512, 2048, 8192, 32768};
+  std::vector<std::string> topologies{"plain", "mesh"};
+  LinkModel link{1e9};
+  int max_children = 0;  // 0: the config's topology.max_children
+  int nodes = 0;         // 0: one rank per node
+  int cores = 0;         // 0: a core per rank
+  int steps = 40;
+  int events_up_to = 64;
+  double step_overhead_seconds = kStepOverheadSeconds;
+  std::string csv;
+  std::string validate;
+};
+
+int parse_int(const std::string& flag, const std::string& value, int low, int high) {
+  char* end = nullptr;
+  const long number = std::strtol(value.c_str(), &end, 10);
+  if (value.empty() || *end != '\0' || number < low || number > high)
+    throw UserError("simulate: " + flag + " needs an integer in " + std::to_string(low) + ".." +
+                    std::to_string(high) + ", got '" + value + "'");
+  return static_cast<int>(number);
+}
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> parts;
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const auto comma = std::min(text.find(',', begin), text.size());
+    parts.push_back(text.substr(begin, comma - begin));
+    begin = comma + 1;
+  }
+  return parts;
+}
+
+Options parse(const std::vector<std::string>& args) {
+  Options o;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg.rfind("--", 0) != 0) {
+      if (o.config_path.empty() && arg.find('=') == std::string::npos) o.config_path = arg;
+      else o.overrides.push_back(arg);
+      continue;
+    }
+    if (i + 1 >= args.size()) throw UserError("simulate: " + arg + " needs a value");
+    const std::string& value = args[++i];
+    if (arg == "--workers") {
+      o.workers.clear();
+      for (const auto& part : split(value)) o.workers.push_back(parse_int(arg, part, 1, 1 << 20));
+      std::sort(o.workers.begin(), o.workers.end());
+    } else if (arg == "--topology") {
+      o.topologies = split(value);
+      for (const auto& t : o.topologies)
+        if (t != "plain" && t != "mesh")
+          throw UserError("simulate: --topology takes plain, mesh or plain,mesh, got '" + t + "'");
+    } else if (arg == "--link") {
+      o.link.bits_per_second = parse_rate(value, "simulate: --link");
+    } else if (arg == "--message-overhead") {
+      o.link.message_overhead_bytes = parse_int(arg, value, 0, 1 << 20);
+    } else if (arg == "--max-children") {
+      o.max_children = parse_int(arg, value, 1, 1024);
+    } else if (arg == "--nodes") {
+      o.nodes = parse_int(arg, value, 1, 1 << 20);
+    } else if (arg == "--cores") {
+      o.cores = parse_int(arg, value, 1, 1 << 20);
+    } else if (arg == "--steps") {
+      o.steps = parse_int(arg, value, 10, 100000);
+    } else if (arg == "--events-up-to") {
+      o.events_up_to = parse_int(arg, value, 0, 4096);
+    } else if (arg == "--step-overhead") {
+      char* end = nullptr;
+      const double ms = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end != '\0' || !(ms >= 0 && ms <= 1e4))
+        throw UserError("simulate: --step-overhead needs milliseconds in 0..10000, got '" + value + "'");
+      o.step_overhead_seconds = ms * 1e-3;
+    } else if (arg == "--csv") {
+      o.csv = value;
+    } else if (arg == "--validate") {
+      o.validate = value;
+    } else {
+      throw UserError("simulate: unknown option '" + arg + "' (see gradshare simulate --help)");
+    }
+  }
+  if (o.validate.empty() && o.config_path.empty())
+    throw UserError("simulate: missing CONFIG.yaml (or --validate RUN_DIR; see gradshare simulate --help)");
+  if (!o.validate.empty() && !o.config_path.empty())
+    throw UserError("simulate: --validate RUN_DIR takes the run's own config, not '" + o.config_path + "'");
+  if (!o.csv.empty()) {
+    const auto parent = std::filesystem::absolute(o.csv).parent_path();
+    if (!std::filesystem::is_directory(parent))
+      throw UserError("simulate: --csv " + o.csv + ": folder " + parent.string() + " does not exist");
+  }
+  return o;
+}
+
+topology::Tree tree_for(const std::string& mode, int workers, int max_children) {
+  if (mode == "plain") return topology::build_plain(workers + 1);
+  return topology::build_mesh(workers + 1, max_children, 64);
+}
+
+Placement placement_for(const Options& o, int ranks) {
+  return o.nodes > 0 ? Placement::by_node(ranks, o.nodes) : Placement::one_per_node(ranks);
+}
+
+void check_event_memory(const Options& o, const ModelSample& sample, int workers) {
+  // Each replica holds its parameters, each worker its residual and the update it encodes.
+  const double bytes = 12.0 * static_cast<double>(sample.parameter_count) * (workers + 1);
+  if (bytes > 8.0 * (1ull << 30))
+    throw UserError("simulate: --events-up-to " + std::to_string(o.events_up_to) + " would hold " +
+                    std::to_string(static_cast<int>(bytes / (1ull << 30))) + " GiB of replicas for " +
+                    std::to_string(workers) + " workers of this model: lower it");
+}
+
+std::string describe(const Options& o) {
+  std::string text = rate_name(o.link.bits_per_second) + " links, ";
+  text += o.nodes > 0 ? std::to_string(o.nodes) + " nodes (ranks by node)" : "a node per rank";
+  text += o.cores > 0 ? ", " + std::to_string(o.cores) + " shared cores" : ", a core per rank";
+  return text;
+}
+
+struct Row {
+  std::string topology;
+  Projection projection;
+  int depth = 0;
+  std::optional<EventResult> events;
+};
+
+// The smallest worker count in (good, bad] whose efficiency is under one half.
+int saturation_point(const Options& o, const std::string& mode, int max_children,
+                     const StepCosts& costs, int good, int bad) {
+  while (bad - good > 1) {
+    const int middle = good + (bad - good) / 2;
+    const auto tree = tree_for(mode, middle, max_children);
+    if (project(tree, placement_for(o, middle + 1), costs, o.link, o.cores).efficiency < 0.5) bad = middle;
+    else good = middle;
+  }
+  return bad;
+}
+
+void print_rows(const std::vector<Row>& rows) {
+  std::printf("%-6s %8s %5s %10s %10s %6s %12s %12s %11s %11s %10s  %s\n", "tree", "workers",
+              "depth", "step ms", "step ms", "eff.", "master", "busiest", "busiest", "leaf in",
+              "master", "bottleneck");
+  std::printf("%-6s %8s %5s %10s %10s %6s %12s %12s %11s %11s %10s\n", "", "", "", "(events)",
+              "(flow)", "", "copies/step", "relay/step", "link kB", "kB/step", "CPU ms");
+  for (const auto& row : rows) {
+    const auto& p = row.projection;
+    char events[32] = "-";
+    if (row.events) std::snprintf(events, sizeof events, "%.3f", 1e3 * row.events->step_seconds);
+    std::printf("%-6s %8d %5d %10s %10.3f %5.0f%% %12.0f %12.0f %11.1f %11.1f %10.3f  %s\n",
+                row.topology.c_str(), p.workers, row.depth, events, 1e3 * p.step_seconds,
+                100.0 * p.efficiency, p.master_copies, p.busiest_relay_copies, p.max_link_bytes / 1e3,
+                p.leaf_in_bytes / 1e3, 1e3 * p.master_cpu_seconds, p.bottleneck.c_str());
+  }
+}
+
+void write_csv(const std::string& path, const std::vector<Row>& rows, const Options& o) {
+  std::ofstream out(path);
+  out << "topology,workers,depth,link_bits_per_second,step_seconds_events,step_seconds_flow,"
+         "efficiency,bottleneck,master_cpu_seconds,master_copies,busiest_relay_copies,"
+         "max_link_bytes,leaf_in_bytes\n";
+  for (const auto& row : rows) {
+    const auto& p = row.projection;
+    out << row.topology << ',' << p.workers << ',' << row.depth << ',' << o.link.bits_per_second
+        << ',' << (row.events ? std::to_string(row.events->step_seconds) : "") << ','
+        << p.step_seconds << ',' << p.efficiency << ",\"" << p.bottleneck << "\","
+        << p.master_cpu_seconds << ',' << p.master_copies << ',' << p.busiest_relay_copies << ','
+        << p.max_link_bytes << ',' << p.leaf_in_bytes << '\n';
+  }
+  if (!out) throw core::RuntimeError("simulate: could not write " + path);
+}
+
+int project_command(const Options& o) {
+  const auto config = config::load_experiment(o.config_path, o.overrides);
+  const int max_children = o.max_children > 0 ? o.max_children
+                                              : static_cast<int>(config.topology.max_children);
+  const ModelSample sample = sample_model(config, SampleData::kConfigured, 300, 20, 16);
+  std::printf("model: %zu parameters, %.3f ms of CPU per step (batch %lld, median of 20 steps after 300 on the training data)\n",
+              sample.parameter_count, 1e3 * sample.compute_seconds,
+              static_cast<long long>(config.training.batch_size));
+  std::printf("network: %s; mesh fan-out %d; %d simulated steps per worker; %.2f ms of CPU per "
+              "worker step for MPI, the TCP stack and batches (--step-overhead)\n\n",
+              describe(o).c_str(), max_children, o.steps, 1e3 * o.step_overhead_seconds);
+  std::vector<Row> rows;
+  for (const auto& mode : o.topologies) {
+    // Costs per message come from the largest event simulation of this tree (or a calibration).
+    StepCosts costs;
+    std::vector<Row> own;
+    std::vector<int> event_sizes;
+    for (int w : o.workers)
+      if (w <= o.events_up_to) event_sizes.push_back(w);
+    const bool calibrate = event_sizes.empty();
+    if (calibrate) event_sizes.push_back(std::min(8, std::max(o.events_up_to, 2)));
+    std::vector<EventResult> events;
+    for (int w : event_sizes) {
+      check_event_memory(o, sample, w);
+      EventSetup setup{tree_for(mode, w, max_children), placement_for(o, w + 1), o.link, o.cores, o.steps};
+      setup.step_overhead_seconds = o.step_overhead_seconds;
+      events.push_back(simulate_events(config, sample, setup));
+      costs = events.back().costs;
+      if (events.back().applied_twice != 0 || events.back().max_replica_difference > train::kEquivalenceTolerance)
+        throw core::RuntimeError("simulate: the event simulation of " + std::to_string(w) + " workers (" +
+                                 mode + ") ended with replicas that differ: a defect");
+    }
+    std::printf("%s: per message %.2f us to apply, %.2f us per copy sent; encode %.3f ms; "
+                "%.0f bytes per message (real codec, %s)\n",
+                mode.c_str(), 1e6 * costs.apply_seconds, 1e6 * costs.copy_seconds,
+                1e3 * costs.encode_seconds, costs.message_bytes,
+                calibrate ? "calibration run" : "largest event simulation");
+    int good = 0, bad = 0;
+    for (int w : o.workers) {
+      Row row;
+      row.topology = mode;
+      const auto tree = tree_for(mode, w, max_children);
+      row.depth = tree.max_depth();
+      row.projection = project(tree, placement_for(o, w + 1), costs, o.link, o.cores);
+      for (std::size_t i = 0; i < event_sizes.size(); ++i)
+        if (event_sizes[i] == w && !calibrate) row.events = events[i];
+      if (row.projection.efficiency >= 0.5) good = w;
+      else if (bad == 0) bad = w;
+      own.push_back(row);
+    }
+    rows.insert(rows.end(), own.begin(), own.end());
+    if (bad == 0) {
+      std::printf("%s: efficiency stays at or above 50 %% up to %d workers\n\n", mode.c_str(), o.workers.back());
+    } else {
+      const int at = saturation_point(o, mode, max_children, costs, good, bad);
+      const auto p = project(tree_for(mode, at, max_children), placement_for(o, at + 1), costs, o.link, o.cores);
+      std::printf("%s: saturates at %d workers (efficiency under 50 %%): %s\n\n", mode.c_str(), at,
+                  p.bottleneck.c_str());
+    }
+  }
+  print_rows(rows);
+  if (!o.csv.empty()) {
+    write_csv(o.csv, rows, o);
+    std::printf("\nwrote %s\n", o.csv.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int simulate_command(const std::vector<std::string>& args) {
+  const Options o = parse(args);
+  if (!o.validate.empty()) {
+    ValidationOptions v{o.validate, o.link, o.nodes, o.cores, o.steps};
+    return validate_against_run(v);
+  }
+  return project_command(o);
+}
+
+}  // namespace gradshare::sim

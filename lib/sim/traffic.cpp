@@ -1,0 +1,89 @@
+#include "sim/traffic.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/errors.h"
+
+namespace gradshare::sim {
+
+int Placement::nodes() const {
+  return node.empty() ? 0 : *std::max_element(node.begin(), node.end()) + 1;
+}
+
+Placement Placement::one_per_node(int ranks) {
+  Placement placement;
+  for (int r = 0; r < ranks; ++r) placement.node.push_back(r);
+  return placement;
+}
+
+Placement Placement::by_node(int ranks, int nodes) {
+  Placement placement;
+  for (int r = 0; r < ranks; ++r) placement.node.push_back(r % std::max(nodes, 1));
+  return placement;
+}
+
+Traffic count_traffic(const topology::Tree& tree, const Placement& placement,
+                      std::span<const Flow> published) {
+  const int ranks = tree.size();
+  if (static_cast<int>(published.size()) != ranks || static_cast<int>(placement.node.size()) != ranks)
+    throw core::RuntimeError("count_traffic: " + std::to_string(published.size()) +
+                             " publishers and " + std::to_string(placement.node.size()) +
+                             " placed ranks for a tree of " + std::to_string(ranks));
+  // Subtree sums, children before parents: a breadth-first order read backwards.
+  std::vector<int> order{0};
+  for (std::size_t i = 0; i < order.size(); ++i)
+    for (int child : tree.children[static_cast<std::size_t>(order[i])]) order.push_back(child);
+  std::vector<Flow> subtree(static_cast<std::size_t>(ranks));
+  Flow total;
+  for (int r : order)
+    if (tree.is_live(r)) total += published[static_cast<std::size_t>(r)];
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    auto& sum = subtree[static_cast<std::size_t>(*it)];
+    sum += published[static_cast<std::size_t>(*it)];
+    for (int child : tree.children[static_cast<std::size_t>(*it)])
+      sum += subtree[static_cast<std::size_t>(child)];
+  }
+
+  Traffic traffic;
+  traffic.ranks.resize(static_cast<std::size_t>(ranks));
+  traffic.nodes.resize(static_cast<std::size_t>(placement.nodes()));
+  const auto carry = [&](int from, int to, const Flow& flow) {
+    traffic.edges.push_back({from, to, flow});
+    traffic.ranks[static_cast<std::size_t>(from)].sent += flow;
+    traffic.ranks[static_cast<std::size_t>(to)].received += flow;
+    const int a = placement.node[static_cast<std::size_t>(from)];
+    const int b = placement.node[static_cast<std::size_t>(to)];
+    if (a != b) {
+      traffic.nodes[static_cast<std::size_t>(a)].out += flow;
+      traffic.nodes[static_cast<std::size_t>(b)].in += flow;
+    }
+  };
+  for (int r : order) {
+    if (r == 0) continue;
+    const int parent = tree.parent[static_cast<std::size_t>(r)];
+    const Flow& up = subtree[static_cast<std::size_t>(r)];
+    carry(r, parent, up);
+    carry(parent, r, {total.messages - up.messages, total.bytes - up.bytes});
+  }
+  for (int r = 0; r < ranks; ++r) {
+    if (!tree.is_live(r)) continue;
+    auto& rank = traffic.ranks[static_cast<std::size_t>(r)];
+    const Flow& own = published[static_cast<std::size_t>(r)];
+    rank.links = static_cast<int>(tree.links(r).size());
+    rank.applied = {total.messages - own.messages, total.bytes - own.bytes};
+    const double forwards = std::max(rank.links - 1, 0);
+    rank.relayed = {rank.received.messages * forwards, rank.received.bytes * forwards};
+  }
+  return traffic;
+}
+
+Traffic count_step_traffic(const topology::Tree& tree, const Placement& placement,
+                           const Flow& per_worker) {
+  std::vector<Flow> published(static_cast<std::size_t>(tree.size()));
+  for (int r = 1; r < tree.size(); ++r)
+    if (tree.is_live(r)) published[static_cast<std::size_t>(r)] = per_worker;
+  return count_traffic(tree, placement, published);
+}
+
+}  // namespace gradshare::sim

@@ -1,0 +1,75 @@
+// traffic.h: what gradient sharing puts on every link and every rank of a tree, counted exactly
+// from the tree (the simulator's flow model).
+//
+// Each worker publishes messages; a message floods the tree: every rank applies it once and
+// forwards a copy to each of its links but the one it came from. So the directed edge u -> v
+// carries every message published on u's side of the edge: up (child -> parent) the messages of
+// the child's subtree, down (parent -> child) all the others. For a rank with L links that
+// receives m messages and publishes o of its own, the copies it sends are m * (L - 1) + o * L:
+// relayed (m * (L - 1)) plus its own. Placement puts ranks on nodes; an edge between two ranks
+// of one node uses memory, not the node's network link.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "topology/tree.h"
+
+namespace gradshare::sim {
+
+// node[rank]: the node a rank runs on.
+struct Placement {
+  std::vector<int> node;
+
+  int nodes() const;
+  // A node per rank (a real cluster with one rank per node).
+  static Placement one_per_node(int ranks);
+  // mpirun --map-by node over `nodes` nodes: rank r on node r % nodes.
+  static Placement by_node(int ranks, int nodes);
+};
+
+struct Flow {
+  double messages = 0;
+  double bytes = 0;
+  Flow& operator+=(const Flow& other) {
+    messages += other.messages;
+    bytes += other.bytes;
+    return *this;
+  }
+};
+
+struct RankTraffic {
+  int links = 0;
+  Flow applied;   // peer messages applied here (own ones not counted)
+  Flow relayed;   // copies of peer messages forwarded
+  Flow sent;      // every copy handed to a link (relayed and own)
+  Flow received;  // every message that arrived on a link
+};
+
+struct NodeTraffic {
+  Flow out;  // to other nodes (its network link's outbound direction)
+  Flow in;   // from other nodes
+};
+
+struct DirectedEdge {
+  int from = 0;
+  int to = 0;
+  Flow flow;
+};
+
+struct Traffic {
+  std::vector<RankTraffic> ranks;
+  std::vector<NodeTraffic> nodes;
+  std::vector<DirectedEdge> edges;  // both directions of every tree edge
+};
+
+// published[r]: what rank r publishes (rank 0, the master, nothing). Dead ranks of the tree carry
+// nothing. Throws core::RuntimeError when the sizes disagree.
+Traffic count_traffic(const topology::Tree& tree, const Placement& placement,
+                      std::span<const Flow> published);
+
+// Every live worker publishes `per_worker` (one step of a run where all workers train).
+Traffic count_step_traffic(const topology::Tree& tree, const Placement& placement,
+                           const Flow& per_worker);
+
+}  // namespace gradshare::sim

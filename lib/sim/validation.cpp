@@ -1,0 +1,172 @@
+#include "sim/validation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "config/config_loader.h"
+#include "core/errors.h"
+#include "report/json_value.h"
+#include "sim/event_simulation.h"
+#include "sim/model_sample.h"
+#include "sim/projection.h"
+#include "sim/traffic.h"
+#include "topology/mode.h"
+
+namespace gradshare::sim {
+namespace {
+
+using core::UserError;
+
+struct RankRecord {
+  int links = 0;
+  double published = 0, bytes_published = 0;
+  Flow sent, received;
+  double steps = 0, train_seconds = 0;  // a worker's steps and the wall time they took
+  double cpu_seconds = 0;               // and the CPU its process used meanwhile
+};
+
+struct RunRecords {
+  std::map<int, RankRecord> ranks;
+  double master_cpu_share = 0;  // the master's CPU over its wall time (sharing summary)
+};
+
+RunRecords read_records(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UserError("simulate --validate: cannot read " + path);
+  RunRecords run;
+  std::string line;
+  std::size_t number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty()) continue;
+    report::JsonValue record;
+    try {
+      record = report::parse_json(line);
+    } catch (const report::JsonError& error) {
+      throw UserError(path + ":" + std::to_string(number) + ": " + error.what());
+    }
+    const auto kind = record.string_at("kind").value_or("");
+    if (kind == "relays" && record.number_at("bytes_sent")) {
+      RankRecord r;
+      const auto at = [&](const char* key) { return record.number_at(key).value_or(0.0); };
+      r.links = static_cast<int>(at("links"));
+      r.published = at("published");
+      r.bytes_published = at("bytes_published");
+      r.sent = {at("messages_sent"), at("bytes_sent")};
+      r.received = {at("messages_received"), at("bytes_received")};
+      r.steps = at("steps");
+      r.train_seconds = at("train_seconds");
+      r.cpu_seconds = at("cpu_seconds");
+      run.ranks[static_cast<int>(at("rank"))] = r;
+    } else if (kind == "sharing_summary") {
+      run.master_cpu_share = record.number_at("master_cpu_share").value_or(0.0);
+    }
+  }
+  if (run.ranks.empty())
+    throw UserError(path + " has no relays records with transport counters: validate against a "
+                    "gradient-sharing run that ended normally (no failure), made by this version");
+  return run;
+}
+
+std::string percent(double predicted, double measured) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%+.1f %%", 100.0 * (predicted - measured) / measured);
+  return text;
+}
+
+}  // namespace
+
+int validate_against_run(const ValidationOptions& o) {
+  const std::filesystem::path dir(o.run_dir);
+  if (!std::filesystem::is_directory(dir))
+    throw UserError("simulate --validate: " + o.run_dir + " is not a run directory");
+  for (const char* file : {"config.yaml", "metrics.jsonl"})
+    if (!std::filesystem::is_regular_file(dir / file))
+      throw UserError("simulate --validate: " + (dir / file).string() + " does not exist");
+  const auto config = config::load_experiment((dir / "config.yaml").string());
+  const RunRecords run = read_records((dir / "metrics.jsonl").string());
+  const int ranks = run.ranks.rbegin()->first + 1;
+  if (static_cast<int>(run.ranks.size()) != ranks)
+    throw UserError("simulate --validate: " + o.run_dir + " has relays records of " +
+                    std::to_string(run.ranks.size()) + " ranks out of " + std::to_string(ranks));
+  const auto tree = topology::build_tree(config.topology, ranks);
+  const Placement placement =
+      o.nodes > 0 ? Placement::by_node(ranks, o.nodes) : Placement::one_per_node(ranks);
+  std::vector<Flow> published(static_cast<std::size_t>(ranks));
+  double messages = 0, bytes = 0;
+  for (const auto& [rank, r] : run.ranks) {
+    if (static_cast<int>(tree.links(rank).size()) != r.links)
+      throw UserError("simulate --validate: rank " + std::to_string(rank) + " had " +
+                      std::to_string(r.links) + " links, the tree of " + o.run_dir +
+                      "/config.yaml gives it " + std::to_string(tree.links(rank).size()));
+    published[static_cast<std::size_t>(rank)] = {r.published, r.bytes_published};
+    messages += r.published;
+    bytes += r.bytes_published;
+  }
+  const Traffic traffic = count_traffic(tree, placement, published);
+
+  std::printf("run %s: %d workers, %s tree, %.0f messages of %.1f bytes on average\n",
+              o.run_dir.c_str(), ranks - 1, tree.max_depth() > 1 ? "mesh" : "plain", messages,
+              messages > 0 ? bytes / messages : 0.0);
+  std::printf("%5s %6s %16s %16s %16s %16s\n", "rank", "links", "bytes sent", "predicted",
+              "bytes received", "predicted");
+  int exact = 0;
+  for (const auto& [rank, r] : run.ranks) {
+    const auto& p = traffic.ranks[static_cast<std::size_t>(rank)];
+    const bool same = p.sent.bytes == r.sent.bytes && p.received.bytes == r.received.bytes &&
+                      p.sent.messages == r.sent.messages && p.received.messages == r.received.messages;
+    exact += same ? 1 : 0;
+    std::printf("%5d %6d %16.0f %16.0f %16.0f %16.0f  %s\n", rank, r.links, r.sent.bytes, p.sent.bytes,
+                r.received.bytes, p.received.bytes, same ? "exact" : "DIFFERS");
+  }
+  std::printf("bytes and messages per rank: %d of %d ranks exact\n", exact, ranks);
+
+
+  double steps = 0, seconds = 0, cpu = 0;
+  for (const auto& [rank, r] : run.ranks) steps += r.steps, seconds += r.train_seconds, cpu += r.cpu_seconds;
+  if (steps <= 0) {
+    std::printf("time per step: the workers reported no steps\n");
+    return exact == ranks ? 0 : 1;
+  }
+  const ModelSample sample = sample_model(config, SampleData::kConfigured, 300, 20, 16);
+  // The costs of the real code, measured in this process.
+  EventSetup probe{tree, placement, o.link, o.cores, o.steps};
+  StepCosts costs = simulate_events(config, sample, probe).costs;
+  // What the run's workers used beyond the modelled work (MPI, TCP stack, batches, reports):
+  // the run's own figure replaces the default, as its message size does.
+  const auto& w = traffic.ranks[1];
+  const double w_steps = std::max(run.ranks.at(1).steps, 1.0);
+  const double modelled = costs.compute_seconds + costs.encode_seconds +
+                          costs.apply_seconds * w.applied.messages / w_steps +
+                          costs.copy_seconds * w.sent.messages / w_steps;
+  const double overhead = std::max(cpu / steps - modelled, 0.0);
+  EventSetup setup{tree, placement, o.link, o.cores, o.steps};
+  setup.step_overhead_seconds = overhead;
+  const EventResult events = simulate_events(config, sample, setup);
+  costs.message_bytes = messages > 0 ? bytes / messages : 0.0;
+  costs.step_overhead_seconds = overhead;
+  // With shared cores, the master's polling loop takes the share of a core it took in the run.
+  const Projection flow = project(tree, placement, costs, o.link, o.cores, run.master_cpu_share);
+  // Over the workers: the wall time of their reports over their steps.
+  const double measured = seconds / steps;
+  std::printf("time per step (%s): measured %.3f ms; event simulation %.3f ms (%s); flow model "
+              "%.3f ms (%s, bottleneck %s)\n",
+              rate_name(o.link.bits_per_second).c_str(), 1e3 * measured, 1e3 * events.step_seconds,
+              percent(events.step_seconds, measured).c_str(), 1e3 * flow.step_seconds,
+              percent(flow.step_seconds, measured).c_str(), flow.bottleneck.c_str());
+  std::printf("  per worker step: compute %.3f ms (real model), encode %.3f ms, apply %.2f us per "
+              "message, copy %.2f us; CPU measured %.3f ms, modelled %.3f ms + %.3f ms overhead "
+              "(MPI, TCP stack, batches)\n",
+              1e3 * costs.compute_seconds, 1e3 * costs.encode_seconds, 1e6 * costs.apply_seconds,
+              1e6 * costs.copy_seconds, 1e3 * cpu / steps, 1e3 * modelled, 1e3 * overhead);
+  std::printf("  event simulation: messages of %.0f bytes, %.1f ms per worker held by the bound; "
+              "master CPU share in the run %.0f %%\n",
+              events.costs.message_bytes, 1e3 * events.wait_seconds, 100.0 * run.master_cpu_share);
+  return exact == ranks ? 0 : 1;
+}
+
+}  // namespace gradshare::sim

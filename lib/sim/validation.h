@@ -1,0 +1,30 @@
+// validation.h: the simulator checked against a real gradient-sharing run.
+//
+// From RUN_DIR: config.yaml (the model, encoding, topology) and metrics.jsonl: the `relays`
+// record of every rank (links, own messages and their bytes, the data plane's messages and
+// bytes sent and received) and the `step` records (time per step). The flow model, given the
+// messages each worker really published, predicts what every rank sent and received: it must
+// match the data planes' counters exactly. The time per step is predicted twice, by the event
+// simulation and by the flow model with the run's mean message size, on the link, placement and
+// cores given (they must describe the machine the run used), and compared with the run's.
+#pragma once
+
+#include <string>
+
+#include "sim/link_model.h"
+
+namespace gradshare::sim {
+
+struct ValidationOptions {
+  std::string run_dir;
+  LinkModel link;
+  int nodes = 0;  // 0: a node per rank
+  int cores = 0;  // 0: a core per rank
+  int steps = 40;
+};
+
+// Prints the comparison; returns 0 when every rank's bytes match, 1 otherwise. core::UserError
+// for a run directory without the records needed.
+int validate_against_run(const ValidationOptions& options);
+
+}  // namespace gradshare::sim

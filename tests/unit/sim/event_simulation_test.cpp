@@ -1,0 +1,92 @@
+// event_simulation_test.cpp: the real exchange in virtual time keeps its guarantees (every
+// update applied once, replicas equal), its link counters equal the flow model's exactly, and
+// its time per step agrees with the flow model where one resource dominates.
+#include "sim/event_simulation.h"
+
+#include <gtest/gtest.h>
+
+#include "config/config_loader.h"
+#include "sim/projection.h"
+
+namespace gradshare::sim {
+namespace {
+
+config::ExperimentConfig small_config() {
+  return config::parse_experiment_text(
+      "model:\n"
+      "  input_shape: [128]\n"
+      "  num_classes: 4\n"
+      "  layers:\n"
+      "    - {type: dense, units: 128, activation: relu}\n"
+      "    - {type: dense, units: 4}\n"
+      "training:\n"
+      "  batch_size: 16\n",
+      "small.yaml");
+}
+
+const ModelSample& sample() {
+  static const ModelSample s = sample_model(small_config(), SampleData::kRandom, 1, 10, 8);
+  return s;
+}
+
+void expect_links_match_flow_model(const EventSetup& setup, const EventResult& result) {
+  std::vector<Flow> published(result.ranks.size());
+  for (std::size_t r = 0; r < result.ranks.size(); ++r)
+    published[r] = {static_cast<double>(result.ranks[r].published),
+                    static_cast<double>(result.ranks[r].bytes_published)};
+  const auto traffic = count_traffic(setup.tree, setup.placement, published);
+  ASSERT_EQ(traffic.edges.size(), result.edges.size());
+  for (const auto& predicted : traffic.edges) {
+    bool found = false;
+    for (const auto& measured : result.edges)
+      if (measured.from == predicted.from && measured.to == predicted.to) {
+        found = true;
+        EXPECT_EQ(measured.flow.bytes, predicted.flow.bytes) << predicted.from << "->" << predicted.to;
+        EXPECT_EQ(measured.flow.messages, predicted.flow.messages);
+      }
+    EXPECT_TRUE(found);
+  }
+  for (std::size_t r = 0; r < result.ranks.size(); ++r)
+    EXPECT_EQ(static_cast<double>(result.ranks[r].relayed), traffic.ranks[r].relayed.messages) << r;
+}
+
+TEST(EventSimulation, StarAndMeshApplyEveryUpdateOnceAndMatchTheFlowModel) {
+  ASSERT_GT(sample().compute_seconds, 0.0);
+  for (const auto& tree : {topology::build_plain(5), topology::build_mesh(8, 2, 5)}) {
+    const EventSetup setup{tree, Placement::one_per_node(tree.size()), LinkModel{1e9}, 0, 30};
+    const auto result = simulate_events(small_config(), sample(), setup);
+    EXPECT_EQ(result.applied_twice, 0);
+    EXPECT_LT(result.max_replica_difference, 1e-5);
+    for (std::size_t r = 1; r < result.ranks.size(); ++r) EXPECT_EQ(result.ranks[r].published, 30u);
+    expect_links_match_flow_model(setup, result);
+    EXPECT_GE(result.step_seconds, sample().compute_seconds);
+    EXPECT_GT(result.costs.apply_seconds, 0.0);
+    EXPECT_GT(result.costs.message_bytes, 0.0);
+  }
+}
+
+// A slow link paces the run: both models see the master's outbound link as the limit.
+TEST(EventSimulation, LinkBoundTimeAgreesWithTheFlowModel) {
+  const auto tree = topology::build_plain(9);
+  const EventSetup setup{tree, Placement::one_per_node(9), LinkModel{2e6}, 0, 60};
+  const auto result = simulate_events(small_config(), sample(), setup);
+  const auto flow = project(tree, setup.placement, result.costs, setup.link, 0);
+  EXPECT_EQ(flow.bottleneck, "master's node link, outbound");
+  EXPECT_GT(result.step_seconds, 3 * sample().compute_seconds);
+  EXPECT_NEAR(result.step_seconds / flow.step_seconds, 1.0, 0.25);
+}
+
+// Ranks sharing two cores: the CPU over the cores paces them.
+TEST(EventSimulation, SharedCoresSlowEveryWorker) {
+  const auto tree = topology::build_plain(5);
+  const EventSetup own{tree, Placement::one_per_node(5), LinkModel{}, 0, 30};
+  const EventSetup shared{tree, Placement::one_per_node(5), LinkModel{}, 2, 30};
+  const auto a = simulate_events(small_config(), sample(), own);
+  const auto b = simulate_events(small_config(), sample(), shared);
+  EXPECT_GT(b.step_seconds, 1.6 * a.step_seconds);
+  const auto flow = project(tree, shared.placement, b.costs, shared.link, 2);
+  EXPECT_NEAR(b.step_seconds / flow.step_seconds, 1.0, 0.25);
+}
+
+}  // namespace
+}  // namespace gradshare::sim

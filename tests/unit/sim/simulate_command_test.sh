@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# gradshare simulate from the command line: a projection with its table, saturation lines and
+# CSV (the star's master copies W x (W - 1) per step, the mesh's depth as breadth-first filling
+# gives); bad arguments give one line naming the option or file, exit code 2, and no CSV.
+#   simulate_command_test.sh GRADSHARE CONFIG
+set -euo pipefail
+gradshare=$1 config=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$gradshare" simulate "$config" --workers 8,64,512 --events-up-to 8 --steps 20 --link 1gbit \
+  --csv "$work/out.csv" >"$work/out.txt" || { cat "$work/out.txt"; fail "simulate failed"; }
+cat "$work/out.txt"
+[ "$(grep -c '^plain ' "$work/out.txt")" = 3 ] || fail "expected 3 plain rows"
+[ "$(grep -c '^mesh ' "$work/out.txt")" = 3 ] || fail "expected 3 mesh rows"
+grep -Eq '^plain +512 +1 .* 261632 ' "$work/out.txt" || fail "the star's master must send 512 x 511 copies"
+grep -Eq '^mesh +512 +3 ' "$work/out.txt" || fail "512 workers at fan-out 8 fill 3 levels"
+grep -Eq '^plain: (saturates at [0-9]+ workers|efficiency stays)' "$work/out.txt" || fail "no plain saturation line"
+[ "$(wc -l <"$work/out.csv")" = 7 ] || fail "the CSV needs a header and 6 rows"
+
+expect_usage_error() {  # expect_usage_error WORD ARGS...: exit 2, one line naming WORD
+  local word=$1 rc=0
+  shift
+  "$gradshare" simulate "$@" >"$work/err.out" 2>"$work/err.txt" || rc=$?
+  [ $rc = 2 ] || { cat "$work/err.txt"; fail "simulate $* exited $rc, not 2"; }
+  [ "$(wc -l <"$work/err.txt")" = 1 ] || { cat "$work/err.txt"; fail "simulate $*: not one line"; }
+  grep -q -- "$word" "$work/err.txt" || { cat "$work/err.txt"; fail "simulate $*: does not name $word"; }
+}
+expect_usage_error --link "$config" --link fast
+expect_usage_error --workers "$config" --workers 8,0
+expect_usage_error --topology "$config" --topology ring
+expect_usage_error --csv "$config" --csv "$work/missing/out.csv"
+[ ! -e "$work/missing" ] || fail "a bad --csv created something"
+expect_usage_error missing.yaml "$work/missing.yaml"
+expect_usage_error --validate --validate "$work/no-run"
+mkdir "$work/empty-run"
+expect_usage_error config.yaml --validate "$work/empty-run"
+echo PASS
