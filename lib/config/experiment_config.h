@@ -73,7 +73,10 @@ struct FaultInjection {
   X(data, read, std::string, "auto", GS_CHOICES("auto", "memory", "partitions"),               \
     "memory: every rank loads the training set; partitions: a rank reads the samples it trains "\
     "on from the file (plain IDX or contiguous HDF5); auto: partitions when the training "      \
-    "features take more than 1 GiB as floats and the file allows it")
+    "features take more than 1 GiB as floats and the file allows it")                           \
+  X(data, prefetch_partitions, std::int64_t, 1, GS_RANGE(0, 64),                               \
+    "Partitions reserved for a worker beyond the one it trains, read ahead in the background " \
+    "with data.read partitions (gradient sharing, Downpour, local); 0: only the one it trains")
 
 #define GS_MODEL_KEYS(X)                                                                       \
   X(model, input_shape, std::vector<std::int64_t>, (std::vector<std::int64_t>{1, 28, 28}),     \

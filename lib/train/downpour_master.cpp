@@ -188,7 +188,7 @@ int run_downpour_master(RunContext& context, nn::Model& model, DownpourTransport
   PartitionScheduler scheduler(cfg.training.epochs,
                                static_cast<std::int64_t>(shape.partition_count()),
                                resume ? data_position(*resume) : DataPosition{},
-                               shape.partition_sizes());
+                               shape.partition_sizes(), cfg.data.prefetch_partitions);
   DownpourProgress progress(context, steps_per_epoch, workers, first_step);
   EpochReporter reporter(context);
   Checkpointer checkpointer(context);
@@ -229,13 +229,14 @@ int run_downpour_master(RunContext& context, nn::Model& model, DownpourTransport
       const int worker = message->source;
       comm::ByteReader reader(message->payload, comm::tag_name(message->tag));
       switch (message->tag) {
-        case comm::Tag::kPartitionRequest:
+        case comm::Tag::kPartitionRequest: {
           if (parse_partition_request(*message).finished_previous) scheduler.complete(worker);
-          send_partition_grant(control, worker,
-                               stopping || diverged || reporter.stop_early()
-                                   ? std::nullopt
-                                   : scheduler.next(worker));
+          const auto grant = stopping || diverged || reporter.stop_early() ? std::nullopt
+                                                                           : scheduler.next(worker);
+          send_partition_grant(control, worker, grant,
+                               grant ? scheduler.reserved(worker) : std::vector<PartitionGrant>{});
           break;
+        }
         case comm::Tag::kStateReply:
           if (requests.take(*message)) write_checkpoint(requests.collect());
           break;

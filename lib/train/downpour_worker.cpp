@@ -2,7 +2,6 @@
 // grants, pushes its accumulated updates to every shard's server every n_push steps and pulls
 // every n_pull steps, without ever waiting for another worker. It answers the master's state
 // requests (checkpoints) between steps and while it waits at the end.
-#include <map>
 #include <memory>
 #include <vector>
 
@@ -20,6 +19,7 @@
 #include "train/downpour_link.h"
 #include "train/downpour_roles.h"
 #include "train/model_file.h"
+#include "train/partition_data.h"
 
 namespace gradshare::train {
 
@@ -70,7 +70,8 @@ int run_downpour_worker(RunContext& context, nn::Model& model, DownpourTransport
   std::vector<float> accumulator(n, 0.0f);  // updates made locally and not yet pushed
   core::Rng dropout_rng =
       core::Rng::derive(seed, /*stream=*/3, static_cast<std::uint64_t>(context.rank));
-  std::map<std::int64_t, std::unique_ptr<data::EpochPlan>> plans;
+  PartitionData partitions(train_set, batch_size, static_cast<std::size_t>(cfg.data.partition_batches),
+                           seed, cfg.data.shuffle);
 
   std::vector<std::int64_t> since_push(links.size(), 0), since_pull(links.size(), 0);
   std::vector<bool> pull_started(links.size(), false);
@@ -119,17 +120,12 @@ int run_downpour_worker(RunContext& context, nn::Model& model, DownpourTransport
   DivergenceGuard divergence(cfg.training);
   bool diverged = false;  // then no more steps: the end protocol runs, the master saves nothing
   while (!diverged) {
-    const auto grant = request_partition(control, finished_previous);
+    const auto assignment = request_partition(control, finished_previous);
+    const auto& grant = assignment.grant;
     if (!grant) break;
-    auto& plan = plans[grant->epoch];
-    if (!plan) {
-      plans.erase(plans.begin(), plans.lower_bound(grant->epoch));  // older epochs are done
-      plan = std::make_unique<data::EpochPlan>(train_set.size(), batch_size,
-                                               static_cast<std::size_t>(cfg.data.partition_batches),
-                                               seed, grant->epoch, cfg.data.shuffle);
-    }
-    const auto range = plan->partition(static_cast<std::size_t>(grant->partition));
-    data::read_ahead(train_set, plan->partition_indices(static_cast<std::size_t>(grant->partition)));
+    partitions.read_ahead(*grant, assignment.read_ahead);
+    const auto& plan = partitions.plan(grant->epoch);
+    const auto range = plan.partition(static_cast<std::size_t>(grant->partition));
     for (std::size_t b = range.first_batch; b < range.end_batch; ++b) {
       // What the previous step left in flight completes here, after it overlapped that step.
       for (auto& link : links) link->advance(report);
@@ -137,7 +133,7 @@ int run_downpour_worker(RunContext& context, nn::Model& model, DownpourTransport
       answer_state_requests();
       stop_notice.check();
 
-      const auto indices = plan->batch_indices(b);
+      const auto indices = plan.batch_indices(b);
       data::gather_batch(train_set, indices, inputs.data(), labels.data());
       const auto result =
           model.train_batch(inputs.data(), labels.data(), indices.size(), dropout_rng);

@@ -15,6 +15,7 @@
 #include "train/divergence_guard.h"
 #include "train/epoch_report.h"
 #include "train/model_file.h"
+#include "train/partition_data.h"
 #include "train/partition_scheduler.h"
 #include "train/peak_memory.h"
 #include "train/progress.h"
@@ -50,7 +51,8 @@ int run_local(RunContext& context) {
     dropout_rng.set_state(resume->rng_state);
   }
   PartitionScheduler scheduler(cfg.training.epochs, static_cast<std::int64_t>(shape.partition_count()),
-                               start, shape.partition_sizes());
+                               start, shape.partition_sizes(), cfg.data.prefetch_partitions);
+  PartitionData partitions(train_set, batch_size, partition_batches, seed, cfg.data.shuffle);
 
   std::vector<float> inputs(batch_size * model.sample_size());
   std::vector<std::int32_t> labels(batch_size);
@@ -65,17 +67,12 @@ int run_local(RunContext& context) {
   };
 
   DivergenceGuard divergence(cfg.training);
-  std::optional<data::EpochPlan> plan;
-  std::int64_t plan_epoch = -1;
   while (auto grant = scheduler.next(1)) {
-    if (grant->epoch != plan_epoch) {
-      plan.emplace(train_set.size(), batch_size, partition_batches, seed, grant->epoch, cfg.data.shuffle);
-      plan_epoch = grant->epoch;
-    }
-    const auto range = plan->partition(static_cast<std::size_t>(grant->partition));
-    data::read_ahead(train_set, plan->partition_indices(static_cast<std::size_t>(grant->partition)));
+    partitions.read_ahead(*grant, scheduler.reserved(1));
+    const auto& plan = partitions.plan(grant->epoch);
+    const auto range = plan.partition(static_cast<std::size_t>(grant->partition));
     for (std::size_t b = range.first_batch; b < range.end_batch; ++b) {
-      const auto indices = plan->batch_indices(b);
+      const auto indices = plan.batch_indices(b);
       data::gather_batch(train_set, indices, inputs.data(), labels.data());
       const auto result = model.train_batch(inputs.data(), labels.data(), indices.size(), dropout_rng);
       if (auto reason = divergence.check(step + 1, result.loss)) {

@@ -1,6 +1,10 @@
 #include "train/partition_messages.h"
 
+#include <algorithm>
+#include <string>
+
 #include "comm/byte_io.h"
+#include "core/errors.h"
 
 namespace gradshare::train {
 
@@ -20,24 +24,48 @@ PartitionRequest parse_partition_request(const comm::ControlMessage& message) {
   return request;
 }
 
-std::optional<PartitionGrant> request_partition(comm::ControlPlane& control,
-                                                bool finished_previous) {
+PartitionAssignment request_partition(comm::ControlPlane& control, bool finished_previous) {
   control.send(0, comm::Tag::kPartitionRequest, serialize(PartitionRequest{finished_previous, 0}));
   return parse_partition_grant(control.receive(0, comm::Tag::kPartitionGrant, "partition grant"));
 }
 
-void send_partition_grant(comm::ControlPlane& control, int worker,
-                          const std::optional<PartitionGrant>& grant) {
-  comm::ByteWriter writer;
-  put_grant(writer, grant);
-  control.send(worker, comm::Tag::kPartitionGrant, writer.bytes());
+namespace {
+constexpr std::uint32_t kMaxReadAhead = 1024;
 }
 
-std::optional<PartitionGrant> parse_partition_grant(const comm::ControlMessage& message) {
+std::vector<std::uint8_t> serialize(const PartitionAssignment& assignment) {
+  comm::ByteWriter writer;
+  put_grant(writer, assignment.grant);
+  const auto count = std::min<std::size_t>(assignment.read_ahead.size(), kMaxReadAhead);
+  writer.put<std::uint32_t>(static_cast<std::uint32_t>(count));
+  for (std::size_t i = 0; i < count; ++i)
+    writer.put<std::int64_t>(assignment.read_ahead[i].epoch)
+        .put<std::int64_t>(assignment.read_ahead[i].partition);
+  return writer.take();
+}
+
+void send_partition_grant(comm::ControlPlane& control, int worker,
+                          const std::optional<PartitionGrant>& grant,
+                          const std::vector<PartitionGrant>& read_ahead) {
+  control.send(worker, comm::Tag::kPartitionGrant, serialize(PartitionAssignment{grant, read_ahead}));
+}
+
+PartitionAssignment parse_partition_grant(const comm::ControlMessage& message) {
   comm::ByteReader reader(message.payload, "partition grant");
-  auto grant = get_grant(reader);
+  PartitionAssignment assignment;
+  assignment.grant = get_grant(reader);
+  const auto count = reader.get<std::uint32_t>();
+  if (count > kMaxReadAhead)
+    throw core::RuntimeError("partition grant: " + std::to_string(count) +
+                             " partitions to read ahead, more than " + std::to_string(kMaxReadAhead));
+  for (std::uint32_t i = 0; i < count; ++i) {
+    PartitionGrant ahead;
+    ahead.epoch = reader.get<std::int64_t>();
+    ahead.partition = reader.get<std::int64_t>();
+    assignment.read_ahead.push_back(ahead);
+  }
   reader.expect_end();
-  return grant;
+  return assignment;
 }
 
 void put_grant(comm::ByteWriter& writer, const std::optional<PartitionGrant>& grant) {

@@ -1,6 +1,8 @@
 // partition_messages.h: the workers' partition requests and the master's grants on the control
 // plane, shared by the asynchronous strategies (gradient sharing, Downpour).
-//   request {finished previous: u8, last seq: u64}   grant {has: u8, epoch: i64, partition: i64}
+//   request {finished previous: u8, last seq: u64}
+//   grant {has: u8, epoch: i64, partition: i64, read-ahead count: u32 (<= 1024),
+//          that many {epoch: i64, partition: i64}: the partitions reserved for its next requests}
 // A gradient-sharing worker's last seq is that of the newest update it had sent when it finished
 // the previous partition: if the worker dies, the master reopens a finished partition whose
 // updates up to that seq reached no survivor (Downpour sends 0).
@@ -24,14 +26,23 @@ std::vector<std::uint8_t> serialize(const PartitionRequest& request);
 // Throws RuntimeError when malformed.
 PartitionRequest parse_partition_request(const comm::ControlMessage& message);
 
-// Worker side: reports whether the previous grant is done and waits for the next one;
-// nothing when every partition has been handed out.
-std::optional<PartitionGrant> request_partition(comm::ControlPlane& control, bool finished_previous);
+// A grant message: the partition to train (nothing when every partition has been handed out)
+// and those reserved for the worker's next requests, to read ahead (PartitionScheduler).
+struct PartitionAssignment {
+  std::optional<PartitionGrant> grant;
+  std::vector<PartitionGrant> read_ahead;
+};
+
+std::vector<std::uint8_t> serialize(const PartitionAssignment& assignment);
+
+// Worker side: reports whether the previous grant is done and waits for the next one.
+PartitionAssignment request_partition(comm::ControlPlane& control, bool finished_previous);
 // Master side.
 void send_partition_grant(comm::ControlPlane& control, int worker,
-                          const std::optional<PartitionGrant>& grant);
-// A grant message's payload: the grant, or nothing when every partition has been handed out.
-std::optional<PartitionGrant> parse_partition_grant(const comm::ControlMessage& message);
+                          const std::optional<PartitionGrant>& grant,
+                          const std::vector<PartitionGrant>& read_ahead);
+// Throws RuntimeError when malformed.
+PartitionAssignment parse_partition_grant(const comm::ControlMessage& message);
 
 // The grant's wire form {has: u8, epoch: i64, partition: i64}, also inside other messages.
 void put_grant(comm::ByteWriter& writer, const std::optional<PartitionGrant>& grant);

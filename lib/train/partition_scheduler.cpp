@@ -6,9 +6,10 @@ namespace gradshare::train {
 
 PartitionScheduler::PartitionScheduler(std::int64_t epochs, std::int64_t partitions_per_epoch,
                                        const DataPosition& start,
-                                       std::vector<std::int64_t> partition_sizes)
+                                       std::vector<std::int64_t> partition_sizes,
+                                       std::int64_t reserve_ahead)
     : epochs_(epochs), per_epoch_(partitions_per_epoch), first_epoch_(start.first_epoch),
-      next_epoch_(start.first_epoch), sizes_(std::move(partition_sizes)) {
+      next_epoch_(start.first_epoch), reserve_ahead_(reserve_ahead), sizes_(std::move(partition_sizes)) {
   GS_CHECK(partitions_per_epoch > 0, "an epoch needs at least one partition");
   GS_CHECK(sizes_.empty() || static_cast<std::int64_t>(sizes_.size()) == per_epoch_,
            "one size per partition");
@@ -46,8 +47,7 @@ DataPosition PartitionScheduler::position() const {
   return position;
 }
 
-std::optional<PartitionGrant> PartitionScheduler::next(int worker) {
-  GS_CHECK(!in_flight_.count(worker), "worker " + std::to_string(worker) + " asked twice");
+std::optional<PartitionGrant> PartitionScheduler::take_from_queue() {
   PartitionGrant grant;
   if (!requeued_.empty()) {
     grant = requeued_.front();
@@ -62,8 +62,33 @@ std::optional<PartitionGrant> PartitionScheduler::next(int worker) {
   } else {
     return std::nullopt;
   }
-  in_flight_[worker] = grant;
   return grant;
+}
+
+std::optional<PartitionGrant> PartitionScheduler::next(int worker) {
+  GS_CHECK(!in_flight_.count(worker), "worker " + std::to_string(worker) + " asked twice");
+  auto& mine = reserved_[worker];
+  std::optional<PartitionGrant> grant;
+  if (!mine.empty()) {
+    grant = mine.front();
+    mine.pop_front();
+  } else {
+    grant = take_from_queue();
+  }
+  if (grant) {
+    in_flight_[worker] = *grant;
+    while (static_cast<std::int64_t>(mine.size()) < reserve_ahead_)
+      if (auto ahead = take_from_queue()) mine.push_back(*ahead);
+      else break;
+  }
+  if (mine.empty()) reserved_.erase(worker);
+  return grant;
+}
+
+std::vector<PartitionGrant> PartitionScheduler::reserved(int worker) const {
+  const auto it = reserved_.find(worker);
+  if (it == reserved_.end()) return {};
+  return {it->second.begin(), it->second.end()};
 }
 
 void PartitionScheduler::complete(int worker) {
@@ -80,6 +105,12 @@ void PartitionScheduler::complete(int worker) {
 }
 
 void PartitionScheduler::requeue_worker(int worker) {
+  // Held first, then the reservations in their order, ahead of everything else.
+  if (auto mine = reserved_.find(worker); mine != reserved_.end()) {
+    for (auto grant = mine->second.rbegin(); grant != mine->second.rend(); ++grant)
+      requeued_.push_front(*grant);
+    reserved_.erase(mine);
+  }
   auto it = in_flight_.find(worker);
   if (it == in_flight_.end()) return;
   requeued_.push_front(it->second);

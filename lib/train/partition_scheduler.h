@@ -8,6 +8,10 @@
 // Trained minibatches are counted per epoch (what the epoch records of metrics.jsonl report):
 // a partition counts its minibatches each time it is finished, so a partition trained again
 // counts twice; partitions done before a resume count once, from the checkpoint.
+// Read-ahead (data.prefetch_partitions = k): with each grant a worker gets up to k partitions
+// reserved for its next requests, so that it can read them in the background while it trains;
+// its next request takes its oldest reservation. A reservation is not a grant: nothing of it is
+// trained, and when the worker dies or the job recovers it goes back to the queue.
 #pragma once
 
 #include <cstdint>
@@ -39,13 +43,17 @@ class PartitionScheduler {
   // minibatches of each partition (EpochPlan::partition_sizes), for the counts; empty: none.
   PartitionScheduler(std::int64_t epochs, std::int64_t partitions_per_epoch,
                      const DataPosition& start = {},
-                     std::vector<std::int64_t> partition_sizes = {});
+                     std::vector<std::int64_t> partition_sizes = {}, std::int64_t reserve_ahead = 0);
 
-  // The next partition for `worker`, or nothing when every partition has been handed out.
+  // The next partition for `worker` (its oldest reservation first), or nothing when every
+  // partition has been handed out; then tops its reservations up to reserve_ahead.
   std::optional<PartitionGrant> next(int worker);
+  // The partitions reserved for `worker`'s next requests, oldest first.
+  std::vector<PartitionGrant> reserved(int worker) const;
   // `worker` finished the partition it was granted last.
   void complete(int worker);
-  // `worker` is gone (or never got its grant): its unfinished partition is handed out again.
+  // `worker` is gone (or never got its grant): its unfinished partition and its reservations
+  // are handed out again, first.
   void requeue_worker(int worker);
   // A done partition whose training was lost is handed out again (first); false, and nothing
   // changes, when its epoch is complete already (reported, so too late to train it in it).
@@ -66,6 +74,7 @@ class PartitionScheduler {
 
  private:
   void skip_done();  // moves the cursor past partitions done before a resume
+  std::optional<PartitionGrant> take_from_queue();
   std::int64_t size_of(std::int64_t partition) const;
   std::int64_t epochs_;
   std::int64_t per_epoch_;
@@ -75,6 +84,8 @@ class PartitionScheduler {
   std::set<std::pair<std::int64_t, std::int64_t>> done_;
   std::deque<PartitionGrant> requeued_;
   std::map<int, PartitionGrant> in_flight_;
+  std::int64_t reserve_ahead_;
+  std::map<int, std::deque<PartitionGrant>> reserved_;
   std::map<std::int64_t, std::int64_t> done_per_epoch_;
   std::vector<std::int64_t> sizes_;
   std::map<std::int64_t, std::int64_t> minibatches_per_epoch_;

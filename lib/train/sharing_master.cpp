@@ -281,8 +281,8 @@ class SharingMaster {
       const auto seen = exchange_.highest_applied(worker);
       const auto since = grant_seq_[worker];
       record.retrained_minibatches += static_cast<std::int64_t>(seen > since ? seen - since : 0);
-      scheduler_->requeue_worker(worker);
     }
+    scheduler_->requeue_worker(worker);  // its partition and its reservations
     done_.erase(worker);
     drained_.erase(worker);
     applied_twice_.erase(worker);
@@ -373,7 +373,7 @@ class SharingMaster {
                        "modulo the saved workers)");
     }
     scheduler_.emplace(cfg_.training.epochs, static_cast<std::int64_t>(shape_.partition_count()),
-                       position, shape_.partition_sizes());
+                       position, shape_.partition_sizes(), cfg_.data.prefetch_partitions);
     const auto residuals = resume ? split_residuals(*resume) : std::vector<std::vector<float>>{};
     for (int w : live_) {
       if (resume) {
@@ -412,7 +412,8 @@ class SharingMaster {
         const auto grant =
             stopping_ || reporter_.stop_early() ? std::nullopt : scheduler_->next(worker);
         grant_seq_[worker] = exchange_.highest_applied(worker);
-        send_partition_grant(control(), worker, grant);
+        send_partition_grant(control(), worker, grant,
+                             grant ? scheduler_->reserved(worker) : std::vector<PartitionGrant>{});
         break;
       }
       case comm::Tag::kDiverged: {

@@ -28,6 +28,7 @@
 #include "train/checkpointer.h"
 #include "train/divergence_guard.h"
 #include "train/fault_injection.h"
+#include "train/partition_data.h"
 #include "train/partition_messages.h"
 #include "train/sharing_recovery.h"
 #include "train/sharing_roles.h"
@@ -87,6 +88,8 @@ class SharingWorker {
         update_scale_(cfg_.encoding.combine == "mean"
                           ? 1.0f / static_cast<float>(context.worker_count()) : 1.0f),
         dropout_rng_(core::Rng::derive(seed(), /*stream=*/3, static_cast<std::uint64_t>(context.rank))),
+        partitions_(context.data.train, batch_size(), static_cast<std::size_t>(cfg_.data.partition_batches),
+                    seed(), cfg_.data.shuffle),
         check_conservation_(cfg_.encoding.check_conservation),
         update_sum_(check_conservation_ ? n_ : 0), sent_sum_(check_conservation_ ? n_ : 0),
         heartbeat_period_(static_cast<double>(cfg_.fault_tolerance.heartbeat_ms) / 1000.0),
@@ -312,7 +315,9 @@ class SharingWorker {
       if (reply) {
         request_pending_ = false;
         finished_unacknowledged_.reset();
-        const auto grant = parse_partition_grant(*reply);
+        auto assignment = parse_partition_grant(*reply);
+        const auto grant = assignment.grant;
+        read_ahead_ = std::move(assignment.read_ahead);
         if (!grant) return std::nullopt;
         holding_ = grant;
         phase_ = WorkerPhase::kTraining;
@@ -325,23 +330,11 @@ class SharingWorker {
     }
   }
 
-  const data::EpochPlan& plan_for(std::int64_t epoch) {
-    auto& plan = plans_[epoch];
-    if (!plan) {
-      plans_.erase(plans_.begin(), plans_.lower_bound(epoch));  // older epochs are done
-      plan = std::make_unique<data::EpochPlan>(context_.data.train.size(), batch_size(),
-                                               cfg_.data.partition_batches, seed(), epoch,
-                                               cfg_.data.shuffle);
-    }
-    return *plan;
-  }
-
   void train_partition(const PartitionGrant& grant) {
     current_epoch_ = static_cast<std::uint32_t>(grant.epoch);
-    const auto& plan = plan_for(grant.epoch);
+    partitions_.read_ahead(grant, read_ahead_);
+    const auto& plan = partitions_.plan(grant.epoch);
     const auto range = plan.partition(static_cast<std::size_t>(grant.partition));
-    data::read_ahead(context_.data.train,
-                     plan.partition_indices(static_cast<std::size_t>(grant.partition)));
     std::vector<float> inputs(batch_size() * model_.sample_size());
     std::vector<std::int32_t> labels(batch_size());
     resume_clock();
@@ -628,7 +621,8 @@ class SharingWorker {
   nn::LearningRateSchedule schedule_;
   float update_scale_;
   core::Rng dropout_rng_;
-  std::map<std::int64_t, std::unique_ptr<data::EpochPlan>> plans_;
+  PartitionData partitions_;
+  std::vector<PartitionGrant> read_ahead_;  // reserved for the next requests (last grant)
   std::vector<float> update_ = std::vector<float>(n_);
   std::vector<std::uint8_t> message_;
 

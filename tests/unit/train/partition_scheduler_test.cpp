@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "train/partition_messages.h"
 #include "train/partition_scheduler.h"
 
 using gradshare::train::PartitionGrant;
@@ -137,4 +138,83 @@ TEST(PartitionScheduler, ReopenedPartitionIsTrainedAgainAndCountedTwice) {
   // A complete epoch is not reopened: its record is written already.
   EXPECT_FALSE(scheduler.reopen(*first));
   EXPECT_EQ(scheduler.take_completed_epochs(), std::vector<std::int64_t>{0});
+}
+
+// data.prefetch_partitions: each grant comes with the worker's next partition reserved; its
+// next request gets exactly that one, every partition is still trained once, and a dead
+// worker's reservation goes back to the queue ahead of the rest.
+TEST(PartitionScheduler, ReservesTheNextPartitionForReadAhead) {
+  PartitionScheduler scheduler(2, 3, {}, {}, /*reserve_ahead=*/1);
+  std::set<std::pair<std::int64_t, std::int64_t>> trained;
+  auto first = scheduler.next(1);
+  ASSERT_TRUE(first);
+  auto reserved = scheduler.reserved(1);
+  ASSERT_EQ(reserved.size(), 1u);
+  EXPECT_EQ(reserved[0].partition, first->partition + 1);
+  auto other = scheduler.next(2);  // the reservation is not handed to anyone else
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->partition, 2);
+  trained.insert({first->epoch, first->partition});
+  trained.insert({other->epoch, other->partition});
+  scheduler.complete(1);
+  auto second = scheduler.next(1);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->epoch, reserved[0].epoch);
+  EXPECT_EQ(second->partition, reserved[0].partition);
+  trained.insert({second->epoch, second->partition});
+  // Worker 2 dies holding epoch 0 partition 2 with epoch 1 partition 0 reserved; worker 1
+  // reserved epoch 1 partition 1 with its second grant.
+  EXPECT_EQ(scheduler.reserved(1).at(0).epoch, 1);
+  EXPECT_EQ(scheduler.reserved(1).at(0).partition, 1);
+  const auto lost_reservation = scheduler.reserved(2);
+  ASSERT_EQ(lost_reservation.size(), 1u);
+  EXPECT_EQ(lost_reservation[0].partition, 0);
+  scheduler.requeue_worker(2);
+  EXPECT_TRUE(scheduler.reserved(2).empty());
+  scheduler.complete(1);
+  auto again = scheduler.next(1);  // its own reservation first
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->epoch, 1);
+  EXPECT_EQ(again->partition, 1);
+  trained.insert({again->epoch, again->partition});
+  // Then the dead worker's partition and reservation, in that order, before anything new.
+  auto requeued = scheduler.reserved(1);
+  ASSERT_EQ(requeued.size(), 1u);
+  EXPECT_EQ(requeued[0].epoch, 0);
+  EXPECT_EQ(requeued[0].partition, 2);
+  trained.erase({0, 2});  // it was never completed
+  while (true) {
+    scheduler.complete(1);
+    auto grant = scheduler.next(1);
+    if (!grant) break;
+    EXPECT_TRUE(trained.insert({grant->epoch, grant->partition}).second)
+        << grant->epoch << "/" << grant->partition << " twice";
+  }
+  EXPECT_EQ(trained.size(), 6u);
+  EXPECT_TRUE(scheduler.all_done());
+  EXPECT_TRUE(scheduler.reserved(1).empty());
+}
+
+TEST(PartitionMessages, GrantWithReadAheadRoundTripsAndRejectsBadBytes) {
+  using gradshare::train::PartitionAssignment;
+  const PartitionAssignment sent{PartitionGrant{2, 7}, {PartitionGrant{2, 8}, PartitionGrant{3, 0}}};
+  gradshare::comm::ControlMessage message{1, gradshare::comm::Tag::kPartitionGrant,
+                                          gradshare::train::serialize(sent)};
+  const auto got = gradshare::train::parse_partition_grant(message);
+  ASSERT_TRUE(got.grant);
+  EXPECT_EQ(got.grant->partition, 7);
+  ASSERT_EQ(got.read_ahead.size(), 2u);
+  EXPECT_EQ(got.read_ahead[1].epoch, 3);
+  const auto none = gradshare::train::parse_partition_grant(
+      {1, gradshare::comm::Tag::kPartitionGrant, gradshare::train::serialize(PartitionAssignment{})});
+  EXPECT_FALSE(none.grant);
+  EXPECT_TRUE(none.read_ahead.empty());
+  // Truncated, trailing bytes, an absurd count: an error, never a crash.
+  auto bytes = message.payload;
+  for (auto bad : {std::vector<std::uint8_t>(bytes.begin(), bytes.end() - 3),
+                   [&] { auto b = bytes; b.push_back(0); return b; }(),
+                   [&] { auto b = bytes; b[17] = 0xff; b[18] = 0xff; return b; }()}) {
+    message.payload = bad;
+    EXPECT_THROW(gradshare::train::parse_partition_grant(message), std::runtime_error);
+  }
 }
