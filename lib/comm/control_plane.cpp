@@ -56,6 +56,8 @@ const char* tag_name(Tag tag) {
       return "resync state fetch";
     case Tag::kResyncState:
       return "resync state";
+    case Tag::kPeakMemory:
+      return "peak memory";
   }
   return "unknown tag";
 }

@@ -39,9 +39,10 @@ enum class Tag : int {
   kFinish,        // early stopping: the synchronous workers end training at their next round
   kResyncStateFetch,  // recovery: the master asks a replica for its whole state
   kResyncState,       // recovery: a replica's whole state (parameters and applied IDs)
+  kPeakMemory,        // at the end: the master asks (empty), a rank answers (i64 peak bytes)
 };
 inline constexpr int kFirstTag = static_cast<int>(Tag::kPartitionRequest);
-inline constexpr int kLastTag = static_cast<int>(Tag::kResyncState);
+inline constexpr int kLastTag = static_cast<int>(Tag::kPeakMemory);
 
 // "partition request", "heartbeat", ...
 const char* tag_name(Tag tag);

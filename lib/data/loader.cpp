@@ -262,7 +262,8 @@ void check_test_set(Loaded& test, const Dataset& train, bool has_test) {
 // data.read partitions: the training features stay in the file. One streaming pass checks them
 // and fits the normalisation; the validation samples (an evaluation set) are read into memory.
 DataSplits load_partitioned(const config::DataConfig& config, std::uint64_t seed,
-                            bool evaluation_sets, RowFile rows) {
+                            bool evaluation_sets, const std::optional<Normalization>& known,
+                            RowFile rows) {
   Loaded train = load_train_labels(config, rows);
   Dataset& labels = train.data;
   if (labels.num_classes == 0) labels.num_classes = count_classes(labels.labels);
@@ -287,6 +288,19 @@ DataSplits load_partitioned(const config::DataConfig& config, std::uint64_t seed
   splits.train.sample_shape = labels.sample_shape;
   splits.train.num_classes = labels.num_classes;
   std::vector<std::uint32_t> kept;
+  if (known && !evaluation_sets) {
+    // The master checked the features and fitted the normalisation in its pass: this rank
+    // reads none of them here, only the minibatches it will train.
+    for (std::size_t row = 0; row < n; ++row)
+      if (!held_out[row]) {
+        kept.push_back(static_cast<std::uint32_t>(row));
+        splits.train.labels.push_back(labels.labels[row]);
+      }
+    splits.normalization = *known;
+    splits.train.reader =
+        std::make_shared<SampleReader>(std::move(rows), std::move(kept), splits.normalization);
+    return splits;
+  }
   NormalizationFit fit(config.normalize);
   const std::size_t width = rows.row_values();
   constexpr std::size_t kChunkRows = 4096;
@@ -314,7 +328,7 @@ DataSplits load_partitioned(const config::DataConfig& config, std::uint64_t seed
       }
     }
   }
-  splits.normalization = fit.result();
+  splits.normalization = known ? *known : fit.result();
   splits.train.reader =
       std::make_shared<SampleReader>(std::move(rows), std::move(kept), splits.normalization);
   splits.test = std::move(test.data);
@@ -325,10 +339,16 @@ DataSplits load_partitioned(const config::DataConfig& config, std::uint64_t seed
 
 }  // namespace
 
-DataSplits load_data(const config::DataConfig& config, std::uint64_t seed, bool evaluation_sets) {
+bool reads_by_partitions(const config::DataConfig& config) {
+  check_sources(config);
+  return open_train_rows(config).has_value();
+}
+
+DataSplits load_data(const config::DataConfig& config, std::uint64_t seed, bool evaluation_sets,
+                     const std::optional<Normalization>& known) {
   check_sources(config);
   if (auto rows = open_train_rows(config))
-    return load_partitioned(config, seed, evaluation_sets, std::move(*rows));
+    return load_partitioned(config, seed, evaluation_sets, known, std::move(*rows));
   Loaded train = load_train_source(config);
   Loaded test = evaluation_sets ? load_test_source(config) : Loaded{};
   const bool has_test = !test.features_source.empty();
@@ -347,7 +367,7 @@ DataSplits load_data(const config::DataConfig& config, std::uint64_t seed, bool 
   DataSplits splits;
   splits.validation = carve_validation(train_set, config.validation_fraction, seed);
   if (!evaluation_sets) splits.validation = select(splits.validation, {});
-  splits.normalization = fit_normalization(train_set, config.normalize);
+  splits.normalization = known ? *known : fit_normalization(train_set, config.normalize);
   splits.train = std::move(train_set);
   splits.test = std::move(test.data);
   for (Dataset* d : {&splits.train, &splits.validation, &splits.test})

@@ -18,6 +18,8 @@
 
 #include <cstdint>
 
+#include <optional>
+
 #include "config/experiment_config.h"
 #include "data/dataset.h"
 
@@ -31,7 +33,15 @@ inline constexpr std::uint64_t kValidationStream = 3;
 // file (Dataset::reader, sample_reader.h), read by the samples trained; one streaming pass
 // checks them and fits the normalisation. Without `evaluation_sets` (a rank that never
 // evaluates) neither the test set nor the validation samples are read into memory.
+// `known`: the normalisation another rank fitted (the master, which loads first and checks
+// every feature); a rank without evaluation sets that reads by partitions then reads no
+// feature at start-up.
 DataSplits load_data(const config::DataConfig& config, std::uint64_t seed,
-                     bool evaluation_sets = true);
+                     bool evaluation_sets = true,
+                     const std::optional<Normalization>& known = std::nullopt);
+
+// Whether load_data reads the training features by partitions (data.read, and for auto the
+// file's size and layout). Errors as load_data's.
+bool reads_by_partitions(const config::DataConfig& config);
 
 }  // namespace gradshare::data

@@ -353,6 +353,14 @@ int run_downpour_master(RunContext& context, nn::Model& model, DownpourTransport
                             .add("dense_bytes", static_cast<std::int64_t>(4 * n))
                             .add("consistency_max_difference", worst.max_difference)
                             .add("consistent", worst.identical));
+  // The other servers' peak memory: they are quiet now, and answer before their shutdown.
+  for (int s = 1; s < layout.servers(); ++s) control.send(s, comm::Tag::kPeakMemory, {});
+  for (int s = 1; s < layout.servers(); ++s) {
+    const auto reply = control.receive(s, comm::Tag::kPeakMemory, "its peak memory");
+    comm::ByteReader reader(reply.payload, "peak memory");
+    peak_memory.add(s, reader.get<std::int64_t>());
+    reader.expect_end();
+  }
   peak_memory.summarize(context);
   // A stop checkpoints here: every worker's updates are applied and the servers are quiet. An
   // outstanding request is completed too, so that no reply is left unreceived.

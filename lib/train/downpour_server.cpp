@@ -7,8 +7,10 @@
 #include <cstring>
 
 #include "codec/decoder.h"
+#include "comm/byte_io.h"
 #include "core/errors.h"
 #include "core/log.h"
+#include "core/memory.h"
 #include "core/timer.h"
 #include "train/checkpointer.h"
 #include "train/worker_state.h"
@@ -128,6 +130,11 @@ int run_downpour_server(RunContext& context, comm::ControlPlane& control, ShardS
     while (control.try_receive(comm::Tag::kStateRequest, 0)) {
       control.send(0, comm::Tag::kStateReply,
                    serialize(capture_worker_state(server.optimizer(), 0.0f)));
+      busy = true;
+    }
+    if (control.try_receive(comm::Tag::kPeakMemory, 0)) {
+      control.send(0, comm::Tag::kPeakMemory,
+                   comm::ByteWriter().put<std::int64_t>(core::peak_resident_bytes()).bytes());
       busy = true;
     }
     stop_notice.check();

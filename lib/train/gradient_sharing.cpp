@@ -6,6 +6,7 @@
 #include "comm/byte_io.h"
 #include "core/log.h"
 #include "data/loader.h"
+#include "train/normalization_message.h"
 #include "train/sharing_roles.h"
 #include "train/sharing_session.h"
 
@@ -53,11 +54,13 @@ int run_sharing_replacement(RunContext& context, comm::RepairedJob joined) {
   comm::ByteReader info(joined.join_info, "join info");
   const std::string run_path = info.get_string();
   context.size = info.get<std::int32_t>();
+  // The master's normalisation: partitioned reading then reads no feature at start-up.
+  const auto normalization = parse_normalization(info.get_vector<std::uint8_t>());
   info.expect_end();
   SharingSession session(context, std::move(joined));  // collective with the survivors' repair
   context.data = data::load_data(context.config.data,
                                  static_cast<std::uint64_t>(context.config.run.seed),
-                                 /*evaluation_sets=*/false);
+                                 /*evaluation_sets=*/false, normalization);
   context.run_directory = RunDirectory::attach(run_path);
   log_as_worker(context);
   return run_sharing_worker(context, session, /*replacement=*/true);

@@ -21,6 +21,7 @@
 #include "data/epoch_plan.h"
 #include "nn/model.h"
 #include "train/checkpointer.h"
+#include "train/normalization_message.h"
 #include "train/divergence_guard.h"
 #include "train/encoding_debug.h"
 #include "train/epoch_report.h"
@@ -241,6 +242,7 @@ class SharingMaster {
     comm::ByteWriter writer;
     writer.put_string(context_.run_directory.path());
     writer.put<std::int32_t>(context_.size);
+    writer.put_vector(std::span<const std::uint8_t>(serialize(context_.data.normalization)));
     return {writer.bytes().begin(), writer.bytes().end()};
   }
 

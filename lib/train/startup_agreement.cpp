@@ -30,11 +30,16 @@ std::optional<int> StartupAgreement::settle(
 }
 
 std::string StartupAgreement::broadcast(std::string text) {
-  int length = static_cast<int>(text.size());
+  const auto bytes = broadcast(std::vector<std::uint8_t>(text.begin(), text.end()));
+  return {bytes.begin(), bytes.end()};
+}
+
+std::vector<std::uint8_t> StartupAgreement::broadcast(std::vector<std::uint8_t> bytes) {
+  int length = static_cast<int>(bytes.size());
   check(MPI_Bcast(&length, 1, MPI_INT, 0, context_.world));
-  text.resize(static_cast<std::size_t>(length));
-  check(MPI_Bcast(text.data(), length, MPI_CHAR, 0, context_.world));
-  return text;
+  bytes.resize(static_cast<std::size_t>(length));
+  check(MPI_Bcast(bytes.data(), length, MPI_BYTE, 0, context_.world));
+  return bytes;
 }
 
 }  // namespace gradshare::train

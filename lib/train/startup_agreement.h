@@ -6,9 +6,11 @@
 // fails the agreement itself: end_job_lost_at_startup names it and the phase, exit 1.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/errors.h"
 #include "train/run_context.h"
@@ -37,6 +39,8 @@ class StartupAgreement {
 
   // Rank 0's `text`, on every rank.
   std::string broadcast(std::string text);
+  // Rank 0's `bytes`, on every rank.
+  std::vector<std::uint8_t> broadcast(std::vector<std::uint8_t> bytes);
 
  private:
   std::optional<int> settle(const std::optional<std::pair<int, std::string>>& failure);

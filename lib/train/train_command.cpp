@@ -25,6 +25,7 @@
 #include "train/gradient_sharing.h"
 #include "train/job_failure.h"
 #include "train/mpi_session.h"
+#include "train/normalization_message.h"
 #include "train/peak_memory.h"
 #include "train/resume_config_check.h"
 #include "train/run_lock.h"
@@ -163,15 +164,29 @@ int train_in_session(const config::ExperimentConfig& config, MpiSession& mpi) {
   mpi.started();
   if (stop) return *stop;
 
-  // Data before the run directory: bad data files leave nothing behind.
+  // Data before the run directory: bad data files leave nothing behind. Only the master
+  // evaluates: the other ranks leave the test and validation sets unread. Read by partitions,
+  // the master loads first: its streaming pass checks every training feature and fits the
+  // normalisation, which the others take instead of reading the whole file too.
+  const auto seed = static_cast<std::uint64_t>(context.config.run.seed);
+  bool by_partitions = false;
   stop = startup.run("loading the data", [&] {
-    // Only the master evaluates: the other ranks leave the test and validation sets unread.
-    context.data = data::load_data(context.config.data,
-                                   static_cast<std::uint64_t>(context.config.run.seed),
-                                   /*evaluation_sets=*/context.is_master());
+    by_partitions = data::reads_by_partitions(context.config.data);
+    if (by_partitions && !context.is_master()) return;
+    context.data = data::load_data(context.config.data, seed, /*evaluation_sets=*/context.is_master());
     check_data_fits_model(context.config, context.data);
   });
   if (stop) return *stop;
+  if (by_partitions) {
+    const auto normalization = parse_normalization(startup.broadcast(
+        context.is_master() ? serialize(context.data.normalization) : std::vector<std::uint8_t>{}));
+    stop = startup.run("loading the data", [&] {
+      if (context.is_master()) return;
+      context.data = data::load_data(context.config.data, seed, false, normalization);
+      check_data_fits_model(context.config, context.data);
+    });
+    if (stop) return *stop;
+  }
 
   std::unique_ptr<RunLock> lock;  // held by the master until the run ends
   stop = startup.run("creating the run directory", [&] {

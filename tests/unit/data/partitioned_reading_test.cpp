@@ -6,11 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
+#include <cstring>
 #include <numeric>
 #include <thread>
 #include <vector>
 
 #include "config/experiment_config.h"
+#include "core/errors.h"
 #include "data/loader.h"
 #include "data/row_file.h"
 #include "data/sample_reader.h"
@@ -220,6 +223,36 @@ TEST(PartitionedReading, RanksThatDoNotEvaluateReadNoEvaluationSets) {
   const auto master = load_data(config, 1);
   EXPECT_EQ(master.test.size(), kSamples);
   EXPECT_EQ(master.validation.size(), 30u);
+}
+
+// Given the master's normalisation, a worker reading by partitions reads no feature at start-up
+// (the master's pass checks them: a NaN fails its load, not the worker's) and trains on exactly
+// the master's samples.
+TEST(PartitionedReading, WorkersGivenTheNormalisationSkipTheStartUpPass) {
+  ScratchDir dir;
+  auto config = idx_config(dir, "partitions");
+  config.normalize = "standardize";
+  config.validation_fraction = 0.1;
+  const auto master = load_data(config, 3);
+  const auto worker = load_data(config, 3, /*evaluation_sets=*/false, master.normalization);
+  EXPECT_EQ(worker.normalization.offset, master.normalization.offset);
+  EXPECT_EQ(worker.normalization.scale, master.normalization.scale);
+  EXPECT_EQ(everything(worker.train), everything(master.train));
+
+  std::vector<float> values(kSamples * kWidth, 0.5f);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 7);
+  values[5 * kWidth + 2] = std::nanf("");  // a training sample (the validation rows vary)
+  std::vector<std::uint8_t> payload(values.size() * 4);
+  for (std::size_t i = 0; i < values.size(); ++i) {  // IDX is big-endian
+    std::uint32_t bits;
+    std::memcpy(&bits, &values[i], 4);
+    for (int b = 0; b < 4; ++b) payload[i * 4 + static_cast<std::size_t>(b)] = static_cast<std::uint8_t>(bits >> (24 - 8 * b));
+  }
+  testing::write_bytes(dir.file("x.idx"), testing::idx_bytes(0x0D, {kSamples, 2, 3}, payload), false);
+  config.validation_fraction = 0.0;
+  EXPECT_THROW(load_data(config, 3), core::UserError);
+  const auto unchecked = load_data(config, 3, false, master.normalization);
+  EXPECT_EQ(unchecked.train.size(), kSamples);
 }
 
 }  // namespace
