@@ -33,6 +33,9 @@ Projection project(const topology::Tree& tree, const Placement& placement, const
         p.busiest_worker = r;
       }
       p.busiest_relay_copies = std::max(p.busiest_relay_copies, rank.relayed.messages);
+      if (rank.relayed.messages > 0)
+        p.inner_sharing_cpu_seconds = std::max(p.inner_sharing_cpu_seconds,
+                                               sharing - costs.step_overhead_seconds);
       if (rank.links == 1) p.leaf_in_bytes = std::max(p.leaf_in_bytes, rank.received.bytes);
       // A worker's CPU is the limit in any case; it is named after what takes most of it.
       consider(cpu, sharing < train               ? "compute"

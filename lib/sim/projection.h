@@ -48,6 +48,7 @@ struct Projection {
   int busiest_worker = 0;
   double master_copies = 0;          // message copies the master sends per step
   double busiest_relay_copies = 0;   // most copies relayed by one worker per step
+  double inner_sharing_cpu_seconds = 0;  // the busiest relaying worker's applies and copies
   double max_link_bytes = 0;         // the busiest node link, one direction, payload bytes
   double max_link_messages = 0;
   double leaf_in_bytes = 0;          // what one leaf worker receives per step

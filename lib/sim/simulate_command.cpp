@@ -163,34 +163,39 @@ int saturation_point(const Options& o, const std::string& mode, int max_children
 }
 
 void print_rows(const std::vector<Row>& rows) {
-  std::printf("%-6s %8s %5s %10s %10s %6s %12s %12s %11s %11s %10s  %s\n", "tree", "workers",
-              "depth", "step ms", "step ms", "eff.", "master", "busiest", "busiest", "leaf in",
-              "master", "bottleneck");
-  std::printf("%-6s %8s %5s %10s %10s %6s %12s %12s %11s %11s %10s\n", "", "", "", "(events)",
-              "(flow)", "", "copies/step", "relay/step", "link kB", "kB/step", "CPU ms");
+  std::printf("%-6s %8s %5s %10s %10s %6s %12s %12s %11s %10s %11s %10s %10s  %s\n", "tree",
+              "workers", "depth", "step ms", "step ms", "eff.", "master", "busiest", "busiest",
+              "busiest", "leaf in", "master", "inner", "bottleneck");
+  std::printf("%-6s %8s %5s %10s %10s %6s %12s %12s %11s %10s %11s %10s %10s\n", "", "", "",
+              "(events)", "(flow)", "", "copies/step", "relay/step", "link kB", "link msgs",
+              "kB/step", "CPU ms", "CPU ms");
   for (const auto& row : rows) {
     const auto& p = row.projection;
     char events[32] = "-";
     if (row.events) std::snprintf(events, sizeof events, "%.3f", 1e3 * row.events->step_seconds);
-    std::printf("%-6s %8d %5d %10s %10.3f %5.0f%% %12.0f %12.0f %11.1f %11.1f %10.3f  %s\n",
+    std::printf("%-6s %8d %5d %10s %10.3f %5.0f%% %12.0f %12.0f %11.1f %10.0f %11.1f %10.3f %10.3f  %s\n",
                 row.topology.c_str(), p.workers, row.depth, events, 1e3 * p.step_seconds,
                 100.0 * p.efficiency, p.master_copies, p.busiest_relay_copies, p.max_link_bytes / 1e3,
-                p.leaf_in_bytes / 1e3, 1e3 * p.master_cpu_seconds, p.bottleneck.c_str());
+                p.max_link_messages, p.leaf_in_bytes / 1e3, 1e3 * p.master_cpu_seconds,
+                1e3 * p.inner_sharing_cpu_seconds, p.bottleneck.c_str());
   }
+  std::printf("per step: copies and messages of the busiest rank or node link (one direction); CPU "
+              "for applying and relaying, without compute\n");
 }
 
 void write_csv(const std::string& path, const std::vector<Row>& rows, const Options& o) {
   std::ofstream out(path);
   out << "topology,workers,depth,link_bits_per_second,step_seconds_events,step_seconds_flow,"
-         "efficiency,bottleneck,master_cpu_seconds,master_copies,busiest_relay_copies,"
-         "max_link_bytes,leaf_in_bytes\n";
+         "efficiency,bottleneck,master_cpu_seconds,inner_sharing_cpu_seconds,master_copies,"
+         "busiest_relay_copies,max_link_bytes,max_link_messages,leaf_in_bytes\n";
   for (const auto& row : rows) {
     const auto& p = row.projection;
     out << row.topology << ',' << p.workers << ',' << row.depth << ',' << o.link.bits_per_second
         << ',' << (row.events ? std::to_string(row.events->step_seconds) : "") << ','
         << p.step_seconds << ',' << p.efficiency << ",\"" << p.bottleneck << "\","
-        << p.master_cpu_seconds << ',' << p.master_copies << ',' << p.busiest_relay_copies << ','
-        << p.max_link_bytes << ',' << p.leaf_in_bytes << '\n';
+        << p.master_cpu_seconds << ',' << p.inner_sharing_cpu_seconds << ',' << p.master_copies
+        << ',' << p.busiest_relay_copies << ',' << p.max_link_bytes << ',' << p.max_link_messages
+        << ',' << p.leaf_in_bytes << '\n';
   }
   if (!out) throw core::RuntimeError("simulate: could not write " + path);
 }
