@@ -12,6 +12,8 @@ import json
 import os
 import sys
 
+from training_rate import training_samples_per_second
+
 
 def load(path):
     with open(path) as f:
@@ -37,7 +39,7 @@ def summarize(run_dir, target):
     summaries = [r for r in records if r["kind"].endswith("_summary")]
     wall = final[-1]["wall_seconds"] if final else None
     samples = sum(r.get("samples", 0) for r in epochs) if epochs and "samples" in epochs[0] else None
-    rates = [r["samples_per_second"] for r in steps if r.get("samples_per_second")]
+    rate = training_samples_per_second(steps)
     summary = summaries[-1] if summaries else {}
     if "bytes_per_worker_step" in summary:
         bytes_per_step = summary["bytes_per_worker_step"]
@@ -53,8 +55,7 @@ def summarize(run_dir, target):
         "accuracy": final[-1]["test_accuracy"] if final else None,
         "time_to_target": next((r["wall_seconds"] for r in epochs if r["test_accuracy"] >= target),
                                None),
-        "samples_per_second": (sum(rates) / len(rates)) if rates else
-                              (samples / wall if samples and wall else None),
+        "samples_per_second": rate if rate else (samples / wall if samples and wall else None),
         "bytes": bytes_per_step,
         "wall": wall,
         "cpu_share": cpu_share,

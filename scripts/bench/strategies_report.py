@@ -7,6 +7,8 @@ import json
 import os
 import sys
 
+from training_rate import training_samples_per_second
+
 
 def load(path):
     with open(path) as f:
@@ -28,7 +30,6 @@ def main():
         summaries = [r for r in records if r["kind"].endswith("_summary")]
         curves[name] = ([r["wall_seconds"] for r in epochs], [r["test_accuracy"] for r in epochs])
         reached = next((r["wall_seconds"] for r in epochs if r["test_accuracy"] >= target), None)
-        rates = [r["samples_per_second"] for r in steps if r.get("samples_per_second")]
         if summaries and "bytes_per_worker_step" in summaries[-1]:
             bytes_per_step = summaries[-1]["bytes_per_worker_step"]
         else:
@@ -38,7 +39,7 @@ def main():
         rows.append((name, {
             "accuracy": final[-1]["test_accuracy"] if final else None,
             "time_to_target": reached,
-            "samples_per_second": sum(rates) / len(rates) if rates else None,
+            "samples_per_second": training_samples_per_second(steps),
             "bytes": bytes_per_step,
             "wall": final[-1]["wall_seconds"] if final else None,
             "staleness": staleness,
