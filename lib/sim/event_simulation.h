@@ -6,11 +6,12 @@
 // earliest.
 //
 // Virtual time: a worker's step costs the measured compute time of the real model
-// (model_sample.h); every call into the real encoder and exchange costs the CPU time it really
-// took here. With `cores` > 0 all ranks share that many cores, as
-// the namespaces of the emulated cluster share this machine's (processor sharing: with more
-// ranks awake than cores each runs that much slower); 0 gives each rank its own.
-// A worker that waits (bound, or done) sleeps until its next message arrives.
+// (model_sample.h) plus the step overhead the models cannot measure (MPI, TCP stack, batches);
+// every call into the real encoder and exchange costs the CPU time it really took here. With
+// `cores` > 0 all ranks share that many cores, as the namespaces of the emulated cluster share
+// this machine's (processor sharing: with more ranks awake than cores each runs that much
+// slower); 0 gives each rank its own. A worker that waits (bound, or done) sleeps until its
+// next message arrives.
 #pragma once
 
 #include <cstdint>
