@@ -7,7 +7,8 @@
 #   flood            the transport flood test over transport.data_plane=auto with 5 ranks on
 #                    3 nodes: same-node links on RMA rings, the rest on two-sided messages
 #   sharing-plain    gradient sharing, 1 master + 3 workers (--map-by node: master and worker
-#                    3 share node1), accuracy floor, model equivalence, no update twice
+#                    3 share node1), accuracy floor, model equivalence, no update twice, every
+#                    rank's bytes as the simulator predicts them
 #   sharing-mesh     the same over a mesh of fan-out 2 with 5 workers
 #   allreduce | parameter_averaging | downpour    the strategy's floor and its own checks
 #   fault-kill       --with-ft ulfm, 1 spare: the worker on node2 killed with SIGKILL mid-epoch
@@ -74,6 +75,15 @@ train() {
   python3 "$tools/check_run.py" "$work/$name" $checks || fail "$name: checks"
 }
 
+# simulator_bytes NAME: every rank's data-plane bytes and messages, over TCP between the nodes
+# and shared memory within one, as the simulator's flow model predicts them from what each
+# worker published (gradshare simulate --validate exits 1 otherwise).
+simulator_bytes() {
+  "$gradshare" simulate --validate "$work/$1" --nodes 3 --link unlimited >"$work/$1.validation" ||
+    { cat "$work/$1.validation"; fail "$1: the simulator's bytes differ from the run's"; }
+  grep "ranks exact" "$work/$1.validation"
+}
+
 case "$case" in
   flood)
     # shellcheck disable=SC2086
@@ -87,10 +97,12 @@ case "$case" in
   sharing-plain)
     train sharing 4 "--min-accuracy 0.70 --equivalent --no-duplicates --max-bytes-ratio 0.05"
     grep -q "data plane: 3 nodes: same-node links rma" "$work/sharing/rank-0.log" || fail "data plane line"
+    simulator_bytes sharing
     ;;
   sharing-mesh)
     train mesh 6 "--min-accuracy 0.65 --equivalent --no-duplicates" topology.mode=mesh \
       topology.max_children=2
+    simulator_bytes mesh
     ;;
   allreduce) train allreduce 4 "--min-accuracy 0.78" training.strategy=allreduce ;;
   parameter_averaging)
