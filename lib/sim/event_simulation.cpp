@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
-#include <optional>
+#include <span>
 #include <string>
 
 #include "codec/encoder.h"
@@ -70,37 +70,40 @@ void fit_costs(const std::vector<RankResult>& ranks, StepCosts& costs) {
   }
 }
 
-}  // namespace
-
-EventResult simulate_events(const config::ExperimentConfig& config, const ModelSample& sample,
-                            const EventSetup& setup) {
-  const int ranks = setup.tree.size();
-  const int workers = ranks - 1;
-  GS_CHECK(workers >= 1 && !sample.updates.empty(), "simulate_events needs a worker and updates");
-  const std::size_t n = sample.parameter_count;
-  VirtualNetwork network(setup.tree, setup.placement, setup.link,
-                         static_cast<std::size_t>(config.transport.ring_bytes));
-  Cores cores(setup.cores);
-  const auto keep_bytes = static_cast<std::size_t>(config.fault_tolerance.keep_bytes);
-  const float scale = config.encoding.combine == "mean" ? 1.0f / static_cast<float>(workers) : 1.0f;
-  const std::int64_t untimed = setup.steps / 5;
-
-  std::vector<Replica> replicas(static_cast<std::size_t>(ranks));
-  for (int r = 0; r < ranks; ++r) {
-    auto& replica = replicas[static_cast<std::size_t>(r)];
-    replica.parameters.assign(n, 0.0f);
-    replica.exchange = std::make_unique<train::UpdateExchange>(network.plane(r), r, ranks, n, keep_bytes);
-    if (r == 0) continue;
-    replica.encoder = std::make_unique<codec::Encoder>(config.encoding, n);
-    std::vector<std::uint8_t> unsent;
-    for (std::int64_t s = 0; s < setup.encoder_warm_up; ++s) {
-      const auto& u = sample.updates[static_cast<std::size_t>(r * 7 + s) % sample.updates.size()];
-      std::vector<float> scaled(u.begin(), u.end());
-      for (auto& value : scaled) value *= scale;
-      replica.encoder->encode(scaled, {static_cast<std::uint32_t>(r), 0, 0, 0, 0}, unsent);
+// One simulation: the ranks' replicas over one virtual network, driven in clock order.
+class EventSimulation {
+ public:
+  EventSimulation(const config::ExperimentConfig& config, const ModelSample& sample,
+                  const EventSetup& setup)
+      : sample_(sample), setup_(setup), ranks_(setup.tree.size()), n_(sample.parameter_count),
+        network_(setup.tree, setup.placement, setup.link,
+                 static_cast<std::size_t>(config.transport.ring_bytes)),
+        cores_(setup.cores),
+        scale_(config.encoding.combine == "mean" ? 1.0f / static_cast<float>(ranks_ - 1) : 1.0f),
+        untimed_(setup.steps / 5), replicas_(static_cast<std::size_t>(ranks_)), update_(n_) {
+    const auto keep_bytes = static_cast<std::size_t>(config.fault_tolerance.keep_bytes);
+    for (int r = 0; r < ranks_; ++r) {
+      auto& replica = replicas_[static_cast<std::size_t>(r)];
+      replica.parameters.assign(n_, 0.0f);
+      replica.exchange =
+          std::make_unique<train::UpdateExchange>(network_.plane(r), r, ranks_, n_, keep_bytes);
+      if (r > 0) make_worker(config, r, replica);
     }
+  }
+
+  EventResult run() {
+    while (!done()) step_earliest();
+    return result();
+  }
+
+ private:
+  void make_worker(const config::ExperimentConfig& config, int r, Replica& replica) {
+    replica.encoder = std::make_unique<codec::Encoder>(config.encoding, n_);
+    std::vector<std::uint8_t> unsent;
+    for (std::int64_t s = 0; s < setup_.encoder_warm_up; ++s)
+      replica.encoder->encode(scaled_update(r, s), {static_cast<std::uint32_t>(r), 0, 0, 0, 0}, unsent);
     replica.staleness =
-        std::make_unique<train::StalenessTracker>(ranks, r, config.encoding.max_staleness);
+        std::make_unique<train::StalenessTracker>(ranks_, r, config.encoding.max_staleness);
     auto* tracker = replica.staleness.get();
     const auto* step = &replica.step;
     replica.exchange->on_applied([tracker, step](const codec::MessageHeader& header) {
@@ -109,136 +112,157 @@ EventResult simulate_events(const config::ExperimentConfig& config, const ModelS
     });
   }
 
-  std::vector<float> update(n);
-  std::vector<std::uint8_t> message;
-  double encode_cpu = 0;
-  std::uint64_t encodes = 0;
-  std::uint64_t backpressure = 0;
-  double waited = 0;
+  // Worker r's update at its step s: one of the sampled ones, scaled as encoding.combine says.
+  std::span<const float> scaled_update(int r, std::int64_t s) {
+    const auto& u = sample_.updates[static_cast<std::size_t>(r * 7 + s) % sample_.updates.size()];
+    for (std::size_t i = 0; i < n_; ++i) update_[i] = u[i] * scale_;
+    return update_;
+  }
 
-  // One worker message: the step's update (or zeros, to send what the residual holds).
-  const auto send = [&](int r, Replica& w, bool zeros) {
-    if (zeros) std::fill(update.begin(), update.end(), 0.0f);
-    else {
-      const auto& u = sample.updates[static_cast<std::size_t>(r * 7 + w.step) % sample.updates.size()];
-      for (std::size_t i = 0; i < n; ++i) update[i] = u[i] * scale;
-    }
-    const double start = core::thread_cpu_seconds();
-    if (!zeros && !w.exchange->can_publish(w.encoder->max_message_bytes()) &&
-        !w.exchange->can_publish(w.encoder->message_bytes_bound(update))) {
-      w.encoder->accumulate(update);
-      ++backpressure;
-      return core::thread_cpu_seconds() - start;
-    }
-    const codec::MessageMeta meta{static_cast<std::uint32_t>(r), ++w.seq,
-                                  static_cast<std::uint64_t>(w.step), 0, 0};
-    w.encoder->encode(update, meta, message);
-    const double encoded = core::thread_cpu_seconds();
-    encode_cpu += encoded - start;
-    ++encodes;
-    w.exchange->publish(message, w.parameters);
-    w.sent_step = w.step;
-    w.result.encode_cpu_seconds += encoded - start;
-    const double published = core::thread_cpu_seconds() - encoded;
-    w.result.exchange_cpu_seconds += published;
-    return core::thread_cpu_seconds() - start;
-  };
+  bool done() const {
+    for (int r = 1; r < ranks_; ++r)
+      if (replicas_[static_cast<std::size_t>(r)].step < setup_.steps) return false;
+    return network_.idle();
+  }
 
-  const auto done = [&] {
-    for (int r = 1; r < ranks; ++r)
-      if (replicas[static_cast<std::size_t>(r)].step < setup.steps) return false;
-    return network.idle();
-  };
-
-  while (!done()) {
-    // The rank to run: the earliest clock, a sleeping one at its next arrival.
+  // Runs the rank whose clock is earliest (a sleeping one at its next arrival): it polls, then a
+  // worker takes a step unless the staleness bound holds it; one with nothing to do sleeps.
+  void step_earliest() {
     int next = -1;
     int runnable = 0;
     double at = kNever;
-    for (int r = 0; r < ranks; ++r) {
-      const auto& replica = replicas[static_cast<std::size_t>(r)];
-      const double ready = replica.waiting ? network.next_arrival(r) : network.clock(r);
+    for (int r = 0; r < ranks_; ++r) {
+      const auto& replica = replicas_[static_cast<std::size_t>(r)];
+      const double ready = replica.waiting ? network_.next_arrival(r) : network_.clock(r);
       if (ready < at) at = ready, next = r;
       if (!replica.waiting) ++runnable;
     }
-    cores.set_runnable(std::max(runnable, 1));
     if (next < 0)
       throw core::RuntimeError("simulation stalled: every rank waits and nothing is in flight");
-    auto& replica = replicas[static_cast<std::size_t>(next)];
-    double& clock = network.clock(next);
+    cores_.set_runnable(std::max(runnable, 1));
+    auto& replica = replicas_[static_cast<std::size_t>(next)];
+    double& clock = network_.clock(next);
     if (replica.waiting) {
-      if (next > 0 && replica.step < setup.steps) waited += std::max(at - replica.wait_started, 0.0);
+      if (next > 0 && replica.step < setup_.steps) waited_ += std::max(at - replica.wait_started, 0.0);
       clock = std::max(clock, at);
       replica.waiting = false;
     }
     const double start = core::thread_cpu_seconds();
     const std::size_t received = replica.exchange->poll(replica.parameters);
-    const double polled = core::thread_cpu_seconds() - start;
-    replica.result.exchange_cpu_seconds += polled;
-    double cpu = polled;
+    double cpu = core::thread_cpu_seconds() - start;
+    replica.result.exchange_cpu_seconds += cpu;
 
-    if (next > 0 && replica.step < setup.steps) {
-      auto& w = replica;
-      if (w.staleness->blocking_peer(w.step)) {
-        if (w.sent_step < w.step && w.exchange->can_publish(w.encoder->max_message_bytes()))
-          cpu += send(next, w, true);
-        w.waiting = received == 0;
-        clock = cores.run(clock, cpu);
-        w.wait_started = clock;
-        clock = cores.run(clock, cpu);
-        continue;
-      }
-      ++w.step;
-      clock = cores.run(clock, cpu + sample.compute_seconds + setup.step_overhead_seconds);
-      clock = cores.run(clock, send(next, w, false));
-      if (w.step == untimed) w.timed_from = clock;
-      if (w.step == setup.steps) w.finished_at = clock;
-      continue;
+    const bool training = next > 0 && replica.step < setup_.steps;
+    if (training && !replica.staleness->blocking_peer(replica.step)) {
+      ++replica.step;
+      clock = cores_.run(clock, cpu + sample_.compute_seconds + setup_.step_overhead_seconds);
+      clock = cores_.run(clock, send(next, replica, false));
+      if (replica.step == untimed_) replica.timed_from = clock;
+      if (replica.step == setup_.steps) replica.finished_at = clock;
+      return;
     }
+    // Held by the bound: what the residual still holds goes out, so peers see this clock move.
+    if (training && replica.sent_step < replica.step &&
+        replica.exchange->can_publish(replica.encoder->max_message_bytes()))
+      cpu += send(next, replica, true);
     replica.waiting = received == 0;
-    clock = cores.run(clock, cpu);
+    clock = cores_.run(clock, cpu);
     replica.wait_started = clock;
   }
 
-  EventResult result;
-  double timed = 0;
-  for (int r = 1; r < ranks; ++r) {
-    const auto& w = replicas[static_cast<std::size_t>(r)];
-    timed += (w.finished_at - w.timed_from) / static_cast<double>(setup.steps - untimed);
+  // Worker r's message: its step's update (or zeros); back-pressure keeps the update in the
+  // residual as the real worker does. Returns the CPU seconds taken.
+  double send(int r, Replica& w, bool zeros) {
+    if (zeros) std::fill(update_.begin(), update_.end(), 0.0f);
+    else scaled_update(r, w.step);
+    const double start = core::thread_cpu_seconds();
+    if (!zeros && !w.exchange->can_publish(w.encoder->max_message_bytes()) &&
+        !w.exchange->can_publish(w.encoder->message_bytes_bound(update_))) {
+      w.encoder->accumulate(update_);
+      ++backpressure_;
+      return core::thread_cpu_seconds() - start;
+    }
+    const codec::MessageMeta meta{static_cast<std::uint32_t>(r), ++w.seq,
+                                  static_cast<std::uint64_t>(w.step), 0, 0};
+    w.encoder->encode(update_, meta, message_);
+    const double encoded = core::thread_cpu_seconds();
+    encode_cpu_ += encoded - start;
+    ++encodes_;
+    w.result.encode_cpu_seconds += encoded - start;
+    w.exchange->publish(message_, w.parameters);
+    w.sent_step = w.step;
+    const double end = core::thread_cpu_seconds();
+    w.result.exchange_cpu_seconds += end - encoded;
+    return end - start;
   }
-  result.step_seconds = timed / workers;
-  result.wait_seconds = waited / workers;
-  result.backpressure = backpressure;
-  const auto& reference = replicas[0].parameters;
-  float largest = 0;
-  for (float p : reference) largest = std::max(largest, std::abs(p));
-  std::uint64_t published = 0, bytes = 0;
-  for (int r = 0; r < ranks; ++r) {
-    auto& replica = replicas[static_cast<std::size_t>(r)];
-    const auto& stats = replica.exchange->stats();
-    replica.result.applied = stats.applied;
-    replica.result.relayed = stats.relayed;
-    replica.result.published = stats.published;
-    replica.result.bytes_published = stats.bytes_published;
-    replica.result.transport = network.plane(r).stats();
-    published += stats.published;
-    bytes += stats.bytes_published;
-    result.applied_twice += replica.exchange->applied_twice();
-    for (std::size_t i = 0; i < n; ++i)
-      result.max_replica_difference =
-          std::max(result.max_replica_difference,
-                   static_cast<double>(std::abs(replica.parameters[i] - reference[i])) /
-                       std::max(static_cast<double>(largest), 1e-30));
-    result.ranks.push_back(replica.result);
-    for (int peer : setup.tree.links(r))
-      result.edges.push_back({r, peer, network.link_flow(r, peer)});
+
+  EventResult result() {
+    EventResult result;
+    const int workers = ranks_ - 1;
+    double timed = 0;
+    for (int r = 1; r < ranks_; ++r) {
+      const auto& w = replicas_[static_cast<std::size_t>(r)];
+      timed += (w.finished_at - w.timed_from) / static_cast<double>(setup_.steps - untimed_);
+    }
+    result.step_seconds = timed / workers;
+    result.wait_seconds = waited_ / workers;
+    result.backpressure = backpressure_;
+    const auto& reference = replicas_[0].parameters;
+    float largest = 0;
+    for (float p : reference) largest = std::max(largest, std::abs(p));
+    std::uint64_t published = 0, bytes = 0;
+    for (int r = 0; r < ranks_; ++r) {
+      auto& replica = replicas_[static_cast<std::size_t>(r)];
+      const auto& stats = replica.exchange->stats();
+      replica.result.applied = stats.applied;
+      replica.result.relayed = stats.relayed;
+      replica.result.published = stats.published;
+      replica.result.bytes_published = stats.bytes_published;
+      replica.result.transport = network_.plane(r).stats();
+      published += stats.published;
+      bytes += stats.bytes_published;
+      result.applied_twice += replica.exchange->applied_twice();
+      for (std::size_t i = 0; i < n_; ++i)
+        result.max_replica_difference =
+            std::max(result.max_replica_difference,
+                     static_cast<double>(std::abs(replica.parameters[i] - reference[i])) /
+                         std::max(static_cast<double>(largest), 1e-30));
+      result.ranks.push_back(replica.result);
+      for (int peer : setup_.tree.links(r)) result.edges.push_back({r, peer, network_.link_flow(r, peer)});
+    }
+    result.costs.compute_seconds = sample_.compute_seconds;
+    result.costs.step_overhead_seconds = setup_.step_overhead_seconds;
+    result.costs.encode_seconds = encodes_ ? encode_cpu_ / static_cast<double>(encodes_) : 0.0;
+    result.costs.message_bytes =
+        published ? static_cast<double>(bytes) / static_cast<double>(published) : 0.0;
+    fit_costs(result.ranks, result.costs);
+    return result;
   }
-  result.costs.compute_seconds = sample.compute_seconds;
-  result.costs.step_overhead_seconds = setup.step_overhead_seconds;
-  result.costs.encode_seconds = encodes ? encode_cpu / static_cast<double>(encodes) : 0.0;
-  result.costs.message_bytes = published ? static_cast<double>(bytes) / static_cast<double>(published) : 0.0;
-  fit_costs(result.ranks, result.costs);
-  return result;
+
+  const ModelSample& sample_;
+  const EventSetup& setup_;
+  const int ranks_;
+  const std::size_t n_;
+  VirtualNetwork network_;
+  Cores cores_;
+  const float scale_;
+  const std::int64_t untimed_;
+  std::vector<Replica> replicas_;
+  std::vector<float> update_;
+  std::vector<std::uint8_t> message_;
+  double encode_cpu_ = 0;
+  std::uint64_t encodes_ = 0;
+  std::uint64_t backpressure_ = 0;
+  double waited_ = 0;
+};
+
+}  // namespace
+
+EventResult simulate_events(const config::ExperimentConfig& config, const ModelSample& sample,
+                            const EventSetup& setup) {
+  GS_CHECK(setup.tree.size() >= 2 && !sample.updates.empty(),
+           "simulate_events needs a worker and updates");
+  return EventSimulation(config, sample, setup).run();
 }
 
 }  // namespace gradshare::sim
