@@ -57,8 +57,10 @@ struct Replica {
 void fit_costs(const std::vector<RankResult>& ranks, StepCosts& costs) {
   double aa = 0, ab = 0, bb = 0, ay = 0, by = 0;
   for (const auto& r : ranks) {
-    const double a = static_cast<double>(r.applied), b = static_cast<double>(r.transport.messages_sent);
-    aa += a * a, ab += a * b, bb += b * b, ay += a * r.exchange_cpu_seconds, by += b * r.exchange_cpu_seconds;
+    const double a = static_cast<double>(r.applied),
+                 b = static_cast<double>(r.transport.messages_sent);
+    aa += a * a, ab += a * b, bb += b * b, ay += a * r.exchange_cpu_seconds,
+        by += b * r.exchange_cpu_seconds;
   }
   const double det = aa * bb - ab * ab;
   if (det > 1e-9 * aa * bb) {
@@ -75,12 +77,17 @@ class EventSimulation {
  public:
   EventSimulation(const config::ExperimentConfig& config, const ModelSample& sample,
                   const EventSetup& setup)
-      : sample_(sample), setup_(setup), ranks_(setup.tree.size()), n_(sample.parameter_count),
+      : sample_(sample),
+        setup_(setup),
+        ranks_(setup.tree.size()),
+        n_(sample.parameter_count),
         network_(setup.tree, setup.placement, setup.link,
                  static_cast<std::size_t>(config.transport.ring_bytes)),
         cores_(setup.cores),
         scale_(config.encoding.combine == "mean" ? 1.0f / static_cast<float>(ranks_ - 1) : 1.0f),
-        untimed_(setup.steps / 5), replicas_(static_cast<std::size_t>(ranks_)), update_(n_) {
+        untimed_(setup.steps / 5),
+        replicas_(static_cast<std::size_t>(ranks_)),
+        update_(n_) {
     const auto keep_bytes = static_cast<std::size_t>(config.fault_tolerance.keep_bytes);
     for (int r = 0; r < ranks_; ++r) {
       auto& replica = replicas_[static_cast<std::size_t>(r)];
@@ -101,7 +108,8 @@ class EventSimulation {
     replica.encoder = std::make_unique<codec::Encoder>(config.encoding, n_);
     std::vector<std::uint8_t> unsent;
     for (std::int64_t s = 0; s < setup_.encoder_warm_up; ++s)
-      replica.encoder->encode(scaled_update(r, s), {static_cast<std::uint32_t>(r), 0, 0, 0, 0}, unsent);
+      replica.encoder->encode(scaled_update(r, s), {static_cast<std::uint32_t>(r), 0, 0, 0, 0},
+                              unsent);
     replica.staleness =
         std::make_unique<train::StalenessTracker>(ranks_, r, config.encoding.max_staleness);
     auto* tracker = replica.staleness.get();
@@ -143,7 +151,8 @@ class EventSimulation {
     auto& replica = replicas_[static_cast<std::size_t>(next)];
     double& clock = network_.clock(next);
     if (replica.waiting) {
-      if (next > 0 && replica.step < setup_.steps) waited_ += std::max(at - replica.wait_started, 0.0);
+      if (next > 0 && replica.step < setup_.steps)
+        waited_ += std::max(at - replica.wait_started, 0.0);
       clock = std::max(clock, at);
       replica.waiting = false;
     }
@@ -173,8 +182,10 @@ class EventSimulation {
   // Worker r's message: its step's update (or zeros); back-pressure keeps the update in the
   // residual as the real worker does. Returns the CPU seconds taken.
   double send(int r, Replica& w, bool zeros) {
-    if (zeros) std::fill(update_.begin(), update_.end(), 0.0f);
-    else scaled_update(r, w.step);
+    if (zeros)
+      std::fill(update_.begin(), update_.end(), 0.0f);
+    else
+      scaled_update(r, w.step);
     const double start = core::thread_cpu_seconds();
     if (!zeros && !w.exchange->can_publish(w.encoder->max_message_bytes()) &&
         !w.exchange->can_publish(w.encoder->message_bytes_bound(update_))) {
@@ -228,7 +239,8 @@ class EventSimulation {
                      static_cast<double>(std::abs(replica.parameters[i] - reference[i])) /
                          std::max(static_cast<double>(largest), 1e-30));
       result.ranks.push_back(replica.result);
-      for (int peer : setup_.tree.links(r)) result.edges.push_back({r, peer, network_.link_flow(r, peer)});
+      for (int peer : setup_.tree.links(r))
+        result.edges.push_back({r, peer, network_.link_flow(r, peer)});
     }
     result.costs.compute_seconds = sample_.compute_seconds;
     result.costs.step_overhead_seconds = setup_.step_overhead_seconds;

@@ -40,7 +40,7 @@ struct EventSetup {
 };
 
 struct RankResult {
-  std::uint64_t applied = 0;   // messages applied, own included (ExchangeStats)
+  std::uint64_t applied = 0;  // messages applied, own included (ExchangeStats)
   std::uint64_t relayed = 0;
   std::uint64_t published = 0;
   std::uint64_t bytes_published = 0;
@@ -55,7 +55,7 @@ struct EventResult {
   std::vector<RankResult> ranks;
   std::vector<DirectedEdge> edges;  // payload bytes and messages per directed link
   std::int64_t applied_twice = 0;
-  std::uint64_t backpressure = 0;   // steps whose update stayed in the residual
+  std::uint64_t backpressure = 0;     // steps whose update stayed in the residual
   double max_replica_difference = 0;  // largest |p_r - p_0| / max|p_0| after the drain
   StepCosts costs;  // compute as given; encode, message bytes, apply and copy as measured here
 };

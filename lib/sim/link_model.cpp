@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 
 #include "core/errors.h"
 
@@ -18,6 +19,17 @@ double LinkModel::seconds(double payload_bytes, double messages) const {
   return wire_bytes(payload_bytes, messages) * 8.0 / bits_per_second;
 }
 
+namespace {
+
+struct Unit {
+  double scale;
+  const char* name;
+};
+// Largest first, as rate_name picks the first that fits.
+constexpr Unit kUnits[] = {{1e12, "tbit"}, {1e9, "gbit"}, {1e6, "mbit"}, {1e3, "kbit"}, {1, "bit"}};
+
+}  // namespace
+
 double parse_rate(const std::string& text, const std::string& what) {
   if (text == "unlimited") return 0.0;
   const auto bad = [&] {
@@ -28,28 +40,22 @@ double parse_rate(const std::string& text, const std::string& what) {
   char* end = nullptr;
   const double value = std::strtod(text.c_str(), &end);
   if (end == text.c_str() || !std::isfinite(value) || value <= 0) throw bad();
-  const std::string unit(end);
-  double scale = 0;
-  if (unit == "bit") scale = 1;
-  else if (unit == "kbit") scale = 1e3;
-  else if (unit == "mbit") scale = 1e6;
-  else if (unit == "gbit") scale = 1e9;
-  else if (unit == "tbit") scale = 1e12;
-  else throw bad();
-  return value * scale;
+  for (const auto& unit : kUnits)
+    if (std::string(end) == unit.name) return value * unit.scale;
+  throw bad();
 }
 
 std::string rate_name(double bits_per_second) {
   if (bits_per_second <= 0) return "unlimited";
-  const struct { double scale; const char* unit; } units[] = {
-      {1e12, "tbit"}, {1e9, "gbit"}, {1e6, "mbit"}, {1e3, "kbit"}, {1, "bit"}};
-  for (const auto& u : units)
+  const Unit* unit = &kUnits[std::size(kUnits) - 1];
+  for (const auto& u : kUnits)
     if (bits_per_second >= u.scale) {
-      char text[32];
-      std::snprintf(text, sizeof text, "%g%s", bits_per_second / u.scale, u.unit);
-      return text;
+      unit = &u;
+      break;
     }
-  return "unlimited";
+  char text[32];
+  std::snprintf(text, sizeof text, "%g%s", bits_per_second / unit->scale, unit->name);
+  return text;
 }
 
 }  // namespace gradshare::sim

@@ -53,7 +53,8 @@ ModelSample sample_model(const config::ExperimentConfig& config, SampleData data
     times.push_back(core::thread_cpu_seconds() - start);
     if (s > steps - keep) sample.updates.push_back(update);
   }
-  std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2), times.end());
+  std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2),
+                   times.end());
   sample.compute_seconds = times[times.size() / 2];
   return sample;
 }

@@ -20,7 +20,8 @@ Projection project(const topology::Tree& tree, const Placement& placement, const
   for (int r = 0; r < tree.size(); ++r) {
     if (!tree.is_live(r)) continue;
     const auto& rank = traffic.ranks[static_cast<std::size_t>(r)];
-    double cpu = rank.applied.messages * costs.apply_seconds + rank.sent.messages * costs.copy_seconds;
+    double cpu =
+        rank.applied.messages * costs.apply_seconds + rank.sent.messages * costs.copy_seconds;
     if (r == 0) {
       p.master_cpu_seconds = cpu;
       p.master_copies = rank.sent.messages;
@@ -34,11 +35,11 @@ Projection project(const topology::Tree& tree, const Placement& placement, const
       }
       p.busiest_relay_copies = std::max(p.busiest_relay_copies, rank.relayed.messages);
       if (rank.relayed.messages > 0)
-        p.inner_sharing_cpu_seconds = std::max(p.inner_sharing_cpu_seconds,
-                                               sharing - costs.step_overhead_seconds);
+        p.inner_sharing_cpu_seconds =
+            std::max(p.inner_sharing_cpu_seconds, sharing - costs.step_overhead_seconds);
       if (rank.links == 1) p.leaf_in_bytes = std::max(p.leaf_in_bytes, rank.received.bytes);
       // A worker's CPU is the limit in any case; it is named after what takes most of it.
-      consider(cpu, sharing < train               ? "compute"
+      consider(cpu, sharing < train             ? "compute"
                     : rank.relayed.messages > 0 ? "inner worker CPU (applying, relaying)"
                                                 : "worker CPU (applying)");
     }

@@ -41,17 +41,17 @@ inline constexpr double kStepOverheadSeconds = 0.5e-3;
 struct Projection {
   int workers = 0;
   double step_seconds = 0;
-  double efficiency = 0;        // lone worker's step / step_seconds
-  std::string bottleneck;        // what sets step_seconds
-  double master_cpu_seconds = 0;  // per step
+  double efficiency = 0;                  // lone worker's step / step_seconds
+  std::string bottleneck;                 // what sets step_seconds
+  double master_cpu_seconds = 0;          // per step
   double busiest_worker_cpu_seconds = 0;  // per step, compute included
   int busiest_worker = 0;
-  double master_copies = 0;          // message copies the master sends per step
-  double busiest_relay_copies = 0;   // most copies relayed by one worker per step
+  double master_copies = 0;              // message copies the master sends per step
+  double busiest_relay_copies = 0;       // most copies relayed by one worker per step
   double inner_sharing_cpu_seconds = 0;  // the busiest relaying worker's applies and copies
-  double max_link_bytes = 0;         // the busiest node link, one direction, payload bytes
+  double max_link_bytes = 0;             // the busiest node link, one direction, payload bytes
   double max_link_messages = 0;
-  double leaf_in_bytes = 0;          // what one leaf worker receives per step
+  double leaf_in_bytes = 0;  // what one leaf worker receives per step
 };
 
 Projection project(const topology::Tree& tree, const Placement& placement, const StepCosts& costs,

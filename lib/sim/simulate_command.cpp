@@ -63,8 +63,10 @@ Options parse(const std::vector<std::string>& args) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg.rfind("--", 0) != 0) {
-      if (o.config_path.empty() && arg.find('=') == std::string::npos) o.config_path = arg;
-      else o.overrides.push_back(arg);
+      if (o.config_path.empty() && arg.find('=') == std::string::npos)
+        o.config_path = arg;
+      else
+        o.overrides.push_back(arg);
       continue;
     }
     if (i + 1 >= args.size()) throw UserError("simulate: " + arg + " needs a value");
@@ -96,7 +98,8 @@ Options parse(const std::vector<std::string>& args) {
       char* end = nullptr;
       const double ms = std::strtod(value.c_str(), &end);
       if (value.empty() || *end != '\0' || !(ms >= 0 && ms <= 1e4))
-        throw UserError("simulate: --step-overhead needs milliseconds in 0..10000, got '" + value + "'");
+        throw UserError("simulate: --step-overhead needs milliseconds in 0..10000, got '" + value +
+                        "'");
       o.step_overhead_seconds = ms * 1e-3;
     } else if (arg == "--csv") {
       o.csv = value;
@@ -107,13 +110,16 @@ Options parse(const std::vector<std::string>& args) {
     }
   }
   if (o.validate.empty() && o.config_path.empty())
-    throw UserError("simulate: missing CONFIG.yaml (or --validate RUN_DIR; see gradshare simulate --help)");
+    throw UserError(
+        "simulate: missing CONFIG.yaml (or --validate RUN_DIR; see gradshare simulate --help)");
   if (!o.validate.empty() && !o.config_path.empty())
-    throw UserError("simulate: --validate RUN_DIR takes the run's own config, not '" + o.config_path + "'");
+    throw UserError("simulate: --validate RUN_DIR takes the run's own config, not '" +
+                    o.config_path + "'");
   if (!o.csv.empty()) {
     const auto parent = std::filesystem::absolute(o.csv).parent_path();
     if (!std::filesystem::is_directory(parent))
-      throw UserError("simulate: --csv " + o.csv + ": folder " + parent.string() + " does not exist");
+      throw UserError("simulate: --csv " + o.csv + ": folder " + parent.string() +
+                      " does not exist");
   }
   return o;
 }
@@ -132,8 +138,9 @@ void check_event_memory(const Options& o, const ModelSample& sample, int workers
   const double bytes = 12.0 * static_cast<double>(sample.parameter_count) * (workers + 1);
   if (bytes > 8.0 * (1ull << 30))
     throw UserError("simulate: --events-up-to " + std::to_string(o.events_up_to) + " would hold " +
-                    std::to_string(static_cast<int>(bytes / (1ull << 30))) + " GiB of replicas for " +
-                    std::to_string(workers) + " workers of this model: lower it");
+                    std::to_string(static_cast<int>(bytes / (1ull << 30))) +
+                    " GiB of replicas for " + std::to_string(workers) +
+                    " workers of this model: lower it");
 }
 
 std::string describe(const Options& o) {
@@ -156,8 +163,10 @@ int saturation_point(const Options& o, const std::string& mode, int max_children
   while (bad - good > 1) {
     const int middle = good + (bad - good) / 2;
     const auto tree = tree_for(mode, middle, max_children);
-    if (project(tree, placement_for(o, middle + 1), costs, o.link, o.cores).efficiency < 0.5) bad = middle;
-    else good = middle;
+    if (project(tree, placement_for(o, middle + 1), costs, o.link, o.cores).efficiency < 0.5)
+      bad = middle;
+    else
+      good = middle;
   }
   return bad;
 }
@@ -173,14 +182,16 @@ void print_rows(const std::vector<Row>& rows) {
     const auto& p = row.projection;
     char events[32] = "-";
     if (row.events) std::snprintf(events, sizeof events, "%.3f", 1e3 * row.events->step_seconds);
-    std::printf("%-6s %8d %5d %10s %10.3f %5.0f%% %12.0f %12.0f %11.1f %10.0f %11.1f %10.3f %10.3f  %s\n",
-                row.topology.c_str(), p.workers, row.depth, events, 1e3 * p.step_seconds,
-                100.0 * p.efficiency, p.master_copies, p.busiest_relay_copies, p.max_link_bytes / 1e3,
-                p.max_link_messages, p.leaf_in_bytes / 1e3, 1e3 * p.master_cpu_seconds,
-                1e3 * p.inner_sharing_cpu_seconds, p.bottleneck.c_str());
+    std::printf(
+        "%-6s %8d %5d %10s %10.3f %5.0f%% %12.0f %12.0f %11.1f %10.0f %11.1f %10.3f %10.3f  %s\n",
+        row.topology.c_str(), p.workers, row.depth, events, 1e3 * p.step_seconds,
+        100.0 * p.efficiency, p.master_copies, p.busiest_relay_copies, p.max_link_bytes / 1e3,
+        p.max_link_messages, p.leaf_in_bytes / 1e3, 1e3 * p.master_cpu_seconds,
+        1e3 * p.inner_sharing_cpu_seconds, p.bottleneck.c_str());
   }
-  std::printf("per step: copies and messages of the busiest rank or node link (one direction); CPU "
-              "for applying and relaying, without compute\n");
+  std::printf(
+      "per step: copies and messages of the busiest rank or node link (one direction); CPU "
+      "for applying and relaying, without compute\n");
 }
 
 void write_csv(const std::string& path, const std::vector<Row>& rows, const Options& o) {
@@ -202,15 +213,18 @@ void write_csv(const std::string& path, const std::vector<Row>& rows, const Opti
 
 int project_command(const Options& o) {
   const auto config = config::load_experiment(o.config_path, o.overrides);
-  const int max_children = o.max_children > 0 ? o.max_children
-                                              : static_cast<int>(config.topology.max_children);
+  const int max_children =
+      o.max_children > 0 ? o.max_children : static_cast<int>(config.topology.max_children);
   const ModelSample sample = sample_model(config, SampleData::kConfigured, 300, 20, 16);
-  std::printf("model: %zu parameters, %.3f ms of CPU per step (batch %lld, median of 20 steps after 300 on the training data)\n",
-              sample.parameter_count, 1e3 * sample.compute_seconds,
-              static_cast<long long>(config.training.batch_size));
-  std::printf("network: %s; mesh fan-out %d; %d simulated steps per worker; %.2f ms of CPU per "
-              "worker step for MPI, the TCP stack and batches (--step-overhead)\n\n",
-              describe(o).c_str(), max_children, o.steps, 1e3 * o.step_overhead_seconds);
+  std::printf(
+      "model: %zu parameters, %.3f ms of CPU per step (batch %lld, median of 20 steps "
+      "after 300 on the training data)\n",
+      sample.parameter_count, 1e3 * sample.compute_seconds,
+      static_cast<long long>(config.training.batch_size));
+  std::printf(
+      "network: %s; mesh fan-out %d; %d simulated steps per worker; %.2f ms of CPU per "
+      "worker step for MPI, the TCP stack and batches (--step-overhead)\n\n",
+      describe(o).c_str(), max_children, o.steps, 1e3 * o.step_overhead_seconds);
   std::vector<Row> rows;
   for (const auto& mode : o.topologies) {
     // Costs per message come from the largest event simulation of this tree (or a calibration).
@@ -224,19 +238,23 @@ int project_command(const Options& o) {
     std::vector<EventResult> events;
     for (int w : event_sizes) {
       check_event_memory(o, sample, w);
-      EventSetup setup{tree_for(mode, w, max_children), placement_for(o, w + 1), o.link, o.cores, o.steps};
+      EventSetup setup{tree_for(mode, w, max_children), placement_for(o, w + 1), o.link, o.cores,
+                       o.steps};
       setup.step_overhead_seconds = o.step_overhead_seconds;
       events.push_back(simulate_events(config, sample, setup));
       costs = events.back().costs;
-      if (events.back().applied_twice != 0 || events.back().max_replica_difference > train::kEquivalenceTolerance)
-        throw core::RuntimeError("simulate: the event simulation of " + std::to_string(w) + " workers (" +
-                                 mode + ") ended with replicas that differ: a defect");
+      if (events.back().applied_twice != 0 ||
+          events.back().max_replica_difference > train::kEquivalenceTolerance)
+        throw core::RuntimeError("simulate: the event simulation of " + std::to_string(w) +
+                                 " workers (" + mode +
+                                 ") ended with replicas that differ: a defect");
     }
-    std::printf("%s: per message %.2f us to apply, %.2f us per copy sent; encode %.3f ms; "
-                "%.0f bytes per message (real codec, %s)\n",
-                mode.c_str(), 1e6 * costs.apply_seconds, 1e6 * costs.copy_seconds,
-                1e3 * costs.encode_seconds, costs.message_bytes,
-                calibrate ? "calibration run" : "largest event simulation");
+    std::printf(
+        "%s: per message %.2f us to apply, %.2f us per copy sent; encode %.3f ms; "
+        "%.0f bytes per message (real codec, %s)\n",
+        mode.c_str(), 1e6 * costs.apply_seconds, 1e6 * costs.copy_seconds,
+        1e3 * costs.encode_seconds, costs.message_bytes,
+        calibrate ? "calibration run" : "largest event simulation");
     int good = 0, bad = 0;
     for (int w : o.workers) {
       Row row;
@@ -246,16 +264,20 @@ int project_command(const Options& o) {
       row.projection = project(tree, placement_for(o, w + 1), costs, o.link, o.cores);
       for (std::size_t i = 0; i < event_sizes.size(); ++i)
         if (event_sizes[i] == w && !calibrate) row.events = events[i];
-      if (row.projection.efficiency >= 0.5) good = w;
-      else if (bad == 0) bad = w;
+      if (row.projection.efficiency >= 0.5)
+        good = w;
+      else if (bad == 0)
+        bad = w;
       own.push_back(row);
     }
     rows.insert(rows.end(), own.begin(), own.end());
     if (bad == 0) {
-      std::printf("%s: efficiency stays at or above 50 %% up to %d workers\n\n", mode.c_str(), o.workers.back());
+      std::printf("%s: efficiency stays at or above 50 %% up to %d workers\n\n", mode.c_str(),
+                  o.workers.back());
     } else {
       const int at = saturation_point(o, mode, max_children, costs, good, bad);
-      const auto p = project(tree_for(mode, at, max_children), placement_for(o, at + 1), costs, o.link, o.cores);
+      const auto p = project(tree_for(mode, at, max_children), placement_for(o, at + 1), costs,
+                             o.link, o.cores);
       std::printf("%s: saturates at %d workers (efficiency under 50 %%): %s\n\n", mode.c_str(), at,
                   p.bottleneck.c_str());
     }

@@ -26,7 +26,8 @@ Placement Placement::by_node(int ranks, int nodes) {
 Traffic count_traffic(const topology::Tree& tree, const Placement& placement,
                       std::span<const Flow> published) {
   const int ranks = tree.size();
-  if (static_cast<int>(published.size()) != ranks || static_cast<int>(placement.node.size()) != ranks)
+  if (static_cast<int>(published.size()) != ranks ||
+      static_cast<int>(placement.node.size()) != ranks)
     throw core::RuntimeError("count_traffic: " + std::to_string(published.size()) +
                              " publishers and " + std::to_string(placement.node.size()) +
                              " placed ranks for a tree of " + std::to_string(ranks));

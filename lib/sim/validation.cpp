@@ -67,7 +67,8 @@ RunRecords read_records(const std::string& path) {
     }
   }
   if (run.ranks.empty())
-    throw UserError(path + " has no relays records with transport counters: validate against a "
+    throw UserError(path +
+                    " has no relays records with transport counters: validate against a "
                     "gradient-sharing run that ended normally (no failure), made by this version");
   return run;
 }
@@ -118,16 +119,17 @@ int validate_against_run(const ValidationOptions& o) {
   for (const auto& [rank, r] : run.ranks) {
     const auto& p = traffic.ranks[static_cast<std::size_t>(rank)];
     const bool same = p.sent.bytes == r.sent.bytes && p.received.bytes == r.received.bytes &&
-                      p.sent.messages == r.sent.messages && p.received.messages == r.received.messages;
+                      p.sent.messages == r.sent.messages &&
+                      p.received.messages == r.received.messages;
     exact += same ? 1 : 0;
-    std::printf("%5d %6d %16.0f %16.0f %16.0f %16.0f  %s\n", rank, r.links, r.sent.bytes, p.sent.bytes,
-                r.received.bytes, p.received.bytes, same ? "exact" : "DIFFERS");
+    std::printf("%5d %6d %16.0f %16.0f %16.0f %16.0f  %s\n", rank, r.links, r.sent.bytes,
+                p.sent.bytes, r.received.bytes, p.received.bytes, same ? "exact" : "DIFFERS");
   }
   std::printf("bytes and messages per rank: %d of %d ranks exact\n", exact, ranks);
 
-
   double steps = 0, seconds = 0, cpu = 0;
-  for (const auto& [rank, r] : run.ranks) steps += r.steps, seconds += r.train_seconds, cpu += r.cpu_seconds;
+  for (const auto& [rank, r] : run.ranks)
+    steps += r.steps, seconds += r.train_seconds, cpu += r.cpu_seconds;
   if (steps <= 0) {
     std::printf("time per step: the workers reported no steps\n");
     return exact == ranks ? 0 : 1;
@@ -153,19 +155,22 @@ int validate_against_run(const ValidationOptions& o) {
   const Projection flow = project(tree, placement, costs, o.link, o.cores, run.master_cpu_share);
   // Over the workers: the wall time of their reports over their steps.
   const double measured = seconds / steps;
-  std::printf("time per step (%s): measured %.3f ms; event simulation %.3f ms (%s); flow model "
-              "%.3f ms (%s, bottleneck %s)\n",
-              rate_name(o.link.bits_per_second).c_str(), 1e3 * measured, 1e3 * events.step_seconds,
-              percent(events.step_seconds, measured).c_str(), 1e3 * flow.step_seconds,
-              percent(flow.step_seconds, measured).c_str(), flow.bottleneck.c_str());
-  std::printf("  per worker step: compute %.3f ms (real model), encode %.3f ms, apply %.2f us per "
-              "message, copy %.2f us; CPU measured %.3f ms, modelled %.3f ms + %.3f ms overhead "
-              "(MPI, TCP stack, batches)\n",
-              1e3 * costs.compute_seconds, 1e3 * costs.encode_seconds, 1e6 * costs.apply_seconds,
-              1e6 * costs.copy_seconds, 1e3 * cpu / steps, 1e3 * modelled, 1e3 * overhead);
-  std::printf("  event simulation: messages of %.0f bytes, %.1f ms per worker held by the bound; "
-              "master CPU share in the run %.0f %%\n",
-              events.costs.message_bytes, 1e3 * events.wait_seconds, 100.0 * run.master_cpu_share);
+  std::printf(
+      "time per step (%s): measured %.3f ms; event simulation %.3f ms (%s); flow model "
+      "%.3f ms (%s, bottleneck %s)\n",
+      rate_name(o.link.bits_per_second).c_str(), 1e3 * measured, 1e3 * events.step_seconds,
+      percent(events.step_seconds, measured).c_str(), 1e3 * flow.step_seconds,
+      percent(flow.step_seconds, measured).c_str(), flow.bottleneck.c_str());
+  std::printf(
+      "  per worker step: compute %.3f ms (real model), encode %.3f ms, apply %.2f us per "
+      "message, copy %.2f us; CPU measured %.3f ms, modelled %.3f ms + %.3f ms overhead "
+      "(MPI, TCP stack, batches)\n",
+      1e3 * costs.compute_seconds, 1e3 * costs.encode_seconds, 1e6 * costs.apply_seconds,
+      1e6 * costs.copy_seconds, 1e3 * cpu / steps, 1e3 * modelled, 1e3 * overhead);
+  std::printf(
+      "  event simulation: messages of %.0f bytes, %.1f ms per worker held by the bound; "
+      "master CPU share in the run %.0f %%\n",
+      events.costs.message_bytes, 1e3 * events.wait_seconds, 100.0 * run.master_cpu_share);
   return exact == ranks ? 0 : 1;
 }
 

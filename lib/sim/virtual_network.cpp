@@ -89,7 +89,9 @@ VirtualNetwork::VirtualNetwork(const topology::Tree& tree, const Placement& plac
 
 VirtualNetwork::~VirtualNetwork() = default;
 
-comm::DataPlane& VirtualNetwork::plane(int rank) { return *planes_.at(static_cast<std::size_t>(rank)); }
+comm::DataPlane& VirtualNetwork::plane(int rank) {
+  return *planes_.at(static_cast<std::size_t>(rank));
+}
 
 VirtualNetwork::Link* VirtualNetwork::find(int from, int to) {
   for (auto* l : inbound_.at(static_cast<std::size_t>(to)))

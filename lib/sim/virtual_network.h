@@ -64,7 +64,7 @@ class VirtualNetwork {
   std::vector<double> clock_;
   std::vector<double> outbound_free_;  // per node
   std::vector<double> inbound_free_;
-  std::vector<std::vector<Link*>> inbound_;   // per rank, in links() order
+  std::vector<std::vector<Link*>> inbound_;  // per rank, in links() order
   std::vector<std::unique_ptr<Link>> links_;
   std::vector<std::unique_ptr<comm::DataPlane>> planes_;
 };

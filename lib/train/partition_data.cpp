@@ -4,7 +4,10 @@ namespace gradshare::train {
 
 PartitionData::PartitionData(const data::Dataset& train, std::size_t batch_size,
                              std::size_t partition_batches, std::uint64_t seed, bool shuffle)
-    : train_(train), batch_size_(batch_size), partition_batches_(partition_batches), seed_(seed),
+    : train_(train),
+      batch_size_(batch_size),
+      partition_batches_(partition_batches),
+      seed_(seed),
       shuffle_(shuffle) {}
 
 const data::EpochPlan& PartitionData::plan(std::int64_t epoch) {
@@ -21,7 +24,8 @@ void PartitionData::read_ahead(const PartitionGrant& grant, std::span<const Part
   const auto queue = [&](const PartitionGrant& g) {
     const std::pair key{g.epoch, g.partition};
     if (!queued_.count(key))
-      data::read_ahead(train_, plan(g.epoch).partition_indices(static_cast<std::size_t>(g.partition)));
+      data::read_ahead(train_,
+                       plan(g.epoch).partition_indices(static_cast<std::size_t>(g.partition)));
     queued.insert(key);
   };
   queue(grant);

@@ -41,7 +41,8 @@ void expect_links_match_flow_model(const EventSetup& setup, const EventResult& r
     for (const auto& measured : result.edges)
       if (measured.from == predicted.from && measured.to == predicted.to) {
         found = true;
-        EXPECT_EQ(measured.flow.bytes, predicted.flow.bytes) << predicted.from << "->" << predicted.to;
+        EXPECT_EQ(measured.flow.bytes, predicted.flow.bytes)
+            << predicted.from << "->" << predicted.to;
         EXPECT_EQ(measured.flow.messages, predicted.flow.messages);
       }
     EXPECT_TRUE(found);

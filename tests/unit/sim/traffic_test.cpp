@@ -91,16 +91,18 @@ TEST(Projection, StarSaturatesOnTheMasterAndMeshSpreadsTheRelays) {
   const auto small = project(topology::build_plain(9), Placement::one_per_node(9), costs, link, 0);
   EXPECT_EQ(small.bottleneck, "compute");
   EXPECT_NEAR(small.efficiency, 1.0, 0.01);  // 8 applies of 1 us beside 2.2 ms
-  const auto star = project(topology::build_plain(1025), Placement::one_per_node(1025), costs, link, 0);
-  const auto mesh = project(topology::build_mesh(1025, 8, 10), Placement::one_per_node(1025), costs, link, 0);
+  const auto star =
+      project(topology::build_plain(1025), Placement::one_per_node(1025), costs, link, 0);
+  const auto mesh =
+      project(topology::build_mesh(1025, 8, 10), Placement::one_per_node(1025), costs, link, 0);
   EXPECT_DOUBLE_EQ(star.master_copies, 1024.0 * 1023.0);
   EXPECT_LT(mesh.master_copies, 8.0 * 1024.0);
   EXPECT_GT(star.step_seconds, mesh.step_seconds);
   // 1024 x 1023 messages of 1 kB leave the master's node each step: 8.4 s at 1 Gbit/s.
   EXPECT_EQ(star.bottleneck, "master's node link, outbound");
   EXPECT_NEAR(star.step_seconds, link.seconds(1024.0 * 1023.0 * 1000, 1024.0 * 1023.0), 1e-9);
-  const auto fast = project(topology::build_plain(1025), Placement::one_per_node(1025), costs,
-                            LinkModel{}, 0);
+  const auto fast =
+      project(topology::build_plain(1025), Placement::one_per_node(1025), costs, LinkModel{}, 0);
   EXPECT_EQ(fast.bottleneck, "master CPU (relaying)");
   // Every leaf receives the other workers' messages, whatever the tree.
   EXPECT_DOUBLE_EQ(mesh.leaf_in_bytes, 1023.0 * 1000);
