@@ -129,10 +129,6 @@ topology::Tree tree_for(const std::string& mode, int workers, int max_children) 
   return topology::build_mesh(workers + 1, max_children, 64);
 }
 
-Placement placement_for(const Options& o, int ranks) {
-  return o.nodes > 0 ? Placement::by_node(ranks, o.nodes) : Placement::one_per_node(ranks);
-}
-
 void check_event_memory(const Options& o, const ModelSample& sample, int workers) {
   // Each replica holds its parameters, each worker its residual and the update it encodes.
   const double bytes = 12.0 * static_cast<double>(sample.parameter_count) * (workers + 1);
@@ -163,7 +159,8 @@ int saturation_point(const Options& o, const std::string& mode, int max_children
   while (bad - good > 1) {
     const int middle = good + (bad - good) / 2;
     const auto tree = tree_for(mode, middle, max_children);
-    if (project(tree, placement_for(o, middle + 1), costs, o.link, o.cores).efficiency < 0.5)
+    if (project(tree, Placement::by_node(middle + 1, o.nodes), costs, o.link, o.cores).efficiency <
+        0.5)
       bad = middle;
     else
       good = middle;
@@ -238,8 +235,8 @@ int project_command(const Options& o) {
     std::vector<EventResult> events;
     for (int w : event_sizes) {
       check_event_memory(o, sample, w);
-      EventSetup setup{tree_for(mode, w, max_children), placement_for(o, w + 1), o.link, o.cores,
-                       o.steps};
+      EventSetup setup{tree_for(mode, w, max_children), Placement::by_node(w + 1, o.nodes), o.link,
+                       o.cores, o.steps};
       setup.step_overhead_seconds = o.step_overhead_seconds;
       events.push_back(simulate_events(config, sample, setup));
       costs = events.back().costs;
@@ -261,7 +258,7 @@ int project_command(const Options& o) {
       row.topology = mode;
       const auto tree = tree_for(mode, w, max_children);
       row.depth = tree.max_depth();
-      row.projection = project(tree, placement_for(o, w + 1), costs, o.link, o.cores);
+      row.projection = project(tree, Placement::by_node(w + 1, o.nodes), costs, o.link, o.cores);
       for (std::size_t i = 0; i < event_sizes.size(); ++i)
         if (event_sizes[i] == w && !calibrate) row.events = events[i];
       if (row.projection.efficiency >= 0.5)
@@ -276,8 +273,8 @@ int project_command(const Options& o) {
                   o.workers.back());
     } else {
       const int at = saturation_point(o, mode, max_children, costs, good, bad);
-      const auto p = project(tree_for(mode, at, max_children), placement_for(o, at + 1), costs,
-                             o.link, o.cores);
+      const auto p = project(tree_for(mode, at, max_children), Placement::by_node(at + 1, o.nodes),
+                             costs, o.link, o.cores);
       std::printf("%s: saturates at %d workers (efficiency under 50 %%): %s\n\n", mode.c_str(), at,
                   p.bottleneck.c_str());
     }

@@ -18,8 +18,9 @@ Placement Placement::one_per_node(int ranks) {
 }
 
 Placement Placement::by_node(int ranks, int nodes) {
+  if (nodes <= 0) return one_per_node(ranks);
   Placement placement;
-  for (int r = 0; r < ranks; ++r) placement.node.push_back(r % std::max(nodes, 1));
+  for (int r = 0; r < ranks; ++r) placement.node.push_back(r % nodes);
   return placement;
 }
 

@@ -24,7 +24,7 @@ struct Placement {
   int nodes() const;
   // A node per rank (a real cluster with one rank per node).
   static Placement one_per_node(int ranks);
-  // mpirun --map-by node over `nodes` nodes: rank r on node r % nodes.
+  // mpirun --map-by node over `nodes` nodes: rank r on node r % nodes; 0 nodes: one_per_node.
   static Placement by_node(int ranks, int nodes);
 };
 

@@ -4,12 +4,11 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 
 #include "config/config_loader.h"
 #include "core/errors.h"
-#include "report/json_value.h"
+#include "report/run_data.h"
 #include "sim/event_simulation.h"
 #include "sim/model_sample.h"
 #include "sim/projection.h"
@@ -34,42 +33,31 @@ struct RunRecords {
   double master_cpu_share = 0;  // the master's CPU over its wall time (sharing summary)
 };
 
-RunRecords read_records(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw UserError("simulate --validate: cannot read " + path);
+// The relays records (one per rank) and the sharing summary of a run directory's metrics.
+RunRecords read_records(const std::string& directory) {
+  const auto data = report::RunData::load(directory);
   RunRecords run;
-  std::string line;
-  std::size_t number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (line.empty()) continue;
-    report::JsonValue record;
-    try {
-      record = report::parse_json(line);
-    } catch (const report::JsonError& error) {
-      throw UserError(path + ":" + std::to_string(number) + ": " + error.what());
-    }
-    const auto kind = record.string_at("kind").value_or("");
-    if (kind == "relays" && record.number_at("bytes_sent")) {
-      RankRecord r;
-      const auto at = [&](const char* key) { return record.number_at(key).value_or(0.0); };
-      r.links = static_cast<int>(at("links"));
-      r.published = at("published");
-      r.bytes_published = at("bytes_published");
-      r.sent = {at("messages_sent"), at("bytes_sent")};
-      r.received = {at("messages_received"), at("bytes_received")};
-      r.steps = at("steps");
-      r.train_seconds = at("train_seconds");
-      r.cpu_seconds = at("cpu_seconds");
-      run.ranks[static_cast<int>(at("rank"))] = r;
-    } else if (kind == "sharing_summary") {
-      run.master_cpu_share = record.number_at("master_cpu_share").value_or(0.0);
-    }
+  for (const auto* record : data.of_kind("relays")) {
+    const auto at = [&](const char* key) { return record->fields.number_at(key).value_or(0.0); };
+    if (!record->fields.number_at("bytes_sent")) continue;  // a run made before the counters
+    RankRecord r;
+    r.links = static_cast<int>(at("links"));
+    r.published = at("published");
+    r.bytes_published = at("bytes_published");
+    r.sent = {at("messages_sent"), at("bytes_sent")};
+    r.received = {at("messages_received"), at("bytes_received")};
+    r.steps = at("steps");
+    r.train_seconds = at("train_seconds");
+    r.cpu_seconds = at("cpu_seconds");
+    run.ranks[static_cast<int>(at("rank"))] = r;
   }
+  for (const auto* summary : data.of_kind("sharing_summary"))
+    run.master_cpu_share = summary->fields.number_at("master_cpu_share").value_or(0.0);
   if (run.ranks.empty())
-    throw UserError(path +
-                    " has no relays records with transport counters: validate against a "
-                    "gradient-sharing run that ended normally (no failure), made by this version");
+    throw UserError(directory +
+                    "/metrics.jsonl has no relays records with transport counters: validate "
+                    "against a gradient-sharing run that ended normally (no failure), made by "
+                    "this version");
   return run;
 }
 
@@ -89,14 +77,13 @@ int validate_against_run(const ValidationOptions& o) {
     if (!std::filesystem::is_regular_file(dir / file))
       throw UserError("simulate --validate: " + (dir / file).string() + " does not exist");
   const auto config = config::load_experiment((dir / "config.yaml").string());
-  const RunRecords run = read_records((dir / "metrics.jsonl").string());
+  const RunRecords run = read_records(o.run_dir);
   const int ranks = run.ranks.rbegin()->first + 1;
   if (static_cast<int>(run.ranks.size()) != ranks)
     throw UserError("simulate --validate: " + o.run_dir + " has relays records of " +
                     std::to_string(run.ranks.size()) + " ranks out of " + std::to_string(ranks));
   const auto tree = topology::build_tree(config.topology, ranks);
-  const Placement placement =
-      o.nodes > 0 ? Placement::by_node(ranks, o.nodes) : Placement::one_per_node(ranks);
+  const Placement placement = Placement::by_node(ranks, o.nodes);
   std::vector<Flow> published(static_cast<std::size_t>(ranks));
   double messages = 0, bytes = 0;
   for (const auto& [rank, r] : run.ranks) {

@@ -22,10 +22,10 @@
 #include "train/checkpointer.h"
 #include "train/divergence_guard.h"
 #include "train/downpour_checkpoint.h"
-#include "train/peak_memory.h"
 #include "train/downpour_roles.h"
 #include "train/epoch_report.h"
 #include "train/model_file.h"
+#include "train/peak_memory.h"
 #include "train/poll_during.h"
 #include "train/partition_scheduler.h"
 #include "train/progress.h"
@@ -229,14 +229,13 @@ int run_downpour_master(RunContext& context, nn::Model& model, DownpourTransport
       const int worker = message->source;
       comm::ByteReader reader(message->payload, comm::tag_name(message->tag));
       switch (message->tag) {
-        case comm::Tag::kPartitionRequest: {
+        case comm::Tag::kPartitionRequest:
           if (parse_partition_request(*message).finished_previous) scheduler.complete(worker);
-          const auto grant = stopping || diverged || reporter.stop_early() ? std::nullopt
-                                                                           : scheduler.next(worker);
-          send_partition_grant(control, worker, grant,
-                               grant ? scheduler.reserved(worker) : std::vector<PartitionGrant>{});
+          send_partition_grant(control, worker,
+                               stopping || diverged || reporter.stop_early()
+                                   ? PartitionAssignment{}
+                                   : scheduler.assign(worker));
           break;
-        }
         case comm::Tag::kStateReply:
           if (requests.take(*message)) write_checkpoint(requests.collect());
           break;

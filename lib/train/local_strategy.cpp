@@ -67,8 +67,9 @@ int run_local(RunContext& context) {
   };
 
   DivergenceGuard divergence(cfg.training);
-  while (auto grant = scheduler.next(1)) {
-    partitions.read_ahead(*grant, scheduler.reserved(1));
+  for (auto assigned = scheduler.assign(1); assigned.grant; assigned = scheduler.assign(1)) {
+    const auto& grant = assigned.grant;
+    partitions.read_ahead(*grant, assigned.read_ahead);
     const auto& plan = partitions.plan(grant->epoch);
     const auto range = plan.partition(static_cast<std::size_t>(grant->partition));
     for (std::size_t b = range.first_batch; b < range.end_batch; ++b) {

@@ -45,9 +45,8 @@ std::vector<std::uint8_t> serialize(const PartitionAssignment& assignment) {
 }
 
 void send_partition_grant(comm::ControlPlane& control, int worker,
-                          const std::optional<PartitionGrant>& grant,
-                          const std::vector<PartitionGrant>& read_ahead) {
-  control.send(worker, comm::Tag::kPartitionGrant, serialize(PartitionAssignment{grant, read_ahead}));
+                          const PartitionAssignment& assignment) {
+  control.send(worker, comm::Tag::kPartitionGrant, serialize(assignment));
 }
 
 PartitionAssignment parse_partition_grant(const comm::ControlMessage& message) {

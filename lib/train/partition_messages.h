@@ -26,21 +26,13 @@ std::vector<std::uint8_t> serialize(const PartitionRequest& request);
 // Throws RuntimeError when malformed.
 PartitionRequest parse_partition_request(const comm::ControlMessage& message);
 
-// A grant message: the partition to train (nothing when every partition has been handed out)
-// and those reserved for the worker's next requests, to read ahead (PartitionScheduler).
-struct PartitionAssignment {
-  std::optional<PartitionGrant> grant;
-  std::vector<PartitionGrant> read_ahead;
-};
-
 std::vector<std::uint8_t> serialize(const PartitionAssignment& assignment);
 
 // Worker side: reports whether the previous grant is done and waits for the next one.
 PartitionAssignment request_partition(comm::ControlPlane& control, bool finished_previous);
-// Master side.
+// Master side: PartitionScheduler::assign's answer, or PartitionAssignment{} to grant nothing.
 void send_partition_grant(comm::ControlPlane& control, int worker,
-                          const std::optional<PartitionGrant>& grant,
-                          const std::vector<PartitionGrant>& read_ahead);
+                          const PartitionAssignment& assignment);
 // Throws RuntimeError when malformed.
 PartitionAssignment parse_partition_grant(const comm::ControlMessage& message);
 

@@ -37,6 +37,13 @@ struct PartitionGrant {
   std::int64_t partition = 0;  // index within the epoch's plan
 };
 
+// What a worker's request gets: the partition to train (nothing when every partition has been
+// handed out) and those reserved for its next requests, to read ahead.
+struct PartitionAssignment {
+  std::optional<PartitionGrant> grant;
+  std::vector<PartitionGrant> read_ahead;
+};
+
 class PartitionScheduler {
  public:
   // Starts at `start`: its done partitions are never handed out again. `partition_sizes`: the
@@ -48,8 +55,14 @@ class PartitionScheduler {
   // The next partition for `worker` (its oldest reservation first), or nothing when every
   // partition has been handed out; then tops its reservations up to reserve_ahead.
   std::optional<PartitionGrant> next(int worker);
-  // The partitions reserved for `worker`'s next requests, oldest first.
+  // The partitions reserved for `worker`'s next requests, oldest first (none once next() has
+  // nothing left to grant).
   std::vector<PartitionGrant> reserved(int worker) const;
+  // next(worker) with the reservations it leaves: what a grant message carries.
+  PartitionAssignment assign(int worker) {
+    auto grant = next(worker);
+    return {grant, reserved(worker)};
+  }
   // `worker` finished the partition it was granted last.
   void complete(int worker);
   // `worker` is gone (or never got its grant): its unfinished partition and its reservations

@@ -21,22 +21,22 @@
 #include "data/epoch_plan.h"
 #include "nn/model.h"
 #include "train/checkpointer.h"
-#include "train/normalization_message.h"
 #include "train/divergence_guard.h"
 #include "train/encoding_debug.h"
 #include "train/epoch_report.h"
 #include "train/gradient_sharing.h"
 #include "train/liveness.h"
 #include "train/model_file.h"
+#include "train/normalization_message.h"
 #include "train/partition_messages.h"
 #include "train/partition_scheduler.h"
+#include "train/peak_memory.h"
 #include "train/progress.h"
 #include "train/poll_during.h"
 #include "train/progress_window.h"
 #include "train/sharing_recovery.h"
 #include "train/sharing_roles.h"
 #include "train/staleness.h"
-#include "train/peak_memory.h"
 #include "train/recovery_report.h"
 #include "train/update_exchange.h"
 #include "train/update_resync.h"
@@ -411,11 +411,10 @@ class SharingMaster {
       case comm::Tag::kPartitionRequest: {
         const auto request = parse_partition_request(message);
         if (request.finished_previous) finish_partition(worker, request.last_seq);
-        const auto grant =
-            stopping_ || reporter_.stop_early() ? std::nullopt : scheduler_->next(worker);
         grant_seq_[worker] = exchange_.highest_applied(worker);
-        send_partition_grant(control(), worker, grant,
-                             grant ? scheduler_->reserved(worker) : std::vector<PartitionGrant>{});
+        send_partition_grant(control(), worker,
+                             stopping_ || reporter_.stop_early() ? PartitionAssignment{}
+                                                                 : scheduler_->assign(worker));
         break;
       }
       case comm::Tag::kDiverged: {

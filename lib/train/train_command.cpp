@@ -238,7 +238,7 @@ int train_in_session(const config::ExperimentConfig& config, MpiSession& mpi) {
                     static_cast<long long>(stats.batches_missed));
       core::log_info(line);
     }
-    // The master's summary lists every rank's; a server rank of Downpour has only its own log.
+    // The master's summary lists every rank's; each rank's own log has its figure too.
     if (!context.is_master()) log_own_peak_memory();
     return code;
   } catch (const std::exception& error) {

@@ -17,6 +17,7 @@ namespace {
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 using testing::idx_bytes;
+using testing::idx_data_config;
 using testing::ScratchDir;
 using testing::user_error_of;
 using testing::write_bytes;
@@ -40,12 +41,8 @@ void write_set(const std::string& images, const std::string& labels, std::uint32
 class LoaderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    config_.dataset = "custom";
-    config_.format = "idx";
-    config_.train_images = dir_.file("train-images.gz");
-    config_.train_labels = dir_.file("train-labels");
-    config_.test_images = dir_.file("test-images.gz");
-    config_.test_labels = dir_.file("test-labels");
+    config_ = idx_data_config(dir_.file("train-images.gz"), dir_.file("train-labels"),
+                              dir_.file("test-images.gz"), dir_.file("test-labels"));
     config_.normalize = "none";
     write_set(config_.train_images, config_.train_labels, kTrain, 10, 4);
     write_set(config_.test_images, config_.test_labels, kTest, 200, 4);

@@ -42,13 +42,8 @@ std::vector<std::uint8_t> label_payload() {
 config::DataConfig idx_config(const ScratchDir& dir, const std::string& read) {
   testing::write_bytes(dir.file("x.idx"), testing::idx_bytes(0x08, {kSamples, 2, 3}, pixel_payload()), false);
   testing::write_bytes(dir.file("y.idx"), testing::idx_bytes(0x08, {kSamples}, label_payload()), false);
-  config::DataConfig config;
-  config.dataset = "custom";
-  config.format = "idx";
-  config.train_images = dir.file("x.idx");
-  config.train_labels = dir.file("y.idx");
-  config.test_images = dir.file("x.idx");
-  config.test_labels = dir.file("y.idx");
+  auto config = testing::idx_data_config(dir.file("x.idx"), dir.file("y.idx"), dir.file("x.idx"),
+                                         dir.file("y.idx"));
   config.read = read;
   return config;
 }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "config/experiment_config.h"
 #include "core/errors.h"
 
 namespace gradshare::data::testing {
@@ -82,6 +83,21 @@ inline void write_num_classes(hid_t file, const std::string& name, std::int64_t 
   H5Aclose(attribute);
   H5Sclose(space);
   H5Dclose(dataset);
+}
+
+// A data section for custom IDX files: training and test images and labels.
+inline config::DataConfig idx_data_config(const std::string& train_images,
+                                          const std::string& train_labels,
+                                          const std::string& test_images,
+                                          const std::string& test_labels) {
+  config::DataConfig config;
+  config.dataset = "custom";
+  config.format = "idx";
+  config.train_images = train_images;
+  config.train_labels = train_labels;
+  config.test_images = test_images;
+  config.test_labels = test_labels;
+  return config;
 }
 
 // The message of the UserError `call` throws, or "(no error)".

@@ -71,6 +71,7 @@ TEST(Traffic, MeshCountsFollowTheRelayFormula) {
 }
 
 TEST(Traffic, RanksOfOneNodeDoNotUseItsLink) {
+  EXPECT_EQ(Placement::by_node(5, 0).node, Placement::one_per_node(5).node);  // 0: no --nodes
   const auto tree = topology::build_plain(5);
   // By node over 4 nodes: the master and worker 4 share node 0.
   const auto traffic = count_step_traffic(tree, Placement::by_node(5, 4), {1, 100});
