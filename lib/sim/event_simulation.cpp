@@ -11,8 +11,8 @@
 #include "core/cpu_time.h"
 #include "core/errors.h"
 #include "sim/virtual_network.h"
-#include "train/staleness.h"
-#include "train/update_exchange.h"
+#include "train/sharing/staleness.h"
+#include "train/sharing/update_exchange.h"
 
 namespace gradshare::sim {
 namespace {

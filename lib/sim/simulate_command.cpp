@@ -15,7 +15,7 @@
 #include "sim/projection.h"
 #include "sim/validation.h"
 #include "topology/mode.h"
-#include "train/gradient_sharing.h"
+#include "train/sharing/gradient_sharing.h"
 
 namespace gradshare::sim {
 namespace {

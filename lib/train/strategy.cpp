@@ -5,11 +5,11 @@
 #include "core/errors.h"
 #include "core/log.h"
 #include "train/checkpointer.h"
-#include "train/allreduce_strategy.h"
-#include "train/downpour_strategy.h"
-#include "train/gradient_sharing.h"
-#include "train/local_strategy.h"
-#include "train/parameter_averaging.h"
+#include "train/allreduce/allreduce_strategy.h"
+#include "train/downpour/strategy.h"
+#include "train/sharing/gradient_sharing.h"
+#include "train/local/local_strategy.h"
+#include "train/averaging/parameter_averaging.h"
 
 namespace gradshare::train {
 

@@ -22,7 +22,7 @@
 #include "comm/repair.h"
 #include "comm/ulfm.h"
 #include "train/banner.h"
-#include "train/gradient_sharing.h"
+#include "train/sharing/gradient_sharing.h"
 #include "train/job_failure.h"
 #include "train/mpi_session.h"
 #include "train/normalization_message.h"

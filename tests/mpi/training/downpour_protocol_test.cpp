@@ -7,7 +7,7 @@
 //   - malformed pushes are rejected with an error naming the worker, leaving the shard intact
 //   - two-sided: no message is left unreceived at the end
 //   mpirun -n 3 mpi_downpour_protocol_test [rma|two_sided]   (rma when not given)
-#include "train/downpour_protocol.h"
+#include "train/downpour/protocol.h"
 
 #include <mpi.h>
 
@@ -23,12 +23,12 @@
 #include "core/errors.h"
 #include "core/timer.h"
 #include "mpi_check.h"
-#include "train/downpour_link.h"
-#include "train/downpour_message_transport.h"
-#include "train/downpour_message_wire.h"
-#include "train/downpour_rma_transport.h"
-#include "train/downpour_server.h"
-#include "train/downpour_transport.h"
+#include "train/downpour/link.h"
+#include "train/downpour/message_transport.h"
+#include "train/downpour/message_wire.h"
+#include "train/downpour/rma_transport.h"
+#include "train/downpour/server.h"
+#include "train/downpour/transport.h"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include "ckpt/checkpoint.h"
 #include "config/experiment_config.h"
 #include "core/errors.h"
-#include "train/downpour_checkpoint.h"
+#include "train/downpour/checkpoint.h"
 #include "train/model_file.h"
 
 namespace gradshare::train {

@@ -9,8 +9,8 @@
 #include "config/experiment_config.h"
 #include "core/errors.h"
 #include "nn/optimizer.h"
-#include "train/downpour_protocol.h"
-#include "train/parameter_averaging.h"
+#include "train/downpour/protocol.h"
+#include "train/averaging/parameter_averaging.h"
 
 namespace gradshare::train {
 namespace {

@@ -13,9 +13,9 @@
 #include "core/errors.h"
 #include "topology/tree.h"
 #include "train/fault_injection.h"
-#include "train/sharing_recovery.h"
-#include "train/sharing_session.h"
-#include "train/update_exchange.h"
+#include "train/sharing/recovery.h"
+#include "train/sharing/session.h"
+#include "train/sharing/update_exchange.h"
 
 namespace gradshare::train {
 namespace {

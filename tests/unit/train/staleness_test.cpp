@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "train/divergence_guard.h"
-#include "train/staleness.h"
+#include "train/sharing/staleness.h"
 
 namespace gradshare::train {
 namespace {

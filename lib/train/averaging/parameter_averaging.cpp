@@ -1,0 +1,646 @@
+// averaging/parameter_averaging.cpp: the parameter-averaging master and workers (protocol in
+// parameter_averaging.h).
+#include "train/averaging/parameter_averaging.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <vector>
+
+#include "ckpt/checkpoint.h"
+#include "comm/byte_io.h"
+#include "comm/communicator.h"
+#include "comm/control_plane.h"
+#include "comm/mpi_error.h"
+#include "core/errors.h"
+#include "core/log.h"
+#include "core/memory.h"
+#include "core/rng.h"
+#include "core/stop_signal.h"
+#include "core/timer.h"
+#include "data/epoch_plan.h"
+#include "nn/model.h"
+#include "nn/schedule.h"
+#include "train/checkpointer.h"
+#include "train/divergence_guard.h"
+#include "train/epoch_report.h"
+#include "train/model_file.h"
+#include "train/peak_memory.h"
+#include "train/progress.h"
+#include "train/progress_window.h"
+#include "train/worker_state.h"
+
+namespace gradshare::train {
+
+AveragingBuffer::AveragingBuffer(std::span<float> parameters, nn::Optimizer* optimizer) {
+  parts_.push_back(parameters);
+  if (optimizer)
+    for (const auto& state : optimizer->state()) parts_.push_back(state.values);
+  std::size_t total = 0;
+  for (const auto& part : parts_) total += part.size();
+  buffer_.resize(total);
+}
+
+std::span<float> AveragingBuffer::gather() {
+  auto out = buffer_.begin();
+  for (const auto& part : parts_) out = std::copy(part.begin(), part.end(), out);
+  return buffer_;
+}
+
+void AveragingBuffer::scatter_mean(int workers) {
+  GS_CHECK(workers > 0, "averaging over " + std::to_string(workers) + " workers");
+  const float divisor = static_cast<float>(workers);
+  for (auto& value : buffer_) value /= divisor;
+  auto in = buffer_.begin();
+  for (const auto& part : parts_) {
+    std::copy(in, in + static_cast<std::ptrdiff_t>(part.size()), part.begin());
+    in += static_cast<std::ptrdiff_t>(part.size());
+  }
+}
+
+std::uint64_t fingerprint(std::span<const float> values) {
+  std::uint64_t hash = 14695981039346656037ull;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(values.data());
+  for (std::size_t i = 0; i < values.size_bytes(); ++i) {
+    hash ^= bytes[i];
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+namespace {
+
+// A worker's figures since its previous report (and, summed by the master, over all workers).
+struct AveragingReport {
+  std::int64_t steps = 0;  // trained steps (idle steps excluded)
+  std::int64_t samples = 0;
+  double loss_sum = 0;  // sum of per-step mean losses
+  std::int64_t correct = 0;
+  std::int64_t rounds = 0;  // rounds this worker took part in
+  std::int64_t bytes = 0;   // bytes it contributed to them
+  double wait_sum = 0;      // seconds inside the rounds' MPI_Allreduce
+  double wait_max = 0;
+  double seconds = 0;  // the worker's wall time these figures cover
+
+  void add(const AveragingReport& o) {
+    steps += o.steps;
+    samples += o.samples;
+    loss_sum += o.loss_sum;
+    correct += o.correct;
+    rounds += o.rounds;
+    bytes += o.bytes;
+    wait_sum += o.wait_sum;
+    wait_max = std::max(wait_max, o.wait_max);
+    seconds += o.seconds;
+  }
+};
+
+// Whole-run figures every worker knows alike (rounds are collective).
+struct AveragingTotals {
+  std::int64_t rounds = 0;
+  std::int64_t verified_rounds = 0;
+  std::int64_t mismatched_rounds = 0;  // rounds after which the workers' bits differed
+};
+
+// A worker's part of a checkpoint (kStateReply, see the protocol).
+struct AveragingSnapshot {
+  bool stop = false;              // the workers stop after this round
+  std::int64_t iteration = 0;     // minibatches of the run trained by all workers together
+  std::vector<float> parameters;  // worker 0 only
+  WorkerState state;
+};
+
+std::vector<std::uint8_t> serialize(const AveragingSnapshot& snapshot) {
+  comm::ByteWriter writer;
+  writer.put<std::uint8_t>(snapshot.stop ? 1 : 0).put(snapshot.iteration);
+  writer.put_vector(snapshot.parameters).put_vector(serialize(snapshot.state));
+  return writer.take();
+}
+
+AveragingSnapshot deserialize_snapshot(std::span<const std::uint8_t> bytes) {
+  comm::ByteReader reader(bytes, "averaging snapshot");
+  AveragingSnapshot snapshot;
+  snapshot.stop = reader.get<std::uint8_t>() != 0;
+  snapshot.iteration = reader.get<std::int64_t>();
+  snapshot.parameters = reader.get_vector<float>();
+  snapshot.state = deserialize_worker_state(reader.get_vector<std::uint8_t>());
+  reader.expect_end();
+  return snapshot;
+}
+
+// The master's periodic progress line and "step" metrics record.
+class AveragingProgress {
+ public:
+  AveragingProgress(RunContext& context, std::int64_t steps_per_epoch, std::int64_t first_step)
+      : context_(context), window_(context, steps_per_epoch, context.worker_count(), first_step) {}
+
+  void add(const AveragingReport& report) { window_.add(report); }
+  const AveragingReport& total() const { return window_.total(); }
+  // Minibatches of the whole run, those before a resume included.
+  std::int64_t step() const { return window_.step(); }
+
+  void maybe_log() {
+    if (!window_.due()) return;
+    const auto& w = window_.window();
+    const double bytes_per_step = ratio(static_cast<double>(w.bytes), static_cast<double>(w.steps));
+    const double wait_mean = ratio(w.wait_sum, static_cast<double>(w.rounds));
+    const std::int64_t rounds = window_.total().rounds / context_.worker_count();
+    char line[384];
+    std::snprintf(
+        line, sizeof line,
+        "%s  rounds %lld  allreduce wait mean %.2f ms max %.2f ms  %.0f B/worker/step  %s",
+        window_.head().c_str(), static_cast<long long>(rounds), 1e3 * wait_mean, 1e3 * w.wait_max,
+        bytes_per_step, window_.eta().c_str());
+    core::log_progress(line);
+    context_.metrics.write(window_.record()
+                               .add("bytes_per_worker_step", bytes_per_step)
+                               .add("rounds", rounds)
+                               .add("wait_mean_seconds", wait_mean)
+                               .add("wait_max_seconds", w.wait_max));
+    window_.next_window();
+  }
+
+ private:
+  RunContext& context_;
+  ProgressWindow<AveragingReport> window_;
+};
+
+std::int64_t batches_per_epoch(const RunContext& context) {
+  const auto& cfg = context.config;
+  return static_cast<std::int64_t>(
+      data::EpochPlan(context.data.train.size(), static_cast<std::size_t>(cfg.training.batch_size),
+                      static_cast<std::size_t>(cfg.data.partition_batches),
+                      static_cast<std::uint64_t>(cfg.run.seed), 0, false)
+          .batch_count());
+}
+
+void copy_parameters(std::span<const float> from, nn::Model& model, int worker) {
+  if (from.size() != model.parameter_count())
+    throw core::RuntimeError("worker rank " + std::to_string(worker) + " sent " +
+                             std::to_string(from.size()) + " parameters, the model has " +
+                             std::to_string(model.parameter_count()));
+  std::copy(from.begin(), from.end(), model.parameters().begin());
+}
+
+// Where a resumed run starts: the checkpoint's iteration (minibatches trained by all workers
+// together, a round boundary) must lie in its epoch under this config. Another strategy's
+// iteration counts something else: such a run restarts the checkpoint's epoch.
+std::int64_t resume_iteration(const ckpt::Checkpoint& checkpoint, std::int64_t batches,
+                              std::int64_t epochs) {
+  if (checkpoint.strategy != "parameter_averaging") {
+    const std::int64_t epoch = std::clamp<std::int64_t>(checkpoint.epoch, 0, epochs);
+    core::log_info("the checkpoint was written by " + checkpoint.strategy +
+                   ": its position within an epoch does not carry over; epoch " +
+                   std::to_string(epoch + 1) + " starts from its first minibatch");
+    return epoch * batches;
+  }
+  if (checkpoint.iteration < 0 || checkpoint.iteration > batches * epochs ||
+      checkpoint.iteration / batches != checkpoint.epoch)
+    throw core::UserError("checkpoint at iteration " + std::to_string(checkpoint.iteration) +
+                          " of epoch " + std::to_string(checkpoint.epoch + 1) +
+                          " does not fit this config's " + std::to_string(batches) +
+                          " minibatches per epoch (did the data or training.batch_size change?)");
+  return checkpoint.iteration;
+}
+
+// Every worker gets where to start (iteration) and what from (parameters, its updater state).
+std::int64_t start_workers(RunContext& context, comm::ControlPlane& control, nn::Model& model,
+                           std::int64_t batches) {
+  const auto& cfg = context.config;
+  const auto resume = Checkpointer::find_resume(context);
+  std::int64_t iteration = 0;
+  if (resume) {
+    iteration = resume_iteration(*resume, batches, cfg.training.epochs);
+    restore_checkpoint(*resume, "checkpoint", model, nullptr);
+    const auto workers = static_cast<std::int64_t>(context.worker_count());
+    note_resize(
+        context, *resume,
+        "epoch " + std::to_string(iteration / batches + 1) + " continues at minibatch " +
+            std::to_string(iteration % batches) + " of " + std::to_string(batches) +
+            ", split over " + std::to_string(workers) + " workers; " +
+            (resume->worker_optimizers.empty()
+                 ? std::string("every worker starts from the averaged updater state")
+                 : "worker w starts from saved worker (w mod " +
+                       std::to_string(resume->worker_optimizers.size()) + ")'s updater state"));
+  }
+  for (int w = 1; w <= context.worker_count(); ++w) {
+    comm::ByteWriter writer;
+    writer.put(iteration).put_vector(
+        serialize(start_state(resume, static_cast<std::size_t>(w - 1))));
+    control.send(w, comm::Tag::kParameters, writer.bytes());
+  }
+  return iteration;
+}
+
+int run_master(RunContext& context, comm::ControlPlane& control) {
+  const auto& cfg = context.config;
+  nn::Model model = nn::Model::build(cfg.model, static_cast<std::uint64_t>(cfg.run.seed));
+  const std::size_t n = model.parameter_count();
+  core::log_info("model: " + std::to_string(n) + " parameters\n" + model.summary());
+  if (cfg.training.averaging_frequency > kAveragingFrequencyWarning)
+    core::log_warn("training.averaging_frequency " +
+                   std::to_string(cfg.training.averaging_frequency) + " is above " +
+                   std::to_string(kAveragingFrequencyWarning) +
+                   ": Deeplearning4j's documentation reports that convergence suffers when "
+                   "parameters are averaged this rarely");
+  const std::int64_t batches = batches_per_epoch(context);
+  Checkpointer checkpointer(context);
+  const std::int64_t first_iteration = start_workers(context, control, model, batches);
+  EpochReporter reporter(context);
+  AveragingProgress progress(context, batches, first_iteration);
+  const int workers = context.worker_count();
+  // Averaged updater state is the same on every worker: worker 0's serves all.
+  const int snapshots_per_checkpoint = cfg.training.save_updater ? 1 : workers;
+  std::map<int, AveragingSnapshot> snapshots;  // of the checkpoint being assembled
+  auto write_checkpoint = [&] {
+    const auto& first = snapshots.begin()->second;  // worker rank 1's: it has the parameters
+    for (const auto& [rank, snapshot] : snapshots)
+      if (snapshot.iteration != first.iteration)
+        throw core::RuntimeError("checkpoint snapshots of iterations " +
+                                 std::to_string(first.iteration) + " and " +
+                                 std::to_string(snapshot.iteration) + " (rank " +
+                                 std::to_string(rank) + ") in one round");
+    copy_parameters(first.parameters, model, snapshots.begin()->first);
+    auto c = make_checkpoint(context, model, nullptr, first.iteration,
+                             DataPosition{first.iteration / batches, {}});
+    if (cfg.training.save_updater) {
+      c.optimizer_step = first.state.optimizer_step;
+      c.optimizer_state = first.state.optimizer_state;
+    } else {
+      for (const auto& [rank, snapshot] : snapshots)
+        c.worker_optimizers.push_back(
+            {snapshot.state.optimizer_step, snapshot.state.optimizer_state});
+    }
+    checkpointer.write(c);
+    snapshots.clear();
+  };
+  AveragingTotals totals;
+  PeakMemory peak_memory;
+  int done = 0;
+  bool stop_relayed = false;  // this rank's signal passed on to the workers
+  bool stopped = false;       // the workers stopped after a checkpoint
+  core::Backoff backoff;
+  core::Deadline deadline(control.timeout_seconds());
+  while (done < workers) {
+    if (core::stop_requested() && !stop_relayed) {
+      log_stop_request("stopping after the workers' next averaging round and a checkpoint", true);
+      for (int w = 1; w <= workers; ++w) control.send(w, comm::Tag::kStateRequest, {});
+      stop_relayed = true;
+    }
+    auto message = control.try_receive();
+    if (!message) {
+      if (deadline.expired())
+        throw core::RuntimeError("timed out after " + std::to_string(control.timeout_seconds()) +
+                                 " s waiting for the parameter-averaging workers (" +
+                                 std::to_string(done) + " of " + std::to_string(workers) +
+                                 " finished)");
+      backoff.wait();
+      continue;
+    }
+    backoff.reset();
+    deadline = core::Deadline(control.timeout_seconds());
+    comm::ByteReader reader(message->payload, comm::tag_name(message->tag));
+    switch (message->tag) {
+      case comm::Tag::kMetrics:
+        progress.add(reader.get<AveragingReport>());
+        reader.expect_end();
+        progress.maybe_log();
+        break;
+      case comm::Tag::kParameters: {
+        const auto epoch = reader.get<std::int64_t>();
+        const auto step = reader.get<std::int64_t>();
+        copy_parameters(reader.get_vector<float>(), model, message->source);
+        reader.expect_end();
+        const bool stopping_early = reporter.stop_early();
+        reporter.end_of_epoch(model, epoch, step);
+        if (reporter.stop_early() && !stopping_early)
+          for (int w = 1; w <= workers; ++w) control.send(w, comm::Tag::kFinish, {});
+        break;
+      }
+      case comm::Tag::kStateReply: {
+        auto snapshot = deserialize_snapshot(message->payload);
+        stopped = stopped || snapshot.stop;
+        snapshots[message->source] = std::move(snapshot);
+        if (static_cast<int>(snapshots.size()) == snapshots_per_checkpoint) write_checkpoint();
+        break;
+      }
+      case comm::Tag::kDiverged: {  // every worker ends; nothing more is saved
+        const auto step = reader.get<std::int64_t>();
+        const auto reason = reader.get_string();
+        reader.expect_end();
+        log_divergence(context, "on rank " + std::to_string(message->source) + " at its step " +
+                                    std::to_string(step) + ": " + reason);
+        return core::kExitDiverged;
+      }
+      case comm::Tag::kDone: {
+        progress.add(reader.get<AveragingReport>());
+        const auto worker_totals = reader.get<AveragingTotals>();
+        peak_memory.add(message->source, reader.get<std::int64_t>());
+        const auto parameters = reader.get_vector<float>();
+        reader.expect_end();
+        if (!parameters.empty()) copy_parameters(parameters, model, message->source);
+        // Collective figures: every worker counts the same rounds and the same mismatches.
+        totals.rounds = std::max(totals.rounds, worker_totals.rounds);
+        totals.verified_rounds = std::max(totals.verified_rounds, worker_totals.verified_rounds);
+        totals.mismatched_rounds =
+            std::max(totals.mismatched_rounds, worker_totals.mismatched_rounds);
+        ++done;
+        break;
+      }
+      default:
+        throw core::RuntimeError(std::string("unexpected ") + comm::tag_name(message->tag) +
+                                 " message from rank " + std::to_string(message->source));
+    }
+  }
+  GS_CHECK(snapshots.empty(), "a checkpoint was left incomplete when the workers finished");
+
+  const auto& total = progress.total();
+  const double round_bytes =
+      ratio(static_cast<double>(total.bytes), static_cast<double>(total.rounds));
+  const double step_bytes =
+      ratio(static_cast<double>(total.bytes), static_cast<double>(total.steps));
+  const double wait_mean = ratio(total.wait_sum, static_cast<double>(total.rounds));
+  const bool verified = cfg.training.verify_averaging;
+  const bool identical = totals.mismatched_rounds == 0;
+  char line[512];
+  std::snprintf(
+      line, sizeof line,
+      "averaging summary: %lld steps, %lld rounds of %.0f B per worker (%.0f B/worker/step"
+      "), allreduce wait mean %.2f ms max %.2f ms%s",
+      static_cast<long long>(total.steps), static_cast<long long>(totals.rounds), round_bytes,
+      step_bytes, 1e3 * wait_mean, 1e3 * total.wait_max,
+      verified ? (identical ? ", workers bit-identical after every round: OK"
+                            : ", workers DIFFERED after some rounds: FAILED")
+               : "");
+  core::log_info(line);
+  JsonLine summary;
+  summary.add("kind", "averaging_summary")
+      .add("steps", total.steps)
+      .add("rounds", totals.rounds)
+      .add("averaging_frequency", cfg.training.averaging_frequency)
+      .add("save_updater", cfg.training.save_updater)
+      .add("bytes_per_worker_round", round_bytes)
+      .add("bytes_per_worker_step", step_bytes)
+      .add("dense_bytes", static_cast<std::int64_t>(4 * n))
+      .add("wait_mean_seconds", wait_mean)
+      .add("wait_max_seconds", total.wait_max)
+      .add("verified_rounds", totals.verified_rounds)
+      .add("mismatched_rounds", totals.mismatched_rounds);
+  if (verified) summary.add("averaging_identical", identical);
+  context.metrics.write(summary);
+  peak_memory.summarize(context);
+  if (verified && !identical)
+    throw core::RuntimeError("parameter averaging: the workers' parameters differed after " +
+                             std::to_string(totals.mismatched_rounds) + " of " +
+                             std::to_string(totals.verified_rounds) + " rounds");
+  if (stopped) {  // the checkpoint is written: the workers may exit now
+    core::log_info("stopped after the checkpoint; exiting with " +
+                   std::to_string(core::kExitRequeue) + " (requeue me)");
+    for (int w = 1; w <= workers; ++w)
+      control.send(w, comm::Tag::kShutdown, shutdown_message(core::kExitRequeue));
+    control.flush();
+    return core::kExitRequeue;
+  }
+  ckpt::write_checkpoint(context.run_directory.file("model.h5"),
+                         make_checkpoint(context, model, nullptr, progress.step(),
+                                         DataPosition{cfg.training.epochs, {}}));
+  reporter.finish(model);
+  return core::kExitOk;
+}
+
+// True when every worker's `hash` is the same: one all-reduce of (hash, ~hash) under MAX
+// gives the largest and (complemented) the smallest.
+bool same_on_all(std::uint64_t hash, MPI_Comm workers) {
+  std::uint64_t extremes[2] = {hash, ~hash};
+  comm::check_mpi(MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_UINT64_T, MPI_MAX, workers),
+                  "MPI_Allreduce (averaging verification)");
+  return extremes[0] == ~extremes[1];
+}
+
+// What the workers decide together at a round: stop (a signal on some worker, or the master's
+// kStateRequest), checkpoint (worker 0's Checkpointer says one is due), diverged (some
+// worker's divergence guard fired: the run ends and nothing more is saved) and finish (the
+// master's kFinish: early stopping ends training as if this were the last round).
+struct RoundVotes {
+  bool stop = false;
+  bool checkpoint = false;
+  bool diverged = false;
+  bool finish = false;
+};
+
+RoundVotes agree(const RoundVotes& mine, MPI_Comm workers) {
+  int votes[4] = {mine.stop, mine.checkpoint, mine.diverged, mine.finish};
+  comm::check_mpi(MPI_Allreduce(MPI_IN_PLACE, votes, 4, MPI_INT, MPI_MAX, workers),
+                  "MPI_Allreduce (averaging round votes)");
+  return {votes[0] != 0, votes[1] != 0, votes[2] != 0, votes[3] != 0};
+}
+
+int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm workers) {
+  const auto& cfg = context.config;
+  const auto seed = static_cast<std::uint64_t>(cfg.run.seed);
+  int index = 0, count = 0;
+  comm::check_mpi(MPI_Comm_rank(workers, &index), "MPI_Comm_rank");
+  comm::check_mpi(MPI_Comm_size(workers, &count), "MPI_Comm_size");
+  nn::Model model = nn::Model::build(cfg.model, seed);
+  const std::size_t n = model.parameter_count();
+  auto optimizer = nn::Optimizer::create(cfg.optimizer, n);
+  const auto start_message = control.receive(0, comm::Tag::kParameters, "initial model");
+  comm::ByteReader start_reader(start_message.payload, "initial model");
+  // Minibatches of the run trained by all workers together (a round boundary on resume).
+  std::int64_t iteration = start_reader.get<std::int64_t>();
+  apply_start_state(deserialize_start_state(start_reader.get_vector<std::uint8_t>()), model,
+                    *optimizer);
+  start_reader.expect_end();
+  AveragingBuffer buffer(model.parameters(), cfg.training.save_updater ? optimizer.get() : nullptr);
+  GS_CHECK(buffer.values().size() <= static_cast<std::size_t>(std::numeric_limits<int>::max()),
+           "averaging buffer of " + std::to_string(buffer.values().size()) + " floats");
+
+  const auto& train_set = context.data.train;
+  const auto batch_size = static_cast<std::size_t>(cfg.training.batch_size);
+  const std::int64_t batches = batches_per_epoch(context);
+  const std::int64_t total_batches = batches * cfg.training.epochs;
+  const std::int64_t steps_per_epoch = (batches + count - 1) / count;
+  nn::LearningRateSchedule schedule(cfg.optimizer, steps_per_epoch * cfg.training.epochs,
+                                    steps_per_epoch);
+  std::vector<float> inputs(batch_size * model.sample_size());
+  std::vector<std::int32_t> labels(batch_size);
+  std::vector<float> update(n);
+  core::Rng dropout_rng =
+      core::Rng::derive(seed, /*stream=*/3, static_cast<std::uint64_t>(context.rank));
+  Checkpointer checkpointer(context);
+  checkpointer.mark_written(iteration);
+
+  AveragingReport report;
+  AveragingTotals totals;
+  core::Stopwatch report_clock;
+  auto average = [&] {
+    auto values = buffer.gather();
+    core::Stopwatch clock;
+    comm::check_mpi(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()),
+                                  MPI_FLOAT, MPI_SUM, workers),
+                    "MPI_Allreduce (parameter averaging)");
+    const double waited = clock.seconds();
+    buffer.scatter_mean(count);
+    ++totals.rounds;
+    ++report.rounds;
+    report.bytes += static_cast<std::int64_t>(buffer.bytes());
+    report.wait_sum += waited;
+    report.wait_max = std::max(report.wait_max, waited);
+    if (core::Logger::instance().enabled(core::LogLevel::kDebug)) {
+      char line[96];
+      std::snprintf(line, sizeof line, "averaging round %lld: %.3f ms in MPI_Allreduce",
+                    static_cast<long long>(totals.rounds), 1e3 * waited);
+      core::log_debug(line);
+    }
+    if (cfg.training.verify_averaging) {
+      ++totals.verified_rounds;
+      if (!same_on_all(fingerprint(buffer.gather()), workers)) {
+        ++totals.mismatched_rounds;
+        core::log_warn("averaging round " + std::to_string(totals.rounds) +
+                       ": the workers' parameters are not bit-identical");
+      }
+    }
+  };
+  // After a round every worker holds the same parameters: worker 0 sends them, and its updater
+  // state serves all when that state is averaged too; otherwise every worker sends its own.
+  auto send_snapshot = [&](bool stop) {
+    if (index != 0 && cfg.training.save_updater) return;
+    AveragingSnapshot snapshot{stop, iteration, {}, capture_worker_state(*optimizer, 0.0f)};
+    if (index == 0)
+      snapshot.parameters.assign(model.parameters().begin(), model.parameters().end());
+    control.send(0, comm::Tag::kStateReply, serialize(snapshot));
+  };
+
+  // The epoch of a resumed run continues at its first untrained minibatch; `step` (the
+  // schedule's clock) counts steps as an undisturbed run with this many workers would.
+  const std::int64_t first_epoch = iteration / batches;
+  std::int64_t step = first_epoch * steps_per_epoch + (iteration % batches + count - 1) / count;
+  std::int64_t since_round = 0;
+  bool stop_asked = false;  // a signal here, or the master's kStateRequest
+  DivergenceGuard divergence(cfg.training);
+  std::optional<std::string> diverged;  // this worker's guard fired: the reason
+  bool stopped = false;
+  bool finish_asked = false;    // the master's kFinish arrived (early stopping)
+  bool finished_early = false;  // the workers agreed to end training at this round
+  for (std::int64_t epoch = first_epoch;
+       epoch < cfg.training.epochs && !stopped && !finished_early; ++epoch) {
+    const std::int64_t first = iteration - epoch * batches;  // trained before a resume
+    const std::int64_t steps = (batches - first + count - 1) / count;
+    data::EpochPlan plan(train_set.size(), batch_size,
+                         static_cast<std::size_t>(cfg.data.partition_batches), seed, epoch,
+                         cfg.data.shuffle);
+    std::vector<std::vector<std::uint32_t>> mine;  // this worker's minibatches of the epoch
+    for (std::int64_t s = 0; s < steps; ++s)
+      if (const std::int64_t b = first + s * count + index; b < batches) {
+        const auto indices = plan.batch_indices(static_cast<std::size_t>(b));
+        mine.emplace_back(indices.begin(), indices.end());
+      }
+    data::read_ahead(train_set, std::move(mine));
+    for (std::int64_t s = 0; s < steps; ++s, ++step) {
+      const std::int64_t b = first + s * count + index;
+      if (b < batches) {
+        const auto indices = plan.batch_indices(static_cast<std::size_t>(b));
+        data::gather_batch(train_set, indices, inputs.data(), labels.data());
+        const auto result =
+            model.train_batch(inputs.data(), labels.data(), indices.size(), dropout_rng);
+        if (!diverged) diverged = divergence.check(step + 1, result.loss);
+        optimizer->compute_update(model.gradients(), model.parameters(), update, schedule.at(step));
+        nn::apply_update(model.parameters(), update);
+        ++report.steps;
+        report.samples += static_cast<std::int64_t>(indices.size());
+        report.loss_sum += result.loss;
+        report.correct += result.correct;
+      }
+      const bool epoch_end = s + 1 == steps;
+      if (++since_round == cfg.training.averaging_frequency || epoch_end) {
+        average();
+        since_round = 0;
+        iteration = epoch * batches + std::min(first + (s + 1) * count, batches);
+        stop_asked = stop_asked || core::stop_requested() ||
+                     control.try_receive(comm::Tag::kStateRequest, 0).has_value();
+        finish_asked = finish_asked || control.try_receive(comm::Tag::kFinish, 0).has_value();
+        // Nothing to save at the very end: model.h5 follows.
+        const bool unfinished = iteration < total_batches;
+        const auto votes = agree(
+            {stop_asked,
+             index == 0 && unfinished &&
+                 (checkpointer.due(iteration) || (epoch_end && checkpointer.at_epoch_end())),
+             diverged.has_value(), finish_asked},
+            workers);
+        if (votes.diverged) {  // the averaged model is not saved: the master ends the run
+          if (diverged)
+            control.send(0, comm::Tag::kDiverged,
+                         comm::ByteWriter().put<std::int64_t>(step + 1).put_string(*diverged).bytes());
+          control.flush();
+          return core::kExitDiverged;
+        }
+        stopped = votes.stop && unfinished;
+        if (stopped || votes.checkpoint) {
+          send_snapshot(stopped);
+          checkpointer.mark_written(iteration);
+        }
+        if (stopped) {
+          if (index == 0)
+            core::log_warn("stop requested: checkpoint sent at minibatch " +
+                           std::to_string(iteration) + ", stopping");
+          break;
+        }
+        if (votes.finish) {
+          finished_early = true;
+          break;
+        }
+      }
+      if (report.steps >= cfg.logging.every_steps) {
+        report.seconds = report_clock.seconds();
+        report_clock.restart();
+        control.send(0, comm::Tag::kMetrics, comm::ByteWriter().put(report).bytes());
+        report = AveragingReport{};
+      }
+    }
+    if (!stopped && !finished_early && index == 0 && epoch + 1 < cfg.training.epochs) {
+      comm::ByteWriter writer;
+      // The step the epoch record gets: minibatches trained by all workers together.
+      writer.put<std::int64_t>(epoch + 1)
+          .put<std::int64_t>((epoch + 1) * batches)
+          .put_vector(std::span<const float>(model.parameters()));
+      control.send(0, comm::Tag::kParameters, writer.bytes());
+    }
+  }
+  report.seconds = report_clock.seconds();
+  comm::ByteWriter done;
+  done.put(report).put(totals).put<std::int64_t>(core::peak_resident_bytes());
+  if (index == 0)
+    done.put_vector(std::span<const float>(model.parameters()));
+  else
+    done.put_vector(std::span<const float>());
+  control.send(0, comm::Tag::kDone, done.bytes());
+  control.flush();
+  const int code =
+      stopped
+          ? shutdown_code(control.receive(0, comm::Tag::kShutdown, "the master's stop checkpoint"))
+          : core::kExitOk;
+  core::log_info("worker done: " + std::to_string(step) + " steps, " +
+                 std::to_string(totals.rounds) + " averaging rounds" +
+                 (stopped ? " (stopped for a requeue)" : ""));
+  return code;
+}
+
+}  // namespace
+
+int run_parameter_averaging(RunContext& context) {
+  MPI_Comm split = MPI_COMM_NULL;
+  comm::check_mpi(
+      MPI_Comm_split(context.world, context.is_master() ? MPI_UNDEFINED : 1, context.rank, &split),
+      "MPI_Comm_split");
+  const comm::Communicator workers(split);  // null on the master
+  comm::ControlPlane control(context.world,
+                             static_cast<double>(context.config.transport.timeout_ms) / 1000.0);
+  context.phase = RunContext::kTraining;
+  return context.is_master() ? run_master(context, control)
+                             : run_worker(context, control, workers.get());
+}
+
+}  // namespace gradshare::train

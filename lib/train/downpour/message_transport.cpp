@@ -1,0 +1,38 @@
+// downpour/message_transport.cpp: MessageDownpourTransport.
+#include "train/downpour/message_transport.h"
+
+#include <algorithm>
+
+#include "core/errors.h"
+#include "train/downpour/message_link.h"
+#include "train/downpour/message_server.h"
+
+namespace gradshare::train {
+
+MessageDownpourTransport::MessageDownpourTransport(MPI_Comm comm, const DownpourLayout& layout)
+    : layout_(layout), comm_(comm::Communicator::duplicate(comm)) {}
+
+std::unique_ptr<ShardServer> MessageDownpourTransport::serve(int shard,
+                                                             const config::ExperimentConfig& config,
+                                                             std::span<const float> initial) {
+  return std::make_unique<MessageShardServer>(comm_.get(), layout_, shard, config, initial);
+}
+
+std::unique_ptr<ShardLink> MessageDownpourTransport::link(int shard, int worker,
+                                                          const config::ExperimentConfig& config) {
+  return std::make_unique<MessageShardLink>(comm_.get(), layout_, shard, worker, config);
+}
+
+std::uint64_t MessageDownpourTransport::read_shard(int shard, std::span<float> out,
+                                                   double timeout_seconds,
+                                                   const std::function<void()>& meanwhile) {
+  GS_CHECK(out.size() == layout_.shard(shard).size(),
+           "read of " + std::to_string(out.size()) + " values");
+  MessagePull pull(comm_.get(), shard, out.size());
+  pull.start();
+  pull.finish(timeout_seconds, meanwhile);
+  std::copy(pull.shard().begin(), pull.shard().end(), out.begin());
+  return pull.version();
+}
+
+}  // namespace gradshare::train

@@ -1,0 +1,96 @@
+// downpour/protocol.cpp: shard ranges, window layouts, ack words, reports, partition messages.
+#include "train/downpour/protocol.h"
+
+#include <algorithm>
+
+#include "codec/encoder.h"
+#include "comm/byte_io.h"
+#include "core/errors.h"
+#include "core/log.h"
+#include "core/stop_signal.h"
+#include "train/checkpointer.h"
+
+namespace gradshare::train {
+
+ShardRange shard_range(std::size_t parameters, int servers, int shard) {
+  GS_CHECK(servers > 0 && shard >= 0 && shard < servers,
+           "shard " + std::to_string(shard) + " of " + std::to_string(servers));
+  const auto k = static_cast<std::size_t>(servers);
+  const auto s = static_cast<std::size_t>(shard);
+  // The first parameters % servers shards hold one extra parameter.
+  const std::size_t base = parameters / k, extra = parameters % k;
+  const std::size_t begin = s * base + std::min(s, extra);
+  return {begin, begin + base + (s < extra ? 1 : 0)};
+}
+
+ShardLayout::ShardLayout(std::size_t floats, int workers, std::size_t payload_capacity)
+    : floats_(floats), workers_(workers), payload_capacity_(payload_capacity) {
+  GS_CHECK(workers >= 0);
+}
+
+std::size_t ShardLayout::slot_offset(int worker) const {
+  GS_CHECK(worker >= 0 && worker < workers_, "push slot " + std::to_string(worker));
+  return parameters_offset() + align_line(floats_ * sizeof(float)) +
+         static_cast<std::size_t>(worker) * (kLineBytes + align_line(payload_capacity_));
+}
+
+std::size_t ShardLayout::window_bytes() const {
+  return parameters_offset() + align_line(floats_ * sizeof(float)) +
+         static_cast<std::size_t>(workers_) * (kLineBytes + align_line(payload_capacity_));
+}
+
+DownpourLayout::DownpourLayout(const config::ExperimentConfig& config, std::size_t parameters,
+                               int ranks)
+    : servers_(static_cast<int>(config.downpour.servers)), ranks_(ranks), parameters_(parameters) {
+  if (servers_ >= ranks_)
+    throw core::UserError("downpour.servers is " + std::to_string(servers_) + " but the job has " +
+                          std::to_string(ranks_) + " ranks: at least one rank must be a worker");
+  if (static_cast<std::size_t>(servers_) > parameters_)
+    throw core::UserError("downpour.servers (" + std::to_string(servers_) +
+                          ") exceeds the model's " + std::to_string(parameters_) + " parameters");
+  for (int s = 0; s < servers_; ++s) {
+    const ShardRange range = shard_range(parameters_, servers_, s);
+    std::size_t capacity = range.size() * sizeof(float);  // a dense push (and every final push)
+    if (config.downpour.encode)
+      capacity =
+          std::max(capacity, codec::Encoder(config.encoding, range.size()).max_message_bytes());
+    shards_.push_back(range);
+    layouts_.emplace_back(range.size(), workers(), capacity);
+  }
+}
+
+std::size_t DownpourLayout::window_bytes(int rank) const {
+  if (is_server(rank)) return layouts_[static_cast<std::size_t>(rank)].window_bytes();
+  return static_cast<std::size_t>(servers_) * kLineBytes;  // the ack words
+}
+
+std::uint64_t pack_ack(std::uint64_t seq, std::uint64_t age) {
+  GS_CHECK(seq <= 0xFFFFFFFFull, "push seq " + std::to_string(seq) + " exceeds 32 bits");
+  return (std::min<std::uint64_t>(age, 0xFFFFFFFFull) << 32) | seq;
+}
+
+void DownpourReport::add(const DownpourReport& o) {
+  steps += o.steps;
+  samples += o.samples;
+  loss_sum += o.loss_sum;
+  correct += o.correct;
+  pushes += o.pushes;
+  push_bytes += o.push_bytes;
+  pulls += o.pulls;
+  pull_bytes += o.pull_bytes;
+  pull_retries += o.pull_retries;
+  busy_slots += o.busy_slots;
+  ages += o.ages;
+  age_sum += o.age_sum;
+  age_max = std::max(age_max, o.age_max);
+  seconds += o.seconds;
+}
+
+void StopNotice::check() {
+  if (sent_ || !core::stop_requested()) return;
+  log_stop_request("asking the master to stop after a checkpoint", true);
+  control_.send(0, comm::Tag::kShutdown, shutdown_message(core::kExitRequeue));
+  sent_ = true;
+}
+
+}  // namespace gradshare::train

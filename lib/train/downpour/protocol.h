@@ -1,0 +1,149 @@
+// downpour/protocol.h: what Downpour's servers, workers and master share whatever carries the
+// pushes and pulls (downpour_transport.h): who serves which shard, the push header, the ack
+// word, the layout of the RMA window, the figures workers report, and stopping.
+//
+// Ranks 0..K-1 are parameter servers (K = downpour.servers) and rank 0 is also the master;
+// ranks K..size-1 are workers. The flat parameter vector is cut into K contiguous shards
+// (shard_range); server s holds shard s.
+//
+// A push is a PushHeader (seq, format, payload bytes, base version) and a payload: m floats
+// (dense) or one threshold-codec message (encoded). The server answers each push it applies
+// with the ack word: (age of the push in server versions << 32) | seq of the push.
+//
+// With the RMA transport, the window of server s, every region 64-byte aligned:
+//
+//   [0, 64)   seqlock word: 2 * (pushes applied to the shard), +1 while the server writes the
+//             shard, so the shard's version (the staleness clock) is seqlock / 2
+//   params    the shard's parameters, m floats; workers read them with MPI_Get
+//   slot w    one per worker (w = worker rank - K), written by that worker only:
+//               the push header (64 bytes, seq written last), then the payload
+//
+// Window of a worker: one 64-byte line per server, whose first word only that server writes:
+// its ack word. (The two-sided transport sends the same header and ack word as messages.)
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "comm/control_plane.h"
+#include "config/experiment_config.h"
+#include "train/partition_messages.h"
+#include "train/partition_scheduler.h"
+
+namespace gradshare::train {
+
+inline constexpr std::size_t kLineBytes = 64;
+
+inline std::size_t align_line(std::size_t bytes) {
+  return (bytes + kLineBytes - 1) / kLineBytes * kLineBytes;
+}
+
+// Contiguous shard [begin, end) of the flat parameter vector; shard sizes differ by at most one.
+struct ShardRange {
+  std::size_t begin = 0, end = 0;
+  std::size_t size() const { return end - begin; }
+};
+ShardRange shard_range(std::size_t parameters, int servers, int shard);
+
+enum class PushFormat : std::uint64_t { kDense = 1, kEncoded = 2 };
+
+// The head of every push: the first 64 bytes of an RMA push slot (the worker Puts format, bytes
+// and base with the payload, flushes, and only then Puts seq: a server that sees seq advance
+// sees the whole push), the first bytes of a push message.
+struct PushHeader {
+  std::uint64_t seq = 0;     // the worker's push number for this shard, 1, 2, ...
+  std::uint64_t format = 0;  // PushFormat
+  std::uint64_t bytes = 0;   // payload bytes
+  std::uint64_t base = 0;    // shard version the pushing worker's parameters were pulled at
+};
+static_assert(sizeof(PushHeader) <= kLineBytes);
+
+// Offsets in a server's window for a shard of `floats` parameters.
+class ShardLayout {
+ public:
+  // payload_capacity: the largest push (dense floats, or the largest codec message).
+  ShardLayout(std::size_t floats, int workers, std::size_t payload_capacity);
+  std::size_t floats() const { return floats_; }
+  std::size_t payload_capacity() const { return payload_capacity_; }
+  static constexpr std::size_t seqlock_offset() { return 0; }
+  static constexpr std::size_t parameters_offset() { return kLineBytes; }
+  std::size_t slot_offset(int worker) const;
+  std::size_t payload_offset(int worker) const { return slot_offset(worker) + kLineBytes; }
+  std::size_t window_bytes() const;
+
+ private:
+  std::size_t floats_;
+  int workers_;
+  std::size_t payload_capacity_;
+};
+
+// Every rank's view of the job: the same on all ranks (built from the config and the sizes).
+class DownpourLayout {
+ public:
+  DownpourLayout(const config::ExperimentConfig& config, std::size_t parameters, int ranks);
+  int servers() const { return servers_; }
+  int workers() const { return ranks_ - servers_; }
+  bool is_server(int rank) const { return rank < servers_; }
+  int worker_rank(int index) const { return servers_ + index; }
+  int worker_index(int rank) const { return rank - servers_; }
+  std::size_t parameters() const { return parameters_; }
+  const ShardRange& shard(int s) const { return shards_[static_cast<std::size_t>(s)]; }
+  const ShardLayout& shard_layout(int s) const { return layouts_[static_cast<std::size_t>(s)]; }
+  // Where server s's ack word lies in every worker's window.
+  static std::size_t ack_offset(int server) {
+    return static_cast<std::size_t>(server) * kLineBytes;
+  }
+  // Bytes of `rank`'s window.
+  std::size_t window_bytes(int rank) const;
+
+ private:
+  int servers_;
+  int ranks_;
+  std::size_t parameters_;
+  std::vector<ShardRange> shards_;
+  std::vector<ShardLayout> layouts_;
+};
+
+// The ack word: ages saturate at 2^32 - 1; seq must stay below 2^32.
+std::uint64_t pack_ack(std::uint64_t seq, std::uint64_t age);
+inline std::uint64_t ack_seq(std::uint64_t word) { return word & 0xFFFFFFFFull; }
+inline std::uint64_t ack_age(std::uint64_t word) { return word >> 32; }
+
+// A worker's figures since its previous report (kMetrics, kDone), summed by the master.
+struct DownpourReport {
+  std::int64_t steps = 0;
+  std::int64_t samples = 0;
+  double loss_sum = 0;  // sum of per-step mean losses
+  std::int64_t correct = 0;
+  std::int64_t pushes = 0;  // shard pushes posted
+  std::int64_t push_bytes = 0;
+  std::int64_t pulls = 0;         // consistent shard pulls installed
+  std::int64_t pull_bytes = 0;    // retries included
+  std::int64_t pull_retries = 0;  // RMA: pulls discarded because the server wrote during the read
+  std::int64_t busy_slots = 0;    // pushes postponed: the previous one was not yet applied
+  std::int64_t ages = 0;          // acknowledged pushes
+  double age_sum = 0;             // their staleness, in server versions
+  std::int64_t age_max = 0;
+  double seconds = 0;  // the worker's wall time these figures cover
+
+  void add(const DownpourReport& other);
+};
+
+// Stopping (SIGTERM or SIGUSR1 on any rank): a rank other than the master that gets the signal
+// tells the master once (kShutdown {int32 exit code}); the master stops handing out partitions,
+// the workers drain as at the end of training, and the master checkpoints and ends every rank
+// with kShutdown {int32 exit code} (shutdown_message in checkpointer.h).
+class StopNotice {
+ public:
+  explicit StopNotice(comm::ControlPlane& control) : control_(control) {}
+  // Tells the master, once, that a stop signal has arrived here.
+  void check();
+
+ private:
+  comm::ControlPlane& control_;
+  bool sent_ = false;
+};
+
+}  // namespace gradshare::train

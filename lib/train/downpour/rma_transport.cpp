@@ -1,0 +1,29 @@
+// downpour/rma_transport.cpp: RmaDownpourTransport.
+#include "train/downpour/rma_transport.h"
+
+#include "train/downpour/rma_link.h"
+#include "train/downpour/rma_server.h"
+
+namespace gradshare::train {
+
+RmaDownpourTransport::RmaDownpourTransport(MPI_Comm comm, int rank, const DownpourLayout& layout)
+    : layout_(layout), window_(comm, layout.window_bytes(rank)) {}
+
+std::unique_ptr<ShardServer> RmaDownpourTransport::serve(int shard,
+                                                         const config::ExperimentConfig& config,
+                                                         std::span<const float> initial) {
+  return std::make_unique<RmaShardServer>(window_, layout_, shard, config, initial);
+}
+
+std::unique_ptr<ShardLink> RmaDownpourTransport::link(int shard, int worker,
+                                                      const config::ExperimentConfig& config) {
+  return std::make_unique<RmaShardLink>(window_, layout_, shard, worker, config);
+}
+
+std::uint64_t RmaDownpourTransport::read_shard(int shard, std::span<float> out,
+                                               double timeout_seconds,
+                                               const std::function<void()>& /*meanwhile*/) {
+  return train::read_shard(window_, shard, out, timeout_seconds);
+}
+
+}  // namespace gradshare::train

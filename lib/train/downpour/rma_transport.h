@@ -1,0 +1,33 @@
+// downpour/rma_transport.h: Downpour over MPI one-sided RMA: the window every rank allocates
+// (layout in downpour_protocol.h), its shard servers (downpour_rma_server.h) and worker links
+// (downpour_rma_link.h).
+#pragma once
+
+#include <mpi.h>
+
+#include "comm/window.h"
+#include "train/downpour/transport.h"
+
+namespace gradshare::train {
+
+class RmaDownpourTransport final : public DownpourTransport {
+ public:
+  // Collective over `comm`: allocates this rank's window (`rank` is its rank in `comm`).
+  RmaDownpourTransport(MPI_Comm comm, int rank, const DownpourLayout& layout);
+
+  std::unique_ptr<ShardServer> serve(int shard, const config::ExperimentConfig& config,
+                                     std::span<const float> initial) override;
+  std::unique_ptr<ShardLink> link(int shard, int worker,
+                                  const config::ExperimentConfig& config) override;
+  // Reads under the seqlock without the server's help: `meanwhile` is not needed.
+  std::uint64_t read_shard(int shard, std::span<float> out, double timeout_seconds,
+                           const std::function<void()>& meanwhile) override;
+
+  comm::Window& window() { return window_; }
+
+ private:
+  const DownpourLayout& layout_;
+  comm::Window window_;
+};
+
+}  // namespace gradshare::train

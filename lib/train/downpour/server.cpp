@@ -1,0 +1,161 @@
+// downpour/server.cpp: ShardUpdater, ShardServer's round robin, and the loop of the server ranks
+// 1..K-1.
+#include "train/downpour/server.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "codec/decoder.h"
+#include "comm/byte_io.h"
+#include "core/errors.h"
+#include "core/log.h"
+#include "core/memory.h"
+#include "core/timer.h"
+#include "train/checkpointer.h"
+#include "train/worker_state.h"
+
+namespace gradshare::train {
+
+namespace {
+
+std::unique_ptr<nn::Optimizer> server_optimizer(const config::ExperimentConfig& config,
+                                                std::size_t floats) {
+  config::OptimizerConfig settings = config.optimizer;  // epsilon comes from optimizer.epsilon
+  settings.type = config.downpour.server_optimizer;
+  return nn::Optimizer::create(settings, floats);
+}
+
+}  // namespace
+
+ShardUpdater::ShardUpdater(const DownpourLayout& layout, int shard,
+                           const config::ExperimentConfig& config)
+    : layout_(layout),
+      shard_(shard),
+      payload_capacity_(layout.shard_layout(shard).payload_capacity()),
+      optimizer_(server_optimizer(config, layout.shard(shard).size())),
+      learning_rate_(config.downpour.server_learning_rate /
+                     (config.downpour.combine == "mean" ? layout.workers() : 1)),
+      applied_(static_cast<std::size_t>(layout.workers()), 0),
+      delta_(layout.shard(shard).size()),
+      update_(layout.shard(shard).size()) {}
+
+std::uint64_t ShardUpdater::applied_seq(int worker) const {
+  return applied_.at(static_cast<std::size_t>(worker));
+}
+
+void ShardUpdater::reject(int worker, const std::string& detail) const {
+  throw core::RuntimeError("parameter server " + std::to_string(shard_) +
+                           ": push from worker rank " +
+                           std::to_string(layout_.worker_rank(worker)) + ": " + detail);
+}
+
+std::uint64_t ShardUpdater::prepare(int worker, const PushHeader& header,
+                                    std::span<const std::uint8_t> payload,
+                                    std::span<const float> parameters) {
+  prepared_worker_ = -1;
+  const std::uint64_t applied = applied_seq(worker);
+  if (header.seq != applied + 1)
+    reject(worker,
+           "seq jumped from " + std::to_string(applied) + " to " + std::to_string(header.seq));
+  if (header.bytes > payload_capacity_)
+    reject(worker, std::to_string(header.bytes) + " payload bytes exceed the shard's push " +
+                       "capacity of " + std::to_string(payload_capacity_));
+  if (payload.size() != header.bytes)
+    reject(worker, "the header announces " + std::to_string(header.bytes) +
+                       " payload bytes, the push carries " + std::to_string(payload.size()));
+  const std::size_t floats = delta_.size();
+  switch (static_cast<PushFormat>(header.format)) {
+    case PushFormat::kDense:
+      if (header.bytes != floats * sizeof(float))
+        reject(worker, "dense push of " + std::to_string(header.bytes) + " bytes for a shard of " +
+                           std::to_string(floats) + " parameters");
+      std::memcpy(delta_.data(), payload.data(), payload.size());
+      break;
+    case PushFormat::kEncoded: {
+      std::fill(delta_.begin(), delta_.end(), 0.0f);
+      std::string error;
+      if (!codec::accumulate_message(payload, delta_, &error))
+        reject(worker, "malformed encoded push: " + error);
+      break;
+    }
+    default:
+      reject(worker, "unknown push format " + std::to_string(header.format));
+  }
+  for (std::size_t i = 0; i < floats; ++i)
+    if (!std::isfinite(delta_[i]))
+      reject(worker, "non-finite update at shard index " + std::to_string(i));
+  if (header.base > version_)
+    reject(worker, "base version " + std::to_string(header.base) + " is newer than the shard's " +
+                       std::to_string(version_));
+  optimizer_->compute_update(delta_, parameters, update_, learning_rate_);
+  prepared_worker_ = worker;
+  prepared_seq_ = header.seq;
+  return pack_ack(header.seq, version_ - header.base);
+}
+
+void ShardUpdater::apply(std::span<float> parameters) {
+  GS_CHECK(prepared_worker_ >= 0, "no push prepared");
+  nn::apply_update(parameters, update_);
+  applied_[static_cast<std::size_t>(prepared_worker_)] = prepared_seq_;
+  prepared_worker_ = -1;
+  ++version_;
+}
+
+ShardServer::ShardServer(const DownpourLayout& layout, int shard,
+                         const config::ExperimentConfig& config)
+    : layout_(layout), updater_(layout, shard, config) {}
+
+std::size_t ShardServer::round_robin(const std::function<bool(int worker)>& try_apply) {
+  const int workers = layout_.workers();
+  std::size_t applied = 0;
+  int last = -1;
+  for (int k = 0; k < workers; ++k) {
+    const int worker = (next_worker_ + k) % workers;
+    if (try_apply(worker)) {
+      ++applied;
+      last = worker;
+    }
+  }
+  if (last >= 0) next_worker_ = (last + 1) % workers;
+  return applied;
+}
+
+int run_downpour_server(RunContext& context, comm::ControlPlane& control, ShardServer& server) {
+  core::Backoff backoff;
+  core::Deadline deadline(control.timeout_seconds());
+  StopNotice stop_notice(control);
+  for (;;) {
+    bool busy = server.poll() > 0;
+    while (control.try_receive(comm::Tag::kStateRequest, 0)) {
+      control.send(0, comm::Tag::kStateReply,
+                   serialize(capture_worker_state(server.optimizer(), 0.0f)));
+      busy = true;
+    }
+    if (control.try_receive(comm::Tag::kPeakMemory, 0)) {
+      control.send(0, comm::Tag::kPeakMemory,
+                   comm::ByteWriter().put<std::int64_t>(core::peak_resident_bytes()).bytes());
+      busy = true;
+    }
+    stop_notice.check();
+    if (auto shutdown = control.try_receive(comm::Tag::kShutdown, 0)) {
+      core::log_info("parameter server " + std::to_string(server.shard()) +
+                     " done: " + std::to_string(server.parameters().size()) + " parameters, " +
+                     std::to_string(server.version()) + " pushes applied");
+      control.flush();
+      return shutdown_code(*shutdown);
+    }
+    if (busy) {
+      backoff.reset();
+      deadline = core::Deadline(control.timeout_seconds());
+    } else {
+      if (deadline.expired())
+        throw core::RuntimeError("parameter server " + std::to_string(context.rank) +
+                                 ": no push and no shutdown from the master for " +
+                                 std::to_string(control.timeout_seconds()) + " s");
+      backoff.wait();
+    }
+  }
+}
+
+}  // namespace gradshare::train

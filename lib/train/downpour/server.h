@@ -1,0 +1,101 @@
+// downpour/server.h: a parameter-server shard, whatever transport carries its pushes and pulls
+// (downpour_transport.h), and the loop of the server ranks 1..K-1.
+//
+// ShardUpdater is what every shard does with a push: it validates it (seq order, format, size,
+// codec checks, finite values, base version; a bad push is a RuntimeError naming the worker and
+// leaves the shard as it was), computes the update with the server optimizer
+// (downpour.server_optimizer, at lr / workers with downpour.combine: mean) and counts the
+// shard's version, the clock staleness is measured in.
+//
+// ShardServer is the transport's server: poll() takes the pushes that have arrived in the
+// order it finds them, round-robin from the worker after the last one applied (no worker is
+// starved), acknowledges each with the ack word, and answers the pulls that need an answer.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "comm/control_plane.h"
+#include "config/experiment_config.h"
+#include "nn/optimizer.h"
+#include "train/downpour/protocol.h"
+#include "train/run_context.h"
+
+namespace gradshare::train {
+
+class ShardUpdater {
+ public:
+  ShardUpdater(const DownpourLayout& layout, int shard, const config::ExperimentConfig& config);
+
+  int shard() const { return shard_; }
+  // Pushes applied so far.
+  std::uint64_t version() const { return version_; }
+  // Seq of the last push applied from `worker` (its index, rank - servers).
+  std::uint64_t applied_seq(int worker) const;
+  // Validates `worker`'s push (`payload`: the bytes that came with the header) and computes the
+  // update it makes to `parameters`, which it leaves as they are (a bad push changes nothing);
+  // returns the push's ack word.
+  std::uint64_t prepare(int worker, const PushHeader& header, std::span<const std::uint8_t> payload,
+                        std::span<const float> parameters);
+  // Applies the update prepare() computed: version + 1.
+  void apply(std::span<float> parameters);
+  // A bad push from `worker`: RuntimeError naming the server and the worker.
+  [[noreturn]] void reject(int worker, const std::string& detail) const;
+
+  // The server optimizer (shard-sized state): checkpoints save it, a resume restores it.
+  nn::Optimizer& optimizer() { return *optimizer_; }
+
+ private:
+  const DownpourLayout& layout_;
+  int shard_;
+  std::size_t payload_capacity_;
+  std::unique_ptr<nn::Optimizer> optimizer_;
+  double learning_rate_;
+  std::vector<std::uint64_t> applied_;  // per worker: seq of its last push applied
+  std::vector<float> delta_;
+  std::vector<float> update_;
+  std::uint64_t version_ = 0;
+  int prepared_worker_ = -1;  // whose push prepare() accepted, until apply()
+  std::uint64_t prepared_seq_ = 0;
+};
+
+class ShardServer {
+ public:
+  virtual ~ShardServer() = default;
+  ShardServer(const ShardServer&) = delete;
+  ShardServer& operator=(const ShardServer&) = delete;
+
+  // Applies every push that has arrived since the last poll and answers the pull requests
+  // waiting; returns how many of both.
+  virtual std::size_t poll() = 0;
+  // The shard as it is now (only this rank writes it).
+  virtual std::span<const float> parameters() const = 0;
+
+  // Pushes applied so far: the shard's version.
+  std::uint64_t version() const { return updater_.version(); }
+  int shard() const { return updater_.shard(); }
+  nn::Optimizer& optimizer() { return updater_.optimizer(); }
+
+ protected:
+  ShardServer(const DownpourLayout& layout, int shard, const config::ExperimentConfig& config);
+
+  // Gives every worker one turn, starting after the last one whose push applied; `try_apply`
+  // applies the worker's push if one has arrived. Returns how many applied.
+  std::size_t round_robin(const std::function<bool(int worker)>& try_apply);
+
+  const DownpourLayout& layout_;
+  ShardUpdater updater_;
+
+ private:
+  int next_worker_ = 0;
+};
+
+// Ranks 1..K-1: serve their shard and answer the master's state requests until its kShutdown,
+// whose exit code they return; a stop signal here is passed on to the master.
+int run_downpour_server(RunContext& context, comm::ControlPlane& control, ShardServer& server);
+
+}  // namespace gradshare::train

@@ -1,0 +1,125 @@
+#include "train/local/local_strategy.h"
+
+#include <optional>
+#include <vector>
+
+#include "core/errors.h"
+#include "core/log.h"
+#include "core/rng.h"
+#include "core/stop_signal.h"
+#include "data/epoch_plan.h"
+#include "nn/model.h"
+#include "nn/optimizer.h"
+#include "nn/schedule.h"
+#include "train/checkpointer.h"
+#include "train/divergence_guard.h"
+#include "train/epoch_report.h"
+#include "train/model_file.h"
+#include "train/partition_data.h"
+#include "train/partition_scheduler.h"
+#include "train/peak_memory.h"
+#include "train/progress.h"
+#include "train/sharing/update_recorder.h"
+
+namespace gradshare::train {
+
+int run_local(RunContext& context) {
+  context.phase = RunContext::kTraining;
+  const auto& cfg = context.config;
+  const auto seed = static_cast<std::uint64_t>(cfg.run.seed);
+  nn::Model model = nn::Model::build(cfg.model, seed);
+  auto optimizer = nn::Optimizer::create(cfg.optimizer, model.parameter_count());
+  core::log_info("model: " + std::to_string(model.parameter_count()) + " parameters\n" +
+                 model.summary());
+
+  const auto& train_set = context.data.train;
+  const auto batch_size = static_cast<std::size_t>(cfg.training.batch_size);
+  const auto partition_batches = static_cast<std::size_t>(cfg.data.partition_batches);
+  const data::EpochPlan shape(train_set.size(), batch_size, partition_batches, seed, 0, false);
+  const auto batches_per_epoch = static_cast<std::int64_t>(shape.batch_count());
+  const auto total_steps = batches_per_epoch * cfg.training.epochs;
+  nn::LearningRateSchedule schedule(cfg.optimizer, total_steps, batches_per_epoch);
+
+  Checkpointer checkpointer(context);
+  core::Rng dropout_rng = core::Rng::derive(seed, /*stream=*/3);
+  std::int64_t step = 0;
+  DataPosition start;
+  if (auto resume = Checkpointer::find_resume(context)) {
+    restore_checkpoint(*resume, "checkpoint", model, optimizer.get());
+    step = resume->iteration;
+    start = data_position(*resume);
+    dropout_rng.set_state(resume->rng_state);
+  }
+  PartitionScheduler scheduler(cfg.training.epochs, static_cast<std::int64_t>(shape.partition_count()),
+                               start, shape.partition_sizes(), cfg.data.prefetch_partitions);
+  PartitionData partitions(train_set, batch_size, partition_batches, seed, cfg.data.shuffle);
+
+  std::vector<float> inputs(batch_size * model.sample_size());
+  std::vector<std::int32_t> labels(batch_size);
+  std::vector<float> update(model.parameter_count());
+  UpdateRecorder recorder(model.parameter_count());
+  ProgressMeter progress(total_steps, step);
+  EpochReporter reporter(context);
+  auto checkpoint = [&] {
+    auto c = make_checkpoint(context, model, optimizer.get(), step, scheduler.position());
+    c.rng_state = dropout_rng.state();
+    checkpointer.write(c);
+  };
+
+  DivergenceGuard divergence(cfg.training);
+  for (auto assigned = scheduler.assign(1); assigned.grant; assigned = scheduler.assign(1)) {
+    const auto& grant = assigned.grant;
+    partitions.read_ahead(*grant, assigned.read_ahead);
+    const auto& plan = partitions.plan(grant->epoch);
+    const auto range = plan.partition(static_cast<std::size_t>(grant->partition));
+    for (std::size_t b = range.first_batch; b < range.end_batch; ++b) {
+      const auto indices = plan.batch_indices(b);
+      data::gather_batch(train_set, indices, inputs.data(), labels.data());
+      const auto result = model.train_batch(inputs.data(), labels.data(), indices.size(), dropout_rng);
+      if (auto reason = divergence.check(step + 1, result.loss)) {
+        log_divergence(context, "at step " + std::to_string(step + 1) + ": " + *reason);
+        return core::kExitDiverged;  // the diverged model is never saved
+      }
+      const double learning_rate = schedule.at(grant->epoch * batches_per_epoch + static_cast<std::int64_t>(b));
+      optimizer->compute_update(model.gradients(), model.parameters(), update, learning_rate);
+      recorder.record(update);
+      nn::apply_update(model.parameters(), update);
+      progress.record(result.loss, result.correct, static_cast<std::int64_t>(indices.size()));
+      ++step;
+      if (step % cfg.logging.every_steps == 0) {
+        const double samples_per_second = progress.samples_per_second();
+        const double loss = progress.mean_loss();
+        const double accuracy = progress.accuracy();
+        core::log_progress(progress.report(grant->epoch + 1, cfg.training.epochs,
+                                       static_cast<std::int64_t>(b + 1),
+                                       batches_per_epoch, step, learning_rate));
+        context.metrics.write(JsonLine()
+                                  .add("kind", "step")
+                                  .add("epoch", grant->epoch + 1)
+                                  .add("step", step)
+                                  .add("loss", loss)
+                                  .add("train_accuracy", accuracy)
+                                  .add("samples_per_second", samples_per_second)
+                                  .add("learning_rate", learning_rate));
+      }
+    }
+    scheduler.complete(1);
+    const auto finished = scheduler.take_completed_epochs();
+    for (const auto epoch : finished)
+      reporter.end_of_epoch(model, epoch + 1, step, scheduler.minibatches_in(epoch));
+    if (reporter.stop_early()) break;
+    if (core::stop_requested()) {
+      log_stop_request("stopping after a checkpoint", false);
+      checkpoint();
+      return core::kExitRequeue;
+    }
+    if ((!finished.empty() && checkpointer.at_epoch_end()) || checkpointer.due(step)) checkpoint();
+  }
+  ckpt::write_checkpoint(context.run_directory.file("model.h5"),
+                         make_checkpoint(context, model, optimizer.get(), step, scheduler.position()));
+  reporter.finish(model);
+  PeakMemory().summarize(context);
+  return 0;
+}
+
+}  // namespace gradshare::train

@@ -1,0 +1,12 @@
+// local/local_strategy.h: training in one process, no communication (`training.strategy: local`,
+// and every run started without mpirun). Walks each epoch's partitions in order.
+#pragma once
+
+#include "train/run_context.h"
+
+namespace gradshare::train {
+
+// Returns the process exit code.
+int run_local(RunContext& context);
+
+}  // namespace gradshare::train

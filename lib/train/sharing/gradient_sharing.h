@@ -1,0 +1,50 @@
+// sharing/gradient_sharing.h: asynchronous threshold-encoded gradient sharing (the default strategy).
+//
+// Protocol (rank 0 = master, ranks 1..W = workers; control messages are two-sided and tagged,
+// encoded updates travel on the data plane along the links of the topology tree):
+//
+//  worker                                         master
+//  ------                                         ------
+//  kPartitionRequest {finished previous: 0/1} --> scheduler.complete / next
+//                                             <-- kPartitionGrant {has, epoch, partition}
+//  per minibatch: poll data plane (apply new      polls data plane: applies every update once,
+//    updates, relay), gradient -> updater ->        relays it to every other link
+//    residual -> encode -> publish (own message    evaluates the test set when an epoch's
+//    applied locally, sent on every link);          partitions are all done, logs, checkpoints
+//    when a link lacks room the update stays
+//    in the residual (back-pressure)
+//  kMetrics {WorkerReport deltas} every
+//    logging.every_steps steps             -->  aggregates, prints the progress line
+//  no grant left: kDone {last seq}         -->  when every worker is done:
+//                                          <--  kDrainTarget {last seq per origin}
+//  polls until its version vector reaches
+//  every target and its queues are empty:
+//  kDrained {parameters}                   -->  model-equivalence check against its own copy
+//                                          <--  kShutdown (after every worker drained)
+//  exits                                          final evaluation, model.h5, summary
+//
+// The update ID is (origin rank, seq), seq = 1, 2, ... per origin; every replica applies an ID
+// at most once (UpdateExchange). Replicas start from identical parameters (same seed), so after
+// the drain every replica has applied the same set of updates and holds the same model up to
+// floating-point summation order: the check asserts relative max-norm <= 1e-5.
+// Under `mpirun --with-ft ulfm` a failed worker is replaced or dropped and the replicas are
+// brought back to the same applied updates before training goes on: sharing_recovery.h.
+#pragma once
+
+#include "comm/repair.h"
+#include "train/run_context.h"
+
+namespace gradshare::train {
+
+int run_gradient_sharing(RunContext& context);
+
+// A process spawned to replace a dead worker (fault tolerance, comm/repair.h), given the job it
+// joined: sets up its place in `context` (rank, size, run directory), loads the data and trains
+// as that worker from the master's resync on.
+int run_sharing_replacement(RunContext& context, comm::RepairedJob joined);
+
+// Relative max-norm difference max|a - b| / max|b| (0 when both are zero).
+double relative_max_difference(std::span<const float> a, std::span<const float> b);
+inline constexpr double kEquivalenceTolerance = 1e-5;
+
+}  // namespace gradshare::train

@@ -1,0 +1,93 @@
+// sharing/recovery.h: what gradient-sharing processes tell each other when a failure was
+// repaired (comm/repair.h, SharingSession::repair), so that training goes on with nothing lost
+// and nothing applied twice.
+//
+//  every survivor                                    master
+//  --------------                                    ------
+//  kRecovery {WorkerStatus: phase, partition     --> reconciles the partition schedule (a dead
+//    held / finished, last seq, applied IDs}           worker's partition and grants lost in
+//                                                      flight go back to the queue)
+//                                                 <-- kResyncFetch {IDs the master lacks}
+//  kResyncUpdates {those messages, from the      -->   (to whoever applied them)
+//    kept ones}                                        applies them; when some are no longer
+//                                                      kept there:
+//                                                 <-- kResyncStateFetch
+//  kResyncState {ReplicaState}                   -->   adopts it, then applies its own kept
+//                                                      messages that replica lacked
+//                                                 <-- kResyncUpdates {what this one lacks}, or
+//  applies them / adopts it                            kResyncState {ReplicaState} when some of
+//                                                      those are no longer kept here
+//                                                      replacement: kStateRequest to a live
+//                                                      worker, kParameters {ReplacementStart}
+//                                                 <-- kResyncDone
+//  carries on where it was (a request for a partition is sent again; a worker that had no
+//  partition left asks again, since a dead worker's partition may be back in the queue)
+//
+// Updates that were in flight on the abandoned data plane are in some replica's kept messages
+// (UpdateExchange keeps its own newest and the newest peer messages within
+// fault_tolerance.keep_bytes); the master collects every ID any survivor applied, so afterwards
+// every replica holds the same set. A whole state (parameters and applied IDs) stands in for
+// messages that are no longer kept: the memory a replica keeps does not grow with the workers. A replacement starts from the
+// master's parameters and applied IDs (its snapshot), an optimizer state proxied from a live
+// worker (the master does not train), an empty residual, and continues the dead process's seq.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "train/partition_scheduler.h"
+#include "train/sharing/update_exchange.h"
+#include "train/worker_state.h"
+
+namespace gradshare::train {
+
+enum class WorkerPhase : std::uint8_t {
+  kTraining = 0,    // holds a partition
+  kRequesting = 1,  // waits for a grant
+  kDone = 2,        // no partition left: in the drain
+  kJoining = 3,     // a replacement waiting for its start
+};
+
+struct WorkerStatus {
+  WorkerPhase phase = WorkerPhase::kJoining;
+  std::optional<PartitionGrant> holding;   // granted and not finished
+  std::optional<PartitionGrant> finished;  // finished; no grant has answered that report yet
+  std::uint64_t last_seq = 0;              // of its own updates
+  double conservation_error = -1;
+  AppliedIds applied;
+
+  std::vector<std::uint8_t> serialize() const;
+  static WorkerStatus deserialize(std::span<const std::uint8_t> bytes);
+};
+
+// A replica's whole state in a kResyncState: its parameters hold exactly the updates `applied`.
+struct ReplicaState {
+  std::vector<float> parameters;
+  AppliedIds applied;
+
+  std::vector<std::uint8_t> serialize() const;
+  static ReplicaState deserialize(std::span<const std::uint8_t> bytes);
+};
+
+// What a replacement starts from.
+struct ReplacementStart {
+  ReplicaState replica;  // the master's
+  WorkerState worker;  // optimizer state and tau of a live worker; residual empty
+  std::uint64_t clock = 0;  // the dead rank's newest clock the master applied (staleness.h)
+
+  std::vector<std::uint8_t> serialize() const;
+  static ReplacementStart deserialize(std::span<const std::uint8_t> bytes);
+};
+
+// Update IDs (origin, seq) in a kResyncFetch.
+using UpdateId = std::pair<std::uint32_t, std::uint64_t>;
+std::vector<std::uint8_t> serialize_ids(const std::vector<UpdateId>& ids);
+std::vector<UpdateId> deserialize_ids(std::span<const std::uint8_t> bytes);
+
+// Encoded updates in a kResyncUpdates.
+std::vector<std::uint8_t> serialize_messages(const std::vector<std::vector<std::uint8_t>>& messages);
+std::vector<std::vector<std::uint8_t>> deserialize_messages(std::span<const std::uint8_t> bytes);
+
+}  // namespace gradshare::train

@@ -1,0 +1,237 @@
+#include "train/sharing/update_exchange.h"
+
+#include <algorithm>
+
+#include "codec/decoder.h"
+#include "comm/byte_io.h"
+#include "codec/message.h"
+#include "core/errors.h"
+#include "core/log.h"
+
+namespace gradshare::train {
+
+namespace {
+// A replica's own newest messages: more than its rings and relay queues can hold in flight.
+constexpr std::size_t kKeepOwnMessages = 16;
+}  // namespace
+
+bool AppliedIds::contains(int origin, std::uint64_t seq) const {
+  const auto o = static_cast<std::size_t>(origin);
+  if (o >= upto.size()) return false;
+  return seq <= upto[o] || std::binary_search(above[o].begin(), above[o].end(), seq);
+}
+
+std::uint64_t AppliedIds::highest(int origin) const {
+  const auto o = static_cast<std::size_t>(origin);
+  if (o >= upto.size()) return 0;
+  return above[o].empty() ? upto[o] : std::max(upto[o], above[o].back());
+}
+
+std::vector<std::uint8_t> AppliedIds::serialize() const {
+  comm::ByteWriter writer;
+  writer.put_vector(upto);
+  for (const auto& seqs : above) writer.put_vector(seqs);
+  return {writer.bytes().begin(), writer.bytes().end()};
+}
+
+AppliedIds AppliedIds::deserialize(std::span<const std::uint8_t> bytes) {
+  comm::ByteReader reader(bytes, "applied update IDs");
+  AppliedIds ids;
+  ids.upto = reader.get_vector<std::uint64_t>();
+  for (std::size_t o = 0; o < ids.upto.size(); ++o) {
+    ids.above.push_back(reader.get_vector<std::uint64_t>());
+    GS_CHECK(std::is_sorted(ids.above.back().begin(), ids.above.back().end()),
+             "applied update IDs out of order");
+  }
+  reader.expect_end();
+  return ids;
+}
+
+UpdateExchange::UpdateExchange(comm::DataPlane& plane, int self_rank, int ranks,
+                               std::size_t parameter_count, std::size_t keep_bytes)
+    : plane_(&plane), self_(self_rank), parameter_count_(parameter_count),
+      keep_bytes_(keep_bytes), applied_upto_(static_cast<std::size_t>(ranks), 0),
+      applied_above_(static_cast<std::size_t>(ranks)) {
+  attach(plane);
+}
+
+void UpdateExchange::attach(comm::DataPlane& plane) {
+  plane_ = &plane;
+  // The relay's saturation signal is not used: own messages wait for empty queues instead.
+  relay_.emplace(plane, plane.max_message_bytes());
+}
+
+void UpdateExchange::keep(int origin, std::uint64_t seq, std::span<const std::uint8_t> message) {
+  Kept kept{origin, seq, std::vector<std::uint8_t>(message.begin(), message.end())};
+  if (origin == self_) {
+    kept_own_.push_back(std::move(kept));
+    if (kept_own_.size() > kKeepOwnMessages) kept_own_.pop_front();
+    return;
+  }
+  kept_peer_bytes_ += message.size();
+  kept_peers_.push_back(std::move(kept));
+  while (!kept_peers_.empty() && kept_peer_bytes_ > keep_bytes_) {
+    kept_peer_bytes_ -= kept_peers_.front().bytes.size();
+    kept_peers_.pop_front();
+  }
+  stats_.kept_bytes_peak = std::max(stats_.kept_bytes_peak, kept_peer_bytes_);
+}
+
+std::optional<std::span<const std::uint8_t>> UpdateExchange::kept(int origin,
+                                                                  std::uint64_t seq) const {
+  for (const auto* store : {&kept_own_, &kept_peers_})
+    for (const auto& message : *store)
+      if (message.origin == origin && message.seq == seq)
+        return std::span<const std::uint8_t>(message.bytes);
+  return std::nullopt;
+}
+
+AppliedIds UpdateExchange::applied_ids() const {
+  AppliedIds ids;
+  ids.upto = applied_upto_;
+  for (const auto& above : applied_above_) ids.above.emplace_back(above.begin(), above.end());
+  return ids;
+}
+
+void UpdateExchange::restore(const AppliedIds& ids) {
+  GS_CHECK(ids.upto.size() == applied_upto_.size(), "applied update IDs for " +
+                                                        std::to_string(ids.upto.size()) + " ranks");
+  applied_upto_ = ids.upto;
+  for (std::size_t o = 0; o < ids.above.size(); ++o)
+    applied_above_[o] = std::set<std::uint64_t>(ids.above[o].begin(), ids.above[o].end());
+  // The snapshot's updates are in the parameters this replica starts from: applied once each.
+  stats_.applied = distinct_applied();
+}
+
+void UpdateExchange::adopt(const AppliedIds& ids) {
+  const std::int64_t twice = applied_twice();
+  restore(ids);
+  stats_.applied += static_cast<std::uint64_t>(twice);
+}
+
+std::vector<std::vector<std::uint8_t>> UpdateExchange::kept_missing_from(
+    const AppliedIds& other) const {
+  std::vector<std::vector<std::uint8_t>> missing;
+  for (const auto* store : {&kept_own_, &kept_peers_})
+    for (const auto& message : *store)
+      if (!other.contains(message.origin, message.seq)) missing.push_back(message.bytes);
+  return missing;
+}
+
+bool UpdateExchange::deliver(std::span<const std::uint8_t> message, std::span<float> parameters) {
+  codec::MessageHeader header;
+  std::string error;
+  if (!codec::parse_header(message, parameter_count_, header, &error) ||
+      header.origin >= applied_upto_.size() || header.seq == 0) {
+    ++stats_.rejected;
+    last_error_ = "malformed resync message: " + (error.empty() ? "origin or seq out of range" : error);
+    return false;
+  }
+  const int origin = static_cast<int>(header.origin);
+  if (has_applied(origin, header.seq)) {
+    ++stats_.duplicates;
+    return true;
+  }
+  if (!codec::apply_message(message, parameters, &error)) {
+    ++stats_.rejected;
+    last_error_ = "malformed resync message: " + error;
+    return false;
+  }
+  mark_applied(origin, header.seq);
+  keep(origin, header.seq, message);
+  ++stats_.applied;
+  if (observer_) observer_(header);
+  return true;
+}
+
+bool UpdateExchange::has_applied(int origin, std::uint64_t seq) const {
+  const auto o = static_cast<std::size_t>(origin);
+  return seq <= applied_upto_[o] || applied_above_[o].count(seq) > 0;
+}
+
+std::uint64_t UpdateExchange::distinct_applied() const {
+  std::uint64_t distinct = 0;
+  for (std::size_t o = 0; o < applied_upto_.size(); ++o)
+    distinct += applied_upto_[o] + applied_above_[o].size();
+  return distinct;
+}
+
+std::int64_t UpdateExchange::applied_twice() const {
+  return static_cast<std::int64_t>(stats_.applied) - static_cast<std::int64_t>(distinct_applied());
+}
+
+std::uint64_t UpdateExchange::highest_applied(int origin) const {
+  const auto& above = applied_above_[static_cast<std::size_t>(origin)];
+  return above.empty() ? applied_upto_[static_cast<std::size_t>(origin)] : *above.rbegin();
+}
+
+bool UpdateExchange::mark_applied(int origin, std::uint64_t seq) {
+  if (has_applied(origin, seq)) return false;
+  const auto o = static_cast<std::size_t>(origin);
+  applied_above_[o].insert(seq);
+  auto& above = applied_above_[o];
+  while (!above.empty() && *above.begin() == applied_upto_[o] + 1) {
+    ++applied_upto_[o];
+    above.erase(above.begin());
+  }
+  return true;
+}
+
+std::size_t UpdateExchange::poll(std::span<float> parameters) {
+  const std::size_t received = plane_->poll([&](int from, std::span<const std::uint8_t> message) {
+    codec::MessageHeader header;
+    std::string error;
+    if (!codec::parse_header(message, parameter_count_, header, &error) ||
+        header.origin >= applied_upto_.size() || header.seq == 0) {
+      ++stats_.rejected;
+      last_error_ = "malformed message from rank " + std::to_string(from) + ": " +
+                    (error.empty() ? "origin or seq out of range" : error);
+      core::log_warn(last_error_);
+      return;
+    }
+    const int origin = static_cast<int>(header.origin);
+    if (has_applied(origin, header.seq)) {
+      ++stats_.duplicates;
+      return;
+    }
+    if (!codec::apply_message(message, parameters, &error)) {
+      ++stats_.rejected;
+      last_error_ = "malformed message from rank " + std::to_string(from) + ": " + error;
+      core::log_warn(last_error_);
+      return;
+    }
+    mark_applied(origin, header.seq);
+    keep(origin, header.seq, message);
+    ++stats_.applied;
+    if (observer_) observer_(header);
+    stats_.relayed += plane_->links().size() - 1;
+    relay_->forward(from, message);
+  });
+  relay_->flush();
+  return received;
+}
+
+bool UpdateExchange::can_publish(std::size_t bytes) const {
+  if (relay_->queued_messages() > 0) return false;
+  for (int link : plane_->links())
+    if (!plane_->can_send(link, bytes)) return false;
+  return true;
+}
+
+void UpdateExchange::publish(std::span<const std::uint8_t> message, std::span<float> parameters) {
+  codec::MessageHeader header;
+  std::string error;
+  GS_CHECK(codec::parse_header(message, parameter_count_, header, &error), error);
+  GS_CHECK(static_cast<int>(header.origin) == self_, "publishing another rank's message");
+  GS_CHECK(codec::apply_message(message, parameters, &error), error);
+  GS_CHECK(mark_applied(self_, header.seq), "seq " + std::to_string(header.seq) + " reused");
+  keep(self_, header.seq, message);
+  ++stats_.applied;
+  ++stats_.published;
+  stats_.bytes_published += message.size();
+  relay_->forward(comm::kOriginHere, message);
+}
+
+bool UpdateExchange::has_backlog() const { return relay_->queued_messages() > 0; }
+
+}  // namespace gradshare::train

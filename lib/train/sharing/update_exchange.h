@@ -1,0 +1,130 @@
+// sharing/update_exchange.h: one replica's side of gradient sharing, independent of who trains.
+//   - applies every encoded update exactly once: an update ID is (origin, seq); a version
+//     vector (highest contiguous seq applied per origin) plus the few seqs applied above it
+//     decides; duplicates are counted, never applied;
+//   - relays each message to every link except the one it came from (star and tree alike);
+//   - sends through a comm::Relay, whose per-link FIFO queues make back-pressure on one link
+//     neither drop nor reorder anything;
+//   - rejects malformed messages (bad bytes from the network) without crashing, and counts them;
+//   - keeps its own 16 newest messages and the newest peer messages within a byte budget
+//     (fault_tolerance.keep_bytes, however many workers there are), so that after a process
+//     failure what was in flight on the abandoned data plane can be re-sent (resync); a replica
+//     that lacks an update no longer kept anywhere gets a whole state instead (update_resync.h).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "codec/message.h"
+#include "comm/data_plane.h"
+#include "comm/relay.h"
+
+namespace gradshare::train {
+
+struct ExchangeStats {
+  std::uint64_t applied = 0;     // messages applied to the parameters (own ones included)
+  std::uint64_t duplicates = 0;  // messages seen again and not applied
+  std::uint64_t rejected = 0;    // malformed messages dropped
+  std::uint64_t relayed = 0;     // message copies forwarded to other links
+  std::uint64_t published = 0;   // own messages sent
+  std::uint64_t bytes_published = 0;
+  std::size_t kept_bytes_peak = 0;  // of the peer messages kept for a resync
+};
+
+// Which update IDs a replica has applied: per origin, every seq up to upto[o] and those in
+// above[o]. Travels in recovery messages.
+struct AppliedIds {
+  std::vector<std::uint64_t> upto;
+  std::vector<std::vector<std::uint64_t>> above;
+
+  bool contains(int origin, std::uint64_t seq) const;
+  std::uint64_t highest(int origin) const;
+  std::vector<std::uint8_t> serialize() const;
+  static AppliedIds deserialize(std::span<const std::uint8_t> bytes);
+};
+
+class UpdateExchange {
+ public:
+  // keep_bytes: the budget of kept peer messages (fault_tolerance.keep_bytes).
+  UpdateExchange(comm::DataPlane& plane, int self_rank, int ranks, std::size_t parameter_count,
+                 std::size_t keep_bytes);
+
+  // After a failure repair: sends on `plane` from now on. Messages queued for the old links are
+  // dropped: the resync hands every replica what it lacks.
+  void attach(comm::DataPlane& plane);
+
+  // Delivers inbound messages: applies new ones to `parameters` and queues them for relay;
+  // then pushes queued messages out as far as the links allow. Returns messages received.
+  std::size_t poll(std::span<float> parameters);
+  // True when an own message of `bytes` can go out now on every link (queues empty, room).
+  bool can_publish(std::size_t bytes) const;
+  // Applies this replica's own message to `parameters` and sends it on every link.
+  void publish(std::span<const std::uint8_t> message, std::span<float> parameters);
+  // Messages still queued for some link.
+  bool has_backlog() const;
+  // Links of this replica in the tree (parent and children).
+  std::size_t link_count() const { return plane_->links().size(); }
+  // Called with the header of every peer message applied here (poll and deliver), e.g. to
+  // measure staleness (staleness.h).
+  void on_applied(std::function<void(const codec::MessageHeader&)> observer) {
+    observer_ = std::move(observer);
+  }
+
+  // Applies a message that arrived outside the data plane (resync) unless already applied;
+  // not relayed. False (and last_error()) for a malformed message.
+  bool deliver(std::span<const std::uint8_t> message, std::span<float> parameters);
+  AppliedIds applied_ids() const;
+  // A replacement takes a snapshot's IDs as applied (its parameters already contain them).
+  void restore(const AppliedIds& ids);
+  // A survivor takes over another replica's whole state (the caller copies the parameters):
+  // its IDs become the applied ones; updates applied twice so far stay counted.
+  void adopt(const AppliedIds& ids);
+  // Kept messages whose IDs `other` lacks, up to highest[o] per origin (for the resync).
+  std::vector<std::vector<std::uint8_t>> kept_missing_from(const AppliedIds& other) const;
+  // The kept message (origin, seq), if still kept.
+  std::optional<std::span<const std::uint8_t>> kept(int origin, std::uint64_t seq) const;
+
+  // Highest contiguous seq applied per origin rank.
+  const std::vector<std::uint64_t>& version_vector() const { return applied_upto_; }
+  bool has_applied(int origin, std::uint64_t seq) const;
+  std::uint64_t highest_applied(int origin) const;
+  // Applications beyond the distinct update IDs applied: 0 unless an update was applied twice
+  // (what the fault-tolerance tests assert, the replacements' snapshots included).
+  std::int64_t applied_twice() const;
+  const ExchangeStats& stats() const { return stats_; }
+  const std::string& last_error() const { return last_error_; }
+
+ private:
+  // Records (origin, seq) as applied; false if it already was.
+  bool mark_applied(int origin, std::uint64_t seq);
+  std::uint64_t distinct_applied() const;
+  void keep(int origin, std::uint64_t seq, std::span<const std::uint8_t> message);
+
+  comm::DataPlane* plane_;
+  int self_;
+  std::size_t parameter_count_;
+  std::size_t keep_bytes_;
+  std::vector<std::uint64_t> applied_upto_;
+  std::vector<std::set<std::uint64_t>> applied_above_;
+  std::optional<comm::Relay> relay_;
+  // Kept messages, oldest first: what is in flight at a failure is among the newest.
+  struct Kept {
+    int origin;
+    std::uint64_t seq;
+    std::vector<std::uint8_t> bytes;
+  };
+  std::deque<Kept> kept_own_;
+  std::deque<Kept> kept_peers_;
+  std::size_t kept_peer_bytes_ = 0;
+  ExchangeStats stats_;
+  std::string last_error_;
+  std::function<void(const codec::MessageHeader&)> observer_;
+};
+
+}  // namespace gradshare::train

@@ -1,0 +1,79 @@
+#include "train/sharing/worker_report.h"
+
+#include <algorithm>
+
+#include "comm/byte_io.h"
+
+namespace gradshare::train {
+
+void WorkerReport::add(const WorkerReport& o) {
+  const bool first = messages == 0 && steps == 0;
+  steps += o.steps;
+  samples += o.samples;
+  loss_sum += o.loss_sum;
+  correct += o.correct;
+  messages += o.messages;
+  bytes += o.bytes;
+  entries += o.entries;
+  sparse_messages += o.sparse_messages;
+  bitmap_messages += o.bitmap_messages;
+  compressed_messages += o.compressed_messages;
+  shake_ups += o.shake_ups;
+  backpressure += o.backpressure;
+  relayed += o.relayed;
+  duplicates += o.duplicates;
+  rejected += o.rejected;
+  clipped_mass += o.clipped_mass;
+  sparsity_sum += o.sparsity_sum;
+  seconds += o.seconds;
+  capped_messages += o.capped_messages;
+  staleness.add(o.staleness);
+  residual_l2 = std::max(residual_l2, o.residual_l2);
+  residual_max_abs = std::max(residual_max_abs, o.residual_max_abs);
+  if (o.steps > 0) {
+    tau_min = first ? o.tau_min : std::min(tau_min, o.tau_min);
+    tau_max = first ? o.tau_max : std::max(tau_max, o.tau_max);
+  }
+}
+
+std::vector<std::uint8_t> WorkerReport::serialize() const {
+  comm::ByteWriter writer;
+  writer.put(*this);
+  return writer.take();
+}
+
+WorkerReport WorkerReport::deserialize(std::span<const std::uint8_t> bytes) {
+  comm::ByteReader reader(bytes, "worker report");
+  auto report = reader.get<WorkerReport>();
+  reader.expect_end();
+  return report;
+}
+
+std::vector<std::uint8_t> DrainedReport::serialize() const {
+  comm::ByteWriter writer;
+  writer.put(applied_twice).put(published).put(relayed).put(links).put(bytes_published);
+  writer.put(transport.messages_sent).put(transport.bytes_sent);
+  writer.put(transport.messages_received).put(transport.bytes_received).put(cpu_seconds);
+  writer.put_vector(std::span<const float>(parameters));
+  return writer.take();
+}
+
+DrainedReport DrainedReport::deserialize(std::span<const std::uint8_t> bytes) {
+  comm::ByteReader reader(bytes, "drained report");
+  DrainedReport report;
+  report.applied_twice = reader.get<std::int64_t>();
+  report.published = reader.get<std::uint64_t>();
+  report.relayed = reader.get<std::uint64_t>();
+  report.links = reader.get<std::int32_t>();
+  report.bytes_published = reader.get<std::uint64_t>();
+  report.transport.messages_sent = reader.get<std::uint64_t>();
+  report.transport.bytes_sent = reader.get<std::uint64_t>();
+  report.transport.messages_received = reader.get<std::uint64_t>();
+  report.transport.bytes_received = reader.get<std::uint64_t>();
+  report.cpu_seconds = reader.get<double>();
+  report.parameters = reader.get_vector<float>();
+  reader.expect_end();
+  return report;
+}
+
+}  // namespace gradshare::train
