@@ -1,7 +1,6 @@
-// deadline_wait.cpp: timeout messages and wait_all.
+// deadline_wait.cpp: wait_all.
 #include "comm/deadline_wait.h"
 
-#include <cstdio>
 #include <vector>
 
 #include "comm/mpi_error.h"
@@ -9,13 +8,6 @@
 #include "core/timer.h"
 
 namespace gradshare::comm {
-
-std::string timeout_message(double seconds, int rank, std::string_view awaited) {
-  char text[64];
-  std::snprintf(text, sizeof(text), "timed out after %.1f s waiting for ", seconds);
-  std::string who = rank < 0 ? "any rank" : "rank " + std::to_string(rank);
-  return text + who + ": " + std::string(awaited);
-}
 
 void wait_all(std::span<MPI_Request> requests, std::span<const int> peers, double timeout_seconds,
               std::string_view awaited) {

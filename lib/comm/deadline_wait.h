@@ -9,10 +9,9 @@
 #include <string>
 #include <string_view>
 
-namespace gradshare::comm {
+#include "comm/control_channel.h"
 
-// rank < 0 (MPI_ANY_SOURCE) reads "any rank".
-std::string timeout_message(double seconds, int rank, std::string_view awaited);
+namespace gradshare::comm {
 
 // Waits until every request has completed. On timeout the pending requests are cancelled and
 // freed, and the error names the first pending one's peer (peers[i] belongs to requests[i]).

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "ckpt/checkpoint.h"
-#include "comm/control_plane.h"
+#include "comm/control_channel.h"
 #include "core/timer.h"
 #include "train/run_context.h"
 

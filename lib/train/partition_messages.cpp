@@ -24,7 +24,7 @@ PartitionRequest parse_partition_request(const comm::ControlMessage& message) {
   return request;
 }
 
-PartitionAssignment request_partition(comm::ControlPlane& control, bool finished_previous) {
+PartitionAssignment request_partition(comm::ControlChannel& control, bool finished_previous) {
   control.send(0, comm::Tag::kPartitionRequest, serialize(PartitionRequest{finished_previous, 0}));
   return parse_partition_grant(control.receive(0, comm::Tag::kPartitionGrant, "partition grant"));
 }
@@ -44,7 +44,7 @@ std::vector<std::uint8_t> serialize(const PartitionAssignment& assignment) {
   return writer.take();
 }
 
-void send_partition_grant(comm::ControlPlane& control, int worker,
+void send_partition_grant(comm::ControlChannel& control, int worker,
                           const PartitionAssignment& assignment) {
   control.send(worker, comm::Tag::kPartitionGrant, serialize(assignment));
 }

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "comm/byte_io.h"
-#include "comm/control_plane.h"
+#include "comm/control_channel.h"
 #include "train/partition_scheduler.h"
 
 namespace gradshare::train {
@@ -29,9 +29,9 @@ PartitionRequest parse_partition_request(const comm::ControlMessage& message);
 std::vector<std::uint8_t> serialize(const PartitionAssignment& assignment);
 
 // Worker side: reports whether the previous grant is done and waits for the next one.
-PartitionAssignment request_partition(comm::ControlPlane& control, bool finished_previous);
+PartitionAssignment request_partition(comm::ControlChannel& control, bool finished_previous);
 // Master side: PartitionScheduler::assign's answer, or PartitionAssignment{} to grant nothing.
-void send_partition_grant(comm::ControlPlane& control, int worker,
+void send_partition_grant(comm::ControlChannel& control, int worker,
                           const PartitionAssignment& assignment);
 // Throws RuntimeError when malformed.
 PartitionAssignment parse_partition_grant(const comm::ControlMessage& message);

@@ -9,7 +9,8 @@
 
 #include "ckpt/checkpoint.h"
 #include "comm/byte_io.h"
-#include "comm/control_plane.h"
+#include "comm/control_channel.h"
+#include "comm/mpi_control_channel.h"
 #include "comm/mpi_error.h"
 #include "core/errors.h"
 #include "core/log.h"
@@ -34,7 +35,7 @@ namespace gradshare::train {
 namespace {
 
 // Worker 1 -> master messages.
-void send_parameters(comm::ControlPlane& control, comm::Tag tag, std::int64_t epoch,
+void send_parameters(comm::ControlChannel& control, comm::Tag tag, std::int64_t epoch,
                      std::int64_t step, std::span<const float> parameters) {
   comm::ByteWriter writer;
   writer.put(epoch).put(step).put_vector(parameters);
@@ -42,7 +43,7 @@ void send_parameters(comm::ControlPlane& control, comm::Tag tag, std::int64_t ep
 }
 
 // The next message of any tag from `source`, polling with back-off until the deadline.
-comm::ControlMessage receive_any(comm::ControlPlane& control, int source, const char* awaited) {
+comm::ControlMessage receive_any(comm::ControlChannel& control, int source, const char* awaited) {
   core::Deadline deadline(control.timeout_seconds());
   core::Backoff backoff;
   for (;;) {
@@ -89,7 +90,7 @@ std::int64_t steps_per_epoch(const RunContext& context, int workers) {
 }
 
 // The master evaluates and checkpoints what worker 1 sends; the step fixes the data position.
-int run_master(RunContext& context, comm::ControlPlane& control) {
+int run_master(RunContext& context, comm::ControlChannel& control) {
   const auto& cfg = context.config;
   nn::Model model = nn::Model::build(cfg.model, static_cast<std::uint64_t>(cfg.run.seed));
   core::log_info("model: " + std::to_string(model.parameter_count()) + " parameters\n" +
@@ -190,7 +191,7 @@ int run_master(RunContext& context, comm::ControlPlane& control) {
   }
 }
 
-int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm workers) {
+int run_worker(RunContext& context, comm::ControlChannel& control, MPI_Comm workers) {
   const auto& cfg = context.config;
   const auto seed = static_cast<std::uint64_t>(cfg.run.seed);
   int index = 0, count = 0;
@@ -347,7 +348,7 @@ int run_allreduce(RunContext& context) {
   comm::check_mpi(MPI_Comm_split(context.world, context.is_master() ? MPI_UNDEFINED : 1,
                                  context.rank, &workers),
                   "MPI_Comm_split");
-  comm::ControlPlane control(context.world, static_cast<double>(context.config.transport.timeout_ms) / 1000.0);
+  comm::MpiControlChannel control(context.world, static_cast<double>(context.config.transport.timeout_ms) / 1000.0);
   context.phase = RunContext::kTraining;
   const int code = context.is_master() ? run_master(context, control)
                                        : run_worker(context, control, workers);

@@ -13,7 +13,8 @@
 #include "ckpt/checkpoint.h"
 #include "comm/byte_io.h"
 #include "comm/communicator.h"
-#include "comm/control_plane.h"
+#include "comm/control_channel.h"
+#include "comm/mpi_control_channel.h"
 #include "comm/mpi_error.h"
 #include "core/errors.h"
 #include "core/log.h"
@@ -207,7 +208,7 @@ std::int64_t resume_iteration(const ckpt::Checkpoint& checkpoint, std::int64_t b
 }
 
 // Every worker gets where to start (iteration) and what from (parameters, its updater state).
-std::int64_t start_workers(RunContext& context, comm::ControlPlane& control, nn::Model& model,
+std::int64_t start_workers(RunContext& context, comm::ControlChannel& control, nn::Model& model,
                            std::int64_t batches) {
   const auto& cfg = context.config;
   const auto resume = Checkpointer::find_resume(context);
@@ -235,7 +236,7 @@ std::int64_t start_workers(RunContext& context, comm::ControlPlane& control, nn:
   return iteration;
 }
 
-int run_master(RunContext& context, comm::ControlPlane& control) {
+int run_master(RunContext& context, comm::ControlChannel& control) {
   const auto& cfg = context.config;
   nn::Model model = nn::Model::build(cfg.model, static_cast<std::uint64_t>(cfg.run.seed));
   const std::size_t n = model.parameter_count();
@@ -438,7 +439,7 @@ RoundVotes agree(const RoundVotes& mine, MPI_Comm workers) {
   return {votes[0] != 0, votes[1] != 0, votes[2] != 0, votes[3] != 0};
 }
 
-int run_worker(RunContext& context, comm::ControlPlane& control, MPI_Comm workers) {
+int run_worker(RunContext& context, comm::ControlChannel& control, MPI_Comm workers) {
   const auto& cfg = context.config;
   const auto seed = static_cast<std::uint64_t>(cfg.run.seed);
   int index = 0, count = 0;
@@ -636,7 +637,7 @@ int run_parameter_averaging(RunContext& context) {
       MPI_Comm_split(context.world, context.is_master() ? MPI_UNDEFINED : 1, context.rank, &split),
       "MPI_Comm_split");
   const comm::Communicator workers(split);  // null on the master
-  comm::ControlPlane control(context.world,
+  comm::MpiControlChannel control(context.world,
                              static_cast<double>(context.config.transport.timeout_ms) / 1000.0);
   context.phase = RunContext::kTraining;
   return context.is_master() ? run_master(context, control)

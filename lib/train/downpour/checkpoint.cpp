@@ -25,7 +25,7 @@ StartState worker_start(const std::optional<ckpt::Checkpoint>& resume, std::size
 }
 }  // namespace
 
-DownpourStart share_downpour_start(RunContext& context, comm::ControlPlane& control,
+DownpourStart share_downpour_start(RunContext& context, comm::ControlChannel& control,
                                    const DownpourLayout& layout, nn::Model& model) {
   DownpourStart start;
   if (!context.is_master()) {

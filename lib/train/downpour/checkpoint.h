@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "ckpt/checkpoint.h"
-#include "comm/control_plane.h"
+#include "comm/control_channel.h"
 #include "nn/model.h"
 #include "train/downpour/protocol.h"
 #include "train/run_context.h"
@@ -39,7 +39,7 @@ struct DownpourStart {
 // Collective over the job: rank 0 finds the checkpoint to resume from (Checkpointer) and sends
 // every other rank its start; the others receive theirs. Every rank's `model` then holds the
 // parameters to start from.
-DownpourStart share_downpour_start(RunContext& context, comm::ControlPlane& control,
+DownpourStart share_downpour_start(RunContext& context, comm::ControlChannel& control,
                                    const DownpourLayout& layout, nn::Model& model);
 
 // Puts the shards' server optimizer states (index = shard, each of its shard's size) into the

@@ -91,7 +91,7 @@ class DownpourProgress {
 // and collects the replies; several requests are never outstanding at once.
 class StateRequests {
  public:
-  explicit StateRequests(comm::ControlPlane& control) : control_(control) {}
+  explicit StateRequests(comm::ControlChannel& control) : control_(control) {}
   bool outstanding() const { return outstanding_; }
   void request() {
     GS_CHECK(!outstanding_, "a state request is already outstanding");
@@ -120,7 +120,7 @@ class StateRequests {
   }
 
  private:
-  comm::ControlPlane& control_;
+  comm::ControlChannel& control_;
   std::map<int, WorkerState> replies_;
   bool outstanding_ = false;
 };
@@ -144,7 +144,7 @@ Comparison compare(std::span<const float> a, std::span<const float> b) {
 }  // namespace
 
 int run_downpour_master(RunContext& context, nn::Model& model, DownpourTransport& transport,
-                        comm::ControlPlane& control, const DownpourLayout& layout,
+                        comm::ControlChannel& control, const DownpourLayout& layout,
                         ShardServer& server, const std::optional<ckpt::Checkpoint>& resume) {
   const auto& cfg = context.config;
   const auto seed = static_cast<std::uint64_t>(cfg.run.seed);

@@ -27,7 +27,7 @@
 #include <optional>
 #include <vector>
 
-#include "comm/control_plane.h"
+#include "comm/control_channel.h"
 #include "config/experiment_config.h"
 #include "train/partition_messages.h"
 #include "train/partition_scheduler.h"
@@ -137,12 +137,12 @@ struct DownpourReport {
 // with kShutdown {int32 exit code} (shutdown_message in checkpointer.h).
 class StopNotice {
  public:
-  explicit StopNotice(comm::ControlPlane& control) : control_(control) {}
+  explicit StopNotice(comm::ControlChannel& control) : control_(control) {}
   // Tells the master, once, that a stop signal has arrived here.
   void check();
 
  private:
-  comm::ControlPlane& control_;
+  comm::ControlChannel& control_;
   bool sent_ = false;
 };
 

@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "ckpt/checkpoint.h"
-#include "comm/control_plane.h"
+#include "comm/control_channel.h"
 #include "nn/model.h"
 #include "train/downpour/protocol.h"
 #include "train/downpour/server.h"
@@ -18,11 +18,11 @@ namespace gradshare::train {
 // `model` holds the parameters to start from (seeded, or the checkpoint's); `server` serves
 // shard 0; `resume` is the checkpoint being resumed, if any.
 int run_downpour_master(RunContext& context, nn::Model& model, DownpourTransport& transport,
-                        comm::ControlPlane& control, const DownpourLayout& layout,
+                        comm::ControlChannel& control, const DownpourLayout& layout,
                         ShardServer& server, const std::optional<ckpt::Checkpoint>& resume);
 // `start` carries the worker's saved optimizer state on a resume.
 int run_downpour_worker(RunContext& context, nn::Model& model, DownpourTransport& transport,
-                        comm::ControlPlane& control, const DownpourLayout& layout,
+                        comm::ControlChannel& control, const DownpourLayout& layout,
                         const StartState& start);
 
 }  // namespace gradshare::train

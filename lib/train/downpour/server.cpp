@@ -121,7 +121,7 @@ std::size_t ShardServer::round_robin(const std::function<bool(int worker)>& try_
   return applied;
 }
 
-int run_downpour_server(RunContext& context, comm::ControlPlane& control, ShardServer& server) {
+int run_downpour_server(RunContext& context, comm::ControlChannel& control, ShardServer& server) {
   core::Backoff backoff;
   core::Deadline deadline(control.timeout_seconds());
   StopNotice stop_notice(control);

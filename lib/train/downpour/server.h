@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "comm/control_plane.h"
+#include "comm/control_channel.h"
 #include "config/experiment_config.h"
 #include "nn/optimizer.h"
 #include "train/downpour/protocol.h"
@@ -96,6 +96,6 @@ class ShardServer {
 
 // Ranks 1..K-1: serve their shard and answer the master's state requests until its kShutdown,
 // whose exit code they return; a stop signal here is passed on to the master.
-int run_downpour_server(RunContext& context, comm::ControlPlane& control, ShardServer& server);
+int run_downpour_server(RunContext& context, comm::ControlChannel& control, ShardServer& server);
 
 }  // namespace gradshare::train

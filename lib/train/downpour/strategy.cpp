@@ -3,7 +3,8 @@
 
 #include <memory>
 
-#include "comm/control_plane.h"
+#include "comm/control_channel.h"
+#include "comm/mpi_control_channel.h"
 #include "comm/mpi_error.h"
 #include "core/log.h"
 #include "nn/model.h"
@@ -20,7 +21,7 @@ int run_downpour(RunContext& context) {
   const auto& cfg = context.config;
   nn::Model model = nn::Model::build(cfg.model, static_cast<std::uint64_t>(cfg.run.seed));
   const DownpourLayout layout(cfg, model.parameter_count(), context.size);
-  comm::ControlPlane control(context.world, static_cast<double>(cfg.transport.timeout_ms) / 1000.0);
+  comm::MpiControlChannel control(context.world, static_cast<double>(cfg.transport.timeout_ms) / 1000.0);
   const DownpourTransportChoice choice =
       choose_downpour_transport(context.world, cfg.transport.data_plane);
   if (context.is_master()) core::log_info("downpour transport: " + choice.description);

@@ -24,7 +24,7 @@
 namespace gradshare::train {
 
 int run_downpour_worker(RunContext& context, nn::Model& model, DownpourTransport& transport,
-                        comm::ControlPlane& control, const DownpourLayout& layout,
+                        comm::ControlChannel& control, const DownpourLayout& layout,
                         const StartState& start) {
   const auto& cfg = context.config;
   const auto seed = static_cast<std::uint64_t>(cfg.run.seed);

@@ -174,7 +174,7 @@ class SharingMaster {
   }
 
  private:
-  comm::ControlPlane& control() { return session_.control(); }
+  comm::ControlChannel& control() { return session_.control(); }
 
   // One pass of the master's loop; true when something happened.
   bool step() {

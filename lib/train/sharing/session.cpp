@@ -130,7 +130,7 @@ void SharingSession::gather_identities() {
 void SharingSession::build_planes() {
   gather_identities();
   const double timeout = static_cast<double>(context_.config.transport.timeout_ms) / 1000.0;
-  control_ = std::make_unique<comm::ControlPlane>(comm_.get(), timeout, logical_);
+  control_ = std::make_unique<comm::MpiControlChannel>(comm_.get(), timeout, logical_);
   // Links are logical ranks in the tree and ranks of the communicator on the plane.
   std::vector<int> links;
   for (int logical : tree_.links(context_.rank)) {

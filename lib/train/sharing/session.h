@@ -18,7 +18,8 @@
 #include <vector>
 
 #include "comm/communicator.h"
-#include "comm/control_plane.h"
+#include "comm/control_channel.h"
+#include "comm/mpi_control_channel.h"
 #include "comm/data_plane.h"
 #include "comm/repair.h"
 #include "topology/mode.h"
@@ -43,7 +44,7 @@ class SharingSession {
   ~SharingSession();
 
   bool is_spare() const { return !comm_; }
-  comm::ControlPlane& control() { return *control_; }
+  comm::ControlChannel& control() { return *control_; }
   comm::DataPlane& plane() { return *plane_; }
   const topology::Tree& tree() const { return tree_; }
   // Logical ranks of the live workers, ascending.
@@ -80,7 +81,7 @@ class SharingSession {
   std::vector<int> spares_;      // universe ranks of the waiting spares
   topology::Tree tree_;
   comm::Communicator graph_;  // the tree as a dist-graph communicator (runs without ULFM)
-  std::unique_ptr<comm::ControlPlane> control_;
+  std::unique_ptr<comm::MpiControlChannel> control_;
   std::unique_ptr<comm::DataPlane> plane_;
   std::map<int, ProcessIdentity> processes_;
 };

@@ -43,7 +43,7 @@ std::size_t lacking(const AppliedIds& mine, const AppliedIds& theirs) {
 
 // The master takes `worker`'s whole state, then re-applies the messages it keeps that the state
 // lacks; updates it applied before and keeps no longer are fetched again from their holders.
-void adopt_worker_state(comm::ControlPlane& control, UpdateExchange& exchange,
+void adopt_worker_state(comm::ControlChannel& control, UpdateExchange& exchange,
                         std::span<float> parameters, int worker, ResyncCounts& counts) {
   control.send(worker, comm::Tag::kResyncStateFetch, {});
   const auto state = ReplicaState::deserialize(
@@ -64,7 +64,7 @@ void adopt_worker_state(comm::ControlPlane& control, UpdateExchange& exchange,
 
 }  // namespace
 
-ResyncCounts resync_updates(comm::ControlPlane& control, UpdateExchange& exchange,
+ResyncCounts resync_updates(comm::ControlChannel& control, UpdateExchange& exchange,
                             std::span<float> parameters,
                             const std::map<int, WorkerStatus>& survivors) {
   ResyncCounts counts;

@@ -6,7 +6,7 @@
 #include <map>
 #include <span>
 
-#include "comm/control_plane.h"
+#include "comm/control_channel.h"
 #include "train/sharing/recovery.h"
 #include "train/sharing/update_exchange.h"
 
@@ -25,7 +25,7 @@ struct ResyncCounts {
 // rank to its reported status (replacements excluded). Throws RuntimeError only when an update
 // the master had applied is kept by no replica any more (fault_tolerance.keep_bytes far below
 // what was in flight): it would otherwise be lost.
-ResyncCounts resync_updates(comm::ControlPlane& control, UpdateExchange& exchange,
+ResyncCounts resync_updates(comm::ControlChannel& control, UpdateExchange& exchange,
                             std::span<float> parameters,
                             const std::map<int, WorkerStatus>& survivors);
 

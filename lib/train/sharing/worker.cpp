@@ -113,7 +113,7 @@ class SharingWorker {
  private:
   std::size_t batch_size() const { return static_cast<std::size_t>(cfg_.training.batch_size); }
   std::uint64_t seed() const { return static_cast<std::uint64_t>(cfg_.run.seed); }
-  comm::ControlPlane& control() { return session_.control(); }
+  comm::ControlChannel& control() { return session_.control(); }
 
   // Runs `step`; a process failure somewhere in the job (ULFM) leads to the repair and resync
   // instead, after which the caller carries on. Returns false when that happened.

@@ -1,7 +1,8 @@
-// control_plane_test.cpp: the control plane, MPI error reporting, graph communicators and the
+// control_channel_test.cpp: the MPI control channel, MPI error reporting, graph communicators and the
 // data-plane setup deadline on real ranks (run with 3 or more).
-//   mpirun -n 3 mpi_control_plane_test
-#include "comm/control_plane.h"
+//   mpirun -n 3 mpi_control_channel_test
+#include "comm/control_channel.h"
+#include "comm/mpi_control_channel.h"
 
 #include <mpi.h>
 
@@ -21,7 +22,7 @@ namespace {
 
 using namespace gradshare;
 
-void round_trip(comm::ControlPlane& control, mpi_testing::Checker& check) {
+void round_trip(comm::ControlChannel& control, mpi_testing::Checker& check) {
   if (control.rank() == 1) {
     comm::ByteWriter writer;
     writer.put<std::int64_t>(7).put_string("need work");
@@ -45,7 +46,7 @@ void round_trip(comm::ControlPlane& control, mpi_testing::Checker& check) {
   control.flush();
 }
 
-void tag_selection(comm::ControlPlane& control, mpi_testing::Checker& check) {
+void tag_selection(comm::ControlChannel& control, mpi_testing::Checker& check) {
   if (control.rank() == 2) {
     std::uint8_t byte = 1;
     control.send(0, comm::Tag::kMetrics, {&byte, 1});
@@ -61,7 +62,7 @@ void tag_selection(comm::ControlPlane& control, mpi_testing::Checker& check) {
   }
 }
 
-void timeouts(comm::ControlPlane& control, mpi_testing::Checker& check) {
+void timeouts(comm::ControlChannel& control, mpi_testing::Checker& check) {
   if (control.rank() != 0) return;
   try {
     control.receive(1, comm::Tag::kPartitionGrant, "partition grant");
@@ -129,7 +130,7 @@ void setup_deadline(int rank, mpi_testing::Checker& check) {
 void unmatched_send(int rank, mpi_testing::Checker& check) {
   // A large message rank 1 never receives: flush names the peer, and the plane can still be
   // destroyed (the send is abandoned, its buffer kept) without hanging.
-  comm::ControlPlane control(MPI_COMM_WORLD, 0.5);
+  comm::MpiControlChannel control(MPI_COMM_WORLD, 0.5);
   if (rank != 0) return;
   std::vector<std::uint8_t> parameters(1 << 20, 3);
   control.send(1, comm::Tag::kParameters, parameters);
@@ -146,7 +147,7 @@ void unmatched_send(int rank, mpi_testing::Checker& check) {
 int run(int rank, int size) {
   mpi_testing::Checker check(rank);
   check.expect(size >= 3, "needs at least 3 ranks");
-  comm::ControlPlane control(MPI_COMM_WORLD, 0.5);
+  comm::MpiControlChannel control(MPI_COMM_WORLD, 0.5);
   round_trip(control, check);
   tag_selection(control, check);
   timeouts(control, check);

@@ -1,5 +1,5 @@
-// control_plane.cpp: ControlPlane.
-#include "comm/control_plane.h"
+// mpi_control_channel.cpp: MpiControlChannel.
+#include "comm/mpi_control_channel.h"
 
 #include <algorithm>
 #include <limits>
@@ -14,55 +14,7 @@
 #include "core/timer.h"
 
 namespace gradshare::comm {
-const char* tag_name(Tag tag) {
-  switch (tag) {
-    case Tag::kPartitionRequest:
-      return "partition request";
-    case Tag::kPartitionGrant:
-      return "partition grant";
-    case Tag::kMetrics:
-      return "metrics";
-    case Tag::kHeartbeat:
-      return "heartbeat";
-    case Tag::kShutdown:
-      return "shutdown";
-    case Tag::kDrained:
-      return "drained";
-    case Tag::kParameters:
-      return "parameters";
-    case Tag::kStateRequest:
-      return "state request";
-    case Tag::kStateReply:
-      return "state reply";
-    case Tag::kRecovery:
-      return "recovery";
-    case Tag::kDone:
-      return "done";
-    case Tag::kDrainTarget:
-      return "drain target";
-    case Tag::kResyncFetch:
-      return "resync fetch";
-    case Tag::kResyncUpdates:
-      return "resync updates";
-    case Tag::kResyncDone:
-      return "resync done";
-    case Tag::kDiverged:
-      return "diverged";
-    case Tag::kStateTaken:
-      return "state taken";
-    case Tag::kFinish:
-      return "finish";
-    case Tag::kResyncStateFetch:
-      return "resync state fetch";
-    case Tag::kResyncState:
-      return "resync state";
-    case Tag::kPeakMemory:
-      return "peak memory";
-  }
-  return "unknown tag";
-}
-
-ControlPlane::ControlPlane(MPI_Comm comm, double timeout_seconds, std::vector<int> logical)
+MpiControlChannel::MpiControlChannel(MPI_Comm comm, double timeout_seconds, std::vector<int> logical)
     : comm_(Communicator::duplicate(comm)),
       logical_(std::move(logical)),
       detect_failures_(fault_tolerance_active()),
@@ -70,7 +22,7 @@ ControlPlane::ControlPlane(MPI_Comm comm, double timeout_seconds, std::vector<in
       size_(comm_.size()),
       timeout_seconds_(timeout_seconds) {}
 
-int ControlPlane::comm_rank(int logical) const {
+int MpiControlChannel::comm_rank(int logical) const {
   if (logical_.empty() || logical == MPI_ANY_SOURCE) return logical;
   const auto found = std::find(logical_.begin(), logical_.end(), logical);
   GS_CHECK(found != logical_.end(), "control message for rank " + std::to_string(logical) +
@@ -78,16 +30,16 @@ int ControlPlane::comm_rank(int logical) const {
   return static_cast<int>(found - logical_.begin());
 }
 
-int ControlPlane::logical_rank(int comm_rank) const {
+int MpiControlChannel::logical_rank(int comm_rank) const {
   return logical_.empty() ? comm_rank : logical_.at(static_cast<std::size_t>(comm_rank));
 }
 
-ControlPlane::~ControlPlane() {
+MpiControlChannel::~MpiControlChannel() {
   if (!mpi_active()) return;
   for (Pending& send : pending_) abandon_send(send.request, std::move(send.bytes));
 }
 
-void ControlPlane::send(int logical_dest, Tag tag, std::span<const std::uint8_t> payload) {
+void MpiControlChannel::send(int logical_dest, Tag tag, std::span<const std::uint8_t> payload) {
   const int dest = comm_rank(logical_dest);
   GS_CHECK(dest >= 0 && dest < size_, "control message to rank " + std::to_string(dest));
   GS_CHECK(payload.size() <= static_cast<std::size_t>(std::numeric_limits<int>::max()),
@@ -102,7 +54,7 @@ void ControlPlane::send(int logical_dest, Tag tag, std::span<const std::uint8_t>
             "MPI_Isend");
 }
 
-void ControlPlane::complete_sends() {
+void MpiControlChannel::complete_sends() {
   for (auto it = pending_.begin(); it != pending_.end();) {
     int done = 0;
     check_mpi(MPI_Test(&it->request, &done, MPI_STATUS_IGNORE), "MPI_Test");
@@ -110,18 +62,18 @@ void ControlPlane::complete_sends() {
   }
 }
 
-std::size_t ControlPlane::pending_sends() {
+std::size_t MpiControlChannel::pending_sends() {
   complete_sends();
   return pending_.size();
 }
 
-std::optional<ControlMessage> ControlPlane::try_receive(std::optional<Tag> tag, int source) {
+std::optional<ControlMessage> MpiControlChannel::try_receive(std::optional<Tag> tag, int source) {
   if (detect_failures_) check_for_failures(comm_.get());
   complete_sends();
   int found = 0;
   MPI_Message handle = MPI_MESSAGE_NULL;
   MPI_Status status;
-  check_mpi(MPI_Improbe(comm_rank(source), tag ? static_cast<int>(*tag) : MPI_ANY_TAG, comm_.get(), &found,
+  check_mpi(MPI_Improbe(comm_rank(source == kAnySource ? MPI_ANY_SOURCE : source), tag ? static_cast<int>(*tag) : MPI_ANY_TAG, comm_.get(), &found,
                         &handle, &status),
             "MPI_Improbe");
   if (!found) return std::nullopt;
@@ -139,23 +91,7 @@ std::optional<ControlMessage> ControlPlane::try_receive(std::optional<Tag> tag, 
   return message;
 }
 
-ControlMessage ControlPlane::receive(int source, std::optional<Tag> tag, const char* awaited) {
-  return receive(source, tag, awaited, timeout_seconds_);
-}
-
-ControlMessage ControlPlane::receive(int source, std::optional<Tag> tag, const char* awaited,
-                                     double timeout_seconds) {
-  core::Deadline deadline(timeout_seconds);
-  core::Backoff backoff;
-  while (true) {
-    if (auto message = try_receive(tag, source)) return std::move(*message);
-    if (deadline.expired())
-      throw core::RuntimeError(timeout_message(timeout_seconds, source, awaited));
-    backoff.wait();
-  }
-}
-
-void ControlPlane::flush() {
+void MpiControlChannel::flush() {
   core::Deadline deadline(timeout_seconds_);
   core::Backoff backoff;
   while (!pending_.empty()) {

@@ -1,0 +1,85 @@
+// control_channel.cpp: tag names, the timeout message and the blocking receive every channel
+// shares.
+#include "comm/control_channel.h"
+
+#include <cstdio>
+#include <string>
+#include <utility>
+
+#include "core/errors.h"
+#include "core/timer.h"
+
+namespace gradshare::comm {
+
+const char* tag_name(Tag tag) {
+  switch (tag) {
+    case Tag::kPartitionRequest:
+      return "partition request";
+    case Tag::kPartitionGrant:
+      return "partition grant";
+    case Tag::kMetrics:
+      return "metrics";
+    case Tag::kHeartbeat:
+      return "heartbeat";
+    case Tag::kShutdown:
+      return "shutdown";
+    case Tag::kDrained:
+      return "drained";
+    case Tag::kParameters:
+      return "parameters";
+    case Tag::kStateRequest:
+      return "state request";
+    case Tag::kStateReply:
+      return "state reply";
+    case Tag::kRecovery:
+      return "recovery";
+    case Tag::kDone:
+      return "done";
+    case Tag::kDrainTarget:
+      return "drain target";
+    case Tag::kResyncFetch:
+      return "resync fetch";
+    case Tag::kResyncUpdates:
+      return "resync updates";
+    case Tag::kResyncDone:
+      return "resync done";
+    case Tag::kDiverged:
+      return "diverged";
+    case Tag::kStateTaken:
+      return "state taken";
+    case Tag::kFinish:
+      return "finish";
+    case Tag::kResyncStateFetch:
+      return "resync state fetch";
+    case Tag::kResyncState:
+      return "resync state";
+    case Tag::kPeakMemory:
+      return "peak memory";
+  }
+  return "unknown tag";
+}
+
+std::string timeout_message(double seconds, int rank, std::string_view awaited) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "timed out after %.1f s waiting for ", seconds);
+  std::string who = rank < 0 ? "any rank" : "rank " + std::to_string(rank);
+  return text + who + ": " + std::string(awaited);
+}
+
+ControlMessage ControlChannel::receive(int source, std::optional<Tag> tag, const char* awaited) {
+  return receive(source, tag, awaited, timeout_seconds());
+}
+
+ControlMessage ControlChannel::receive(int source, std::optional<Tag> tag, const char* awaited,
+                                     double timeout_seconds) {
+  core::Deadline deadline(timeout_seconds);
+  core::Backoff backoff;
+  while (true) {
+    if (auto message = try_receive(tag, source)) return std::move(*message);
+    if (deadline.expired())
+      throw core::RuntimeError(timeout_message(timeout_seconds, source, awaited));
+    backoff.wait();
+  }
+}
+
+}  // namespace gradshare::comm

@@ -1,0 +1,89 @@
+// control_channel.h: two-sided tagged messages between master and workers (partition requests
+// and grants, metrics, heartbeats, shutdown, recovery), whatever carries them: MPI between
+// processes (mpi_control_channel.h) or queues between threads of one process
+// (in_process_control.h, for tests that run a strategy's ranks as threads).
+//   - send never blocks: the payload is copied and completes in the background;
+//   - messages from one sender with one tag arrive in the order sent (MPI's non-overtaking rule);
+//   - every blocking receive has a deadline, and a missed one names the peer and what was
+//     awaited;
+//   - ranks are *logical* ranks (a process's place in the job), which stay the same across a
+//     failure repair (see comm/repair.h).
+// What each tag carries is train/messages.h's business: this layer moves bytes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gradshare::comm {
+
+enum class Tag : int {
+  kPartitionRequest = 1,
+  kPartitionGrant,
+  kMetrics,
+  kHeartbeat,
+  kShutdown,
+  kDrained,
+  kParameters,
+  kStateRequest,
+  kStateReply,
+  kRecovery,
+  kDone,          // a worker has no partition left: its last update seq
+  kDrainTarget,   // the master's last seq per origin that every replica must reach
+  kResyncFetch,   // recovery: the master asks for updates it missed, by ID
+  kResyncUpdates, // recovery: encoded updates a replica missed
+  kResyncDone,    // recovery: the master's go-ahead after the resync
+  kDiverged,      // a worker's loss exploded (divergence guard): the step and the reason
+  kStateTaken,    // the master has its checkpoint snapshot: paused workers train on
+  kFinish,        // early stopping: the synchronous workers end training at their next round
+  kResyncStateFetch,  // recovery: the master asks a replica for its whole state
+  kResyncState,       // recovery: a replica's whole state (parameters and applied IDs)
+  kPeakMemory,        // at the end: the master asks (empty), a rank answers (i64 peak bytes)
+};
+inline constexpr int kFirstTag = static_cast<int>(Tag::kPartitionRequest);
+inline constexpr int kLastTag = static_cast<int>(Tag::kPeakMemory);
+
+// "partition request", "heartbeat", ...
+const char* tag_name(Tag tag);
+
+// "timed out after 120.0 s waiting for rank 3: partition grant"; rank < 0 reads "any rank".
+std::string timeout_message(double seconds, int rank, std::string_view awaited);
+
+// Matches a message from any rank.
+inline constexpr int kAnySource = -1;
+
+struct ControlMessage {
+  int source = -1;
+  Tag tag = Tag::kHeartbeat;
+  std::vector<std::uint8_t> payload;
+};
+
+class ControlChannel {
+ public:
+  virtual ~ControlChannel() = default;
+
+  virtual int rank() const = 0;  // logical
+  virtual int size() const = 0;  // ranks in the channel
+  virtual double timeout_seconds() const = 0;
+
+  // Copies the payload and posts it; returns at once.
+  virtual void send(int dest, Tag tag, std::span<const std::uint8_t> payload) = 0;
+  // The next message matching `tag` (any tag when empty) from `source`, if one has arrived.
+  virtual std::optional<ControlMessage> try_receive(std::optional<Tag> tag = std::nullopt,
+                                                    int source = kAnySource) = 0;
+  // Waits (deadline timeout_seconds()) until every send posted so far has been taken.
+  virtual void flush() = 0;
+  // Sends posted and not yet completed.
+  virtual std::size_t pending_sends() = 0;
+
+  // Polls with back-off until a matching message arrives; after the timeout throws
+  // RuntimeError "timed out after 120.0 s waiting for rank 3: partition grant".
+  ControlMessage receive(int source, std::optional<Tag> tag, const char* awaited);
+  ControlMessage receive(int source, std::optional<Tag> tag, const char* awaited,
+                         double timeout_seconds);
+};
+
+}  // namespace gradshare::comm
