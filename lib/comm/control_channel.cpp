@@ -55,6 +55,24 @@ const char* tag_name(Tag tag) {
       return "resync state";
     case Tag::kPeakMemory:
       return "peak memory";
+    case Tag::kPeakMemoryRequest:
+      return "peak memory request";
+    case Tag::kStart:
+      return "start";
+    case Tag::kEpochModel:
+      return "epoch model";
+    case Tag::kAllreduceProgress:
+      return "allreduce progress";
+    case Tag::kAllreduceSnapshot:
+      return "allreduce snapshot";
+    case Tag::kAllreduceFinal:
+      return "allreduce final model";
+    case Tag::kAveragingReport:
+      return "averaging report";
+    case Tag::kAveragingSnapshot:
+      return "averaging snapshot";
+    case Tag::kAveragingDone:
+      return "averaging done";
   }
   return "unknown tag";
 }

@@ -41,10 +41,19 @@ enum class Tag : int {
   kFinish,        // early stopping: the synchronous workers end training at their next round
   kResyncStateFetch,  // recovery: the master asks a replica for its whole state
   kResyncState,       // recovery: a replica's whole state (parameters and applied IDs)
-  kPeakMemory,        // at the end: the master asks (empty), a rank answers (i64 peak bytes)
+  kPeakMemory,        // at the end: a rank's peak memory
+  kPeakMemoryRequest,
+  kStart,             // master -> worker: where training starts
+  kEpochModel,        // a synchronous worker's model at an epoch's end
+  kAllreduceProgress,
+  kAllreduceSnapshot,
+  kAllreduceFinal,
+  kAveragingReport,
+  kAveragingSnapshot,
+  kAveragingDone,
 };
 inline constexpr int kFirstTag = static_cast<int>(Tag::kPartitionRequest);
-inline constexpr int kLastTag = static_cast<int>(Tag::kPeakMemory);
+inline constexpr int kLastTag = static_cast<int>(Tag::kAveragingDone);
 
 // "partition request", "heartbeat", ...
 const char* tag_name(Tag tag);

@@ -7,17 +7,16 @@
 
 namespace gradshare::train {
 
-namespace {
-void write_state(comm::ByteWriter& writer, const WorkerState& state) {
-  writer.put(state.optimizer_step).put(state.tau).put_vector(state.residual);
-  writer.put<std::uint64_t>(state.optimizer_state.size());
-  for (const auto& buffer : state.optimizer_state) {
+void WorkerState::write(comm::ByteWriter& writer) const {
+  writer.put(optimizer_step).put(tau).put_vector(residual);
+  writer.put<std::uint64_t>(optimizer_state.size());
+  for (const auto& buffer : optimizer_state) {
     writer.put_string(buffer.name);
     writer.put_vector(buffer.values);
   }
 }
 
-WorkerState read_state(comm::ByteReader& reader) {
+WorkerState WorkerState::read(comm::ByteReader& reader) {
   WorkerState state;
   state.optimizer_step = reader.get<std::int64_t>();
   state.tau = reader.get<float>();
@@ -32,7 +31,31 @@ WorkerState read_state(comm::ByteReader& reader) {
   }
   return state;
 }
-}  // namespace
+
+void StartState::write(comm::ByteWriter& writer) const {
+  writer.put<std::uint8_t>(resume ? 1 : 0).put_vector(parameters);
+  worker.write(writer);
+}
+
+StartState StartState::read(comm::ByteReader& reader) {
+  StartState start;
+  start.resume = reader.get<std::uint8_t>() != 0;
+  start.parameters = reader.get_vector<float>();
+  start.worker = WorkerState::read(reader);
+  return start;
+}
+
+void Start::write(comm::ByteWriter& writer) const {
+  writer.put(step);
+  state.write(writer);
+}
+
+Start Start::read(comm::ByteReader& reader) {
+  Start start;
+  start.step = reader.get<std::int64_t>();
+  start.state = StartState::read(reader);
+  return start;
+}
 
 WorkerState capture_worker_state(nn::Optimizer& optimizer, float tau,
                                  std::span<const float> residual) {
@@ -47,13 +70,13 @@ WorkerState capture_worker_state(nn::Optimizer& optimizer, float tau,
 
 std::vector<std::uint8_t> serialize(const WorkerState& state) {
   comm::ByteWriter writer;
-  write_state(writer, state);
+  state.write(writer);
   return writer.take();
 }
 
 WorkerState deserialize_worker_state(std::span<const std::uint8_t> bytes) {
   comm::ByteReader reader(bytes, "worker state");
-  auto state = read_state(reader);
+  auto state = WorkerState::read(reader);
   reader.expect_end();
   return state;
 }
@@ -74,7 +97,7 @@ std::size_t restore_optimizer(const WorkerState& state, nn::Optimizer& optimizer
 std::vector<std::uint8_t> serialize(const StateReply& reply) {
   comm::ByteWriter writer;
   writer.put(reply.sent_seq);
-  write_state(writer, reply.state);
+  reply.state.write(writer);
   return writer.take();
 }
 
@@ -82,25 +105,20 @@ StateReply deserialize_state_reply(std::span<const std::uint8_t> bytes) {
   comm::ByteReader reader(bytes, "state reply");
   StateReply reply;
   reply.sent_seq = reader.get<std::uint64_t>();
-  reply.state = read_state(reader);
+  reply.state = WorkerState::read(reader);
   reader.expect_end();
   return reply;
 }
 
 std::vector<std::uint8_t> serialize(const StartState& start) {
   comm::ByteWriter writer;
-  writer.put<std::uint8_t>(start.resume ? 1 : 0);
-  writer.put_vector(start.parameters);
-  write_state(writer, start.worker);
+  start.write(writer);
   return writer.take();
 }
 
 StartState deserialize_start_state(std::span<const std::uint8_t> bytes) {
   comm::ByteReader reader(bytes, "start state");
-  StartState start;
-  start.resume = reader.get<std::uint8_t>() != 0;
-  start.parameters = reader.get_vector<float>();
-  start.worker = read_state(reader);
+  auto start = StartState::read(reader);
   reader.expect_end();
   return start;
 }

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "ckpt/checkpoint.h"
+#include "comm/byte_io.h"
+#include "comm/control_channel.h"
 #include "nn/optimizer.h"
 
 namespace gradshare::train {
@@ -18,6 +20,11 @@ struct WorkerState {
   std::vector<ckpt::NamedBuffer> optimizer_state;
   float tau = 0;
   std::vector<float> residual;  // the encoder's residual (empty where there is none)
+
+  // {optimizer step: i64, tau: f32, residual: f32[], buffer count: u64 (<= 64),
+  //  that many {name: string, values: f32[]}}
+  void write(comm::ByteWriter& writer) const;
+  static WorkerState read(comm::ByteReader& reader);
 };
 
 // A gradient-sharing worker's reply to a state request: its state, and the seq of the last
@@ -45,8 +52,22 @@ struct StartState {
   bool resume = false;
   std::vector<float> parameters;
   WorkerState worker;
+
+  // {resume: u8, parameters: f32[], worker state}
+  void write(comm::ByteWriter& writer) const;
+  static StartState read(comm::ByteReader& reader);
 };
 std::vector<std::uint8_t> serialize(const StartState& start);
 StartState deserialize_start_state(std::span<const std::uint8_t> bytes);
+
+// master -> worker before training: the start state and the step (or iteration) training
+// continues at: 0, or the resumed checkpoint's.
+struct Start {
+  static constexpr comm::Tag kTag = comm::Tag::kStart;
+  std::int64_t step = 0;
+  StartState state;
+  void write(comm::ByteWriter& writer) const;
+  static Start read(comm::ByteReader& reader);
+};
 
 }  // namespace gradshare::train

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "ckpt/checkpoint.h"
-#include "comm/byte_io.h"
 #include "comm/control_channel.h"
 #include "comm/mpi_control_channel.h"
 #include "comm/mpi_error.h"
@@ -22,6 +21,7 @@
 #include "nn/model.h"
 #include "nn/optimizer.h"
 #include "nn/schedule.h"
+#include "train/allreduce/protocol.h"
 #include "train/checkpointer.h"
 #include "train/divergence_guard.h"
 #include "train/epoch_report.h"
@@ -33,52 +33,6 @@
 namespace gradshare::train {
 
 namespace {
-
-// Worker 1 -> master messages.
-void send_parameters(comm::ControlChannel& control, comm::Tag tag, std::int64_t epoch,
-                     std::int64_t step, std::span<const float> parameters) {
-  comm::ByteWriter writer;
-  writer.put(epoch).put(step).put_vector(parameters);
-  control.send(0, tag, writer.bytes());
-}
-
-// The next message of any tag from `source`, polling with back-off until the deadline.
-comm::ControlMessage receive_any(comm::ControlChannel& control, int source, const char* awaited) {
-  core::Deadline deadline(control.timeout_seconds());
-  core::Backoff backoff;
-  for (;;) {
-    if (auto message = control.try_receive(std::nullopt, source)) return std::move(*message);
-    if (deadline.expired())
-      throw core::RuntimeError("timed out after " + std::to_string(control.timeout_seconds()) +
-                               " s waiting for rank " + std::to_string(source) + ": " + awaited);
-    backoff.wait();
-  }
-}
-
-// Worker 1's report of a checkpoint or the end: step, parameters and optimizer state.
-struct WorkerSnapshot {
-  std::int64_t step = 0;
-  std::vector<float> parameters;
-  WorkerState state;
-};
-
-std::vector<std::uint8_t> serialize(const WorkerSnapshot& snapshot) {
-  comm::ByteWriter writer;
-  writer.put(snapshot.step).put_vector(snapshot.parameters);
-  const auto state = serialize(snapshot.state);
-  writer.put_vector(state);
-  return writer.take();
-}
-
-WorkerSnapshot deserialize_snapshot(std::span<const std::uint8_t> bytes) {
-  comm::ByteReader reader(bytes, "allreduce snapshot");
-  WorkerSnapshot snapshot;
-  snapshot.step = reader.get<std::int64_t>();
-  snapshot.parameters = reader.get_vector<float>();
-  snapshot.state = deserialize_worker_state(reader.get_vector<std::uint8_t>());
-  reader.expect_end();
-  return snapshot;
-}
 
 std::int64_t steps_per_epoch(const RunContext& context, int workers) {
   const auto& cfg = context.config;
@@ -107,17 +61,14 @@ int run_master(RunContext& context, comm::ControlChannel& control) {
     start.worker.optimizer_state = resume->optimizer_state;
     first_step = resume->iteration;
   }
-  comm::ByteWriter start_message;
-  start_message.put(first_step).put_vector(serialize(start));
-  for (int w = 1; w <= context.worker_count(); ++w)
-    control.send(w, comm::Tag::kParameters, start_message.bytes());
+  for (int w = 1; w <= context.worker_count(); ++w) send(control, w, Start{first_step, start});
 
   EpochReporter reporter(context);
   auto take_parameters = [&](const std::vector<float>& parameters) {
     GS_CHECK(parameters.size() == model.parameter_count(), "worker 1 sent a wrong-sized model");
     std::copy(parameters.begin(), parameters.end(), model.parameters().begin());
   };
-  auto checkpoint = [&](const WorkerSnapshot& snapshot) {
+  auto checkpoint = [&](const AllreduceSnapshot& snapshot) {
     auto c = make_checkpoint(context, model, nullptr, snapshot.step,
                              DataPosition{snapshot.step / per_epoch, {}});
     c.optimizer_step = snapshot.state.optimizer_step;
@@ -125,68 +76,60 @@ int run_master(RunContext& context, comm::ControlChannel& control) {
     checkpointer.write(c);
   };
   for (;;) {
-    const auto message = receive_any(control, 1, "allreduce progress from worker 1");
-    if (message.tag == comm::Tag::kMetrics) {
-      comm::ByteReader reader(message.payload, "progress");
-      const auto step = reader.get<std::int64_t>();
-      const auto loss = reader.get<double>();
-      const auto accuracy = reader.get<double>();
-      const auto samples_per_second = reader.get<double>();
-      const auto learning_rate = reader.get<double>();
-      core::log_progress(reader.get_string());
-      context.metrics.write(JsonLine()
-                                .add("kind", "step")
-                                .add("step", step)
-                                .add("loss", loss)
-                                .add("train_accuracy", accuracy)
-                                .add("samples_per_second", samples_per_second)
-                                .add("learning_rate", learning_rate)
-                                .add("bytes_per_worker_step",
-                                     4.0 * static_cast<double>(model.parameter_count())));
-    } else if (message.tag == comm::Tag::kParameters) {  // an epoch ended
-      comm::ByteReader reader(message.payload, "epoch model");
-      const auto epoch = reader.get<std::int64_t>();
-      const auto step = reader.get<std::int64_t>();
-      take_parameters(reader.get_vector<float>());
-      const bool stopping_early = reporter.stop_early();
-      reporter.end_of_epoch(model, epoch, step);
-      if (reporter.stop_early() && !stopping_early) control.send(1, comm::Tag::kFinish, {});
-    } else if (message.tag == comm::Tag::kStateReply) {  // a checkpoint is due
-      const auto snapshot = deserialize_snapshot(message.payload);
-      take_parameters(snapshot.parameters);
-      checkpoint(snapshot);
-    } else if (message.tag == comm::Tag::kDiverged) {  // nothing more is saved
-      comm::ByteReader reader(message.payload, "divergence report");
-      const auto step = reader.get<std::int64_t>();
-      const auto reason = reader.get_string();
-      reader.expect_end();
-      log_divergence(context, "at step " + std::to_string(step) + ": " + reason);
-      return core::kExitDiverged;
-    } else if (message.tag == comm::Tag::kDone) {
-      comm::ByteReader reader(message.payload, "final model");
-      const bool stopped = reader.get<std::uint8_t>() != 0;
-      const auto step = reader.get<std::int64_t>();
-      take_parameters(reader.get_vector<float>());
-      PeakMemory peak_memory;
-      peak_memory.add(1, reader.get<std::int64_t>());
-      reader.expect_end();
-      // The other workers end with the same step and send only their peak memory.
-      for (int w = 2; w <= context.worker_count(); ++w) {
-        const auto done = control.receive(w, comm::Tag::kDone, "its peak memory at the end");
-        comm::ByteReader figures(done.payload, "peak memory");
-        peak_memory.add(w, figures.get<std::int64_t>());
-        figures.expect_end();
+    const auto message = control.receive(1, std::nullopt, "allreduce progress from worker 1");
+    switch (message.tag) {
+      case AllreduceProgress::kTag: {
+        const auto progress = decode<AllreduceProgress>(message);
+        core::log_progress(progress.line);
+        context.metrics.write(JsonLine()
+                                  .add("kind", "step")
+                                  .add("step", progress.step)
+                                  .add("loss", progress.loss)
+                                  .add("train_accuracy", progress.accuracy)
+                                  .add("samples_per_second", progress.samples_per_second)
+                                  .add("learning_rate", progress.learning_rate)
+                                  .add("bytes_per_worker_step",
+                                       4.0 * static_cast<double>(model.parameter_count())));
+        break;
       }
-      peak_memory.summarize(context);
-      if (stopped) return core::kExitRequeue;
-      ckpt::write_checkpoint(context.run_directory.file("model.h5"),
-                             make_checkpoint(context, model, nullptr, step,
-                                             DataPosition{cfg.training.epochs, {}}));
-      reporter.finish(model);
-      return core::kExitOk;
-    } else {
-      throw core::RuntimeError("unexpected " + std::string(comm::tag_name(message.tag)) +
-                               " message from worker 1");
+      case EpochModel::kTag: {
+        const auto epoch_model = decode<EpochModel>(message);
+        take_parameters(epoch_model.parameters);
+        const bool stopping_early = reporter.stop_early();
+        reporter.end_of_epoch(model, epoch_model.epoch, epoch_model.step);
+        if (reporter.stop_early() && !stopping_early) send(control, 1, Finish{});
+        break;
+      }
+      case AllreduceSnapshot::kTag: {  // a checkpoint is due
+        const auto snapshot = decode<AllreduceSnapshot>(message);
+        take_parameters(snapshot.parameters);
+        checkpoint(snapshot);
+        break;
+      }
+      case Diverged::kTag: {  // nothing more is saved
+        const auto diverged = decode<Diverged>(message);
+        log_divergence(context, "at step " + std::to_string(diverged.step) + ": " + diverged.reason);
+        return core::kExitDiverged;
+      }
+      case AllreduceFinal::kTag: {
+        const auto final_model = decode<AllreduceFinal>(message);
+        take_parameters(final_model.parameters);
+        PeakMemory peak_memory;
+        peak_memory.add(1, final_model.peak_bytes);
+        // The other workers end with the same step and send only their peak memory.
+        for (int w = 2; w <= context.worker_count(); ++w)
+          peak_memory.add(w, receive<PeakMemoryReport>(control, w, "its peak memory at the end").bytes);
+        peak_memory.summarize(context);
+        if (final_model.stopped) return core::kExitRequeue;
+        ckpt::write_checkpoint(context.run_directory.file("model.h5"),
+                               make_checkpoint(context, model, nullptr, final_model.step,
+                                               DataPosition{cfg.training.epochs, {}}));
+        reporter.finish(model);
+        return core::kExitOk;
+      }
+      default:
+        throw core::RuntimeError("unexpected " + std::string(comm::tag_name(message.tag)) +
+                                 " message from worker 1");
     }
   }
 }
@@ -201,10 +144,8 @@ int run_worker(RunContext& context, comm::ControlChannel& control, MPI_Comm work
   const std::size_t n = model.parameter_count();
   auto optimizer = nn::Optimizer::create(cfg.optimizer, n);
 
-  const auto start_message = control.receive(0, comm::Tag::kParameters, "initial model");
-  comm::ByteReader start_reader(start_message.payload, "initial model");
-  std::int64_t step = start_reader.get<std::int64_t>();
-  const auto start = deserialize_start_state(start_reader.get_vector<std::uint8_t>());
+  const auto [first_step, start] = receive<Start>(control, 0, "initial model");
+  std::int64_t step = first_step;
   if (start.resume) {
     GS_CHECK(start.parameters.size() == n, "the master sent a wrong-sized model");
     std::copy(start.parameters.begin(), start.parameters.end(), model.parameters().begin());
@@ -228,8 +169,7 @@ int run_worker(RunContext& context, comm::ControlChannel& control, MPI_Comm work
   // A worker other than worker 1 ends by telling the master its peak resident memory (worker
   // 1's comes with the final model).
   auto send_peak_memory = [&] {
-    control.send(0, comm::Tag::kDone,
-                 comm::ByteWriter().put<std::int64_t>(core::peak_resident_bytes()).bytes());
+    send(control, 0, PeakMemoryReport{core::peak_resident_bytes()});
   };
   bool finish_asked = false;
   std::vector<float> update(n);
@@ -239,10 +179,11 @@ int run_worker(RunContext& context, comm::ControlChannel& control, MPI_Comm work
   DivergenceGuard divergence(cfg.training);
   std::optional<data::EpochPlan> plan;
   std::int64_t plan_epoch = -1;
-  auto snapshot = [&] {
-    WorkerSnapshot s{step, {model.parameters().begin(), model.parameters().end()},
-                     capture_worker_state(*optimizer, 0.0f)};
-    return serialize(s);
+  auto parameters = [&] {
+    return std::vector<float>(model.parameters().begin(), model.parameters().end());
+  };
+  auto send_final = [&](bool stopped) {
+    send(control, 0, AllreduceFinal{stopped, step, parameters(), core::peak_resident_bytes()});
   };
   while (step < total_steps) {
     const std::int64_t epoch = step / per_epoch;
@@ -273,7 +214,7 @@ int run_worker(RunContext& context, comm::ControlChannel& control, MPI_Comm work
     reduced[n + 3] = core::stop_requested() ? 1.0f : 0.0f;
     reduced[n + 4] = index == 0 && checkpointer.due(step) ? 1.0f : 0.0f;
     finish_asked = finish_asked ||
-                   (index == 0 && control.try_receive(comm::Tag::kFinish, 0).has_value());
+                   (index == 0 && try_receive<Finish>(control, 0).has_value());
     reduced[n + 5] = finish_asked ? 1.0f : 0.0f;
     comm::check_mpi(MPI_Allreduce(MPI_IN_PLACE, reduced.data(), static_cast<int>(reduced.size()),
                                   MPI_FLOAT, MPI_SUM, workers),
@@ -281,9 +222,7 @@ int run_worker(RunContext& context, comm::ControlChannel& control, MPI_Comm work
     const float total = reduced[n];
     // The all-reduced loss is the same on every worker: all stop together, before the update.
     if (auto reason = divergence.check(step + 1, reduced[n + 1] / total)) {
-      if (index == 0)
-        control.send(0, comm::Tag::kDiverged,
-                     comm::ByteWriter().put<std::int64_t>(step + 1).put_string(*reason).bytes());
+      if (index == 0) send(control, 0, Diverged{step + 1, *reason});
       return core::kExitDiverged;
     }
     for (std::size_t i = 0; i < n; ++i) reduced[i] /= total;
@@ -309,33 +248,27 @@ int run_worker(RunContext& context, comm::ControlChannel& control, MPI_Comm work
       char extra[96];
       std::snprintf(extra, sizeof extra, "  %.0f B/worker/step (dense all-reduce)",
                     4.0 * static_cast<double>(n));
-      comm::ByteWriter figures;
-      figures.put(step).put(progress.mean_loss()).put(progress.accuracy())
-          .put(progress.samples_per_second()).put(learning_rate);
-      figures.put_string(progress.report(epoch + 1, cfg.training.epochs, s + 1, per_epoch, step,
-                                         learning_rate) + extra);
-      control.send(0, comm::Tag::kMetrics, figures.bytes());
+      send(control, 0,
+           AllreduceProgress{step, progress.mean_loss(), progress.accuracy(),
+                             progress.samples_per_second(), learning_rate,
+                             progress.report(epoch + 1, cfg.training.epochs, s + 1, per_epoch,
+                                             step, learning_rate) + extra});
     }
-    if (finish) break;  // the final model follows as kDone
+    if (finish) break;  // the final model follows
     if (epoch_end && step < total_steps)
-      send_parameters(control, comm::Tag::kParameters, epoch + 1, step, model.parameters());
+      send(control, 0, EpochModel{epoch + 1, step, parameters()});
     if (stop || reduced[n + 4] > 0 || (epoch_end && checkpointer.at_epoch_end())) {
-      control.send(0, comm::Tag::kStateReply, snapshot());
+      send(control, 0,
+           AllreduceSnapshot{step, parameters(), capture_worker_state(*optimizer, 0.0f)});
       checkpointer.mark_written(step);
     }
     if (stop) {
-      control.send(0, comm::Tag::kDone,
-                   comm::ByteWriter().put<std::uint8_t>(1).put(step).put_vector(
-                       std::span<const float>(model.parameters())).put<std::int64_t>(
-                       core::peak_resident_bytes()).bytes());
+      send_final(true);
       return core::kExitRequeue;
     }
   }
   if (index == 0)
-    control.send(0, comm::Tag::kDone,
-                 comm::ByteWriter().put<std::uint8_t>(0).put(step).put_vector(
-                     std::span<const float>(model.parameters())).put<std::int64_t>(
-                     core::peak_resident_bytes()).bytes());
+    send_final(false);
   else
     send_peak_memory();
   return core::kExitOk;

@@ -25,6 +25,7 @@
 #include "data/epoch_plan.h"
 #include "nn/model.h"
 #include "nn/schedule.h"
+#include "train/averaging/protocol.h"
 #include "train/checkpointer.h"
 #include "train/divergence_guard.h"
 #include "train/epoch_report.h"
@@ -73,64 +74,6 @@ std::uint64_t fingerprint(std::span<const float> values) {
 }
 
 namespace {
-
-// A worker's figures since its previous report (and, summed by the master, over all workers).
-struct AveragingReport {
-  std::int64_t steps = 0;  // trained steps (idle steps excluded)
-  std::int64_t samples = 0;
-  double loss_sum = 0;  // sum of per-step mean losses
-  std::int64_t correct = 0;
-  std::int64_t rounds = 0;  // rounds this worker took part in
-  std::int64_t bytes = 0;   // bytes it contributed to them
-  double wait_sum = 0;      // seconds inside the rounds' MPI_Allreduce
-  double wait_max = 0;
-  double seconds = 0;  // the worker's wall time these figures cover
-
-  void add(const AveragingReport& o) {
-    steps += o.steps;
-    samples += o.samples;
-    loss_sum += o.loss_sum;
-    correct += o.correct;
-    rounds += o.rounds;
-    bytes += o.bytes;
-    wait_sum += o.wait_sum;
-    wait_max = std::max(wait_max, o.wait_max);
-    seconds += o.seconds;
-  }
-};
-
-// Whole-run figures every worker knows alike (rounds are collective).
-struct AveragingTotals {
-  std::int64_t rounds = 0;
-  std::int64_t verified_rounds = 0;
-  std::int64_t mismatched_rounds = 0;  // rounds after which the workers' bits differed
-};
-
-// A worker's part of a checkpoint (kStateReply, see the protocol).
-struct AveragingSnapshot {
-  bool stop = false;              // the workers stop after this round
-  std::int64_t iteration = 0;     // minibatches of the run trained by all workers together
-  std::vector<float> parameters;  // worker 0 only
-  WorkerState state;
-};
-
-std::vector<std::uint8_t> serialize(const AveragingSnapshot& snapshot) {
-  comm::ByteWriter writer;
-  writer.put<std::uint8_t>(snapshot.stop ? 1 : 0).put(snapshot.iteration);
-  writer.put_vector(snapshot.parameters).put_vector(serialize(snapshot.state));
-  return writer.take();
-}
-
-AveragingSnapshot deserialize_snapshot(std::span<const std::uint8_t> bytes) {
-  comm::ByteReader reader(bytes, "averaging snapshot");
-  AveragingSnapshot snapshot;
-  snapshot.stop = reader.get<std::uint8_t>() != 0;
-  snapshot.iteration = reader.get<std::int64_t>();
-  snapshot.parameters = reader.get_vector<float>();
-  snapshot.state = deserialize_worker_state(reader.get_vector<std::uint8_t>());
-  reader.expect_end();
-  return snapshot;
-}
 
 // The master's periodic progress line and "step" metrics record.
 class AveragingProgress {
@@ -227,12 +170,8 @@ std::int64_t start_workers(RunContext& context, comm::ControlChannel& control, n
                  : "worker w starts from saved worker (w mod " +
                        std::to_string(resume->worker_optimizers.size()) + ")'s updater state"));
   }
-  for (int w = 1; w <= context.worker_count(); ++w) {
-    comm::ByteWriter writer;
-    writer.put(iteration).put_vector(
-        serialize(start_state(resume, static_cast<std::size_t>(w - 1))));
-    control.send(w, comm::Tag::kParameters, writer.bytes());
-  }
+  for (int w = 1; w <= context.worker_count(); ++w)
+    send(control, w, Start{iteration, start_state(resume, static_cast<std::size_t>(w - 1))});
   return iteration;
 }
 
@@ -288,7 +227,7 @@ int run_master(RunContext& context, comm::ControlChannel& control) {
   while (done < workers) {
     if (core::stop_requested() && !stop_relayed) {
       log_stop_request("stopping after the workers' next averaging round and a checkpoint", true);
-      for (int w = 1; w <= workers; ++w) control.send(w, comm::Tag::kStateRequest, {});
+      for (int w = 1; w <= workers; ++w) send(control, w, StateRequest{});
       stop_relayed = true;
     }
     auto message = control.try_receive();
@@ -303,47 +242,41 @@ int run_master(RunContext& context, comm::ControlChannel& control) {
     }
     backoff.reset();
     deadline = core::Deadline(control.timeout_seconds());
-    comm::ByteReader reader(message->payload, comm::tag_name(message->tag));
     switch (message->tag) {
-      case comm::Tag::kMetrics:
-        progress.add(reader.get<AveragingReport>());
-        reader.expect_end();
+      case AveragingReport::kTag:
+        progress.add(decode<AveragingReport>(*message));
         progress.maybe_log();
         break;
-      case comm::Tag::kParameters: {
-        const auto epoch = reader.get<std::int64_t>();
-        const auto step = reader.get<std::int64_t>();
-        copy_parameters(reader.get_vector<float>(), model, message->source);
-        reader.expect_end();
+      case EpochModel::kTag: {
+        const auto epoch_model = decode<EpochModel>(*message);
+        copy_parameters(epoch_model.parameters, model, message->source);
         const bool stopping_early = reporter.stop_early();
-        reporter.end_of_epoch(model, epoch, step);
+        reporter.end_of_epoch(model, epoch_model.epoch, epoch_model.step);
         if (reporter.stop_early() && !stopping_early)
-          for (int w = 1; w <= workers; ++w) control.send(w, comm::Tag::kFinish, {});
+          for (int w = 1; w <= workers; ++w) send(control, w, Finish{});
         break;
       }
-      case comm::Tag::kStateReply: {
-        auto snapshot = deserialize_snapshot(message->payload);
+      case AveragingSnapshot::kTag: {
+        auto snapshot = decode<AveragingSnapshot>(*message);
         stopped = stopped || snapshot.stop;
         snapshots[message->source] = std::move(snapshot);
         if (static_cast<int>(snapshots.size()) == snapshots_per_checkpoint) write_checkpoint();
         break;
       }
-      case comm::Tag::kDiverged: {  // every worker ends; nothing more is saved
-        const auto step = reader.get<std::int64_t>();
-        const auto reason = reader.get_string();
-        reader.expect_end();
+      case Diverged::kTag: {  // every worker ends; nothing more is saved
+        const auto diverged = decode<Diverged>(*message);
         log_divergence(context, "on rank " + std::to_string(message->source) + " at its step " +
-                                    std::to_string(step) + ": " + reason);
+                                    std::to_string(diverged.step) + ": " + diverged.reason);
         return core::kExitDiverged;
       }
-      case comm::Tag::kDone: {
-        progress.add(reader.get<AveragingReport>());
-        const auto worker_totals = reader.get<AveragingTotals>();
-        peak_memory.add(message->source, reader.get<std::int64_t>());
-        const auto parameters = reader.get_vector<float>();
-        reader.expect_end();
-        if (!parameters.empty()) copy_parameters(parameters, model, message->source);
+      case AveragingDone::kTag: {
+        const auto worker_done = decode<AveragingDone>(*message);
+        progress.add(worker_done.report);
+        peak_memory.add(message->source, worker_done.peak_bytes);
+        if (!worker_done.parameters.empty())
+          copy_parameters(worker_done.parameters, model, message->source);
         // Collective figures: every worker counts the same rounds and the same mismatches.
+        const auto& worker_totals = worker_done.totals;
         totals.rounds = std::max(totals.rounds, worker_totals.rounds);
         totals.verified_rounds = std::max(totals.verified_rounds, worker_totals.verified_rounds);
         totals.mismatched_rounds =
@@ -401,7 +334,7 @@ int run_master(RunContext& context, comm::ControlChannel& control) {
     core::log_info("stopped after the checkpoint; exiting with " +
                    std::to_string(core::kExitRequeue) + " (requeue me)");
     for (int w = 1; w <= workers; ++w)
-      control.send(w, comm::Tag::kShutdown, shutdown_message(core::kExitRequeue));
+      send(control, w, Shutdown{core::kExitRequeue});
     control.flush();
     return core::kExitRequeue;
   }
@@ -448,13 +381,10 @@ int run_worker(RunContext& context, comm::ControlChannel& control, MPI_Comm work
   nn::Model model = nn::Model::build(cfg.model, seed);
   const std::size_t n = model.parameter_count();
   auto optimizer = nn::Optimizer::create(cfg.optimizer, n);
-  const auto start_message = control.receive(0, comm::Tag::kParameters, "initial model");
-  comm::ByteReader start_reader(start_message.payload, "initial model");
+  auto start = receive<Start>(control, 0, "initial model");
   // Minibatches of the run trained by all workers together (a round boundary on resume).
-  std::int64_t iteration = start_reader.get<std::int64_t>();
-  apply_start_state(deserialize_start_state(start_reader.get_vector<std::uint8_t>()), model,
-                    *optimizer);
-  start_reader.expect_end();
+  std::int64_t iteration = start.step;
+  apply_start_state(start.state, model, *optimizer);
   AveragingBuffer buffer(model.parameters(), cfg.training.save_updater ? optimizer.get() : nullptr);
   GS_CHECK(buffer.values().size() <= static_cast<std::size_t>(std::numeric_limits<int>::max()),
            "averaging buffer of " + std::to_string(buffer.values().size()) + " floats");
@@ -512,7 +442,7 @@ int run_worker(RunContext& context, comm::ControlChannel& control, MPI_Comm work
     AveragingSnapshot snapshot{stop, iteration, {}, capture_worker_state(*optimizer, 0.0f)};
     if (index == 0)
       snapshot.parameters.assign(model.parameters().begin(), model.parameters().end());
-    control.send(0, comm::Tag::kStateReply, serialize(snapshot));
+    send(control, 0, snapshot);
   };
 
   // The epoch of a resumed run continues at its first untrained minibatch; `step` (the
@@ -561,8 +491,8 @@ int run_worker(RunContext& context, comm::ControlChannel& control, MPI_Comm work
         since_round = 0;
         iteration = epoch * batches + std::min(first + (s + 1) * count, batches);
         stop_asked = stop_asked || core::stop_requested() ||
-                     control.try_receive(comm::Tag::kStateRequest, 0).has_value();
-        finish_asked = finish_asked || control.try_receive(comm::Tag::kFinish, 0).has_value();
+                     try_receive<StateRequest>(control, 0).has_value();
+        finish_asked = finish_asked || try_receive<Finish>(control, 0).has_value();
         // Nothing to save at the very end: model.h5 follows.
         const bool unfinished = iteration < total_batches;
         const auto votes = agree(
@@ -572,9 +502,7 @@ int run_worker(RunContext& context, comm::ControlChannel& control, MPI_Comm work
              diverged.has_value(), finish_asked},
             workers);
         if (votes.diverged) {  // the averaged model is not saved: the master ends the run
-          if (diverged)
-            control.send(0, comm::Tag::kDiverged,
-                         comm::ByteWriter().put<std::int64_t>(step + 1).put_string(*diverged).bytes());
+          if (diverged) send(control, 0, Diverged{step + 1, *diverged});
           control.flush();
           return core::kExitDiverged;
         }
@@ -597,31 +525,25 @@ int run_worker(RunContext& context, comm::ControlChannel& control, MPI_Comm work
       if (report.steps >= cfg.logging.every_steps) {
         report.seconds = report_clock.seconds();
         report_clock.restart();
-        control.send(0, comm::Tag::kMetrics, comm::ByteWriter().put(report).bytes());
+        send(control, 0, report);
         report = AveragingReport{};
       }
     }
     if (!stopped && !finished_early && index == 0 && epoch + 1 < cfg.training.epochs) {
-      comm::ByteWriter writer;
       // The step the epoch record gets: minibatches trained by all workers together.
-      writer.put<std::int64_t>(epoch + 1)
-          .put<std::int64_t>((epoch + 1) * batches)
-          .put_vector(std::span<const float>(model.parameters()));
-      control.send(0, comm::Tag::kParameters, writer.bytes());
+      send(control, 0,
+           EpochModel{epoch + 1, (epoch + 1) * batches,
+                      {model.parameters().begin(), model.parameters().end()}});
     }
   }
   report.seconds = report_clock.seconds();
-  comm::ByteWriter done;
-  done.put(report).put(totals).put<std::int64_t>(core::peak_resident_bytes());
-  if (index == 0)
-    done.put_vector(std::span<const float>(model.parameters()));
-  else
-    done.put_vector(std::span<const float>());
-  control.send(0, comm::Tag::kDone, done.bytes());
+  AveragingDone done{report, totals, core::peak_resident_bytes(), {}};
+  if (index == 0) done.parameters.assign(model.parameters().begin(), model.parameters().end());
+  send(control, 0, done);
   control.flush();
   const int code =
       stopped
-          ? shutdown_code(control.receive(0, comm::Tag::kShutdown, "the master's stop checkpoint"))
+          ? receive<Shutdown>(control, 0, "the master's stop checkpoint").exit_code
           : core::kExitOk;
   core::log_info("worker done: " + std::to_string(step) + " steps, " +
                  std::to_string(totals.rounds) + " averaging rounds" +

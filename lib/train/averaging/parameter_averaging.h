@@ -2,11 +2,11 @@
 // implementation), averaged with MPI collectives over the workers instead of through a driver.
 //
 // Protocol (rank 0 = master, ranks 1..W = workers; the workers share a communicator of their own;
-// control messages are two-sided and tagged):
+// control messages: averaging/protocol.h):
 //
 //  worker (index i of W)                               master
 //  ------                                              ------
-//                                               <--  kParameters {iteration, StartState}: where
+//                                               <--  Start {iteration, StartState}: where
 //                                                    to start (0, or a resumed checkpoint's) and
 //                                                    from what (parameters, this worker's
 //                                                    updater state)
@@ -21,22 +21,23 @@
 //    same bits (training.verify_averaging: a
 //    fingerprint all-reduce checks exactly that);
 //    then MPI_Allreduce(MAX) of two votes: stop (a
-//    signal here, or the master's kStateRequest) and
+//    signal here, or the master's StateRequest) and
 //    checkpoint (worker 0's Checkpointer: every_steps
 //    in minibatches, every_seconds, every_epoch)
-//  on either vote: kStateReply {stop, iteration,
+//  on either vote: AveragingSnapshot {stop, iteration,
 //    parameters (worker 0), updater state} from
 //    worker 0, or from every worker when the updater
 //    state is not averaged                       -->  writes the checkpoint once all are in
-//                                               <--  kStateRequest when a signal arrives here
-//  kMetrics {AveragingReport, deltas} every
+//                                               <--  StateRequest when a signal arrives here
+//  AveragingReport {deltas} every
 //    logging.every_steps trained steps           -->  aggregates, prints the progress line
 //  worker 1 after an epoch's last round:
-//    kParameters {epoch, step, parameters}       -->  evaluates the averaged model
-//  kDone {AveragingReport, AveragingTotals,
-//    parameters (worker 1; empty for the others)} -->  after every worker's kDone: final
+//    EpochModel {epoch, step, parameters}        -->  evaluates the averaged model
+//  AveragingDone {AveragingReport, AveragingTotals,
+//    peak memory, parameters (worker 1; empty for
+//    the others)}                                 -->  after every worker's AveragingDone: final
 //                                                      evaluation, model.h5, summary record
-//  after a stop: waits                          <--  kShutdown {75} once the checkpoint is
+//  after a stop: waits                          <--  Shutdown {75} once the checkpoint is
 //  exits 75                                          written (see checkpointer.h); exits 75
 //
 // Every worker takes the same number of steps per epoch (ceil(minibatches / W)); a worker whose

@@ -1,0 +1,64 @@
+// averaging/protocol.h: parameter averaging's control messages (the protocol is drawn in
+// averaging/parameter_averaging.h). Workers average among themselves with collectives; the
+// master hears reports, epoch models, checkpoint snapshots and each worker's end.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "train/messages.h"
+#include "train/worker_state.h"
+
+namespace gradshare::train {
+
+// worker -> master every logging.every_steps steps: its figures since its previous report
+// (summed by the master over all workers).
+struct AveragingReport {
+  static constexpr comm::Tag kTag = comm::Tag::kAveragingReport;
+  std::int64_t steps = 0;  // trained steps (idle steps excluded)
+  std::int64_t samples = 0;
+  double loss_sum = 0;  // sum of per-step mean losses
+  std::int64_t correct = 0;
+  std::int64_t rounds = 0;  // rounds this worker took part in
+  std::int64_t bytes = 0;   // bytes it contributed to them
+  double wait_sum = 0;      // seconds inside the rounds' all-reduce
+  double wait_max = 0;
+  double seconds = 0;  // the worker's wall time these figures cover
+
+  void add(const AveragingReport& o);
+  void write(comm::ByteWriter& writer) const { writer.put(*this); }
+  static AveragingReport read(comm::ByteReader& reader) { return reader.get<AveragingReport>(); }
+};
+
+// Whole-run figures every worker knows alike (rounds are collective).
+struct AveragingTotals {
+  std::int64_t rounds = 0;
+  std::int64_t verified_rounds = 0;
+  std::int64_t mismatched_rounds = 0;  // rounds after which the workers' bits differed
+};
+
+// worker -> master at a checkpoint: its part of it.
+struct AveragingSnapshot {
+  static constexpr comm::Tag kTag = comm::Tag::kAveragingSnapshot;
+  bool stop = false;              // the workers stop after this round
+  std::int64_t iteration = 0;     // minibatches of the run trained by all workers together
+  std::vector<float> parameters;  // worker 0 only
+  WorkerState state;
+  void write(comm::ByteWriter& writer) const;
+  static AveragingSnapshot read(comm::ByteReader& reader);
+};
+
+// worker -> master at its end: the last report, the run's totals, its peak memory and (worker
+// 1 only; empty for the others) the final parameters.
+struct AveragingDone {
+  static constexpr comm::Tag kTag = comm::Tag::kAveragingDone;
+  AveragingReport report;
+  AveragingTotals totals;
+  std::int64_t peak_bytes = 0;
+  std::vector<float> parameters;
+  void write(comm::ByteWriter& writer) const;
+  static AveragingDone read(comm::ByteReader& reader);
+};
+
+}  // namespace gradshare::train

@@ -1,0 +1,41 @@
+// messages.cpp: the shared payloads' wire forms.
+#include "train/messages.h"
+
+#include "core/errors.h"
+
+namespace gradshare::train {
+
+void wrong_tag(const comm::ControlMessage& message, comm::Tag expected) {
+  throw core::RuntimeError(std::string("expected a ") + comm::tag_name(expected) +
+                           " message from rank " + std::to_string(message.source) + ", got a " +
+                           comm::tag_name(message.tag));
+}
+
+void Shutdown::write(comm::ByteWriter& writer) const { writer.put(exit_code); }
+Shutdown Shutdown::read(comm::ByteReader& reader) { return {reader.get<std::int32_t>()}; }
+
+void Diverged::write(comm::ByteWriter& writer) const { writer.put(step).put_string(reason); }
+Diverged Diverged::read(comm::ByteReader& reader) {
+  Diverged message;
+  message.step = reader.get<std::int64_t>();
+  message.reason = reader.get_string();
+  return message;
+}
+
+void PeakMemoryReport::write(comm::ByteWriter& writer) const { writer.put(bytes); }
+PeakMemoryReport PeakMemoryReport::read(comm::ByteReader& reader) {
+  return {reader.get<std::int64_t>()};
+}
+
+void EpochModel::write(comm::ByteWriter& writer) const {
+  writer.put(epoch).put(step).put_vector(parameters);
+}
+EpochModel EpochModel::read(comm::ByteReader& reader) {
+  EpochModel message;
+  message.epoch = reader.get<std::int64_t>();
+  message.step = reader.get<std::int64_t>();
+  message.parameters = reader.get_vector<float>();
+  return message;
+}
+
+}  // namespace gradshare::train
