@@ -18,9 +18,9 @@
 #include "supervise/supervisor.h"  // run_command
 #include "topology/render.h"   // render
 #include "topology/tree.h"     // build_plain, build_mesh
-#include "train/banner.h"      // version_text
-#include "train/eval_command.h"
-#include "train/train_command.h"
+#include "cli/banner.h"      // version_text
+#include "cli/eval_command.h"
+#include "cli/train_command.h"
 
 namespace {
 
@@ -104,7 +104,7 @@ int command_train(const std::vector<std::string>& args) {
   }
   std::vector<std::string> overrides;
   const std::string path = take_path(args, "train", overrides);
-  return gradshare::train::train_command(path, overrides);
+  return gradshare::cli::train_command(path, overrides);
 }
 
 int command_eval(std::vector<std::string> args) {
@@ -126,7 +126,7 @@ int command_eval(std::vector<std::string> args) {
   }
   std::vector<std::string> overrides;
   const std::string path = take_path(args, "eval", overrides);
-  return gradshare::train::eval_command(path, overrides, predictions);
+  return gradshare::cli::eval_command(path, overrides, predictions);
 }
 
 int command_inspect(const std::vector<std::string>& args) {
@@ -290,7 +290,7 @@ int dispatch(const std::vector<std::string>& argv) {
     return argv.empty() ? gradshare::core::kExitUserError : 0;
   }
   if (argv[0] == "--version") {
-    std::printf("%s", gradshare::train::version_text().c_str());
+    std::printf("%s", gradshare::cli::version_text().c_str());
     return 0;
   }
   const std::string command = argv[0];

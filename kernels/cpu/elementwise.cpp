@@ -134,6 +134,14 @@ void multiply(const float* a, const float* b, float* out, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) out[i] = a[i] * b[i];
 }
 
+void scale(float alpha, const float* x, float* out, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = alpha * x[i];
+}
+
+void divide(float* x, float divisor, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) x[i] /= divisor;
+}
+
 void dropout_forward(const float* x, float* y, float* mask, std::size_t n, float rate,
                      std::uint64_t seed) {
   // Keep when the top 24 bits of the hash, as a fraction of 2^24, are >= rate.

@@ -24,6 +24,13 @@ void subtract(float* params, const float* update, std::size_t n);
 // out = a * b
 void multiply(const float* a, const float* b, float* out, std::size_t n);
 
+// out = alpha * x
+void scale(float alpha, const float* x, float* out, std::size_t n);
+
+// x /= divisor, element by element (a division: the same bits as x[i] / divisor, which a
+// multiplication by 1 / divisor does not always give)
+void divide(float* x, float divisor, std::size_t n);
+
 // Inverted dropout: element i is kept with probability 1 - rate (mask = 1 / (1 - rate)) or
 // dropped (mask = 0); y = x * mask. The decision for element i is a hash of (seed, i), so any
 // backend reproduces the same mask from the same seed.

@@ -17,26 +17,14 @@ const char* tag_name(Tag tag) {
       return "partition request";
     case Tag::kPartitionGrant:
       return "partition grant";
-    case Tag::kMetrics:
-      return "metrics";
     case Tag::kHeartbeat:
       return "heartbeat";
     case Tag::kShutdown:
       return "shutdown";
-    case Tag::kDrained:
-      return "drained";
-    case Tag::kParameters:
-      return "parameters";
     case Tag::kStateRequest:
       return "state request";
-    case Tag::kStateReply:
-      return "state reply";
     case Tag::kRecovery:
       return "recovery";
-    case Tag::kDone:
-      return "done";
-    case Tag::kDrainTarget:
-      return "drain target";
     case Tag::kResyncFetch:
       return "resync fetch";
     case Tag::kResyncUpdates:
@@ -73,6 +61,28 @@ const char* tag_name(Tag tag) {
       return "averaging snapshot";
     case Tag::kAveragingDone:
       return "averaging done";
+    case Tag::kSharingReport:
+      return "worker report";
+    case Tag::kSharingState:
+      return "worker state";
+    case Tag::kSharingDone:
+      return "done";
+    case Tag::kSharingDrainTarget:
+      return "drain target";
+    case Tag::kSharingDrained:
+      return "drained";
+    case Tag::kReplacementStart:
+      return "replacement start";
+    case Tag::kDownpourReport:
+      return "Downpour report";
+    case Tag::kDownpourState:
+      return "Downpour state";
+    case Tag::kDownpourDone:
+      return "Downpour done";
+    case Tag::kDownpourFinalPull:
+      return "final pull";
+    case Tag::kDownpourFinalModel:
+      return "final model";
   }
   return "unknown tag";
 }

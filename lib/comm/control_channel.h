@@ -23,16 +23,10 @@ namespace gradshare::comm {
 enum class Tag : int {
   kPartitionRequest = 1,
   kPartitionGrant,
-  kMetrics,
   kHeartbeat,
   kShutdown,
-  kDrained,
-  kParameters,
   kStateRequest,
-  kStateReply,
   kRecovery,
-  kDone,          // a worker has no partition left: its last update seq
-  kDrainTarget,   // the master's last seq per origin that every replica must reach
   kResyncFetch,   // recovery: the master asks for updates it missed, by ID
   kResyncUpdates, // recovery: encoded updates a replica missed
   kResyncDone,    // recovery: the master's go-ahead after the resync
@@ -51,9 +45,20 @@ enum class Tag : int {
   kAveragingReport,
   kAveragingSnapshot,
   kAveragingDone,
+  kSharingReport,
+  kSharingState,
+  kSharingDone,
+  kSharingDrainTarget,
+  kSharingDrained,
+  kReplacementStart,
+  kDownpourReport,
+  kDownpourState,
+  kDownpourDone,
+  kDownpourFinalPull,
+  kDownpourFinalModel,
 };
 inline constexpr int kFirstTag = static_cast<int>(Tag::kPartitionRequest);
-inline constexpr int kLastTag = static_cast<int>(Tag::kAveragingDone);
+inline constexpr int kLastTag = static_cast<int>(Tag::kDownpourFinalModel);
 
 // "partition request", "heartbeat", ...
 const char* tag_name(Tag tag);

@@ -7,8 +7,8 @@
 #include "core/rng.h"
 #include "data/loader.h"
 #include "nn/model.h"
-#include "nn/optimizer.h"
 #include "nn/threads.h"
+#include "train/replica.h"
 
 namespace gradshare::sim {
 
@@ -16,13 +16,15 @@ ModelSample sample_model(const config::ExperimentConfig& config, SampleData data
                          int steps, int keep) {
   const auto seed = static_cast<std::uint64_t>(config.run.seed);
   if (config.compute.threads > 0) nn::set_compute_threads(static_cast<int>(config.compute.threads));
-  nn::Model model = nn::Model::build(config.model, seed);
-  auto optimizer = nn::Optimizer::create(config.optimizer, model.parameter_count());
+  steps = std::max(steps, 3);
+  warm_up = std::max(warm_up, 1);
+  // A worker's step at the start of a run (the schedule's first rate).
+  train::Replica replica(config, warm_up + steps, warm_up + steps, /*dropout_substream=*/1);
+  const nn::Model& model = replica.model();
   const auto batch = static_cast<std::size_t>(config.training.batch_size);
   core::Rng rng(seed);
   std::vector<float> inputs(batch * model.sample_size());
   std::vector<std::int32_t> labels(batch);
-  std::vector<float> update(model.parameter_count());
   std::optional<data::Dataset> train_set;
   if (data == SampleData::kConfigured) {
     auto data_config = config.data;
@@ -34,8 +36,6 @@ ModelSample sample_model(const config::ExperimentConfig& config, SampleData data
   ModelSample sample;
   sample.parameter_count = model.parameter_count();
   std::vector<double> times;
-  steps = std::max(steps, 3);
-  warm_up = std::max(warm_up, 1);
   for (int s = 1 - warm_up; s <= steps; ++s) {
     if (train_set) {
       for (auto& i : indices) i = static_cast<std::uint32_t>(rng.below(train_set->size()));
@@ -45,13 +45,13 @@ ModelSample sample_model(const config::ExperimentConfig& config, SampleData data
       for (auto& y : labels) y = static_cast<std::int32_t>(rng.below(model.num_classes()));
     }
     const double start = core::thread_cpu_seconds();
-    model.train_batch(inputs.data(), labels.data(), batch, rng);
-    optimizer->compute_update(model.gradients(), model.parameters(), update,
-                              config.optimizer.learning_rate);
-    nn::apply_update(model.parameters(), update);
+    replica.gradient(inputs.data(), labels.data(), batch);
+    replica.compute_update(0);
+    replica.apply_update();
     if (s <= 0) continue;  // warm-up
     times.push_back(core::thread_cpu_seconds() - start);
-    if (s > steps - keep) sample.updates.push_back(update);
+    const auto update = replica.update();
+    if (s > steps - keep) sample.updates.emplace_back(update.begin(), update.end());
   }
   std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2),
                    times.end());

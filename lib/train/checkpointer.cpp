@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "comm/byte_io.h"
 #include "comm/ulfm.h"
 #include "core/errors.h"
 #include "core/log.h"
@@ -124,17 +123,6 @@ std::optional<ckpt::Checkpoint> Checkpointer::find_resume(RunContext& context) {
     }
   }
   return std::nullopt;
-}
-
-std::vector<std::uint8_t> shutdown_message(int exit_code) {
-  return comm::ByteWriter().put<std::int32_t>(exit_code).take();
-}
-
-int shutdown_code(const comm::ControlMessage& message) {
-  comm::ByteReader reader(message.payload, "shutdown");
-  const auto code = reader.get<std::int32_t>();
-  reader.expect_end();
-  return code;
 }
 
 }  // namespace gradshare::train

@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "ckpt/checkpoint.h"
-#include "comm/control_channel.h"
 #include "core/timer.h"
 #include "train/run_context.h"
 
@@ -51,13 +50,9 @@ class Checkpointer {
   core::Stopwatch since_last_;
 };
 
-// After a stop checkpoint the master tells every rank to exit with the requeue code, and the
-// ranks wait for it: Open MPI's launcher ends the whole job as soon as one rank exits non-zero,
-// so no rank may exit 75 before the master's checkpoint is on disk.
-//   kShutdown {int32 exit code}
-std::vector<std::uint8_t> shutdown_message(int exit_code);
-// The exit code a kShutdown carries; RuntimeError when malformed.
-int shutdown_code(const comm::ControlMessage& message);
+// After a stop checkpoint the master tells every rank to exit with the requeue code (Shutdown,
+// train/messages.h), and the ranks wait for it: Open MPI's launcher ends the whole job as soon
+// as one rank exits non-zero, so no rank may exit 75 before the master's checkpoint is on disk.
 // The line a rank logs when a stop signal arrives: "<signal> received: <plan>". It promises no
 // checkpoint (the checkpoint's own line follows once it is on disk): without fault tolerance
 // the signal may be mpirun ending the job because a rank was lost, which kills this rank before

@@ -8,51 +8,38 @@
 
 namespace gradshare::train {
 
-std::vector<std::uint8_t> serialize(const PartitionRequest& request) {
-  return comm::ByteWriter()
-      .put<std::uint8_t>(request.finished_previous ? 1 : 0)
-      .put<std::uint64_t>(request.last_seq)
-      .take();
+void PartitionRequest::write(comm::ByteWriter& writer) const {
+  writer.put(finished_previous).put(last_seq);
 }
 
-PartitionRequest parse_partition_request(const comm::ControlMessage& message) {
-  comm::ByteReader reader(message.payload, "partition request");
+PartitionRequest PartitionRequest::read(comm::ByteReader& reader) {
   PartitionRequest request;
-  request.finished_previous = reader.get<std::uint8_t>() != 0;
+  request.finished_previous = reader.get<bool>();
   request.last_seq = reader.get<std::uint64_t>();
-  reader.expect_end();
   return request;
 }
 
 PartitionAssignment request_partition(comm::ControlChannel& control, bool finished_previous) {
-  control.send(0, comm::Tag::kPartitionRequest, serialize(PartitionRequest{finished_previous, 0}));
-  return parse_partition_grant(control.receive(0, comm::Tag::kPartitionGrant, "partition grant"));
+  send(control, 0, PartitionRequest{finished_previous, 0});
+  return receive<PartitionGrantReply>(control, 0, "partition grant").assignment;
 }
 
 namespace {
 constexpr std::uint32_t kMaxReadAhead = 1024;
 }
 
-std::vector<std::uint8_t> serialize(const PartitionAssignment& assignment) {
-  comm::ByteWriter writer;
+void PartitionGrantReply::write(comm::ByteWriter& writer) const {
   put_grant(writer, assignment.grant);
   const auto count = std::min<std::size_t>(assignment.read_ahead.size(), kMaxReadAhead);
   writer.put<std::uint32_t>(static_cast<std::uint32_t>(count));
   for (std::size_t i = 0; i < count; ++i)
     writer.put<std::int64_t>(assignment.read_ahead[i].epoch)
         .put<std::int64_t>(assignment.read_ahead[i].partition);
-  return writer.take();
 }
 
-void send_partition_grant(comm::ControlChannel& control, int worker,
-                          const PartitionAssignment& assignment) {
-  control.send(worker, comm::Tag::kPartitionGrant, serialize(assignment));
-}
-
-PartitionAssignment parse_partition_grant(const comm::ControlMessage& message) {
-  comm::ByteReader reader(message.payload, "partition grant");
-  PartitionAssignment assignment;
-  assignment.grant = get_grant(reader);
+PartitionGrantReply PartitionGrantReply::read(comm::ByteReader& reader) {
+  PartitionGrantReply reply;
+  reply.assignment.grant = get_grant(reader);
   const auto count = reader.get<std::uint32_t>();
   if (count > kMaxReadAhead)
     throw core::RuntimeError("partition grant: " + std::to_string(count) +
@@ -61,10 +48,9 @@ PartitionAssignment parse_partition_grant(const comm::ControlMessage& message) {
     PartitionGrant ahead;
     ahead.epoch = reader.get<std::int64_t>();
     ahead.partition = reader.get<std::int64_t>();
-    assignment.read_ahead.push_back(ahead);
+    reply.assignment.read_ahead.push_back(ahead);
   }
-  reader.expect_end();
-  return assignment;
+  return reply;
 }
 
 void put_grant(comm::ByteWriter& writer, const std::optional<PartitionGrant>& grant) {

@@ -14,27 +14,29 @@
 
 #include "comm/byte_io.h"
 #include "comm/control_channel.h"
+#include "train/messages.h"
 #include "train/partition_scheduler.h"
 
 namespace gradshare::train {
 
 struct PartitionRequest {
+  static constexpr comm::Tag kTag = comm::Tag::kPartitionRequest;
   bool finished_previous = false;
   std::uint64_t last_seq = 0;
+  void write(comm::ByteWriter& writer) const;
+  static PartitionRequest read(comm::ByteReader& reader);
 };
-std::vector<std::uint8_t> serialize(const PartitionRequest& request);
-// Throws RuntimeError when malformed.
-PartitionRequest parse_partition_request(const comm::ControlMessage& message);
 
-std::vector<std::uint8_t> serialize(const PartitionAssignment& assignment);
+// The master's answer: PartitionScheduler::assign's, or an empty assignment (nothing left).
+struct PartitionGrantReply {
+  static constexpr comm::Tag kTag = comm::Tag::kPartitionGrant;
+  PartitionAssignment assignment;
+  void write(comm::ByteWriter& writer) const;
+  static PartitionGrantReply read(comm::ByteReader& reader);  // at most 1024 read ahead
+};
 
 // Worker side: reports whether the previous grant is done and waits for the next one.
 PartitionAssignment request_partition(comm::ControlChannel& control, bool finished_previous);
-// Master side: PartitionScheduler::assign's answer, or PartitionAssignment{} to grant nothing.
-void send_partition_grant(comm::ControlChannel& control, int worker,
-                          const PartitionAssignment& assignment);
-// Throws RuntimeError when malformed.
-PartitionAssignment parse_partition_grant(const comm::ControlMessage& message);
 
 // The grant's wire form {has: u8, epoch: i64, partition: i64}, also inside other messages.
 void put_grant(comm::ByteWriter& writer, const std::optional<PartitionGrant>& grant);

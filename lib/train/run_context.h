@@ -1,11 +1,10 @@
 // run_context.h: what every strategy gets: the resolved config, the run directory, the data,
-// and this process's place in the MPI job.
+// and this process's place in the job (an MPI job, or threads of one test process).
 #pragma once
-
-#include <mpi.h>
 
 #include <string>
 
+#include "comm/job.h"
 #include "config/experiment_config.h"
 #include "data/dataset.h"
 #include "train/metrics_log.h"
@@ -18,7 +17,7 @@ struct RunContext {
   std::string config_yaml;  // the resolved config, as written to the run directory
   RunDirectory run_directory;
   data::DataSplits data;
-  MPI_Comm world = MPI_COMM_WORLD;
+  comm::Job* job = nullptr;  // not owned; set before anything collective
   int rank = 0;
   int size = 1;
   MetricsLog metrics;  // open on the master only

@@ -68,19 +68,6 @@ WorkerState capture_worker_state(nn::Optimizer& optimizer, float tau,
   return state;
 }
 
-std::vector<std::uint8_t> serialize(const WorkerState& state) {
-  comm::ByteWriter writer;
-  state.write(writer);
-  return writer.take();
-}
-
-WorkerState deserialize_worker_state(std::span<const std::uint8_t> bytes) {
-  comm::ByteReader reader(bytes, "worker state");
-  auto state = WorkerState::read(reader);
-  reader.expect_end();
-  return state;
-}
-
 std::size_t restore_optimizer(const WorkerState& state, nn::Optimizer& optimizer) {
   std::size_t matched = 0;
   for (auto& buffer : optimizer.state()) {
@@ -94,33 +81,16 @@ std::size_t restore_optimizer(const WorkerState& state, nn::Optimizer& optimizer
   return matched;
 }
 
-std::vector<std::uint8_t> serialize(const StateReply& reply) {
-  comm::ByteWriter writer;
-  writer.put(reply.sent_seq);
-  reply.state.write(writer);
-  return writer.take();
+void StateReply::write(comm::ByteWriter& writer) const {
+  writer.put(sent_seq);
+  state.write(writer);
 }
 
-StateReply deserialize_state_reply(std::span<const std::uint8_t> bytes) {
-  comm::ByteReader reader(bytes, "state reply");
+StateReply StateReply::read(comm::ByteReader& reader) {
   StateReply reply;
   reply.sent_seq = reader.get<std::uint64_t>();
   reply.state = WorkerState::read(reader);
-  reader.expect_end();
   return reply;
-}
-
-std::vector<std::uint8_t> serialize(const StartState& start) {
-  comm::ByteWriter writer;
-  start.write(writer);
-  return writer.take();
-}
-
-StartState deserialize_start_state(std::span<const std::uint8_t> bytes) {
-  comm::ByteReader reader(bytes, "start state");
-  auto start = StartState::read(reader);
-  reader.expect_end();
-  return start;
 }
 
 }  // namespace gradshare::train

@@ -33,16 +33,15 @@ struct WorkerState {
 // does not).
 //   {sent_seq: u64, state}
 struct StateReply {
+  static constexpr comm::Tag kTag = comm::Tag::kSharingState;
   std::uint64_t sent_seq = 0;
   WorkerState state;
+  void write(comm::ByteWriter& writer) const;
+  static StateReply read(comm::ByteReader& reader);
 };
-std::vector<std::uint8_t> serialize(const StateReply& reply);
-StateReply deserialize_state_reply(std::span<const std::uint8_t> bytes);
 
 WorkerState capture_worker_state(nn::Optimizer& optimizer, float tau,
                                  std::span<const float> residual = {});
-std::vector<std::uint8_t> serialize(const WorkerState& state);
-WorkerState deserialize_worker_state(std::span<const std::uint8_t> bytes);
 // Copies buffers whose name and size match into the optimizer; returns how many matched.
 std::size_t restore_optimizer(const WorkerState& state, nn::Optimizer& optimizer);
 
@@ -57,8 +56,6 @@ struct StartState {
   void write(comm::ByteWriter& writer) const;
   static StartState read(comm::ByteReader& reader);
 };
-std::vector<std::uint8_t> serialize(const StartState& start);
-StartState deserialize_start_state(std::span<const std::uint8_t> bytes);
 
 // master -> worker before training: the start state and the step (or iteration) training
 // continues at: 0, or the resumed checkpoint's.

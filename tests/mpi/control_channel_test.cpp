@@ -49,15 +49,15 @@ void round_trip(comm::ControlChannel& control, mpi_testing::Checker& check) {
 void tag_selection(comm::ControlChannel& control, mpi_testing::Checker& check) {
   if (control.rank() == 2) {
     std::uint8_t byte = 1;
-    control.send(0, comm::Tag::kMetrics, {&byte, 1});
+    control.send(0, comm::Tag::kSharingReport, {&byte, 1});
     control.send(0, comm::Tag::kHeartbeat, {&byte, 1});
     control.flush();
   } else if (control.rank() == 0) {
     // The heartbeat is picked out ahead of the metrics message sent before it.
     comm::ControlMessage beat = control.receive(2, comm::Tag::kHeartbeat, "heartbeat");
     check.expect(beat.payload.size() == 1, "heartbeat payload");
-    comm::ControlMessage any = control.receive(comm::kAnySource, comm::Tag::kMetrics, "metrics");
-    check.expect(any.source == 2 && any.tag == comm::Tag::kMetrics, "metrics from rank 2");
+    comm::ControlMessage any = control.receive(comm::kAnySource, comm::Tag::kSharingReport, "metrics");
+    check.expect(any.source == 2 && any.tag == comm::Tag::kSharingReport, "metrics from rank 2");
     check.expect(!control.try_receive().has_value(), "nothing else queued");
   }
 }
@@ -71,7 +71,7 @@ void timeouts(comm::ControlChannel& control, mpi_testing::Checker& check) {
     check.expect_contains(e.what(), "timed out after 0.5 s waiting for rank 1: partition grant");
   }
   try {
-    control.receive(comm::kAnySource, comm::Tag::kDrained, "drained", 0.2);
+    control.receive(comm::kAnySource, comm::Tag::kSharingDrained, "drained", 0.2);
     check.expect(false, "receive from any rank without a sender returned");
   } catch (const core::RuntimeError& e) {
     check.expect_contains(e.what(), "timed out after 0.2 s waiting for any rank: drained");
@@ -133,14 +133,14 @@ void unmatched_send(int rank, mpi_testing::Checker& check) {
   comm::MpiControlChannel control(MPI_COMM_WORLD, 0.5);
   if (rank != 0) return;
   std::vector<std::uint8_t> parameters(1 << 20, 3);
-  control.send(1, comm::Tag::kParameters, parameters);
+  control.send(1, comm::Tag::kStart, parameters);
   check.expect(control.pending_sends() == 1, "a 1 MiB send completed without a receiver");
   try {
     control.flush();
     check.expect(false, "flush of an unmatched send returned");
   } catch (const core::RuntimeError& e) {
     check.expect_contains(
-        e.what(), "timed out after 0.5 s waiting for rank 1: delivery of a parameters message");
+        e.what(), "timed out after 0.5 s waiting for rank 1: delivery of a start message");
   }
 }
 

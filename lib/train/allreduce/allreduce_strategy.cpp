@@ -1,7 +1,5 @@
 #include "train/allreduce/allreduce_strategy.h"
 
-#include <mpi.h>
-
 #include <algorithm>
 #include <optional>
 #include <cstdio>
@@ -9,8 +7,7 @@
 
 #include "ckpt/checkpoint.h"
 #include "comm/control_channel.h"
-#include "comm/mpi_control_channel.h"
-#include "comm/mpi_error.h"
+#include "comm/job.h"
 #include "core/errors.h"
 #include "core/log.h"
 #include "core/memory.h"
@@ -18,6 +15,7 @@
 #include "core/timer.h"
 #include "core/rng.h"
 #include "data/epoch_plan.h"
+#include "kernels/cpu/elementwise.h"
 #include "nn/model.h"
 #include "nn/optimizer.h"
 #include "nn/schedule.h"
@@ -28,6 +26,7 @@
 #include "train/model_file.h"
 #include "train/peak_memory.h"
 #include "train/progress.h"
+#include "train/replica.h"
 #include "train/worker_state.h"
 
 namespace gradshare::train {
@@ -134,34 +133,28 @@ int run_master(RunContext& context, comm::ControlChannel& control) {
   }
 }
 
-int run_worker(RunContext& context, comm::ControlChannel& control, MPI_Comm workers) {
+int run_worker(RunContext& context, comm::ControlChannel& control, comm::WorkerGroup& workers) {
   const auto& cfg = context.config;
   const auto seed = static_cast<std::uint64_t>(cfg.run.seed);
-  int index = 0, count = 0;
-  MPI_Comm_rank(workers, &index);
-  MPI_Comm_size(workers, &count);
-  nn::Model model = nn::Model::build(cfg.model, seed);
-  const std::size_t n = model.parameter_count();
-  auto optimizer = nn::Optimizer::create(cfg.optimizer, n);
-
-  const auto [first_step, start] = receive<Start>(control, 0, "initial model");
-  std::int64_t step = first_step;
-  if (start.resume) {
-    GS_CHECK(start.parameters.size() == n, "the master sent a wrong-sized model");
-    std::copy(start.parameters.begin(), start.parameters.end(), model.parameters().begin());
-    restore_optimizer(start.worker, *optimizer);
-  }
-
+  const int index = workers.index(), count = workers.size();
   const auto& train_set = context.data.train;
   const auto batch_size = static_cast<std::size_t>(cfg.training.batch_size);
   const auto batches = static_cast<std::int64_t>(
       data::EpochPlan(train_set.size(), batch_size, cfg.data.partition_batches, seed, 0, false).batch_count());
   const std::int64_t per_epoch = steps_per_epoch(context, count);
   const std::int64_t total_steps = per_epoch * cfg.training.epochs;
-  nn::LearningRateSchedule schedule(cfg.optimizer, total_steps, per_epoch);
+  Replica replica(cfg, total_steps, per_epoch, static_cast<std::uint64_t>(context.rank));
+  auto& model = replica.model();
+  const std::size_t n = model.parameter_count();
 
-  std::vector<float> inputs(batch_size * model.sample_size());
-  std::vector<std::int32_t> labels(batch_size);
+  const auto [first_step, start] = receive<Start>(control, 0, "initial model");
+  std::int64_t step = first_step;
+  if (start.resume) {
+    GS_CHECK(start.parameters.size() == n, "the master sent a wrong-sized model");
+    std::copy(start.parameters.begin(), start.parameters.end(), model.parameters().begin());
+    restore_optimizer(start.worker, replica.optimizer());
+  }
+
   // Gradient scaled by the batch's samples, then samples, loss * samples, correct, and three
   // flags every worker must agree on: stop (a signal arrived), checkpoint (time is due) and
   // finish (the master's kFinish to worker 1: early stopping ends training after this step).
@@ -172,8 +165,6 @@ int run_worker(RunContext& context, comm::ControlChannel& control, MPI_Comm work
     send(control, 0, PeakMemoryReport{core::peak_resident_bytes()});
   };
   bool finish_asked = false;
-  std::vector<float> update(n);
-  core::Rng dropout_rng = core::Rng::derive(seed, 3, static_cast<std::uint64_t>(context.rank));
   ProgressMeter progress(total_steps, step);
   Checkpointer checkpointer(context);
   DivergenceGuard divergence(cfg.training);
@@ -201,12 +192,9 @@ int run_worker(RunContext& context, comm::ControlChannel& control, MPI_Comm work
     const std::int64_t b = s * count + index;
     std::fill(reduced.begin(), reduced.end(), 0.0f);
     if (b < batches) {
-      const auto indices = plan->batch_indices(static_cast<std::size_t>(b));
-      data::gather_batch(train_set, indices, inputs.data(), labels.data());
-      const auto result = model.train_batch(inputs.data(), labels.data(), indices.size(), dropout_rng);
-      const auto samples = static_cast<float>(indices.size());
-      const auto gradients = model.gradients();
-      for (std::size_t i = 0; i < n; ++i) reduced[i] = gradients[i] * samples;
+      const auto result = replica.gradient(train_set, plan->batch_indices(static_cast<std::size_t>(b)));
+      const auto samples = static_cast<float>(result.samples);
+      kernels::cpu::scale(samples, model.gradients().data(), reduced.data(), n);
       reduced[n] = samples;
       reduced[n + 1] = static_cast<float>(result.loss) * samples;
       reduced[n + 2] = static_cast<float>(result.correct);
@@ -216,20 +204,16 @@ int run_worker(RunContext& context, comm::ControlChannel& control, MPI_Comm work
     finish_asked = finish_asked ||
                    (index == 0 && try_receive<Finish>(control, 0).has_value());
     reduced[n + 5] = finish_asked ? 1.0f : 0.0f;
-    comm::check_mpi(MPI_Allreduce(MPI_IN_PLACE, reduced.data(), static_cast<int>(reduced.size()),
-                                  MPI_FLOAT, MPI_SUM, workers),
-                    "MPI_Allreduce");
+    workers.allreduce_sum(reduced);
     const float total = reduced[n];
     // The all-reduced loss is the same on every worker: all stop together, before the update.
     if (auto reason = divergence.check(step + 1, reduced[n + 1] / total)) {
       if (index == 0) send(control, 0, Diverged{step + 1, *reason});
       return core::kExitDiverged;
     }
-    for (std::size_t i = 0; i < n; ++i) reduced[i] /= total;
-    const double learning_rate = schedule.at(step);
-    optimizer->compute_update(std::span<const float>(reduced.data(), n), model.parameters(),
-                              update, learning_rate);
-    nn::apply_update(model.parameters(), update);
+    kernels::cpu::divide(reduced.data(), total, n);
+    const double learning_rate = replica.compute_update(step, std::span<const float>(reduced.data(), n));
+    replica.apply_update();
     ++step;
     progress.record(reduced[n + 1] / total, static_cast<std::int64_t>(reduced[n + 2]),
                     static_cast<std::int64_t>(total));
@@ -259,7 +243,7 @@ int run_worker(RunContext& context, comm::ControlChannel& control, MPI_Comm work
       send(control, 0, EpochModel{epoch + 1, step, parameters()});
     if (stop || reduced[n + 4] > 0 || (epoch_end && checkpointer.at_epoch_end())) {
       send(control, 0,
-           AllreduceSnapshot{step, parameters(), capture_worker_state(*optimizer, 0.0f)});
+           AllreduceSnapshot{step, parameters(), capture_worker_state(replica.optimizer(), 0.0f)});
       checkpointer.mark_written(step);
     }
     if (stop) {
@@ -277,20 +261,18 @@ int run_worker(RunContext& context, comm::ControlChannel& control, MPI_Comm work
 }  // namespace
 
 int run_allreduce(RunContext& context) {
-  MPI_Comm workers = MPI_COMM_NULL;
-  comm::check_mpi(MPI_Comm_split(context.world, context.is_master() ? MPI_UNDEFINED : 1,
-                                 context.rank, &workers),
-                  "MPI_Comm_split");
-  comm::MpiControlChannel control(context.world, static_cast<double>(context.config.transport.timeout_ms) / 1000.0);
+  auto& job = *context.job;
+  const auto workers = job.worker_group();
+  const auto control =
+      job.control_channel(static_cast<double>(context.config.transport.timeout_ms) / 1000.0);
   context.phase = RunContext::kTraining;
-  const int code = context.is_master() ? run_master(context, control)
-                                       : run_worker(context, control, workers);
-  if (workers != MPI_COMM_NULL) MPI_Comm_free(&workers);
+  const int code = context.is_master() ? run_master(context, *control)
+                                       : run_worker(context, *control, *workers);
   if (code == core::kExitRequeue) {
     // mpirun ends the whole job once one rank exits non-zero: nobody leaves before the master
     // has its checkpoint on disk (it returns only after writing it).
-    control.flush();
-    comm::check_mpi(MPI_Barrier(context.world), "MPI_Barrier");
+    control->flush();
+    job.barrier();
   }
   return code;
 }

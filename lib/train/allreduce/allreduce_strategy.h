@@ -1,8 +1,9 @@
-// allreduce/allreduce_strategy.h: synchronous data parallelism, the reference every result is compared
-// against: each step every worker computes a gradient on its own minibatch, the gradients are
-// averaged (weighted by samples) with MPI_Allreduce over the workers, and every worker applies
-// the same update with the same updater. Worker 1 reports progress and its model to the master,
-// which evaluates each epoch and writes the final model.
+// allreduce/allreduce_strategy.h: synchronous data parallelism, the reference every result is
+// compared against: each step every worker computes a gradient on its own minibatch, the
+// gradients are averaged (weighted by samples) with an all-reduce over the workers' group, and
+// every worker applies the same update with the same updater. Worker 1 reports progress and its
+// model to the master, which evaluates each epoch and writes the final model (messages:
+// allreduce/protocol.h).
 #pragma once
 
 #include "train/run_context.h"

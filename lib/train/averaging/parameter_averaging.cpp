@@ -2,7 +2,6 @@
 // parameter_averaging.h).
 #include "train/averaging/parameter_averaging.h"
 
-#include <mpi.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -12,10 +11,8 @@
 
 #include "ckpt/checkpoint.h"
 #include "comm/byte_io.h"
-#include "comm/communicator.h"
+#include "comm/job.h"
 #include "comm/control_channel.h"
-#include "comm/mpi_control_channel.h"
-#include "comm/mpi_error.h"
 #include "core/errors.h"
 #include "core/log.h"
 #include "core/memory.h"
@@ -32,6 +29,7 @@
 #include "train/model_file.h"
 #include "train/peak_memory.h"
 #include "train/progress.h"
+#include "train/replica.h"
 #include "train/progress_window.h"
 #include "train/worker_state.h"
 
@@ -347,10 +345,9 @@ int run_master(RunContext& context, comm::ControlChannel& control) {
 
 // True when every worker's `hash` is the same: one all-reduce of (hash, ~hash) under MAX
 // gives the largest and (complemented) the smallest.
-bool same_on_all(std::uint64_t hash, MPI_Comm workers) {
+bool same_on_all(std::uint64_t hash, comm::WorkerGroup& workers) {
   std::uint64_t extremes[2] = {hash, ~hash};
-  comm::check_mpi(MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_UINT64_T, MPI_MAX, workers),
-                  "MPI_Allreduce (averaging verification)");
+  workers.allreduce_max(extremes);
   return extremes[0] == ~extremes[1];
 }
 
@@ -365,42 +362,30 @@ struct RoundVotes {
   bool finish = false;
 };
 
-RoundVotes agree(const RoundVotes& mine, MPI_Comm workers) {
-  int votes[4] = {mine.stop, mine.checkpoint, mine.diverged, mine.finish};
-  comm::check_mpi(MPI_Allreduce(MPI_IN_PLACE, votes, 4, MPI_INT, MPI_MAX, workers),
-                  "MPI_Allreduce (averaging round votes)");
+RoundVotes agree(const RoundVotes& mine, comm::WorkerGroup& workers) {
+  std::int32_t votes[4] = {mine.stop, mine.checkpoint, mine.diverged, mine.finish};
+  workers.allreduce_max(votes);
   return {votes[0] != 0, votes[1] != 0, votes[2] != 0, votes[3] != 0};
 }
 
-int run_worker(RunContext& context, comm::ControlChannel& control, MPI_Comm workers) {
+int run_worker(RunContext& context, comm::ControlChannel& control, comm::WorkerGroup& workers) {
   const auto& cfg = context.config;
   const auto seed = static_cast<std::uint64_t>(cfg.run.seed);
-  int index = 0, count = 0;
-  comm::check_mpi(MPI_Comm_rank(workers, &index), "MPI_Comm_rank");
-  comm::check_mpi(MPI_Comm_size(workers, &count), "MPI_Comm_size");
-  nn::Model model = nn::Model::build(cfg.model, seed);
-  const std::size_t n = model.parameter_count();
-  auto optimizer = nn::Optimizer::create(cfg.optimizer, n);
-  auto start = receive<Start>(control, 0, "initial model");
-  // Minibatches of the run trained by all workers together (a round boundary on resume).
-  std::int64_t iteration = start.step;
-  apply_start_state(start.state, model, *optimizer);
-  AveragingBuffer buffer(model.parameters(), cfg.training.save_updater ? optimizer.get() : nullptr);
-  GS_CHECK(buffer.values().size() <= static_cast<std::size_t>(std::numeric_limits<int>::max()),
-           "averaging buffer of " + std::to_string(buffer.values().size()) + " floats");
-
+  const int index = workers.index(), count = workers.size();
   const auto& train_set = context.data.train;
   const auto batch_size = static_cast<std::size_t>(cfg.training.batch_size);
   const std::int64_t batches = batches_per_epoch(context);
   const std::int64_t total_batches = batches * cfg.training.epochs;
   const std::int64_t steps_per_epoch = (batches + count - 1) / count;
-  nn::LearningRateSchedule schedule(cfg.optimizer, steps_per_epoch * cfg.training.epochs,
-                                    steps_per_epoch);
-  std::vector<float> inputs(batch_size * model.sample_size());
-  std::vector<std::int32_t> labels(batch_size);
-  std::vector<float> update(n);
-  core::Rng dropout_rng =
-      core::Rng::derive(seed, /*stream=*/3, static_cast<std::uint64_t>(context.rank));
+  Replica replica(cfg, steps_per_epoch * cfg.training.epochs, steps_per_epoch,
+                  static_cast<std::uint64_t>(context.rank));
+  auto& model = replica.model();
+  auto& optimizer = replica.optimizer();
+  auto start = receive<Start>(control, 0, "initial model");
+  // Minibatches of the run trained by all workers together (a round boundary on resume).
+  std::int64_t iteration = start.step;
+  apply_start_state(start.state, model, optimizer);
+  AveragingBuffer buffer(model.parameters(), cfg.training.save_updater ? &optimizer : nullptr);
   Checkpointer checkpointer(context);
   checkpointer.mark_written(iteration);
 
@@ -410,9 +395,7 @@ int run_worker(RunContext& context, comm::ControlChannel& control, MPI_Comm work
   auto average = [&] {
     auto values = buffer.gather();
     core::Stopwatch clock;
-    comm::check_mpi(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()),
-                                  MPI_FLOAT, MPI_SUM, workers),
-                    "MPI_Allreduce (parameter averaging)");
+    workers.allreduce_sum(values);
     const double waited = clock.seconds();
     buffer.scatter_mean(count);
     ++totals.rounds;
@@ -422,7 +405,7 @@ int run_worker(RunContext& context, comm::ControlChannel& control, MPI_Comm work
     report.wait_max = std::max(report.wait_max, waited);
     if (core::Logger::instance().enabled(core::LogLevel::kDebug)) {
       char line[96];
-      std::snprintf(line, sizeof line, "averaging round %lld: %.3f ms in MPI_Allreduce",
+      std::snprintf(line, sizeof line, "averaging round %lld: %.3f ms in the all-reduce",
                     static_cast<long long>(totals.rounds), 1e3 * waited);
       core::log_debug(line);
     }
@@ -439,7 +422,7 @@ int run_worker(RunContext& context, comm::ControlChannel& control, MPI_Comm work
   // state serves all when that state is averaged too; otherwise every worker sends its own.
   auto send_snapshot = [&](bool stop) {
     if (index != 0 && cfg.training.save_updater) return;
-    AveragingSnapshot snapshot{stop, iteration, {}, capture_worker_state(*optimizer, 0.0f)};
+    AveragingSnapshot snapshot{stop, iteration, {}, capture_worker_state(optimizer, 0.0f)};
     if (index == 0)
       snapshot.parameters.assign(model.parameters().begin(), model.parameters().end());
     send(control, 0, snapshot);
@@ -473,15 +456,13 @@ int run_worker(RunContext& context, comm::ControlChannel& control, MPI_Comm work
     for (std::int64_t s = 0; s < steps; ++s, ++step) {
       const std::int64_t b = first + s * count + index;
       if (b < batches) {
-        const auto indices = plan.batch_indices(static_cast<std::size_t>(b));
-        data::gather_batch(train_set, indices, inputs.data(), labels.data());
         const auto result =
-            model.train_batch(inputs.data(), labels.data(), indices.size(), dropout_rng);
+            replica.gradient(train_set, plan.batch_indices(static_cast<std::size_t>(b)));
         if (!diverged) diverged = divergence.check(step + 1, result.loss);
-        optimizer->compute_update(model.gradients(), model.parameters(), update, schedule.at(step));
-        nn::apply_update(model.parameters(), update);
+        replica.compute_update(step);
+        replica.apply_update();
         ++report.steps;
-        report.samples += static_cast<std::int64_t>(indices.size());
+        report.samples += result.samples;
         report.loss_sum += result.loss;
         report.correct += result.correct;
       }
@@ -554,16 +535,12 @@ int run_worker(RunContext& context, comm::ControlChannel& control, MPI_Comm work
 }  // namespace
 
 int run_parameter_averaging(RunContext& context) {
-  MPI_Comm split = MPI_COMM_NULL;
-  comm::check_mpi(
-      MPI_Comm_split(context.world, context.is_master() ? MPI_UNDEFINED : 1, context.rank, &split),
-      "MPI_Comm_split");
-  const comm::Communicator workers(split);  // null on the master
-  comm::MpiControlChannel control(context.world,
-                             static_cast<double>(context.config.transport.timeout_ms) / 1000.0);
+  auto& job = *context.job;
+  const auto workers = job.worker_group();  // null on the master
+  const auto control =
+      job.control_channel(static_cast<double>(context.config.transport.timeout_ms) / 1000.0);
   context.phase = RunContext::kTraining;
-  return context.is_master() ? run_master(context, control)
-                             : run_worker(context, control, workers.get());
+  return context.is_master() ? run_master(context, *control) : run_worker(context, *control, *workers);
 }
 
 }  // namespace gradshare::train

@@ -1,5 +1,5 @@
 // averaging/parameter_averaging.h: synchronous parameter averaging (Deeplearning4j's first
-// implementation), averaged with MPI collectives over the workers instead of through a driver.
+// implementation), averaged with collectives of the workers' group (comm/worker_group.h) instead of through a driver.
 //
 // Protocol (rank 0 = master, ranks 1..W = workers; the workers share a communicator of their own;
 // control messages: averaging/protocol.h):
@@ -15,12 +15,12 @@
 //    epoch starts at its first untrained minibatch),
 //    gradient -> own updater -> own parameters
 //  every training.averaging_frequency steps and after
-//    the epoch's last step, a round: MPI_Allreduce(SUM)
+//    the epoch's last step, a round: all-reduce (SUM)
 //    of [parameters | updater state (save_updater)],
 //    divided by W: every worker continues from the
 //    same bits (training.verify_averaging: a
 //    fingerprint all-reduce checks exactly that);
-//    then MPI_Allreduce(MAX) of two votes: stop (a
+//    then all-reduce (MAX) of the votes: stop (a
 //    signal here, or the master's StateRequest) and
 //    checkpoint (worker 0's Checkpointer: every_steps
 //    in minibatches, every_seconds, every_epoch)
@@ -43,7 +43,7 @@
 // Every worker takes the same number of steps per epoch (ceil(minibatches / W)); a worker whose
 // minibatch index runs past the epoch's end idles that step, so the rounds always line up.
 // A straggler holds up every round: that is the strategy's nature. Each worker measures the time
-// it spent inside each round's MPI_Allreduce (the wait for the slowest worker plus the transfer)
+// it spent inside each round's all-reduce (the wait for the slowest worker plus the transfer)
 // and the master reports its mean and maximum.
 //
 // Checkpoints are taken at rounds, where every worker holds the same parameters: the iteration
@@ -69,7 +69,7 @@ int run_parameter_averaging(RunContext& context);
 inline constexpr std::int64_t kAveragingFrequencyWarning = 20;
 
 // What one averaging round moves: the parameters and, when an optimizer is given, each of its
-// state buffers, gathered into one contiguous buffer so that a round is one MPI_Allreduce.
+// state buffers, gathered into one contiguous buffer so that a round is one all-reduce.
 class AveragingBuffer {
  public:
   // The spans must stay valid for the buffer's life (they point into the model and optimizer).

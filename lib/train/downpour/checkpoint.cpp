@@ -29,8 +29,7 @@ DownpourStart share_downpour_start(RunContext& context, comm::ControlChannel& co
                                    const DownpourLayout& layout, nn::Model& model) {
   DownpourStart start;
   if (!context.is_master()) {
-    start.own = deserialize_start_state(
-        control.receive(0, comm::Tag::kParameters, "the start state").payload);
+    start.own = receive<Start>(control, 0, "the start state").state;
     if (start.own.resume) {
       GS_CHECK(start.own.parameters.size() == model.parameter_count(),
                "the master sent " + std::to_string(start.own.parameters.size()) + " parameters");
@@ -66,7 +65,7 @@ DownpourStart share_downpour_start(RunContext& context, comm::ControlChannel& co
     } else {
       other = worker_start(resume, static_cast<std::size_t>(layout.worker_index(rank)));
     }
-    control.send(rank, comm::Tag::kParameters, serialize(other));
+    send(control, rank, Start{0, other});
   }
   return start;
 }

@@ -95,15 +95,14 @@ class StateRequests {
   bool outstanding() const { return outstanding_; }
   void request() {
     GS_CHECK(!outstanding_, "a state request is already outstanding");
-    for (int rank = 1; rank < control_.size(); ++rank)
-      control_.send(rank, comm::Tag::kStateRequest, {});
+    for (int rank = 1; rank < control_.size(); ++rank) send(control_, rank, StateRequest{});
     outstanding_ = true;
   }
   // Takes one reply; true when every rank has replied.
   bool take(const comm::ControlMessage& reply) {
     if (!outstanding_ || replies_.count(reply.source))
       throw core::RuntimeError("unrequested state reply from rank " + std::to_string(reply.source));
-    replies_[reply.source] = deserialize_worker_state(reply.payload);
+    replies_[reply.source] = decode<DownpourState>(reply).state;
     return static_cast<int>(replies_.size()) == control_.size() - 1;
   }
   // Every rank's reply (requesting first when nothing is outstanding), waiting for the rest.
@@ -111,8 +110,7 @@ class StateRequests {
     if (!outstanding_) request();
     for (int rank = 1; rank < control_.size(); ++rank)
       if (!replies_.count(rank))
-        replies_[rank] = deserialize_worker_state(
-            control_.receive(rank, comm::Tag::kStateReply, "state for a checkpoint").payload);
+        replies_[rank] = receive<DownpourState>(control_, rank, "state for a checkpoint").state;
     outstanding_ = false;
     std::map<int, WorkerState> replies;
     replies.swap(replies_);
@@ -227,45 +225,41 @@ int run_downpour_master(RunContext& context, nn::Model& model, DownpourTransport
     while (auto message = control.try_receive()) {
       busy = true;
       const int worker = message->source;
-      comm::ByteReader reader(message->payload, comm::tag_name(message->tag));
       switch (message->tag) {
-        case comm::Tag::kPartitionRequest:
-          if (parse_partition_request(*message).finished_previous) scheduler.complete(worker);
-          send_partition_grant(control, worker,
-                               stopping || diverged || reporter.stop_early()
-                                   ? PartitionAssignment{}
-                                   : scheduler.assign(worker));
+        case PartitionRequest::kTag:
+          if (decode<PartitionRequest>(*message).finished_previous) scheduler.complete(worker);
+          send(control, worker,
+               PartitionGrantReply{stopping || diverged || reporter.stop_early()
+                                       ? PartitionAssignment{}
+                                       : scheduler.assign(worker)});
           break;
-        case comm::Tag::kStateReply:
+        case DownpourState::kTag:
           if (requests.take(*message)) write_checkpoint(requests.collect());
           break;
-        case comm::Tag::kDiverged: {
-          const auto step = reader.get<std::int64_t>();
-          const auto reason = reader.get_string();
-          reader.expect_end();
+        case Diverged::kTag: {
+          const auto report = decode<Diverged>(*message);
           if (!diverged)
             log_divergence(context, "on rank " + std::to_string(worker) + " at its step " +
-                                        std::to_string(step) + ": " + reason);
+                                        std::to_string(report.step) + ": " + report.reason);
           diverged = true;
           break;
         }
-        case comm::Tag::kShutdown:  // a stop signal arrived at another rank
+        case Shutdown::kTag:  // a stop signal arrived at another rank
           stop("rank " + std::to_string(worker) + " received a stop signal (exit code " +
-               std::to_string(shutdown_code(*message)) + " asked)");
+               std::to_string(decode<Shutdown>(*message).exit_code) + " asked)");
           break;
-        case comm::Tag::kMetrics:
-          progress.add(reader.get<DownpourReport>());
-          reader.expect_end();
+        case DownpourReport::kTag:
+          progress.add(decode<DownpourReport>(*message));
           break;
-        case comm::Tag::kDone:
-          progress.add(reader.get<DownpourReport>());
-          peak_memory.add(worker, reader.get<std::int64_t>());
-          reader.expect_end();
+        case DownpourDone::kTag: {
+          const auto worker_done = decode<DownpourDone>(*message);
+          progress.add(worker_done.report);
+          peak_memory.add(worker, worker_done.peak_bytes);
           ++done;
           break;
-        case comm::Tag::kDrained:
-          drained[worker] = reader.get_vector<float>();
-          reader.expect_end();
+        }
+        case DownpourFinalModel::kTag:
+          drained[worker] = decode<DownpourFinalModel>(*message).parameters;
           break;
         default:
           throw core::RuntimeError(std::string("unexpected ") + comm::tag_name(message->tag) +
@@ -286,8 +280,7 @@ int run_downpour_master(RunContext& context, nn::Model& model, DownpourTransport
     progress.maybe_log();
     if (done == workers && !pull_signalled) {
       // Every worker's last push is applied on every shard: the servers are quiet from here on.
-      for (int w = 0; w < workers; ++w)
-        control.send(layout.worker_rank(w), comm::Tag::kDrainTarget, {});
+      for (int w = 0; w < workers; ++w) send(control, layout.worker_rank(w), DownpourFinalPull{});
       pull_signalled = true;
     }
     if (busy) {
@@ -353,13 +346,9 @@ int run_downpour_master(RunContext& context, nn::Model& model, DownpourTransport
                             .add("consistency_max_difference", worst.max_difference)
                             .add("consistent", worst.identical));
   // The other servers' peak memory: they are quiet now, and answer before their shutdown.
-  for (int s = 1; s < layout.servers(); ++s) control.send(s, comm::Tag::kPeakMemory, {});
-  for (int s = 1; s < layout.servers(); ++s) {
-    const auto reply = control.receive(s, comm::Tag::kPeakMemory, "its peak memory");
-    comm::ByteReader reader(reply.payload, "peak memory");
-    peak_memory.add(s, reader.get<std::int64_t>());
-    reader.expect_end();
-  }
+  for (int s = 1; s < layout.servers(); ++s) send(control, s, PeakMemoryRequest{});
+  for (int s = 1; s < layout.servers(); ++s)
+    peak_memory.add(s, receive<PeakMemoryReport>(control, s, "its peak memory").bytes);
   peak_memory.summarize(context);
   // A stop checkpoints here: every worker's updates are applied and the servers are quiet. An
   // outstanding request is completed too, so that no reply is left unreceived.
@@ -383,7 +372,7 @@ int run_downpour_master(RunContext& context, nn::Model& model, DownpourTransport
     reporter.finish(model);
   }
   for (int rank = 1; rank < context.size; ++rank)
-    control.send(rank, comm::Tag::kShutdown, shutdown_message(exit_code));
+    send(control, rank, Shutdown{exit_code});
   control.flush();
   if (!worst.identical && !diverged)  // (NaNs compare unequal)
     throw core::RuntimeError("downpour: a worker's final parameters differ from the servers'");

@@ -89,7 +89,7 @@ void DownpourReport::add(const DownpourReport& o) {
 void StopNotice::check() {
   if (sent_ || !core::stop_requested()) return;
   log_stop_request("asking the master to stop after a checkpoint", true);
-  control_.send(0, comm::Tag::kShutdown, shutdown_message(core::kExitRequeue));
+  send(control_, 0, Shutdown{core::kExitRequeue});
   sent_ = true;
 }
 

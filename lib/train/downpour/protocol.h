@@ -29,8 +29,10 @@
 
 #include "comm/control_channel.h"
 #include "config/experiment_config.h"
+#include "train/messages.h"
 #include "train/partition_messages.h"
 #include "train/partition_scheduler.h"
+#include "train/worker_state.h"
 
 namespace gradshare::train {
 
@@ -129,12 +131,54 @@ struct DownpourReport {
   double seconds = 0;  // the worker's wall time these figures cover
 
   void add(const DownpourReport& other);
+  static constexpr comm::Tag kTag = comm::Tag::kDownpourReport;
+  void write(comm::ByteWriter& writer) const { writer.put(*this); }
+  static DownpourReport read(comm::ByteReader& reader) { return reader.get<DownpourReport>(); }
+};
+
+// Control messages (train/messages.h for the shared ones):
+//  rank -> master        DownpourState at the master's StateRequest: a worker's optimizer state,
+//                        or a server's shard optimizer state
+//  worker -> master      DownpourReport every logging.every_steps steps; DownpourDone after its
+//                        last push; DownpourFinalModel after the final pull
+//  master -> workers     DownpourFinalPull once every worker's last push is applied
+//  master -> servers     PeakMemoryRequest at the end (PeakMemoryReport back)
+struct DownpourState {
+  static constexpr comm::Tag kTag = comm::Tag::kDownpourState;
+  WorkerState state;
+  void write(comm::ByteWriter& writer) const { state.write(writer); }
+  static DownpourState read(comm::ByteReader& reader) { return {WorkerState::read(reader)}; }
+};
+
+struct DownpourDone {
+  static constexpr comm::Tag kTag = comm::Tag::kDownpourDone;
+  DownpourReport report;  // since its previous one
+  std::int64_t peak_bytes = 0;
+  void write(comm::ByteWriter& writer) const { writer.put(report).put(peak_bytes); }
+  static DownpourDone read(comm::ByteReader& reader) {
+    DownpourDone done;
+    done.report = reader.get<DownpourReport>();
+    done.peak_bytes = reader.get<std::int64_t>();
+    return done;
+  }
+};
+
+using DownpourFinalPull = Signal<comm::Tag::kDownpourFinalPull>;
+
+// A worker's parameters after the final pull: every worker's must equal the servers'.
+struct DownpourFinalModel {
+  static constexpr comm::Tag kTag = comm::Tag::kDownpourFinalModel;
+  std::vector<float> parameters;
+  void write(comm::ByteWriter& writer) const { writer.put_vector(parameters); }
+  static DownpourFinalModel read(comm::ByteReader& reader) {
+    return {reader.get_vector<float>()};
+  }
 };
 
 // Stopping (SIGTERM or SIGUSR1 on any rank): a rank other than the master that gets the signal
-// tells the master once (kShutdown {int32 exit code}); the master stops handing out partitions,
-// the workers drain as at the end of training, and the master checkpoints and ends every rank
-// with kShutdown {int32 exit code} (shutdown_message in checkpointer.h).
+// tells the master once (Shutdown {75}); the master stops handing out partitions, the workers
+// drain as at the end of training, and the master checkpoints and ends every rank with
+// Shutdown {exit code}.
 class StopNotice {
  public:
   explicit StopNotice(comm::ControlChannel& control) : control_(control) {}

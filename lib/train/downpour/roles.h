@@ -21,7 +21,7 @@ int run_downpour_master(RunContext& context, nn::Model& model, DownpourTransport
                         comm::ControlChannel& control, const DownpourLayout& layout,
                         ShardServer& server, const std::optional<ckpt::Checkpoint>& resume);
 // `start` carries the worker's saved optimizer state on a resume.
-int run_downpour_worker(RunContext& context, nn::Model& model, DownpourTransport& transport,
+int run_downpour_worker(RunContext& context, nn::Model model, DownpourTransport& transport,
                         comm::ControlChannel& control, const DownpourLayout& layout,
                         const StartState& start);
 

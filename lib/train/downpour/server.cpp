@@ -127,23 +127,21 @@ int run_downpour_server(RunContext& context, comm::ControlChannel& control, Shar
   StopNotice stop_notice(control);
   for (;;) {
     bool busy = server.poll() > 0;
-    while (control.try_receive(comm::Tag::kStateRequest, 0)) {
-      control.send(0, comm::Tag::kStateReply,
-                   serialize(capture_worker_state(server.optimizer(), 0.0f)));
+    while (try_receive<StateRequest>(control, 0)) {
+      send(control, 0, DownpourState{capture_worker_state(server.optimizer(), 0.0f)});
       busy = true;
     }
-    if (control.try_receive(comm::Tag::kPeakMemory, 0)) {
-      control.send(0, comm::Tag::kPeakMemory,
-                   comm::ByteWriter().put<std::int64_t>(core::peak_resident_bytes()).bytes());
+    if (try_receive<PeakMemoryRequest>(control, 0)) {
+      send(control, 0, PeakMemoryReport{core::peak_resident_bytes()});
       busy = true;
     }
     stop_notice.check();
-    if (auto shutdown = control.try_receive(comm::Tag::kShutdown, 0)) {
+    if (auto shutdown = try_receive<Shutdown>(control, 0)) {
       core::log_info("parameter server " + std::to_string(server.shard()) +
                      " done: " + std::to_string(server.parameters().size()) + " parameters, " +
                      std::to_string(server.version()) + " pushes applied");
       control.flush();
-      return shutdown_code(*shutdown);
+      return shutdown->exit_code;
     }
     if (busy) {
       backoff.reset();

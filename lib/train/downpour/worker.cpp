@@ -12,6 +12,7 @@
 #include "core/rng.h"
 #include "core/timer.h"
 #include "data/epoch_plan.h"
+#include "kernels/cpu/elementwise.h"
 #include "nn/optimizer.h"
 #include "nn/schedule.h"
 #include "train/checkpointer.h"
@@ -20,22 +21,31 @@
 #include "train/downpour/roles.h"
 #include "train/model_file.h"
 #include "train/partition_data.h"
+#include "train/replica.h"
 
 namespace gradshare::train {
 
-int run_downpour_worker(RunContext& context, nn::Model& model, DownpourTransport& transport,
+int run_downpour_worker(RunContext& context, nn::Model model, DownpourTransport& transport,
                         comm::ControlChannel& control, const DownpourLayout& layout,
                         const StartState& start) {
   const auto& cfg = context.config;
   const auto seed = static_cast<std::uint64_t>(cfg.run.seed);
-  const std::size_t n = model.parameter_count();
-  auto optimizer = nn::Optimizer::create(cfg.optimizer, n);
-  if (start.resume) restore_optimizer_state(start.worker, *optimizer, "the resumed checkpoint");
+  const auto& train_set = context.data.train;
+  const auto batch_size = static_cast<std::size_t>(cfg.training.batch_size);
+  const auto batches_per_epoch = static_cast<std::int64_t>(
+      data::EpochPlan(train_set.size(), batch_size,
+                      static_cast<std::size_t>(cfg.data.partition_batches), seed, 0, false)
+          .batch_count());
+  Replica replica(cfg, std::move(model), batches_per_epoch * cfg.training.epochs,
+                  batches_per_epoch, static_cast<std::uint64_t>(context.rank));
+  const std::size_t n = replica.parameter_count();
+  auto& optimizer = replica.optimizer();
+  if (start.resume) restore_optimizer_state(start.worker, optimizer, "the resumed checkpoint");
   const double timeout = control.timeout_seconds();
   StopNotice stop_notice(control);
   auto answer_state_requests = [&] {
-    while (control.try_receive(comm::Tag::kStateRequest, 0))
-      control.send(0, comm::Tag::kStateReply, serialize(capture_worker_state(*optimizer, 0.0f)));
+    while (try_receive<StateRequest>(control, 0))
+      send(control, 0, DownpourState{capture_worker_state(optimizer, 0.0f)});
   };
   // Waits for the master's `tag`, answering its state requests and passing on a stop meanwhile.
   auto await_master = [&](comm::Tag tag, const char* awaited) {
@@ -56,20 +66,7 @@ int run_downpour_worker(RunContext& context, nn::Model& model, DownpourTransport
   for (int s = 0; s < servers; ++s)
     links.push_back(transport.link(s, layout.worker_index(context.rank), cfg));
 
-  const auto& train_set = context.data.train;
-  const auto batch_size = static_cast<std::size_t>(cfg.training.batch_size);
-  const auto batches_per_epoch = static_cast<std::int64_t>(
-      data::EpochPlan(train_set.size(), batch_size,
-                      static_cast<std::size_t>(cfg.data.partition_batches), seed, 0, false)
-          .batch_count());
-  nn::LearningRateSchedule schedule(cfg.optimizer, batches_per_epoch * cfg.training.epochs,
-                                    batches_per_epoch);
-  std::vector<float> inputs(batch_size * model.sample_size());
-  std::vector<std::int32_t> labels(batch_size);
-  std::vector<float> update(n);
   std::vector<float> accumulator(n, 0.0f);  // updates made locally and not yet pushed
-  core::Rng dropout_rng =
-      core::Rng::derive(seed, /*stream=*/3, static_cast<std::uint64_t>(context.rank));
   PartitionData partitions(train_set, batch_size, static_cast<std::size_t>(cfg.data.partition_batches),
                            seed, cfg.data.shuffle);
 
@@ -78,7 +75,7 @@ int run_downpour_worker(RunContext& context, nn::Model& model, DownpourTransport
   DownpourReport report;
   core::Stopwatch report_clock;
   std::int64_t steps = 0;
-  auto parameters = model.parameters();
+  auto parameters = replica.parameters();
   auto slice = [&](std::span<float> values, const ShardLink& link) {
     return values.subspan(link.range().begin, link.range().size());
   };
@@ -133,25 +130,19 @@ int run_downpour_worker(RunContext& context, nn::Model& model, DownpourTransport
       answer_state_requests();
       stop_notice.check();
 
-      const auto indices = plan.batch_indices(b);
-      data::gather_batch(train_set, indices, inputs.data(), labels.data());
-      const auto result =
-          model.train_batch(inputs.data(), labels.data(), indices.size(), dropout_rng);
+      const auto result = replica.gradient(train_set, plan.batch_indices(b));
       if (auto reason = divergence.check(steps + 1, result.loss)) {
         core::log_error("diverged: " + *reason);
-        control.send(0, comm::Tag::kDiverged,
-                     comm::ByteWriter().put<std::int64_t>(steps + 1).put_string(*reason).bytes());
+        send(control, 0, Diverged{steps + 1, *reason});
         diverged = true;
         break;
       }
-      const double learning_rate =
-          schedule.at(grant->epoch * batches_per_epoch + static_cast<std::int64_t>(b));
-      optimizer->compute_update(model.gradients(), parameters, update, learning_rate);
-      nn::apply_update(parameters, update);
-      for (std::size_t i = 0; i < n; ++i) accumulator[i] += update[i];
+      replica.compute_update(grant->epoch * batches_per_epoch + static_cast<std::int64_t>(b));
+      replica.apply_update();
+      kernels::cpu::axpy(1.0f, replica.update().data(), accumulator.data(), n);
       ++steps;
       ++report.steps;
-      report.samples += static_cast<std::int64_t>(indices.size());
+      report.samples += result.samples;
       report.loss_sum += result.loss;
       report.correct += result.correct;
 
@@ -177,7 +168,7 @@ int run_downpour_worker(RunContext& context, nn::Model& model, DownpourTransport
       if (report.steps >= cfg.logging.every_steps) {
         report.seconds = report_clock.seconds();
         report_clock.restart();
-        control.send(0, comm::Tag::kMetrics, comm::ByteWriter().put(report).bytes());
+        send(control, 0, report);
         report = DownpourReport{};
       }
     }
@@ -190,18 +181,16 @@ int run_downpour_worker(RunContext& context, nn::Model& model, DownpourTransport
   for (auto& link : links) link->push_all(slice(accumulator, *link), report);
   wait_for_acks();
   report.seconds = report_clock.seconds();
-  control.send(0, comm::Tag::kDone, comm::ByteWriter().put(report).put<std::int64_t>(
-                                        core::peak_resident_bytes()).bytes());
+  send(control, 0, DownpourDone{report, core::peak_resident_bytes()});
   report = DownpourReport{};
-  await_master(comm::Tag::kDrainTarget, "the master's signal for the final pull");
+  await_master(DownpourFinalPull::kTag, "the master's signal for the final pull");
   for (auto& link : links) {
     link->start_pull(report);
     const auto shard = link->finish_pull(report, timeout);
     std::copy(shard.begin(), shard.end(), slice(parameters, *link).begin());
   }
-  control.send(0, comm::Tag::kDrained,
-               comm::ByteWriter().put_vector(std::span<const float>(parameters)).bytes());
-  const int code = shutdown_code(await_master(comm::Tag::kShutdown, "shutdown"));
+  send(control, 0, DownpourFinalModel{{parameters.begin(), parameters.end()}});
+  const int code = decode<Shutdown>(await_master(Shutdown::kTag, "shutdown")).exit_code;
   control.flush();
   core::log_info("worker done: " + std::to_string(steps) + " steps" +
                  (code == core::kExitRequeue ? " (stopped for a requeue)" : ""));

@@ -19,6 +19,7 @@
 #include "train/partition_scheduler.h"
 #include "train/peak_memory.h"
 #include "train/progress.h"
+#include "train/replica.h"
 #include "train/sharing/update_recorder.h"
 
 namespace gradshare::train {
@@ -27,25 +28,24 @@ int run_local(RunContext& context) {
   context.phase = RunContext::kTraining;
   const auto& cfg = context.config;
   const auto seed = static_cast<std::uint64_t>(cfg.run.seed);
-  nn::Model model = nn::Model::build(cfg.model, seed);
-  auto optimizer = nn::Optimizer::create(cfg.optimizer, model.parameter_count());
-  core::log_info("model: " + std::to_string(model.parameter_count()) + " parameters\n" +
-                 model.summary());
-
   const auto& train_set = context.data.train;
   const auto batch_size = static_cast<std::size_t>(cfg.training.batch_size);
   const auto partition_batches = static_cast<std::size_t>(cfg.data.partition_batches);
   const data::EpochPlan shape(train_set.size(), batch_size, partition_batches, seed, 0, false);
   const auto batches_per_epoch = static_cast<std::int64_t>(shape.batch_count());
   const auto total_steps = batches_per_epoch * cfg.training.epochs;
-  nn::LearningRateSchedule schedule(cfg.optimizer, total_steps, batches_per_epoch);
+  Replica replica(cfg, total_steps, batches_per_epoch, /*dropout_substream=*/0);
+  auto& model = replica.model();
+  auto* optimizer = &replica.optimizer();
+  auto& dropout_rng = replica.dropout_rng();
+  core::log_info("model: " + std::to_string(model.parameter_count()) + " parameters\n" +
+                 model.summary());
 
   Checkpointer checkpointer(context);
-  core::Rng dropout_rng = core::Rng::derive(seed, /*stream=*/3);
   std::int64_t step = 0;
   DataPosition start;
   if (auto resume = Checkpointer::find_resume(context)) {
-    restore_checkpoint(*resume, "checkpoint", model, optimizer.get());
+    restore_checkpoint(*resume, "checkpoint", model, optimizer);
     step = resume->iteration;
     start = data_position(*resume);
     dropout_rng.set_state(resume->rng_state);
@@ -54,14 +54,11 @@ int run_local(RunContext& context) {
                                start, shape.partition_sizes(), cfg.data.prefetch_partitions);
   PartitionData partitions(train_set, batch_size, partition_batches, seed, cfg.data.shuffle);
 
-  std::vector<float> inputs(batch_size * model.sample_size());
-  std::vector<std::int32_t> labels(batch_size);
-  std::vector<float> update(model.parameter_count());
   UpdateRecorder recorder(model.parameter_count());
   ProgressMeter progress(total_steps, step);
   EpochReporter reporter(context);
   auto checkpoint = [&] {
-    auto c = make_checkpoint(context, model, optimizer.get(), step, scheduler.position());
+    auto c = make_checkpoint(context, model, optimizer, step, scheduler.position());
     c.rng_state = dropout_rng.state();
     checkpointer.write(c);
   };
@@ -73,18 +70,16 @@ int run_local(RunContext& context) {
     const auto& plan = partitions.plan(grant->epoch);
     const auto range = plan.partition(static_cast<std::size_t>(grant->partition));
     for (std::size_t b = range.first_batch; b < range.end_batch; ++b) {
-      const auto indices = plan.batch_indices(b);
-      data::gather_batch(train_set, indices, inputs.data(), labels.data());
-      const auto result = model.train_batch(inputs.data(), labels.data(), indices.size(), dropout_rng);
+      const auto result = replica.gradient(train_set, plan.batch_indices(b));
       if (auto reason = divergence.check(step + 1, result.loss)) {
         log_divergence(context, "at step " + std::to_string(step + 1) + ": " + *reason);
         return core::kExitDiverged;  // the diverged model is never saved
       }
-      const double learning_rate = schedule.at(grant->epoch * batches_per_epoch + static_cast<std::int64_t>(b));
-      optimizer->compute_update(model.gradients(), model.parameters(), update, learning_rate);
-      recorder.record(update);
-      nn::apply_update(model.parameters(), update);
-      progress.record(result.loss, result.correct, static_cast<std::int64_t>(indices.size()));
+      const double learning_rate =
+          replica.compute_update(grant->epoch * batches_per_epoch + static_cast<std::int64_t>(b));
+      recorder.record(replica.update());
+      replica.apply_update();
+      progress.record(result.loss, result.correct, result.samples);
       ++step;
       if (step % cfg.logging.every_steps == 0) {
         const double samples_per_second = progress.samples_per_second();
@@ -116,7 +111,7 @@ int run_local(RunContext& context) {
     if ((!finished.empty() && checkpointer.at_epoch_end()) || checkpointer.due(step)) checkpoint();
   }
   ckpt::write_checkpoint(context.run_directory.file("model.h5"),
-                         make_checkpoint(context, model, optimizer.get(), step, scheduler.position()));
+                         make_checkpoint(context, model, optimizer, step, scheduler.position()));
   reporter.finish(model);
   PeakMemory().summarize(context);
   return 0;

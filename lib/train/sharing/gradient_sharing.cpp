@@ -7,8 +7,9 @@
 #include "core/log.h"
 #include "data/loader.h"
 #include "train/normalization_message.h"
+#include "train/sharing/in_process_session.h"
+#include "train/sharing/mpi_session.h"
 #include "train/sharing/roles.h"
-#include "train/sharing/session.h"
 
 namespace gradshare::train {
 
@@ -34,7 +35,13 @@ void log_as_worker(RunContext& context) {
 }  // namespace
 
 int run_gradient_sharing(RunContext& context) {
-  SharingSession session(context);
+  if (auto* threads = dynamic_cast<comm::InProcessJob*>(context.job)) {
+    InProcessSharingSession session(context, *threads);
+    context.phase = RunContext::kTraining;
+    return context.is_master() ? run_sharing_master(context, session)
+                               : run_sharing_worker(context, session, /*replacement=*/false);
+  }
+  MpiSharingSession session(context);
   context.phase = RunContext::kTraining;
   if (session.is_spare()) {
     core::log_info("spare: waiting to replace a worker that fails");
@@ -57,7 +64,7 @@ int run_sharing_replacement(RunContext& context, comm::RepairedJob joined) {
   // The master's normalisation: partitioned reading then reads no feature at start-up.
   const auto normalization = parse_normalization(info.get_vector<std::uint8_t>());
   info.expect_end();
-  SharingSession session(context, std::move(joined));  // collective with the survivors' repair
+  MpiSharingSession session(context, std::move(joined));  // collective with the survivors' repair
   context.data = data::load_data(context.config.data,
                                  static_cast<std::uint64_t>(context.config.run.seed),
                                  /*evaluation_sets=*/false, normalization);

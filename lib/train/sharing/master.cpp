@@ -34,6 +34,7 @@
 #include "train/progress.h"
 #include "train/poll_during.h"
 #include "train/progress_window.h"
+#include "train/sharing/protocol.h"
 #include "train/sharing/recovery.h"
 #include "train/sharing/roles.h"
 #include "train/sharing/staleness.h"
@@ -154,9 +155,7 @@ class SharingMaster {
     const int exit_code =
         diverged_ ? core::kExitDiverged : stopping_ ? core::kExitRequeue : core::kExitOk;
     if (stopping_ && !diverged_) write_checkpoint(fetch_worker_states());
-    comm::ByteWriter shutdown;
-    shutdown.put<std::int32_t>(exit_code);
-    for (int w : live_) control().send(w, comm::Tag::kShutdown, shutdown.bytes());
+    for (int w : live_) send(control(), w, Shutdown{exit_code});
     control().flush();
     session_.release_spares();
     // A diverged model is never saved: the newest checkpoint stays the newest good one.
@@ -293,8 +292,7 @@ class SharingMaster {
   void resync(RecoveryRecord& record) {
     std::map<int, WorkerStatus> status;
     for (int w : live_)
-      status[w] = WorkerStatus::deserialize(
-          control().receive(w, comm::Tag::kRecovery, "its status after the repair").payload);
+      status[w] = receive<WorkerStatus>(control(), w, "its status after the repair");
     std::vector<int> joining;
     for (auto& [w, s] : status) {
       if (s.phase == WorkerPhase::kJoining) {
@@ -314,7 +312,7 @@ class SharingMaster {
     record.resync_whole_states += moved.whole_states;
     reopen_lost_partitions(record.lost);
     for (int w : joining) start_replacement(w, status);
-    for (int w : live_) control().send(w, comm::Tag::kResyncDone, {});
+    for (int w : live_) send(control(), w, ResyncDone{});
     // Every worker asks for partitions again and reports kDone anew; the drain restarts.
     done_.clear();
     drained_.clear();
@@ -342,17 +340,16 @@ class SharingMaster {
     for (const auto& [w, s] : status)
       if (s.phase != WorkerPhase::kJoining) donor = w;
     if (donor > 0) {
-      control().send(donor, comm::Tag::kStateRequest, {});
-      start.worker = deserialize_state_reply(
-          control().receive(donor, comm::Tag::kStateReply, "optimizer state for a replacement").payload)
-                         .state;
+      send(control(), donor, StateRequest{});
+      start.worker =
+          receive<StateReply>(control(), donor, "optimizer state for a replacement").state;
       start.worker.residual.clear();
     } else {
       core::log_warn("no live worker to copy the optimizer state from: rank " +
                      std::to_string(worker) + " starts with a fresh optimizer");
       start.worker.tau = tau_[static_cast<std::size_t>(worker - 1)];
     }
-    control().send(worker, comm::Tag::kParameters, start.serialize());
+    send(control(), worker, start);
     core::log_info("rank " + std::to_string(worker) + " replaced: started from the master's model" +
                    (donor > 0 ? " and rank " + std::to_string(donor) + "'s optimizer state" : ""));
   }
@@ -386,7 +383,7 @@ class SharingMaster {
       start.worker.tau = tau_[static_cast<std::size_t>(w - 1)];
       start.worker.residual =
           residuals.empty() ? std::vector<float>{} : residuals[static_cast<std::size_t>(w - 1)];
-      control().send(w, comm::Tag::kParameters, serialize(start));
+      send(control(), w, Start{0, start});
     }
     liveness_.restart(live_);
   }
@@ -408,27 +405,24 @@ class SharingMaster {
   void handle(const comm::ControlMessage& message) {
     const int worker = message.source;
     switch (message.tag) {
-      case comm::Tag::kPartitionRequest: {
-        const auto request = parse_partition_request(message);
+      case PartitionRequest::kTag: {
+        const auto request = decode<PartitionRequest>(message);
         if (request.finished_previous) finish_partition(worker, request.last_seq);
         grant_seq_[worker] = exchange_.highest_applied(worker);
-        send_partition_grant(control(), worker,
-                             stopping_ || reporter_.stop_early() ? PartitionAssignment{}
-                                                                 : scheduler_->assign(worker));
+        send(control(), worker,
+             PartitionGrantReply{stopping_ || reporter_.stop_early() ? PartitionAssignment{}
+                                                                      : scheduler_->assign(worker)});
         break;
       }
-      case comm::Tag::kDiverged: {
-        comm::ByteReader reader(message.payload, "divergence report");
-        const auto step = reader.get<std::int64_t>();
-        const auto reason = reader.get_string();
-        reader.expect_end();
-        if (!diverged_) report_divergence(worker, step, reason);
+      case Diverged::kTag: {
+        const auto diverged = decode<Diverged>(message);
+        if (!diverged_) report_divergence(worker, diverged.step, diverged.reason);
         break;
       }
-      case comm::Tag::kHeartbeat:
+      case Heartbeat::kTag:
         break;
-      case comm::Tag::kMetrics: {
-        const auto report = WorkerReport::deserialize(message.payload);
+      case WorkerReport::kTag: {
+        const auto report = decode<WorkerReport>(message);
         if (report.steps > 0) tau_[static_cast<std::size_t>(worker - 1)] = report.tau_max;
         progress_->add(report);
         per_worker_[worker].add(report);
@@ -440,22 +434,21 @@ class SharingMaster {
                         std::to_string(report.staleness.wait_seconds) + " s");
         break;
       }
-      case comm::Tag::kStateReply:
-        state_replies_[worker] = deserialize_state_reply(message.payload);
+      case StateReply::kTag:
+        state_replies_[worker] = decode<StateReply>(message);
         if (state_replies_.size() == live_.size())
           write_checkpoint(fetch_worker_states());
         break;
-      case comm::Tag::kDone: {
-        comm::ByteReader reader(message.payload, "done");
-        targets_[static_cast<std::size_t>(worker)] = reader.get<std::uint64_t>();
-        conservation_error_ = std::max(conservation_error_, reader.get<double>());
-        peak_memory_.add(worker, reader.get<std::int64_t>());
-        reader.expect_end();
+      case SharingDone::kTag: {
+        const auto done = decode<SharingDone>(message);
+        targets_[static_cast<std::size_t>(worker)] = done.last_seq;
+        conservation_error_ = std::max(conservation_error_, done.conservation_error);
+        peak_memory_.add(worker, done.peak_bytes);
         done_.insert(worker);
         break;
       }
-      case comm::Tag::kDrained: {
-        auto report = DrainedReport::deserialize(message.payload);
+      case DrainedReport::kTag: {
+        auto report = decode<DrainedReport>(message);
         applied_twice_[worker] = report.applied_twice;
         drained_[worker] = std::move(report.parameters);
         relays_[worker] = {report.published, report.relayed, report.links, report.bytes_published,
@@ -480,8 +473,7 @@ class SharingMaster {
     if (!checkpoint_requested_) request_checkpoint_now();
     for (int w : live_)
       if (!state_replies_.count(w))
-        state_replies_[w] = deserialize_state_reply(
-            control().receive(w, comm::Tag::kStateReply, "worker state for the checkpoint").payload);
+        state_replies_[w] = receive<StateReply>(control(), w, "worker state for the checkpoint");
     checkpoint_requested_ = false;
     std::map<int, StateReply> replies;
     replies.swap(state_replies_);
@@ -509,7 +501,7 @@ class SharingMaster {
   }
 
   void request_checkpoint_now() {
-    for (int w : live_) control().send(w, comm::Tag::kStateRequest, {});
+    for (int w : live_) send(control(), w, StateRequest{});
     checkpoint_requested_ = true;
   }
 
@@ -538,7 +530,7 @@ class SharingMaster {
   void write_checkpoint(const std::map<int, StateReply>& workers) {
     apply_updates_sent_before(workers);
     const auto checkpoint = checkpoint_now(workers);
-    for (const auto& [worker, reply] : workers) control().send(worker, comm::Tag::kStateTaken, {});
+    for (const auto& [worker, reply] : workers) send(control(), worker, StateTaken{});
     relay_during([&] { checkpointer_.write(checkpoint); });
   }
 
@@ -583,9 +575,7 @@ class SharingMaster {
     for (int origin = 1; origin < context_.size; ++origin)
       if (std::find(live_.begin(), live_.end(), origin) == live_.end())
         targets_[static_cast<std::size_t>(origin)] = applied.highest(origin);
-    comm::ByteWriter writer;
-    writer.put_vector(targets_);
-    for (int w : live_) control().send(w, comm::Tag::kDrainTarget, writer.bytes());
+    for (int w : live_) send(control(), w, SharingDrainTarget{targets_});
     drain_sent_ = true;
   }
 

@@ -37,6 +37,7 @@
 #include <span>
 #include <vector>
 
+#include "train/messages.h"
 #include "train/partition_scheduler.h"
 #include "train/sharing/update_exchange.h"
 #include "train/worker_state.h"
@@ -58,17 +59,19 @@ struct WorkerStatus {
   double conservation_error = -1;
   AppliedIds applied;
 
-  std::vector<std::uint8_t> serialize() const;
-  static WorkerStatus deserialize(std::span<const std::uint8_t> bytes);
+  static constexpr comm::Tag kTag = comm::Tag::kRecovery;
+  void write(comm::ByteWriter& writer) const;
+  static WorkerStatus read(comm::ByteReader& reader);
 };
 
-// A replica's whole state in a kResyncState: its parameters hold exactly the updates `applied`.
+// A replica's whole state: its parameters hold exactly the updates `applied`.
 struct ReplicaState {
   std::vector<float> parameters;
   AppliedIds applied;
 
-  std::vector<std::uint8_t> serialize() const;
-  static ReplicaState deserialize(std::span<const std::uint8_t> bytes);
+  static constexpr comm::Tag kTag = comm::Tag::kResyncState;
+  void write(comm::ByteWriter& writer) const;
+  static ReplicaState read(comm::ByteReader& reader);
 };
 
 // What a replacement starts from.
@@ -77,17 +80,33 @@ struct ReplacementStart {
   WorkerState worker;  // optimizer state and tau of a live worker; residual empty
   std::uint64_t clock = 0;  // the dead rank's newest clock the master applied (staleness.h)
 
-  std::vector<std::uint8_t> serialize() const;
-  static ReplacementStart deserialize(std::span<const std::uint8_t> bytes);
+  static constexpr comm::Tag kTag = comm::Tag::kReplacementStart;
+  void write(comm::ByteWriter& writer) const;
+  static ReplacementStart read(comm::ByteReader& reader);
 };
 
-// Update IDs (origin, seq) in a kResyncFetch.
+// An update ID: (origin, seq).
 using UpdateId = std::pair<std::uint32_t, std::uint64_t>;
-std::vector<std::uint8_t> serialize_ids(const std::vector<UpdateId>& ids);
-std::vector<UpdateId> deserialize_ids(std::span<const std::uint8_t> bytes);
 
-// Encoded updates in a kResyncUpdates.
-std::vector<std::uint8_t> serialize_messages(const std::vector<std::vector<std::uint8_t>>& messages);
-std::vector<std::vector<std::uint8_t>> deserialize_messages(std::span<const std::uint8_t> bytes);
+// master -> replica: send me these updates (the ones it missed).
+struct ResyncFetch {
+  static constexpr comm::Tag kTag = comm::Tag::kResyncFetch;
+  std::vector<UpdateId> ids;
+  void write(comm::ByteWriter& writer) const;
+  static ResyncFetch read(comm::ByteReader& reader);
+};
+
+// Encoded updates a replica missed (or that the master found), either way.
+struct ResyncUpdates {
+  static constexpr comm::Tag kTag = comm::Tag::kResyncUpdates;
+  std::vector<std::vector<std::uint8_t>> messages;
+  void write(comm::ByteWriter& writer) const;
+  static ResyncUpdates read(comm::ByteReader& reader);
+};
+
+// master -> replica: send me your whole state (ReplicaState).
+using ResyncStateFetch = Signal<comm::Tag::kResyncStateFetch>;
+// master -> workers: the resync is over, train on.
+using ResyncDone = Signal<comm::Tag::kResyncDone>;
 
 }  // namespace gradshare::train

@@ -45,9 +45,8 @@ std::size_t lacking(const AppliedIds& mine, const AppliedIds& theirs) {
 // lacks; updates it applied before and keeps no longer are fetched again from their holders.
 void adopt_worker_state(comm::ControlChannel& control, UpdateExchange& exchange,
                         std::span<float> parameters, int worker, ResyncCounts& counts) {
-  control.send(worker, comm::Tag::kResyncStateFetch, {});
-  const auto state = ReplicaState::deserialize(
-      control.receive(worker, comm::Tag::kResyncState, "its whole state for the resync").payload);
+  send(control, worker, ResyncStateFetch{});
+  const auto state = receive<ReplicaState>(control, worker, "its whole state for the resync");
   if (state.parameters.size() != parameters.size())
     throw core::RuntimeError("resync: rank " + std::to_string(worker) + " sent " +
                              std::to_string(state.parameters.size()) + " parameters, expected " +
@@ -76,10 +75,9 @@ ResyncCounts resync_updates(comm::ControlChannel& control, UpdateExchange& excha
     const auto wanted = wanted_by_master(exchange.applied_ids(), survivors);
     if (wanted.empty()) break;
     for (const auto& [worker, ids] : wanted) {
-      control.send(worker, comm::Tag::kResyncFetch, serialize_ids(ids));
-      const auto reply =
-          control.receive(worker, comm::Tag::kResyncUpdates, "updates for the resync");
-      for (const auto& message : deserialize_messages(reply.payload)) {
+      send(control, worker, ResyncFetch{ids});
+      const auto reply = receive<ResyncUpdates>(control, worker, "updates for the resync");
+      for (const auto& message : reply.messages) {
         if (!exchange.deliver(message, parameters))
           throw core::RuntimeError("resync: rank " + std::to_string(worker) + " sent " +
                                    exchange.last_error());
@@ -103,10 +101,9 @@ ResyncCounts resync_updates(comm::ControlChannel& control, UpdateExchange& excha
     const auto missing = exchange.kept_missing_from(status.applied);
     if (missing.size() == lacking(mine, status.applied)) {
       counts.updates += static_cast<std::int64_t>(missing.size());
-      control.send(worker, comm::Tag::kResyncUpdates, serialize_messages(missing));
+      send(control, worker, ResyncUpdates{missing});
     } else {
-      const ReplicaState state{{parameters.begin(), parameters.end()}, mine};
-      control.send(worker, comm::Tag::kResyncState, state.serialize());
+      send(control, worker, ReplicaState{{parameters.begin(), parameters.end()}, mine});
       ++counts.whole_states;
     }
   }

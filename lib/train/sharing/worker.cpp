@@ -30,6 +30,8 @@
 #include "train/fault_injection.h"
 #include "train/partition_data.h"
 #include "train/partition_messages.h"
+#include "train/replica.h"
+#include "train/sharing/protocol.h"
 #include "train/sharing/recovery.h"
 #include "train/sharing/roles.h"
 #include "train/sharing/staleness.h"
@@ -72,22 +74,22 @@ class SharingWorker {
  public:
   SharingWorker(RunContext& context, SharingSession& session, bool replacement)
       : context_(context), cfg_(context.config), session_(session),
-        model_(nn::Model::build(cfg_.model, static_cast<std::uint64_t>(cfg_.run.seed))),
-        n_(model_.parameter_count()),
-        optimizer_(nn::Optimizer::create(cfg_.optimizer, n_)),
-        encoder_(cfg_.encoding, n_),
-        exchange_(session.plane(), context.rank, context.size, n_,
-                  static_cast<std::size_t>(cfg_.fault_tolerance.keep_bytes)),
-        injector_(cfg_.fault_tolerance.inject, context.rank, replacement),
         batches_per_epoch_(static_cast<std::int64_t>(
             data::EpochPlan(context.data.train.size(), batch_size(), cfg_.data.partition_batches,
                             seed(), 0, false)
                 .batch_count())),
-        schedule_(cfg_.optimizer, batches_per_epoch_ * cfg_.training.epochs, batches_per_epoch_),
+        replica_(cfg_, batches_per_epoch_ * cfg_.training.epochs, batches_per_epoch_,
+                 static_cast<std::uint64_t>(context.rank)),
+        model_(replica_.model()),
+        n_(model_.parameter_count()),
+        optimizer_(&replica_.optimizer()),
+        encoder_(cfg_.encoding, n_),
+        exchange_(session.plane(), context.rank, context.size, n_,
+                  static_cast<std::size_t>(cfg_.fault_tolerance.keep_bytes)),
+        injector_(cfg_.fault_tolerance.inject, context.rank, replacement),
         // encoding.combine: mean shares update / workers (see the key's help).
         update_scale_(cfg_.encoding.combine == "mean"
                           ? 1.0f / static_cast<float>(context.worker_count()) : 1.0f),
-        dropout_rng_(core::Rng::derive(seed(), /*stream=*/3, static_cast<std::uint64_t>(context.rank))),
         partitions_(context.data.train, batch_size(), static_cast<std::size_t>(cfg_.data.partition_batches),
                     seed(), cfg_.data.shuffle),
         check_conservation_(cfg_.encoding.check_conservation),
@@ -131,8 +133,7 @@ class SharingWorker {
   }
 
   void start() {
-    const auto start = deserialize_start_state(
-        control().receive(0, comm::Tag::kParameters, "initial model").payload);
+    const auto start = receive<Start>(control(), 0, "initial model").state;
     if (!start.resume) return;
     GS_CHECK(start.parameters.size() == n_, "the master sent a wrong-sized model");
     std::copy(start.parameters.begin(), start.parameters.end(), model_.parameters().begin());
@@ -179,41 +180,41 @@ class SharingWorker {
     status.last_seq = seq_;
     status.conservation_error = conservation_error_;
     status.applied = exchange_.applied_ids();
-    control().send(0, comm::Tag::kRecovery, status.serialize());
+    send(control(), 0, status);
     for (;;) {
       auto message = control().receive(0, std::nullopt, "the resync after a failure");
       switch (message.tag) {
-        case comm::Tag::kResyncFetch: {
-          std::vector<std::vector<std::uint8_t>> found;
-          for (const auto& [origin, seq] : deserialize_ids(message.payload))
+        case ResyncFetch::kTag: {
+          ResyncUpdates found;
+          for (const auto& [origin, seq] : decode<ResyncFetch>(message).ids)
             if (auto kept = exchange_.kept(static_cast<int>(origin), seq))
-              found.emplace_back(kept->begin(), kept->end());
-          control().send(0, comm::Tag::kResyncUpdates, serialize_messages(found));
+              found.messages.emplace_back(kept->begin(), kept->end());
+          send(control(), 0, found);
           break;
         }
-        case comm::Tag::kResyncUpdates:
-          for (const auto& update : deserialize_messages(message.payload))
+        case ResyncUpdates::kTag:
+          for (const auto& update : decode<ResyncUpdates>(message).messages)
             GS_CHECK(exchange_.deliver(update, model_.parameters()), exchange_.last_error());
           break;
-        case comm::Tag::kResyncStateFetch: {
+        case ResyncStateFetch::kTag: {
           const auto parameters = model_.parameters();
-          const ReplicaState state{{parameters.begin(), parameters.end()}, exchange_.applied_ids()};
-          control().send(0, comm::Tag::kResyncState, state.serialize());
+          send(control(), 0,
+               ReplicaState{{parameters.begin(), parameters.end()}, exchange_.applied_ids()});
           break;
         }
-        case comm::Tag::kResyncState: {  // what this replica lacked is no longer kept anywhere
-          const auto state = ReplicaState::deserialize(message.payload);
+        case ReplicaState::kTag: {  // what this replica lacked is no longer kept anywhere
+          const auto state = decode<ReplicaState>(message);
           take_parameters(state);
           exchange_.adopt(state.applied);
           break;
         }
-        case comm::Tag::kStateRequest:  // a live worker's optimizer state for a replacement
+        case StateRequest::kTag:  // a live worker's optimizer state for a replacement
           send_state();
           break;
-        case comm::Tag::kParameters:
-          adopt(ReplacementStart::deserialize(message.payload));
+        case ReplacementStart::kTag:
+          adopt(decode<ReplacementStart>(message));
           break;
-        case comm::Tag::kResyncDone:
+        case ResyncDone::kTag:
           // Waiting for a grant, or done: ask again (a grant or a report may have been lost,
           // and a dead worker's partition may be back in the queue).
           if (phase_ != WorkerPhase::kTraining) {
@@ -250,9 +251,9 @@ class SharingWorker {
   }
 
   void send_state() {
-    control().send(0, comm::Tag::kStateReply,
-                   serialize(StateReply{seq_, capture_worker_state(*optimizer_, encoder_.threshold(),
-                                                                   encoder_.residual())}));
+    send(control(), 0,
+         StateReply{seq_, capture_worker_state(*optimizer_, encoder_.threshold(),
+                                               encoder_.residual())});
   }
 
   // A checkpoint: this worker's state, then no new update until the master has applied every
@@ -263,7 +264,7 @@ class SharingWorker {
     send_state();
     core::Deadline deadline(timeout_);
     core::Backoff backoff(kBoundBackoffMicroseconds);
-    while (!control().try_receive(comm::Tag::kStateTaken, 0)) {
+    while (!try_receive<StateTaken>(control(), 0)) {
       if (serve_peers()) backoff.reset(); else backoff.wait();
       if (shutdown_code_) return;
       if (deadline.expired())
@@ -276,10 +277,9 @@ class SharingWorker {
   // Returns whether any update arrived.
   bool serve_peers() {
     const bool progress = exchange_.poll(model_.parameters()) > 0;
-    if (auto shutdown = control().try_receive(comm::Tag::kShutdown, 0))
-      shutdown_code_ = shutdown_code(*shutdown);
+    if (auto shutdown = try_receive<Shutdown>(control(), 0)) shutdown_code_ = shutdown->exit_code;
     if (heartbeat_clock_.seconds() >= heartbeat_period_) {
-      control().send(0, comm::Tag::kHeartbeat, {});
+      send(control(), 0, Heartbeat{});
       heartbeat_clock_.restart();
     }
     return progress;
@@ -288,7 +288,7 @@ class SharingWorker {
   // serve_peers, and answers the master's checkpoint requests.
   bool service() {
     const bool progress = serve_peers();
-    while (control().try_receive(comm::Tag::kStateRequest, 0)) checkpoint_state();
+    while (try_receive<StateRequest>(control(), 0)) checkpoint_state();
     return progress;
   }
 
@@ -298,15 +298,14 @@ class SharingWorker {
     core::Backoff backoff;
     for (;;) {
       if (diverged_ || shutdown_code_) return std::nullopt;
-      std::optional<comm::ControlMessage> reply;
+      std::optional<PartitionGrantReply> reply;
       const bool intact = guarded([&] {
         if (!request_pending_) {
-          control().send(0, comm::Tag::kPartitionRequest,
-                         serialize(PartitionRequest{finished_unacknowledged_.has_value(), seq_}));
+          send(control(), 0, PartitionRequest{finished_unacknowledged_.has_value(), seq_});
           request_pending_ = true;
         }
         service();
-        reply = control().try_receive(comm::Tag::kPartitionGrant, 0);
+        reply = try_receive<PartitionGrantReply>(control(), 0);
       });
       if (!intact) {  // recovered: the request is sent again
         deadline = core::Deadline(timeout_);
@@ -315,7 +314,7 @@ class SharingWorker {
       if (reply) {
         request_pending_ = false;
         finished_unacknowledged_.reset();
-        auto assignment = parse_partition_grant(*reply);
+        auto assignment = std::move(reply->assignment);
         const auto grant = assignment.grant;
         read_ahead_ = std::move(assignment.read_ahead);
         if (!grant) return std::nullopt;
@@ -335,31 +334,25 @@ class SharingWorker {
     partitions_.read_ahead(grant, read_ahead_);
     const auto& plan = partitions_.plan(grant.epoch);
     const auto range = plan.partition(static_cast<std::size_t>(grant.partition));
-    std::vector<float> inputs(batch_size() * model_.sample_size());
-    std::vector<std::int32_t> labels(batch_size());
     resume_clock();
     for (std::size_t b = range.first_batch; b < range.end_batch; ++b) {
       guarded([&] { service(); });
       wait_for_peers();
       if (shutdown_code_) return;  // the master ended the run (another worker diverged)
-      const auto indices = plan.batch_indices(b);
-      data::gather_batch(context_.data.train, indices, inputs.data(), labels.data());
-      const auto result = model_.train_batch(inputs.data(), labels.data(), indices.size(), dropout_rng_);
+      const auto result = replica_.gradient(context_.data.train, plan.batch_indices(b));
       if (auto reason = divergence_.check(clock_ + 1, result.loss)) {
         report_divergence(*reason);
         return;
       }
-      const double learning_rate =
-          schedule_.at(grant.epoch * batches_per_epoch_ + static_cast<std::int64_t>(b));
-      optimizer_->compute_update(model_.gradients(), model_.parameters(), update_, learning_rate);
-      if (update_scale_ != 1.0f)
-        for (auto& value : update_) value *= update_scale_;
+      replica_.compute_update(grant.epoch * batches_per_epoch_ + static_cast<std::int64_t>(b));
+      const auto update = replica_.update();
+      if (update_scale_ != 1.0f) kernels::cpu::scale(update_scale_, update.data(), update.data(), n_);
       ++steps_;
       ++clock_;
       if (check_conservation_)
-        for (std::size_t i = 0; i < n_; ++i) update_sum_[i] += update_[i];
+        for (std::size_t i = 0; i < n_; ++i) update_sum_[i] += update[i];
       guarded([&] { share_update(grant); });
-      record_step(result, indices.size());
+      record_step(result);
       injector_.at_step(steps_);
     }
     finished_unacknowledged_ = grant;
@@ -372,16 +365,16 @@ class SharingWorker {
   void share_update(const PartitionGrant& grant) {
     // Room for the largest message is the common case and needs no count of what fires.
     if (!exchange_.can_publish(encoder_.max_message_bytes()) &&
-        !exchange_.can_publish(encoder_.message_bytes_bound(update_))) {
-      encoder_.accumulate(update_);
+        !exchange_.can_publish(encoder_.message_bytes_bound(replica_.update()))) {
+      encoder_.accumulate(replica_.update());
       ++report_.backpressure;
       return;
     }
-    send(update_, static_cast<std::uint32_t>(grant.epoch), 0);
+    share(replica_.update(), static_cast<std::uint32_t>(grant.epoch), 0);
   }
 
   // Encodes `update` against the residual and publishes it, stamped with this worker's clock.
-  void send(std::span<const float> update, std::uint32_t epoch, std::uint32_t flags) {
+  void share(std::span<const float> update, std::uint32_t epoch, std::uint32_t flags) {
     const codec::MessageMeta meta{static_cast<std::uint32_t>(context_.rank), ++seq_,
                                   static_cast<std::uint64_t>(clock_), epoch, flags};
     const auto stats = encoder_.encode(update, meta, message_);
@@ -407,8 +400,7 @@ class SharingWorker {
     diverged_ = true;
     core::log_error("diverged: " + reason);
     guarded([&] {
-      control().send(0, comm::Tag::kDiverged,
-                     comm::ByteWriter().put<std::int64_t>(clock_ + 1).put_string(reason).bytes());
+      send(control(), 0, Diverged{clock_ + 1, reason});
     });
   }
 
@@ -442,7 +434,7 @@ class SharingWorker {
       guarded([&] {
         progress = service();
         if (sent_clock_ < clock_ && exchange_.can_publish(encoder_.message_bytes_bound(zeros()))) {
-          send(zeros(), current_epoch_, 0);
+          share(zeros(), current_epoch_, 0);
           progress = true;
         }
       });
@@ -480,7 +472,7 @@ class SharingWorker {
       guarded([&] {
         service();
         if (exchange_.can_publish(encoder_.message_bytes_bound(zeros()))) {
-          send(zeros(), current_epoch_, kFlagIdle);
+          share(zeros(), current_epoch_, kFlagIdle);
           sent = true;
         }
       });
@@ -498,12 +490,12 @@ class SharingWorker {
     return zeros_;
   }
 
-  void record_step(const nn::BatchResult& result, std::size_t samples) {
+  void record_step(const StepResult& result) {
     const float tau = encoder_.threshold();
     report_.tau_min = report_.steps == 0 ? tau : std::min(report_.tau_min, tau);
     report_.tau_max = report_.steps == 0 ? tau : std::max(report_.tau_max, tau);
     ++report_.steps;
-    report_.samples += static_cast<std::int64_t>(samples);
+    report_.samples += result.samples;
     report_.loss_sum += result.loss;
     report_.correct += result.correct;
     if (report_.steps >= cfg_.logging.every_steps) send_report();
@@ -524,7 +516,7 @@ class SharingWorker {
       report_.residual_l2 = static_cast<float>(norms.l2);
       report_.residual_max_abs = static_cast<float>(norms.max_abs);
     }
-    guarded([&] { control().send(0, comm::Tag::kMetrics, report_.serialize()); });
+    guarded([&] { send(control(), 0, report_); });
     report_ = WorkerReport{};
   }
 
@@ -543,18 +535,13 @@ class SharingWorker {
     for (;;) {
       const bool intact = guarded([&] {
         if (!done_sent) {
-          comm::ByteWriter done;
-          done.put<std::uint64_t>(seq_).put<double>(conservation_error_).put<std::int64_t>(
-              core::peak_resident_bytes());
-          control().send(0, comm::Tag::kDone, done.bytes());
+          send(control(), 0, SharingDone{seq_, conservation_error_, core::peak_resident_bytes()});
           done_sent = true;
         }
         const bool progress = service();
         if (!drain_targets_)
-          if (auto target = control().try_receive(comm::Tag::kDrainTarget, 0)) {
-            comm::ByteReader reader(target->payload, "drain target");
-            drain_targets_ = reader.get_vector<std::uint64_t>();
-            reader.expect_end();
+          if (auto target = try_receive<SharingDrainTarget>(control(), 0)) {
+            drain_targets_ = std::move(target->last_seq);
             deadline = core::Deadline(timeout_);
           }
         if (drain_targets_ && !drained_sent_ && drained()) {
@@ -568,7 +555,7 @@ class SharingWorker {
           report.transport = session_.plane().stats();
           report.cpu_seconds = core::process_cpu_seconds() - cpu_start_;
           report.parameters.assign(parameters.begin(), parameters.end());
-          control().send(0, comm::Tag::kDrained, report.serialize());
+          send(control(), 0, report);
           drained_sent_ = true;
         }
         exit_code = shutdown_code_;
@@ -611,19 +598,17 @@ class SharingWorker {
   RunContext& context_;
   const config::ExperimentConfig& cfg_;
   SharingSession& session_;
-  nn::Model model_;
+  std::int64_t batches_per_epoch_;
+  Replica replica_;
+  nn::Model& model_;
   std::size_t n_;
-  std::unique_ptr<nn::Optimizer> optimizer_;
+  nn::Optimizer* optimizer_;
   codec::Encoder encoder_;
   UpdateExchange exchange_;
   FaultInjector injector_;  // mutable: remembers its first recovery
-  std::int64_t batches_per_epoch_;
-  nn::LearningRateSchedule schedule_;
   float update_scale_;
-  core::Rng dropout_rng_;
   PartitionData partitions_;
   std::vector<PartitionGrant> read_ahead_;  // reserved for the next requests (last grant)
-  std::vector<float> update_ = std::vector<float>(n_);
   std::vector<std::uint8_t> message_;
 
   // encoding.check_conservation: every update summed, and every quantum this worker sent.

@@ -36,30 +36,14 @@ void WorkerReport::add(const WorkerReport& o) {
   }
 }
 
-std::vector<std::uint8_t> WorkerReport::serialize() const {
-  comm::ByteWriter writer;
-  writer.put(*this);
-  return writer.take();
-}
-
-WorkerReport WorkerReport::deserialize(std::span<const std::uint8_t> bytes) {
-  comm::ByteReader reader(bytes, "worker report");
-  auto report = reader.get<WorkerReport>();
-  reader.expect_end();
-  return report;
-}
-
-std::vector<std::uint8_t> DrainedReport::serialize() const {
-  comm::ByteWriter writer;
+void DrainedReport::write(comm::ByteWriter& writer) const {
   writer.put(applied_twice).put(published).put(relayed).put(links).put(bytes_published);
   writer.put(transport.messages_sent).put(transport.bytes_sent);
   writer.put(transport.messages_received).put(transport.bytes_received).put(cpu_seconds);
   writer.put_vector(std::span<const float>(parameters));
-  return writer.take();
 }
 
-DrainedReport DrainedReport::deserialize(std::span<const std::uint8_t> bytes) {
-  comm::ByteReader reader(bytes, "drained report");
+DrainedReport DrainedReport::read(comm::ByteReader& reader) {
   DrainedReport report;
   report.applied_twice = reader.get<std::int64_t>();
   report.published = reader.get<std::uint64_t>();
@@ -72,7 +56,6 @@ DrainedReport DrainedReport::deserialize(std::span<const std::uint8_t> bytes) {
   report.transport.bytes_received = reader.get<std::uint64_t>();
   report.cpu_seconds = reader.get<double>();
   report.parameters = reader.get_vector<float>();
-  reader.expect_end();
   return report;
 }
 

@@ -6,6 +6,8 @@
 #include <span>
 #include <vector>
 
+#include "comm/byte_io.h"
+#include "comm/control_channel.h"
 #include "comm/data_plane.h"
 
 #include "train/sharing/staleness.h"
@@ -42,8 +44,9 @@ struct WorkerReport {
   StalenessStats staleness;
 
   void add(const WorkerReport& other);
-  std::vector<std::uint8_t> serialize() const;
-  static WorkerReport deserialize(std::span<const std::uint8_t> bytes);
+  static constexpr comm::Tag kTag = comm::Tag::kSharingReport;
+  void write(comm::ByteWriter& writer) const { writer.put(*this); }
+  static WorkerReport read(comm::ByteReader& reader) { return reader.get<WorkerReport>(); }
 };
 
 // kDrained: a worker's replica once every update of the run has arrived there, for the
@@ -59,8 +62,9 @@ struct DrainedReport {
   double cpu_seconds = 0;             // process CPU (user + kernel) since it began to train
   std::vector<float> parameters;
 
-  std::vector<std::uint8_t> serialize() const;
-  static DrainedReport deserialize(std::span<const std::uint8_t> bytes);
+  static constexpr comm::Tag kTag = comm::Tag::kSharingDrained;
+  void write(comm::ByteWriter& writer) const;
+  static DrainedReport read(comm::ByteReader& reader);
 };
 
 }  // namespace gradshare::train

@@ -16,20 +16,20 @@ std::vector<std::uint8_t> bytes(std::uint8_t value) { return {value}; }
 
 TEST(InProcessControl, MatchesTagAndSourceInOrder) {
   InProcessControlHub hub(3, 1.0);
-  hub.channel(1).send(0, Tag::kMetrics, bytes(1));
-  hub.channel(2).send(0, Tag::kMetrics, bytes(2));
-  hub.channel(1).send(0, Tag::kDone, bytes(3));
-  hub.channel(1).send(0, Tag::kMetrics, bytes(4));
+  hub.channel(1).send(0, Tag::kSharingReport, bytes(1));
+  hub.channel(2).send(0, Tag::kSharingReport, bytes(2));
+  hub.channel(1).send(0, Tag::kSharingDone, bytes(3));
+  hub.channel(1).send(0, Tag::kSharingReport, bytes(4));
   auto& master = hub.channel(0);
   EXPECT_FALSE(master.try_receive(Tag::kHeartbeat));
-  const auto done = master.try_receive(Tag::kDone);
+  const auto done = master.try_receive(Tag::kSharingDone);
   ASSERT_TRUE(done);
   EXPECT_EQ(done->source, 1);
   EXPECT_EQ(done->payload, bytes(3));
   const auto from_two = master.try_receive(std::nullopt, 2);
   ASSERT_TRUE(from_two);
   EXPECT_EQ(from_two->payload, bytes(2));
-  EXPECT_EQ(master.try_receive(Tag::kMetrics, 1)->payload, bytes(1));
+  EXPECT_EQ(master.try_receive(Tag::kSharingReport, 1)->payload, bytes(1));
   EXPECT_EQ(master.try_receive()->payload, bytes(4));
   EXPECT_EQ(hub.waiting(0), 0u);
 }
@@ -48,7 +48,7 @@ TEST(InProcessControl, ReceiveTimesOutNamingThePeer) {
 
 TEST(InProcessControl, RejectsAnUnknownRank) {
   InProcessControlHub hub(2, 1.0);
-  EXPECT_THROW(hub.channel(0).send(2, Tag::kMetrics, {}), core::RuntimeError);
+  EXPECT_THROW(hub.channel(0).send(2, Tag::kSharingReport, {}), core::RuntimeError);
   EXPECT_THROW(hub.channel(-1), core::RuntimeError);
 }
 
@@ -59,12 +59,12 @@ TEST(InProcessControl, CarriesMessagesBetweenThreads) {
   for (int w = 1; w <= kWorkers; ++w)
     workers.emplace_back([&hub, w] {
       for (int i = 0; i < kMessages; ++i)
-        hub.channel(w).send(0, Tag::kMetrics, bytes(static_cast<std::uint8_t>(i)));
+        hub.channel(w).send(0, Tag::kSharingReport, bytes(static_cast<std::uint8_t>(i)));
       hub.channel(w).receive(0, Tag::kShutdown, "shutdown");
     });
   std::vector<int> next(kWorkers + 1, 0);
   for (int received = 0; received < kWorkers * kMessages; ++received) {
-    const auto message = hub.channel(0).receive(kAnySource, Tag::kMetrics, "metrics");
+    const auto message = hub.channel(0).receive(kAnySource, Tag::kSharingReport, "metrics");
     EXPECT_EQ(message.payload, bytes(static_cast<std::uint8_t>(next[message.source]++)));
   }
   for (int w = 1; w <= kWorkers; ++w) hub.channel(0).send(w, Tag::kShutdown, {});

@@ -1,6 +1,6 @@
 // kernels_test.cpp: properties of the CPU kernels that layer tests do not pin down directly:
 // col2im is the adjoint of im2col, GEMM transposes, max pooling with overlapping windows,
-// and the dropout mask's statistics and reproducibility.
+// the dropout mask's statistics and reproducibility, scale and divide.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -121,6 +121,16 @@ TEST(Dropout, MaskHasTheRateAndIsReproducible) {
   EXPECT_NEAR(static_cast<double>(dropped) / n, 0.25, 0.01);
   dropout_forward(x.data(), y2.data(), mask2.data(), n, 0.25f, 78);
   EXPECT_NE(mask, mask2);
+}
+
+TEST(Elementwise, ScaleAndDivideInvertEachOther) {
+  core::Rng rng(5);
+  const auto x = random_vector(37, rng);
+  std::vector<float> y(x.size());
+  scale(3.0f, x.data(), y.data(), y.size());
+  for (std::size_t i = 0; i < x.size(); ++i) EXPECT_EQ(y[i], 3.0f * x[i]);
+  divide(y.data(), 3.0f, y.size());
+  for (std::size_t i = 0; i < x.size(); ++i) EXPECT_EQ(y[i], (3.0f * x[i]) / 3.0f);
 }
 
 }  // namespace

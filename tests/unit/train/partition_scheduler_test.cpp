@@ -198,15 +198,18 @@ TEST(PartitionScheduler, ReservesTheNextPartitionForReadAhead) {
 TEST(PartitionMessages, GrantWithReadAheadRoundTripsAndRejectsBadBytes) {
   using gradshare::train::PartitionAssignment;
   const PartitionAssignment sent{PartitionGrant{2, 7}, {PartitionGrant{2, 8}, PartitionGrant{3, 0}}};
+  using gradshare::train::PartitionGrantReply;
+  using gradshare::train::decode;
+  using gradshare::train::encode;
   gradshare::comm::ControlMessage message{1, gradshare::comm::Tag::kPartitionGrant,
-                                          gradshare::train::serialize(sent)};
-  const auto got = gradshare::train::parse_partition_grant(message);
+                                          encode(PartitionGrantReply{sent})};
+  const auto got = decode<PartitionGrantReply>(message).assignment;
   ASSERT_TRUE(got.grant);
   EXPECT_EQ(got.grant->partition, 7);
   ASSERT_EQ(got.read_ahead.size(), 2u);
   EXPECT_EQ(got.read_ahead[1].epoch, 3);
-  const auto none = gradshare::train::parse_partition_grant(
-      {1, gradshare::comm::Tag::kPartitionGrant, gradshare::train::serialize(PartitionAssignment{})});
+  const auto none =
+      decode<PartitionGrantReply>(encode(PartitionGrantReply{PartitionAssignment{}})).assignment;
   EXPECT_FALSE(none.grant);
   EXPECT_TRUE(none.read_ahead.empty());
   // Truncated, trailing bytes, an absurd count: an error, never a crash.
@@ -215,6 +218,10 @@ TEST(PartitionMessages, GrantWithReadAheadRoundTripsAndRejectsBadBytes) {
                    [&] { auto b = bytes; b.push_back(0); return b; }(),
                    [&] { auto b = bytes; b[17] = 0xff; b[18] = 0xff; return b; }()}) {
     message.payload = bad;
-    EXPECT_THROW(gradshare::train::parse_partition_grant(message), std::runtime_error);
+    EXPECT_THROW(decode<PartitionGrantReply>(message), std::runtime_error);
   }
+  // A message of another tag is refused whatever its bytes.
+  message.payload = bytes;
+  message.tag = gradshare::comm::Tag::kPartitionRequest;
+  EXPECT_THROW(decode<PartitionGrantReply>(message), std::runtime_error);
 }

@@ -161,7 +161,7 @@ TEST(Resync, WholeStateStandsInForUpdatesNoLongerKept) {
   EXPECT_TRUE(master.kept_missing_from(lagging.applied_ids()).empty());  // not kept: budget 0
 
   const ReplicaState sent{master_parameters, master.applied_ids()};
-  const auto state = ReplicaState::deserialize(sent.serialize());
+  const auto state = decode<ReplicaState>(encode(sent));
   lagging_parameters = state.parameters;
   lagging.adopt(state.applied);
   EXPECT_EQ(lagging_parameters, master_parameters);
@@ -172,9 +172,9 @@ TEST(Resync, WholeStateStandsInForUpdatesNoLongerKept) {
   ASSERT_TRUE(master.deliver(messages[3], master_parameters));
   EXPECT_EQ(lagging_parameters, master_parameters);
   EXPECT_EQ(lagging.applied_twice(), 0);
-  auto truncated = sent.serialize();
+  auto truncated = encode(sent);
   truncated.pop_back();
-  EXPECT_THROW(ReplicaState::deserialize(truncated), core::RuntimeError);
+  EXPECT_THROW(decode<ReplicaState>(truncated), core::RuntimeError);
 }
 
 TEST(RecoveryMessages, RoundTrip) {
@@ -183,7 +183,7 @@ TEST(RecoveryMessages, RoundTrip) {
   status.finished = PartitionGrant{1, 7};
   status.last_seq = 42;
   status.applied = AppliedIds{{0, 3}, {{}, {5}}};
-  const auto back = WorkerStatus::deserialize(status.serialize());
+  const auto back = decode<WorkerStatus>(encode(status));
   EXPECT_EQ(back.phase, WorkerPhase::kRequesting);
   EXPECT_FALSE(back.holding.has_value());
   ASSERT_TRUE(back.finished.has_value());
@@ -192,15 +192,15 @@ TEST(RecoveryMessages, RoundTrip) {
   EXPECT_EQ(back.applied.above, status.applied.above);
 
   const std::vector<UpdateId> ids{{1, 4}, {3, 9}};
-  EXPECT_EQ(deserialize_ids(serialize_ids(ids)), ids);
+  EXPECT_EQ(decode<ResyncFetch>(encode(ResyncFetch{ids})).ids, ids);
   const std::vector<std::vector<std::uint8_t>> messages{{1, 2, 3}, {}};
-  EXPECT_EQ(deserialize_messages(serialize_messages(messages)), messages);
+  EXPECT_EQ(decode<ResyncUpdates>(encode(ResyncUpdates{messages})).messages, messages);
 
-  auto bad = status.serialize();
+  auto bad = encode(status);
   bad[0] = 9;  // no such phase
-  EXPECT_THROW(WorkerStatus::deserialize(bad), core::RuntimeError);
+  EXPECT_THROW(decode<WorkerStatus>(bad), core::RuntimeError);
   std::vector<std::uint8_t> huge_count(8, 0xFF);
-  EXPECT_THROW(deserialize_ids(huge_count), core::RuntimeError);
+  EXPECT_THROW(decode<ResyncFetch>(huge_count), core::RuntimeError);
 }
 
 TEST(FaultInjection, ParsesTheEnvironmentSyntax) {

@@ -1,10 +1,12 @@
-#include "train/banner.h"
+#include "cli/banner.h"
 
 #include <mpi.h>
 
 #include "topology/mode.h"
 
-namespace gradshare::train {
+namespace gradshare::cli {
+
+using train::RunContext;
 
 std::string mpi_library_version() {
   char text[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -58,4 +60,4 @@ std::string version_text() {
          "\n";
 }
 
-}  // namespace gradshare::train
+}  // namespace gradshare::cli

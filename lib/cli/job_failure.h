@@ -16,22 +16,22 @@
 #include "config/experiment_config.h"
 #include "train/run_context.h"
 
-namespace gradshare::train {
+namespace gradshare::cli {
 
 // Reports `error`, which ended the run on this rank, in one line, and ends the job (see
 // above); returns the exit code only in a one-rank run. A process lost before training began
 // goes to end_job_lost_at_startup; one lost under a strategy that cannot replace it gives
 // "<strategy> cannot replace a lost worker yet (rank N lost); rerun the same command to resume
 // from <checkpoint>", exit 1.
-int end_run_after(const std::exception& error, const RunContext& context);
+int end_run_after(const std::exception& error, const train::RunContext& context);
 
 // A start-up collective failed with `rc` (under ULFM: a rank was lost before training began).
 // The lowest surviving rank prints one line naming the lost rank and context.phase; the job
 // ends with exit 1.
-[[noreturn]] void end_job_lost_at_startup(const RunContext& context, int rc);
+[[noreturn]] void end_job_lost_at_startup(const train::RunContext& context, int rc);
 
 // Ends the whole job with `code`, or only this process for a worker whose loss the master
 // repairs (see above).
 [[noreturn]] void end_job(int code, bool replaceable_worker);
 
-}  // namespace gradshare::train
+}  // namespace gradshare::cli

@@ -1,4 +1,4 @@
-#include "train/resume_config_check.h"
+#include "cli/resume_config_check.h"
 
 #include <filesystem>
 #include <fstream>
@@ -10,7 +10,10 @@
 #include "train/checkpointer.h"
 #include "train/run_directory.h"
 
-namespace gradshare::train {
+namespace gradshare::cli {
+
+using train::RunDirectory;
+using train::newest_checkpoint;
 
 namespace {
 
@@ -58,4 +61,4 @@ std::string resumed_config_text(const std::string& run_path) {
   return text.str();
 }
 
-}  // namespace gradshare::train
+}  // namespace gradshare::cli

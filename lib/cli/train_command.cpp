@@ -1,4 +1,4 @@
-#include "train/train_command.h"
+#include "cli/train_command.h"
 
 #include <mpi.h>
 
@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "ckpt/checkpoint.h"
+#include "comm/mpi_job.h"
 #include "comm/host_names.h"
 #include "config/config_loader.h"
 #include "core/errors.h"
@@ -21,18 +22,29 @@
 #include "nn/model.h"
 #include "comm/repair.h"
 #include "comm/ulfm.h"
-#include "train/banner.h"
+#include "cli/banner.h"
 #include "train/sharing/gradient_sharing.h"
-#include "train/job_failure.h"
-#include "train/mpi_session.h"
+#include "cli/job_failure.h"
+#include "cli/mpi_session.h"
 #include "train/normalization_message.h"
 #include "train/peak_memory.h"
-#include "train/resume_config_check.h"
+#include "cli/resume_config_check.h"
 #include "train/run_lock.h"
-#include "train/startup_agreement.h"
+#include "cli/startup_agreement.h"
 #include "train/strategy.h"
 
-namespace gradshare::train {
+namespace gradshare::cli {
+
+using train::RunContext;
+using train::RunDirectory;
+using train::MetricsLog;
+using train::check_strategy_fits;
+using train::run_with_rollback;
+using train::run_sharing_replacement;
+using train::parse_normalization;
+using train::serialize;
+using train::RunLock;
+using train::log_own_peak_memory;
 
 namespace {
 
@@ -111,6 +123,8 @@ void apply_config(RunContext& context) {
 // survivors wait in the repair), then becomes that worker.
 int run_replacement(const config::ExperimentConfig& config, MPI_Comm parent) {
   RunContext context;
+  comm::MpiJob world(MPI_COMM_WORLD);
+  context.job = &world;
   context.config = config;
   core::Logger::instance().set_terminal(false);
   apply_config(context);
@@ -129,15 +143,17 @@ int run_replacement(const config::ExperimentConfig& config, MPI_Comm parent) {
 // Everything of `train` between MPI_Init and MPI_Finalize; returns the exit code.
 int train_in_session(const config::ExperimentConfig& config, MpiSession& mpi) {
   core::install_stop_signal_handlers();
-  RunContext context;
   MPI_Comm parent = MPI_COMM_NULL;
   MPI_Comm_get_parent(&parent);
   if (parent != MPI_COMM_NULL) {
     mpi.started();  // a spawned replacement: MPI_Init returned, the job runs
     return run_replacement(config, parent);
   }
-  MPI_Comm_rank(MPI_COMM_WORLD, &context.rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &context.size);
+  RunContext context;
+  comm::MpiJob world(MPI_COMM_WORLD);
+  context.job = &world;
+  context.rank = world.rank();
+  context.size = world.size();
   auto& logger = core::Logger::instance();
   logger.set_terminal(context.is_master());
 
@@ -203,7 +219,7 @@ int train_in_session(const config::ExperimentConfig& config, MpiSession& mpi) {
   logger.set_tag(context.is_master() ? "master" : "rank " + std::to_string(context.rank));
   logger.open_file(context.run_directory.file("rank-" + std::to_string(context.rank) + ".log"));
   std::vector<std::string> hosts;
-  stop = startup.run("gathering host names", [&] { hosts = comm::gather_host_names(context.world); });
+  stop = startup.run("gathering host names", [&] { hosts = comm::gather_host_names(comm::mpi_comm(*context.job)); });
   if (stop) return *stop;
   if (context.is_master()) {
     core::log_info(banner(context) + "\nhosts " + comm::describe_hosts(hosts) +
@@ -262,4 +278,4 @@ int train_command(const std::string& config_path, const std::vector<std::string>
   return mpi.leave_with(train_in_session(config, mpi));
 }
 
-}  // namespace gradshare::train
+}  // namespace gradshare::cli

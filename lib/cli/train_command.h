@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-namespace gradshare::train {
+namespace gradshare::cli {
 
 int train_command(const std::string& config_path, const std::vector<std::string>& overrides);
 
-}  // namespace gradshare::train
+}  // namespace gradshare::cli

@@ -12,7 +12,7 @@
 
 #include <memory>
 
-namespace gradshare::train {
+namespace gradshare::cli {
 
 // This process's rank as the launcher announces it, before MPI_Init (0 when not launched by
 // mpirun or srun).
@@ -41,4 +41,4 @@ class MpiSession {
   int exit_code_ = 1;  // an exception left the run
 };
 
-}  // namespace gradshare::train
+}  // namespace gradshare::cli

@@ -15,11 +15,11 @@
 #include "core/errors.h"
 #include "train/run_context.h"
 
-namespace gradshare::train {
+namespace gradshare::cli {
 
 class StartupAgreement {
  public:
-  explicit StartupAgreement(RunContext& context) : context_(context) {}
+  explicit StartupAgreement(train::RunContext& context) : context_(context) {}
 
   // Runs `work` on this rank as phase `name` (context.phase); returns the exit code every rank
   // leaves with when it failed on any rank, nothing when all may go on.
@@ -47,7 +47,7 @@ class StartupAgreement {
   // A failed start-up collective: a rank was lost; ends the job.
   void check(int rc);
 
-  RunContext& context_;
+  train::RunContext& context_;
 };
 
-}  // namespace gradshare::train
+}  // namespace gradshare::cli

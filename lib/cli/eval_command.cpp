@@ -1,4 +1,4 @@
-#include "train/eval_command.h"
+#include "cli/eval_command.h"
 
 #include <cstdio>
 #include <fstream>
@@ -8,7 +8,12 @@
 #include "train/evaluation.h"
 #include "train/model_file.h"
 
-namespace gradshare::train {
+namespace gradshare::cli {
+
+using train::evaluate;
+using train::format_confusion;
+using train::LoadedModel;
+using train::load_model;
 
 namespace {
 void write_predictions(const std::string& path, const std::vector<std::int32_t>& predictions) {
@@ -39,4 +44,4 @@ int eval_command(const std::string& model_path, const std::vector<std::string>& 
   return 0;
 }
 
-}  // namespace gradshare::train
+}  // namespace gradshare::cli

@@ -1,4 +1,4 @@
-#include "train/job_failure.h"
+#include "cli/job_failure.h"
 
 #include <mpi.h>
 
@@ -9,13 +9,17 @@
 #include <cstdlib>
 #include <thread>
 
+#include "comm/mpi_job.h"
 #include "comm/mpi_error.h"
 #include "comm/ulfm.h"
 #include "core/errors.h"
 #include "core/log.h"
 #include "train/checkpointer.h"
 
-namespace gradshare::train {
+namespace gradshare::cli {
+
+using train::RunContext;
+using train::newest_checkpoint;
 
 namespace {
 
@@ -28,7 +32,7 @@ bool recovers_lost_workers(const config::ExperimentConfig& config) {
 // The ranks this process knows to have failed (ULFM), or none when it cannot tell.
 std::vector<int> known_failed(const RunContext& context) {
   try {
-    return comm::failed_ranks(context.world);
+    return comm::failed_ranks(comm::mpi_comm(*context.job));
   } catch (const std::exception&) {
     return {};
   }
@@ -106,4 +110,4 @@ void end_job(int code, bool replaceable_worker) {
   std::_Exit(code);
 }
 
-}  // namespace gradshare::train
+}  // namespace gradshare::cli

@@ -13,7 +13,7 @@
 
 #include "config/experiment_config.h"
 
-namespace gradshare::train {
+namespace gradshare::cli {
 
 // `previous_yaml` is the resumed run's resolved config, `source` names where it came from (a
 // checkpoint file, a run directory's config.yaml). A previous config this version cannot read
@@ -26,4 +26,4 @@ std::vector<std::string> check_resume_config(const config::ExperimentConfig& now
 // config.yaml when the directory holds a checkpoint, else "" (nothing to resume).
 std::string resumed_config_text(const std::string& run_path);
 
-}  // namespace gradshare::train
+}  // namespace gradshare::cli

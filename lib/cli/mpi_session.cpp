@@ -1,4 +1,4 @@
-#include "train/mpi_session.h"
+#include "cli/mpi_session.h"
 
 #include <mpi.h>
 
@@ -14,7 +14,7 @@
 #include "comm/ulfm.h"
 #include "core/errors.h"
 
-namespace gradshare::train {
+namespace gradshare::cli {
 
 // Exits with `code` after `seconds` unless cancelled first (destroyed).
 class ExitDeadline {
@@ -82,4 +82,4 @@ MpiSession::~MpiSession() {
   MPI_Finalize();
 }
 
-}  // namespace gradshare::train
+}  // namespace gradshare::cli

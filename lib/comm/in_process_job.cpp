@@ -1,0 +1,87 @@
+// in_process_job.cpp: InProcessJobHub and the jobs it hands to each rank's thread.
+#include "comm/in_process_job.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/errors.h"
+
+namespace gradshare::comm {
+
+namespace {
+
+// The hub owns the channel and the group members: a rank gets views of them.
+class ChannelView : public ControlChannel {
+ public:
+  explicit ChannelView(ControlChannel& channel) : channel_(channel) {}
+  int rank() const override { return channel_.rank(); }
+  int size() const override { return channel_.size(); }
+  double timeout_seconds() const override { return channel_.timeout_seconds(); }
+  void send(int dest, Tag tag, std::span<const std::uint8_t> payload) override {
+    channel_.send(dest, tag, payload);
+  }
+  std::optional<ControlMessage> try_receive(std::optional<Tag> tag, int source) override {
+    return channel_.try_receive(tag, source);
+  }
+  void flush() override { channel_.flush(); }
+  std::size_t pending_sends() override { return channel_.pending_sends(); }
+
+ private:
+  ControlChannel& channel_;
+};
+
+class GroupView : public WorkerGroup {
+ public:
+  explicit GroupView(WorkerGroup& group) : group_(group) {}
+  int index() const override { return group_.index(); }
+  int size() const override { return group_.size(); }
+  void allreduce_sum(std::span<float> values) override { group_.allreduce_sum(values); }
+  void allreduce_max(std::span<std::int32_t> values) override { group_.allreduce_max(values); }
+  void allreduce_max(std::span<std::uint64_t> values) override { group_.allreduce_max(values); }
+  void barrier() override { group_.barrier(); }
+
+ private:
+  WorkerGroup& group_;
+};
+
+}  // namespace
+
+int InProcessJob::size() const { return hub_.ranks(); }
+
+std::unique_ptr<ControlChannel> InProcessJob::control_channel(double) {
+  return std::make_unique<ChannelView>(hub_.control_.channel(rank_));
+}
+
+std::unique_ptr<WorkerGroup> InProcessJob::worker_group() {
+  if (rank_ == 0) return nullptr;
+  return std::make_unique<GroupView>(hub_.workers_.member(rank_ - 1));
+}
+
+void InProcessJob::barrier() { hub_.everyone_.member(rank_).barrier(); }
+
+DataPlane& InProcessJob::tree_plane(const topology::Tree& tree, std::size_t ring_bytes) {
+  std::lock_guard lock(hub_.fabric_mutex_);
+  if (!hub_.fabric_) {
+    hub_.fabric_ = std::make_unique<InProcessFabric>(hub_.ranks(), tree, ring_bytes);
+    hub_.fabric_parents_ = tree.parent;
+  }
+  GS_CHECK(tree.parent == hub_.fabric_parents_, "ranks of an in-process job on different trees");
+  return hub_.fabric_->plane(rank_);
+}
+
+InProcessJobHub::InProcessJobHub(int ranks, double timeout_seconds)
+    : control_(ranks, timeout_seconds),
+      workers_(std::max(ranks - 1, 1), timeout_seconds),
+      everyone_(ranks, timeout_seconds) {
+  GS_CHECK(ranks >= 1, "an in-process job of " + std::to_string(ranks) + " ranks");
+  for (int r = 0; r < ranks; ++r) jobs_.push_back(std::make_unique<InProcessJob>(*this, r));
+}
+
+InProcessJobHub::~InProcessJobHub() = default;
+
+Job& InProcessJobHub::job(int rank) {
+  GS_CHECK(rank >= 0 && rank < ranks(), "rank " + std::to_string(rank) + " of an in-process job");
+  return *jobs_[static_cast<std::size_t>(rank)];
+}
+
+}  // namespace gradshare::comm

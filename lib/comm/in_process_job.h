@@ -1,0 +1,60 @@
+// in_process_job.h: a job whose ranks are threads of one process, for tests that run a
+// strategy's master and workers together: rank r's Job hands out rank r's in-process control
+// channel and (ranks 1 ..) worker group member. Each rank's thread uses only its own Job.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "comm/in_process.h"
+#include "comm/in_process_control.h"
+#include "comm/in_process_group.h"
+#include "comm/job.h"
+#include "topology/tree.h"
+
+namespace gradshare::comm {
+
+class InProcessJobHub;
+
+// Rank r's view of the hub.
+class InProcessJob : public Job {
+ public:
+  InProcessJob(InProcessJobHub& hub, int rank) : hub_(hub), rank_(rank) {}
+  int rank() const override { return rank_; }
+  int size() const override;
+  std::unique_ptr<ControlChannel> control_channel(double timeout_seconds) override;
+  std::unique_ptr<WorkerGroup> worker_group() override;
+  void barrier() override;
+  // This rank's data plane to its neighbours in `tree` (the same tree on every rank: the first
+  // caller builds the rings of ring_bytes each, linking every pair the tree links).
+  DataPlane& tree_plane(const topology::Tree& tree, std::size_t ring_bytes);
+
+ private:
+  InProcessJobHub& hub_;
+  int rank_;
+};
+
+class InProcessJobHub {
+ public:
+  // `timeout_seconds` bounds every wait (the channels' receives, the group's collectives).
+  InProcessJobHub(int ranks, double timeout_seconds);
+  ~InProcessJobHub();
+  int ranks() const { return control_.ranks(); }
+  Job& job(int rank);
+  // Control messages sent to `rank` and never received (a finished test expects none).
+  std::size_t unreceived(int rank) { return control_.waiting(rank); }
+
+ private:
+  friend class InProcessJob;
+
+  InProcessControlHub control_;
+  InProcessGroupHub workers_;
+  InProcessGroupHub everyone_;  // the job's barrier
+  std::mutex fabric_mutex_;
+  std::unique_ptr<InProcessFabric> fabric_;
+  std::vector<int> fabric_parents_;  // the tree it was built for
+  std::vector<std::unique_ptr<InProcessJob>> jobs_;
+};
+
+}  // namespace gradshare::comm

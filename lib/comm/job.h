@@ -1,0 +1,27 @@
+// job.h: what a strategy asks of the job it runs in, whether its ranks are MPI processes
+// (mpi_job.h) or threads of one test process (in_process_job.h): its rank and size, a control
+// channel among all ranks, the workers' group (every rank but the master, rank 0), a barrier.
+// control_channel, worker_group and barrier are collective: every rank calls them in the same
+// order.
+#pragma once
+
+#include <memory>
+
+#include "comm/control_channel.h"
+#include "comm/worker_group.h"
+
+namespace gradshare::comm {
+
+class Job {
+ public:
+  virtual ~Job() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual std::unique_ptr<ControlChannel> control_channel(double timeout_seconds) = 0;
+  // The group of ranks 1 .. size() - 1; nullptr on rank 0.
+  virtual std::unique_ptr<WorkerGroup> worker_group() = 0;
+  virtual void barrier() = 0;
+};
+
+}  // namespace gradshare::comm

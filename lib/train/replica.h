@@ -1,0 +1,70 @@
+// replica.h: one model replica's training step, the same in every strategy: the model built
+// from the run's seed (every replica starts from the same parameters), its optimizer, the
+// learning-rate schedule over the run, this rank's dropout stream and the minibatch buffers.
+// A step is gradient() (forward and backward on a minibatch), then what the strategy does with
+// it: compute_update() and apply_update() on this replica (local, parameter averaging,
+// Downpour; gradient sharing encodes the update too), or an all-reduce of the gradient first
+// (allreduce: compute_update(step, reduced)).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "config/experiment_config.h"
+#include "core/rng.h"
+#include "data/dataset.h"
+#include "nn/model.h"
+#include "nn/optimizer.h"
+#include "nn/schedule.h"
+
+namespace gradshare::train {
+
+struct StepResult {
+  double loss = 0;  // mean over the minibatch
+  std::int64_t correct = 0;
+  std::int64_t samples = 0;
+};
+
+class Replica {
+ public:
+  // The schedule spans total_steps of steps_per_epoch each. dropout_substream: the rank (0 in a
+  // one-process run), so that replicas draw different dropout masks.
+  Replica(const config::ExperimentConfig& config, std::int64_t total_steps,
+          std::int64_t steps_per_epoch, std::uint64_t dropout_substream);
+  // The same around a model already built (and given its start parameters).
+  Replica(const config::ExperimentConfig& config, nn::Model model, std::int64_t total_steps,
+          std::int64_t steps_per_epoch, std::uint64_t dropout_substream);
+
+  nn::Model& model() { return model_; }
+  nn::Optimizer& optimizer() { return *optimizer_; }
+  core::Rng& dropout_rng() { return dropout_rng_; }
+  std::span<float> parameters() { return model_.parameters(); }
+  std::size_t parameter_count() const { return model_.parameter_count(); }
+  double learning_rate(std::int64_t step) const { return schedule_.at(step); }
+
+  // Forward and backward on the samples `indices` of `dataset`: model().gradients() holds the
+  // minibatch's mean gradient.
+  StepResult gradient(const data::Dataset& dataset, std::span<const std::uint32_t> indices);
+  // The same on samples already gathered: inputs [samples][sample size], labels [samples].
+  StepResult gradient(const float* inputs, const std::int32_t* labels, std::size_t samples);
+  // The optimizer's update at schedule step `step` for `gradient` (model().gradients() when
+  // empty), into update(); returns the learning rate it used.
+  double compute_update(std::int64_t step, std::span<const float> gradient = {});
+  std::span<const float> update() const { return update_; }
+  std::span<float> update() { return update_; }
+  // Adds update() to the parameters.
+  void apply_update();
+
+ private:
+  nn::Model model_;
+  std::unique_ptr<nn::Optimizer> optimizer_;
+  nn::LearningRateSchedule schedule_;
+  core::Rng dropout_rng_;
+  std::vector<float> inputs_;
+  std::vector<std::int32_t> labels_;
+  std::vector<float> update_;
+};
+
+}  // namespace gradshare::train

@@ -1,0 +1,51 @@
+// sharing/protocol.h: gradient sharing's control messages besides the shared ones
+// (train/messages.h), the reports (sharing/worker_report.h), the worker state
+// (train/worker_state.h) and the recovery messages (sharing/recovery.h). The updates themselves
+// travel on the data plane (sharing/update_exchange.h); the control channel carries:
+//
+//  worker                                          master
+//                                             <--  Start {0, StartState}
+//  PartitionRequest {finished, last seq}      -->
+//                                             <--  PartitionGrant (nothing left: empty)
+//  WorkerReport every logging.every_steps     -->  progress line, metrics.jsonl
+//  Heartbeat while it waits                   -->  liveness
+//                                             <--  StateRequest (a checkpoint is due)
+//  StateReply {sent seq, WorkerState}         -->  applies every update up to the seq,
+//    then pauses (applies and relays only)         takes the snapshot
+//                                             <--  StateTaken: train on
+//  SharingDone {last seq, ...} when no
+//    partition is left                        -->
+//                                             <--  SharingDrainTarget {last seq per origin}
+//  DrainedReport once every update is in      -->  model equivalence, relay counts
+//                                             <--  Shutdown {exit code}
+//  Diverged                                   -->  Shutdown {3} to every worker
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "train/messages.h"
+
+namespace gradshare::train {
+
+// worker -> master: no partition left for it.
+struct SharingDone {
+  static constexpr comm::Tag kTag = comm::Tag::kSharingDone;
+  std::uint64_t last_seq = 0;       // of its own updates: every replica must apply up to it
+  double conservation_error = 0;    // largest relative error of its residual's bookkeeping
+  std::int64_t peak_bytes = 0;      // its peak resident memory
+  void write(comm::ByteWriter& writer) const;
+  static SharingDone read(comm::ByteReader& reader);
+};
+
+// master -> workers: the last seq of every origin (index = rank) each replica must reach.
+struct SharingDrainTarget {
+  static constexpr comm::Tag kTag = comm::Tag::kSharingDrainTarget;
+  std::vector<std::uint64_t> last_seq;
+  void write(comm::ByteWriter& writer) const { writer.put_vector(last_seq); }
+  static SharingDrainTarget read(comm::ByteReader& reader) {
+    return {reader.get_vector<std::uint64_t>()};
+  }
+};
+
+}  // namespace gradshare::train
