@@ -23,6 +23,9 @@
 #include "comm/repair.h"
 #include "comm/ulfm.h"
 #include "cli/banner.h"
+#include "cli/downpour/mpi_transport.h"
+#include "cli/mpi_sharing_session.h"
+#include "cli/sharing_replacement.h"
 #include "train/sharing/gradient_sharing.h"
 #include "cli/job_failure.h"
 #include "cli/mpi_session.h"
@@ -40,7 +43,6 @@ using train::RunDirectory;
 using train::MetricsLog;
 using train::check_strategy_fits;
 using train::run_with_rollback;
-using train::run_sharing_replacement;
 using train::parse_normalization;
 using train::serialize;
 using train::RunLock;
@@ -119,12 +121,23 @@ void apply_config(RunContext& context) {
   nn::set_compute_threads(static_cast<int>(context.config.compute.threads));
 }
 
+// The strategies' own traffic between MPI processes.
+train::StrategyLinks mpi_links() {
+  train::StrategyLinks links;
+  links.sharing_session = [](RunContext& context) -> std::unique_ptr<train::SharingSession> {
+    return std::make_unique<train::MpiSharingSession>(context);
+  };
+  links.downpour = make_mpi_downpour_transport;
+  return links;
+}
+
 // A process MPI_Comm_spawn started to replace a dead worker: joins the repaired job first (the
 // survivors wait in the repair), then becomes that worker.
 int run_replacement(const config::ExperimentConfig& config, MPI_Comm parent) {
   RunContext context;
   comm::MpiJob world(MPI_COMM_WORLD);
   context.job = &world;
+  context.links = mpi_links();
   context.config = config;
   core::Logger::instance().set_terminal(false);
   apply_config(context);
@@ -152,6 +165,7 @@ int train_in_session(const config::ExperimentConfig& config, MpiSession& mpi) {
   RunContext context;
   comm::MpiJob world(MPI_COMM_WORLD);
   context.job = &world;
+  context.links = mpi_links();
   context.rank = world.rank();
   context.size = world.size();
   auto& logger = core::Logger::instance();

@@ -99,7 +99,7 @@ ControlMessage ControlChannel::receive(int source, std::optional<Tag> tag, const
 }
 
 ControlMessage ControlChannel::receive(int source, std::optional<Tag> tag, const char* awaited,
-                                     double timeout_seconds) {
+                                       double timeout_seconds) {
   core::Deadline deadline(timeout_seconds);
   core::Backoff backoff;
   while (true) {

@@ -27,18 +27,18 @@ enum class Tag : int {
   kShutdown,
   kStateRequest,
   kRecovery,
-  kResyncFetch,   // recovery: the master asks for updates it missed, by ID
-  kResyncUpdates, // recovery: encoded updates a replica missed
-  kResyncDone,    // recovery: the master's go-ahead after the resync
-  kDiverged,      // a worker's loss exploded (divergence guard): the step and the reason
-  kStateTaken,    // the master has its checkpoint snapshot: paused workers train on
-  kFinish,        // early stopping: the synchronous workers end training at their next round
+  kResyncFetch,       // recovery: the master asks for updates it missed, by ID
+  kResyncUpdates,     // recovery: encoded updates a replica missed
+  kResyncDone,        // recovery: the master's go-ahead after the resync
+  kDiverged,          // a worker's loss exploded (divergence guard): the step and the reason
+  kStateTaken,        // the master has its checkpoint snapshot: paused workers train on
+  kFinish,            // early stopping: the synchronous workers end training at their next round
   kResyncStateFetch,  // recovery: the master asks a replica for its whole state
   kResyncState,       // recovery: a replica's whole state (parameters and applied IDs)
   kPeakMemory,        // at the end: a rank's peak memory
   kPeakMemoryRequest,
-  kStart,             // master -> worker: where training starts
-  kEpochModel,        // a synchronous worker's model at an epoch's end
+  kStart,       // master -> worker: where training starts
+  kEpochModel,  // a synchronous worker's model at an epoch's end
   kAllreduceProgress,
   kAllreduceSnapshot,
   kAllreduceFinal,

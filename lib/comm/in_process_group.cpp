@@ -55,9 +55,8 @@ class InProcessWorkerGroup : public WorkerGroup {
                     elementwise<std::uint64_t>([](auto a, auto b) { return std::max(a, b); }));
   }
   void barrier() override {
-    hub_.collective(index_, {}, [](const auto&, std::vector<std::uint8_t>& result) {
-      result.clear();
-    });
+    hub_.collective(index_, {},
+                    [](const auto&, std::vector<std::uint8_t>& result) { result.clear(); });
   }
 
  private:
@@ -68,22 +67,21 @@ class InProcessWorkerGroup : public WorkerGroup {
 }  // namespace
 
 InProcessGroupHub::InProcessGroupHub(int size, double timeout_seconds)
-    : size_(size), timeout_seconds_(timeout_seconds),
-      buffers_(static_cast<std::size_t>(size)) {
+    : size_(size), timeout_seconds_(timeout_seconds), buffers_(static_cast<std::size_t>(size)) {
   GS_CHECK(size > 0, "an in-process group of " + std::to_string(size) + " members");
-  for (int m = 0; m < size; ++m) members_.push_back(std::make_unique<InProcessWorkerGroup>(*this, m));
+  for (int m = 0; m < size; ++m)
+    members_.push_back(std::make_unique<InProcessWorkerGroup>(*this, m));
 }
 
 InProcessGroupHub::~InProcessGroupHub() = default;
 
 WorkerGroup& InProcessGroupHub::member(int index) {
-  GS_CHECK(index >= 0 && index < size_, "member " + std::to_string(index) + " of a group of " +
-                                            std::to_string(size_));
+  GS_CHECK(index >= 0 && index < size_,
+           "member " + std::to_string(index) + " of a group of " + std::to_string(size_));
   return *members_[static_cast<std::size_t>(index)];
 }
 
-void InProcessGroupHub::collective(int index, std::span<std::uint8_t> bytes,
-                                   const Reduce& reduce) {
+void InProcessGroupHub::collective(int index, std::span<std::uint8_t> bytes, const Reduce& reduce) {
   std::unique_lock lock(mutex_);
   buffers_[static_cast<std::size_t>(index)] = bytes;
   const std::uint64_t generation = generation_;

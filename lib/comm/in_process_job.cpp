@@ -79,7 +79,7 @@ InProcessJobHub::InProcessJobHub(int ranks, double timeout_seconds)
 
 InProcessJobHub::~InProcessJobHub() = default;
 
-Job& InProcessJobHub::job(int rank) {
+InProcessJob& InProcessJobHub::job(int rank) {
   GS_CHECK(rank >= 0 && rank < ranks(), "rank " + std::to_string(rank) + " of an in-process job");
   return *jobs_[static_cast<std::size_t>(rank)];
 }

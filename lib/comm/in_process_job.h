@@ -3,8 +3,10 @@
 // channel and (ranks 1 ..) worker group member. Each rank's thread uses only its own Job.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "comm/in_process.h"
@@ -23,12 +25,17 @@ class InProcessJob : public Job {
   InProcessJob(InProcessJobHub& hub, int rank) : hub_(hub), rank_(rank) {}
   int rank() const override { return rank_; }
   int size() const override;
+  bool fault_tolerant() const override { return false; }
   std::unique_ptr<ControlChannel> control_channel(double timeout_seconds) override;
   std::unique_ptr<WorkerGroup> worker_group() override;
   void barrier() override;
   // This rank's data plane to its neighbours in `tree` (the same tree on every rank: the first
   // caller builds the rings of ring_bytes each, linking every pair the tree links).
   DataPlane& tree_plane(const topology::Tree& tree, std::size_t ring_bytes);
+  // An object every rank's thread shares, made by the first to ask for `key` with make() (a
+  // strategy's in-process stand-in for what MPI carries between processes).
+  template <typename T, typename Make>
+  T& shared(const std::string& key, Make make);
 
  private:
   InProcessJobHub& hub_;
@@ -41,7 +48,7 @@ class InProcessJobHub {
   InProcessJobHub(int ranks, double timeout_seconds);
   ~InProcessJobHub();
   int ranks() const { return control_.ranks(); }
-  Job& job(int rank);
+  InProcessJob& job(int rank);
   // Control messages sent to `rank` and never received (a finished test expects none).
   std::size_t unreceived(int rank) { return control_.waiting(rank); }
 
@@ -54,7 +61,17 @@ class InProcessJobHub {
   std::mutex fabric_mutex_;
   std::unique_ptr<InProcessFabric> fabric_;
   std::vector<int> fabric_parents_;  // the tree it was built for
+  std::mutex shared_mutex_;
+  std::map<std::string, std::shared_ptr<void>> shared_;
   std::vector<std::unique_ptr<InProcessJob>> jobs_;
 };
+
+template <typename T, typename Make>
+T& InProcessJob::shared(const std::string& key, Make make) {
+  std::lock_guard lock(hub_.shared_mutex_);
+  auto& slot = hub_.shared_[key];
+  if (!slot) slot = std::shared_ptr<T>(make());
+  return *static_cast<T*>(slot.get());
+}
 
 }  // namespace gradshare::comm

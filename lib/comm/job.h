@@ -18,6 +18,8 @@ class Job {
 
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  // Whether a failed rank can be repaired (an MPI job under `mpirun --with-ft ulfm`).
+  virtual bool fault_tolerant() const = 0;
   virtual std::unique_ptr<ControlChannel> control_channel(double timeout_seconds) = 0;
   // The group of ranks 1 .. size() - 1; nullptr on rank 0.
   virtual std::unique_ptr<WorkerGroup> worker_group() = 0;

@@ -7,10 +7,10 @@
 
 namespace gradshare::comm {
 
-bool MpiError::is_process_failure() const {
+bool is_process_failure_class(int error_class) {
 #if defined(GRADSHARE_HAVE_ULFM)
-  return error_class_ == MPIX_ERR_PROC_FAILED || error_class_ == MPIX_ERR_PROC_FAILED_PENDING ||
-         error_class_ == MPIX_ERR_REVOKED;
+  return error_class == MPIX_ERR_PROC_FAILED || error_class == MPIX_ERR_PROC_FAILED_PENDING ||
+         error_class == MPIX_ERR_REVOKED;
 #else
   return false;
 #endif

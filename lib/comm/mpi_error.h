@@ -7,20 +7,24 @@
 
 #include <string>
 
-#include "core/errors.h"
+#include "comm/transport_error.h"
 
 namespace gradshare::comm {
 
-// An MPI call failed. A RuntimeError, so callers that do not care see one; fault tolerance
-// catches it to tell a failed peer (ULFM: MPI_ERR_PROC_FAILED, MPI_ERR_REVOKED) from the rest.
-class MpiError : public core::RuntimeError {
+// Whether an MPI error class means a failed peer (ULFM: MPI_ERR_PROC_FAILED, _PENDING,
+// MPI_ERR_REVOKED); false without ULFM.
+bool is_process_failure_class(int error_class);
+
+// An MPI call failed. A TransportError, so callers that do not care about MPI see one; fault
+// tolerance catches it to tell a failed peer from the rest.
+class MpiError : public TransportError {
  public:
   MpiError(const std::string& message, int code, int error_class)
-      : core::RuntimeError(message), code_(code), error_class_(error_class) {}
+      : TransportError(message, is_process_failure_class(error_class)),
+        code_(code),
+        error_class_(error_class) {}
   int code() const { return code_; }
   int error_class() const { return error_class_; }
-  // A peer process failed or the communicator was revoked (ULFM); false without ULFM.
-  bool is_process_failure() const;
 
  private:
   int code_;

@@ -6,6 +6,7 @@
 
 #include "comm/mpi_control_channel.h"
 #include "comm/mpi_error.h"
+#include "comm/ulfm.h"
 #include "core/errors.h"
 
 namespace gradshare::comm {
@@ -19,8 +20,8 @@ int count_of(std::size_t size) {
 }  // namespace
 
 void MpiWorkerGroup::allreduce_sum(std::span<float> values) {
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, values.data(), count_of(values.size()), MPI_FLOAT,
-                          MPI_SUM, comm_.get()),
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, values.data(), count_of(values.size()), MPI_FLOAT, MPI_SUM,
+                          comm_.get()),
             "MPI_Allreduce");
 }
 
@@ -54,6 +55,8 @@ std::unique_ptr<WorkerGroup> MpiJob::worker_group() {
   if (workers == MPI_COMM_NULL) return nullptr;
   return std::make_unique<MpiWorkerGroup>(workers);
 }
+
+bool MpiJob::fault_tolerant() const { return fault_tolerance_active(); }
 
 void MpiJob::barrier() { check_mpi(MPI_Barrier(comm_), "MPI_Barrier"); }
 

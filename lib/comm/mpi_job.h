@@ -30,6 +30,7 @@ class MpiJob : public Job {
   explicit MpiJob(MPI_Comm comm);
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  bool fault_tolerant() const override;
   std::unique_ptr<ControlChannel> control_channel(double timeout_seconds) override;
   std::unique_ptr<WorkerGroup> worker_group() override;
   void barrier() override;

@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "comm/ulfm.h"
 #include "core/errors.h"
 #include "core/log.h"
 #include "core/stop_signal.h"
@@ -32,9 +31,9 @@ std::vector<fs::path> list_checkpoints(const std::string& directory) {
 }
 }  // namespace
 
-void log_stop_request(const std::string& plan, bool other_ranks) {
+void log_stop_request(const std::string& plan, bool other_ranks, const comm::Job& job) {
   std::string line = std::string(core::stop_signal_name()) + " received: " + plan;
-  if (other_ranks && !comm::fault_tolerance_active())
+  if (other_ranks && !job.fault_tolerant())
     line += " (if mpirun sent it because a rank was lost, `mpirun --with-ft ulfm` with "
             "fault_tolerance.spares would have kept the job alive)";
   core::log_warn(line);

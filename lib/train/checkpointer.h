@@ -17,6 +17,7 @@
 
 #include "ckpt/checkpoint.h"
 #include "core/timer.h"
+#include "comm/job.h"
 #include "train/run_context.h"
 
 namespace gradshare::train {
@@ -53,11 +54,12 @@ class Checkpointer {
 // After a stop checkpoint the master tells every rank to exit with the requeue code (Shutdown,
 // train/messages.h), and the ranks wait for it: Open MPI's launcher ends the whole job as soon
 // as one rank exits non-zero, so no rank may exit 75 before the master's checkpoint is on disk.
+
 // The line a rank logs when a stop signal arrives: "<signal> received: <plan>". It promises no
 // checkpoint (the checkpoint's own line follows once it is on disk): without fault tolerance
 // the signal may be mpirun ending the job because a rank was lost, which kills this rank before
 // any checkpoint; with `other_ranks` the line then says what would have kept the job alive.
-void log_stop_request(const std::string& plan, bool other_ranks);
+void log_stop_request(const std::string& plan, bool other_ranks, const comm::Job& job);
 // The run directory's newest checkpoint file, if any.
 std::optional<std::string> newest_checkpoint(const RunDirectory& directory);
 

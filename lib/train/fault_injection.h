@@ -3,7 +3,7 @@
 // the config's list). At its STEP-th training step (STEP 0: as it enters the first recovery
 // from another process's failure), the worker of logical rank RANK
 //   sigkill: kills itself with SIGKILL (a crash: no cleanup, no message),
-//   exit:    leaves at once with exit code 3 (a process that quits without MPI_Finalize),
+//   exit:    leaves at once with exit code 3 (a process that quits without finalizing MPI),
 //   hang:    stops in place, heartbeats included, until something kills it.
 // Replacements never inject: the fault belongs to the process that was started first.
 #pragma once

@@ -16,10 +16,7 @@ Shutdown Shutdown::read(comm::ByteReader& reader) { return {reader.get<std::int3
 
 void Diverged::write(comm::ByteWriter& writer) const { writer.put(step).put_string(reason); }
 Diverged Diverged::read(comm::ByteReader& reader) {
-  Diverged message;
-  message.step = reader.get<std::int64_t>();
-  message.reason = reader.get_string();
-  return message;
+  return {reader.get<std::int64_t>(), reader.get_string()};
 }
 
 void PeakMemoryReport::write(comm::ByteWriter& writer) const { writer.put(bytes); }
@@ -31,11 +28,7 @@ void EpochModel::write(comm::ByteWriter& writer) const {
   writer.put(epoch).put(step).put_vector(parameters);
 }
 EpochModel EpochModel::read(comm::ByteReader& reader) {
-  EpochModel message;
-  message.epoch = reader.get<std::int64_t>();
-  message.step = reader.get<std::int64_t>();
-  message.parameters = reader.get_vector<float>();
-  return message;
+  return {reader.get<std::int64_t>(), reader.get<std::int64_t>(), reader.get_vector<float>()};
 }
 
 }  // namespace gradshare::train

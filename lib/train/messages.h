@@ -7,6 +7,9 @@
 //     static M read(comm::ByteReader& reader);  // throws RuntimeError when malformed
 //   };
 //
+// read() builds the struct with one braced initializer where it can: its elements are
+// evaluated in order, so the fields are read in their wire order.
+//
 // Every tag has exactly one payload type, so a message cannot be decoded as something else:
 // decode<M> refuses a message of another tag, and a payload with bytes left over or too few
 // is malformed. Fields are in native byte order (a job runs on one architecture); vectors carry

@@ -2,6 +2,17 @@
 
 namespace gradshare::train {
 
+data::EpochPlan epoch_shape(const config::ExperimentConfig& config, const data::Dataset& train) {
+  return data::EpochPlan(train.size(), static_cast<std::size_t>(config.training.batch_size),
+                         static_cast<std::size_t>(config.data.partition_batches),
+                         static_cast<std::uint64_t>(config.run.seed), 0, false);
+}
+
+std::int64_t minibatches_per_epoch(const config::ExperimentConfig& config,
+                                   const data::Dataset& train) {
+  return static_cast<std::int64_t>(epoch_shape(config, train).batch_count());
+}
+
 PartitionData::PartitionData(const data::Dataset& train, std::size_t batch_size,
                              std::size_t partition_batches, std::uint64_t seed, bool shuffle)
     : train_(train),

@@ -12,11 +12,18 @@
 #include <span>
 #include <utility>
 
+#include "config/experiment_config.h"
 #include "data/dataset.h"
 #include "data/epoch_plan.h"
 #include "train/partition_scheduler.h"
 
 namespace gradshare::train {
+
+// The run's epoch plan without shuffling: how many minibatches and partitions an epoch has and
+// their sizes (the same for every epoch and every seed).
+data::EpochPlan epoch_shape(const config::ExperimentConfig& config, const data::Dataset& train);
+std::int64_t minibatches_per_epoch(const config::ExperimentConfig& config,
+                                   const data::Dataset& train);
 
 class PartitionData {
  public:

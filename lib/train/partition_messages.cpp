@@ -13,10 +13,7 @@ void PartitionRequest::write(comm::ByteWriter& writer) const {
 }
 
 PartitionRequest PartitionRequest::read(comm::ByteReader& reader) {
-  PartitionRequest request;
-  request.finished_previous = reader.get<bool>();
-  request.last_seq = reader.get<std::uint64_t>();
-  return request;
+  return {reader.get<bool>(), reader.get<std::uint64_t>()};
 }
 
 PartitionAssignment request_partition(comm::ControlChannel& control, bool finished_previous) {

@@ -21,6 +21,8 @@ void log_own_peak_memory();
 class PeakMemory {
  public:
   void add(int rank, std::int64_t bytes) { bytes_[rank] = bytes; }
+  // Ranks whose figure is in.
+  int ranks() const { return static_cast<int>(bytes_.size()); }
   // Adds the master's own figure, then logs and records them all.
   void summarize(RunContext& context);
 

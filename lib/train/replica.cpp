@@ -10,9 +10,8 @@ Replica::Replica(const config::ExperimentConfig& config, std::int64_t total_step
     : Replica(config, nn::Model::build(config.model, static_cast<std::uint64_t>(config.run.seed)),
               total_steps, steps_per_epoch, dropout_substream) {}
 
-Replica::Replica(const config::ExperimentConfig& config, nn::Model model,
-                 std::int64_t total_steps, std::int64_t steps_per_epoch,
-                 std::uint64_t dropout_substream)
+Replica::Replica(const config::ExperimentConfig& config, nn::Model model, std::int64_t total_steps,
+                 std::int64_t steps_per_epoch, std::uint64_t dropout_substream)
     : model_(std::move(model)),
       optimizer_(nn::Optimizer::create(config.optimizer, model_.parameter_count())),
       schedule_(config.optimizer, total_steps, steps_per_epoch),
@@ -22,24 +21,22 @@ Replica::Replica(const config::ExperimentConfig& config, nn::Model model,
       labels_(static_cast<std::size_t>(config.training.batch_size)),
       update_(model_.parameter_count()) {}
 
-StepResult Replica::gradient(const data::Dataset& dataset,
-                             std::span<const std::uint32_t> indices) {
+StepResult Replica::gradient(const data::Dataset& dataset, std::span<const std::uint32_t> indices) {
   GS_CHECK(indices.size() <= labels_.size(),
            "a minibatch of " + std::to_string(indices.size()) + " samples");
   data::gather_batch(dataset, indices, inputs_.data(), labels_.data());
   return gradient(inputs_.data(), labels_.data(), indices.size());
 }
 
-StepResult Replica::gradient(const float* inputs, const std::int32_t* labels,
-                             std::size_t samples) {
+StepResult Replica::gradient(const float* inputs, const std::int32_t* labels, std::size_t samples) {
   const auto result = model_.train_batch(inputs, labels, samples, dropout_rng_);
   return {result.loss, result.correct, static_cast<std::int64_t>(samples)};
 }
 
 double Replica::compute_update(std::int64_t step, std::span<const float> gradient) {
   const double learning_rate = schedule_.at(step);
-  optimizer_->compute_update(gradient.empty() ? model_.gradients() : gradient,
-                             model_.parameters(), update_, learning_rate);
+  optimizer_->compute_update(gradient.empty() ? model_.gradients() : gradient, model_.parameters(),
+                             update_, learning_rate);
   return learning_rate;
 }
 

@@ -18,14 +18,9 @@
 #include "nn/model.h"
 #include "nn/optimizer.h"
 #include "nn/schedule.h"
+#include "train/step_counts.h"
 
 namespace gradshare::train {
-
-struct StepResult {
-  double loss = 0;  // mean over the minibatch
-  std::int64_t correct = 0;
-  std::int64_t samples = 0;
-};
 
 class Replica {
  public:

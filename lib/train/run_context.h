@@ -2,6 +2,8 @@
 // and this process's place in the job (an MPI job, or threads of one test process).
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <string>
 
 #include "comm/job.h"
@@ -12,12 +14,26 @@
 
 namespace gradshare::train {
 
+struct RunContext;
+class SharingSession;
+class DownpourTransport;
+class DownpourLayout;
+
+// What carries the strategies' own traffic in this job, beyond the job's control channel and
+// workers' group: gradient sharing's session (tree, data plane, repair) and Downpour's
+// transport. The command layer sets the MPI ones, a thread test the in-process ones.
+struct StrategyLinks {
+  std::function<std::unique_ptr<SharingSession>(RunContext&)> sharing_session;
+  std::function<std::unique_ptr<DownpourTransport>(RunContext&, const DownpourLayout&)> downpour;
+};
+
 struct RunContext {
   config::ExperimentConfig config;
   std::string config_yaml;  // the resolved config, as written to the run directory
   RunDirectory run_directory;
   data::DataSplits data;
   comm::Job* job = nullptr;  // not owned; set before anything collective
+  StrategyLinks links;
   int rank = 0;
   int size = 1;
   MetricsLog metrics;  // open on the master only

@@ -38,11 +38,7 @@ void StartState::write(comm::ByteWriter& writer) const {
 }
 
 StartState StartState::read(comm::ByteReader& reader) {
-  StartState start;
-  start.resume = reader.get<std::uint8_t>() != 0;
-  start.parameters = reader.get_vector<float>();
-  start.worker = WorkerState::read(reader);
-  return start;
+  return {reader.get<std::uint8_t>() != 0, reader.get_vector<float>(), WorkerState::read(reader)};
 }
 
 void Start::write(comm::ByteWriter& writer) const {
@@ -51,10 +47,7 @@ void Start::write(comm::ByteWriter& writer) const {
 }
 
 Start Start::read(comm::ByteReader& reader) {
-  Start start;
-  start.step = reader.get<std::int64_t>();
-  start.state = StartState::read(reader);
-  return start;
+  return {reader.get<std::int64_t>(), StartState::read(reader)};
 }
 
 WorkerState capture_worker_state(nn::Optimizer& optimizer, float tau,
@@ -87,10 +80,7 @@ void StateReply::write(comm::ByteWriter& writer) const {
 }
 
 StateReply StateReply::read(comm::ByteReader& reader) {
-  StateReply reply;
-  reply.sent_seq = reader.get<std::uint64_t>();
-  reply.state = WorkerState::read(reader);
-  return reply;
+  return {reader.get<std::uint64_t>(), WorkerState::read(reader)};
 }
 
 }  // namespace gradshare::train

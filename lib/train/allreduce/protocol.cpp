@@ -9,14 +9,7 @@ void AllreduceProgress::write(comm::ByteWriter& writer) const {
 }
 
 AllreduceProgress AllreduceProgress::read(comm::ByteReader& reader) {
-  AllreduceProgress progress;
-  progress.step = reader.get<std::int64_t>();
-  progress.loss = reader.get<double>();
-  progress.accuracy = reader.get<double>();
-  progress.samples_per_second = reader.get<double>();
-  progress.learning_rate = reader.get<double>();
-  progress.line = reader.get_string();
-  return progress;
+  return {reader.get<std::int64_t>(), reader.get<double>(), reader.get<double>(), reader.get<double>(), reader.get<double>(), reader.get_string()};
 }
 
 void AllreduceSnapshot::write(comm::ByteWriter& writer) const {
@@ -25,11 +18,7 @@ void AllreduceSnapshot::write(comm::ByteWriter& writer) const {
 }
 
 AllreduceSnapshot AllreduceSnapshot::read(comm::ByteReader& reader) {
-  AllreduceSnapshot snapshot;
-  snapshot.step = reader.get<std::int64_t>();
-  snapshot.parameters = reader.get_vector<float>();
-  snapshot.state = WorkerState::read(reader);
-  return snapshot;
+  return {reader.get<std::int64_t>(), reader.get_vector<float>(), WorkerState::read(reader)};
 }
 
 void AllreduceFinal::write(comm::ByteWriter& writer) const {
@@ -37,12 +26,7 @@ void AllreduceFinal::write(comm::ByteWriter& writer) const {
 }
 
 AllreduceFinal AllreduceFinal::read(comm::ByteReader& reader) {
-  AllreduceFinal final_model;
-  final_model.stopped = reader.get<bool>();
-  final_model.step = reader.get<std::int64_t>();
-  final_model.parameters = reader.get_vector<float>();
-  final_model.peak_bytes = reader.get<std::int64_t>();
-  return final_model;
+  return {reader.get<bool>(), reader.get<std::int64_t>(), reader.get_vector<float>(), reader.get<std::int64_t>()};
 }
 
 }  // namespace gradshare::train

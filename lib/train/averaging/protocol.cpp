@@ -4,10 +4,7 @@
 namespace gradshare::train {
 
 void AveragingReport::add(const AveragingReport& o) {
-  steps += o.steps;
-  samples += o.samples;
-  loss_sum += o.loss_sum;
-  correct += o.correct;
+  StepCounts::add(o);
   rounds += o.rounds;
   bytes += o.bytes;
   wait_sum += o.wait_sum;
@@ -21,12 +18,7 @@ void AveragingSnapshot::write(comm::ByteWriter& writer) const {
 }
 
 AveragingSnapshot AveragingSnapshot::read(comm::ByteReader& reader) {
-  AveragingSnapshot snapshot;
-  snapshot.stop = reader.get<bool>();
-  snapshot.iteration = reader.get<std::int64_t>();
-  snapshot.parameters = reader.get_vector<float>();
-  snapshot.state = WorkerState::read(reader);
-  return snapshot;
+  return {reader.get<bool>(), reader.get<std::int64_t>(), reader.get_vector<float>(), WorkerState::read(reader)};
 }
 
 void AveragingDone::write(comm::ByteWriter& writer) const {
@@ -34,12 +26,7 @@ void AveragingDone::write(comm::ByteWriter& writer) const {
 }
 
 AveragingDone AveragingDone::read(comm::ByteReader& reader) {
-  AveragingDone done;
-  done.report = reader.get<AveragingReport>();
-  done.totals = reader.get<AveragingTotals>();
-  done.peak_bytes = reader.get<std::int64_t>();
-  done.parameters = reader.get_vector<float>();
-  return done;
+  return {reader.get<AveragingReport>(), reader.get<AveragingTotals>(), reader.get<std::int64_t>(), reader.get_vector<float>()};
 }
 
 }  // namespace gradshare::train

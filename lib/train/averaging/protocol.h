@@ -8,18 +8,16 @@
 #include <vector>
 
 #include "train/messages.h"
+#include "train/step_counts.h"
 #include "train/worker_state.h"
 
 namespace gradshare::train {
 
 // worker -> master every logging.every_steps steps: its figures since its previous report
 // (summed by the master over all workers).
-struct AveragingReport {
+// Its steps are trained ones (idle steps excluded).
+struct AveragingReport : StepCounts {
   static constexpr comm::Tag kTag = comm::Tag::kAveragingReport;
-  std::int64_t steps = 0;  // trained steps (idle steps excluded)
-  std::int64_t samples = 0;
-  double loss_sum = 0;  // sum of per-step mean losses
-  std::int64_t correct = 0;
   std::int64_t rounds = 0;  // rounds this worker took part in
   std::int64_t bytes = 0;   // bytes it contributed to them
   double wait_sum = 0;      // seconds inside the rounds' all-reduce

@@ -24,7 +24,9 @@
 #include "train/downpour/checkpoint.h"
 #include "train/downpour/roles.h"
 #include "train/epoch_report.h"
+#include "train/master_loop.h"
 #include "train/model_file.h"
+#include "train/partition_data.h"
 #include "train/peak_memory.h"
 #include "train/poll_during.h"
 #include "train/partition_scheduler.h"
@@ -139,244 +141,276 @@ Comparison compare(std::span<const float> a, std::span<const float> b) {
 }
 
 
+class DownpourMaster : public MasterRole {
+ public:
+  DownpourMaster(RunContext& context, nn::Model& model, DownpourTransport& transport,
+                 comm::ControlChannel& control, const DownpourLayout& layout, ShardServer& server,
+                 const std::optional<ckpt::Checkpoint>& resume)
+      : context_(context), cfg_(context.config), model_(model), transport_(transport),
+        control_(control), layout_(layout), server_(server), workers_(layout.workers()),
+        shape_(epoch_shape(cfg_, context.data.train)),
+        scheduler_(cfg_.training.epochs, static_cast<std::int64_t>(shape_.partition_count()),
+                   resume ? data_position(*resume) : DataPosition{}, shape_.partition_sizes(),
+                   cfg_.data.prefetch_partitions),
+        progress_(context, static_cast<std::int64_t>(shape_.batch_count()), workers_,
+                  resume ? resume->iteration : 0),
+        reporter_(context), checkpointer_(context), requests_(control) {
+    checkpointer_.mark_written(resume ? resume->iteration : 0);
+    log_setup();
+  }
+
+  // `why`: a worker's stop notice; empty: this rank's own stop signal.
+  void on_stop_signal() override { stop(""); }
+
+  std::optional<int> handle(const comm::ControlMessage& message) override {
+    const int worker = message.source;
+    switch (message.tag) {
+      case PartitionRequest::kTag:
+        if (decode<PartitionRequest>(message).finished_previous) scheduler_.complete(worker);
+        send(control_, worker,
+             PartitionGrantReply{stopping_ || diverged_ || reporter_.stop_early()
+                                     ? PartitionAssignment{}
+                                     : scheduler_.assign(worker)});
+        break;
+      case DownpourState::kTag:
+        if (requests_.take(message)) write_checkpoint(requests_.collect());
+        break;
+      case Diverged::kTag: {
+        const auto report = decode<Diverged>(message);
+        if (!diverged_)
+          log_divergence(context_, "on rank " + std::to_string(worker) + " at its step " +
+                                       std::to_string(report.step) + ": " + report.reason);
+        diverged_ = true;
+        break;
+      }
+      case Shutdown::kTag:  // a stop signal arrived at another rank
+        stop("rank " + std::to_string(worker) + " received a stop signal (exit code " +
+             std::to_string(decode<Shutdown>(message).exit_code) + " asked)");
+        break;
+      case DownpourReport::kTag:
+        progress_.add(decode<DownpourReport>(message));
+        break;
+      case DownpourDone::kTag: {
+        const auto worker_done = decode<DownpourDone>(message);
+        progress_.add(worker_done.report);
+        peak_memory_.add(worker, worker_done.peak_bytes);
+        ++done_;
+        break;
+      }
+      case DownpourFinalModel::kTag:
+        drained_[worker] = decode<DownpourFinalModel>(message).parameters;
+        break;
+      default:
+        unexpected_message(message);
+    }
+    return std::nullopt;
+  }
+
+  // Serves shard 0; evaluates finished epochs, asks for due checkpoints, logs progress, and
+  // once every worker's last push is in, signals the final pull.
+  bool poll() override {
+    const bool busy = server_.poll() > 0;
+    bool checkpoint_due =
+        !stopping_ && !diverged_ && !pull_signalled_ && checkpointer_.due(progress_.step());
+    for (const auto epoch : scheduler_.take_completed_epochs()) {
+      read_servers();
+      const auto minibatches = scheduler_.minibatches_in(epoch);
+      poll_during(
+          [&] { reporter_.end_of_epoch(model_, epoch + 1, progress_.step(), minibatches); },
+          [&] { return server_.poll(); });
+      checkpoint_due = checkpoint_due || (checkpointer_.at_epoch_end() && !stopping_ &&
+                                          !diverged_ && epoch + 1 < cfg_.training.epochs);
+    }
+    if (checkpoint_due && !requests_.outstanding()) requests_.request();
+    progress_.maybe_log();
+    if (done_ == workers_ && !pull_signalled_) {
+      // Every worker's last push is applied on every shard: the servers are quiet from here on.
+      for (int w = 0; w < workers_; ++w) send(control_, layout_.worker_rank(w), DownpourFinalPull{});
+      pull_signalled_ = true;
+    }
+    return busy;
+  }
+
+  std::optional<int> finished() override {
+    if (static_cast<int>(drained_.size()) < workers_) return std::nullopt;
+    return finish();
+  }
+
+  std::string awaited() const override {
+    return "a push or a message from any worker (" + std::to_string(done_) + " of " +
+           std::to_string(workers_) + " finished, " + std::to_string(drained_.size()) +
+           " pulled)";
+  }
+
+ private:
+  void log_setup() {
+    core::log_info("model: " + std::to_string(model_.parameter_count()) + " parameters\n" +
+                   model_.summary());
+    char line[512];
+    std::snprintf(
+        line, sizeof line,
+        "downpour: %d parameter server%s (shards of %zu..%zu parameters), %d workers, "
+        "push every %lld steps, pull every %lld, server optimizer %s lr %g (%s), pushes %s",
+        layout_.servers(), layout_.servers() == 1 ? "" : "s",
+        layout_.shard(layout_.servers() - 1).size(), layout_.shard(0).size(), workers_,
+        static_cast<long long>(cfg_.downpour.n_push), static_cast<long long>(cfg_.downpour.n_pull),
+        cfg_.downpour.server_optimizer.c_str(), cfg_.downpour.server_learning_rate,
+        cfg_.downpour.combine == "mean" ? "divided by the workers" : "pushes summed",
+        cfg_.downpour.encode ? "encoded" : "dense");
+    core::log_info(line);
+  }
+
+  void stop(const std::string& why) {
+    if (stopping_) return;
+    const std::string plan = "finishing the partitions in flight before the stop checkpoint";
+    if (why.empty()) log_stop_request(plan, true, *context_.job); else core::log_warn(why + ": " + plan);
+    stopping_ = true;
+  }
+
+  // The servers' model: shard 0 here, the others read through the transport (serving shard 0
+  // while it waits). Returns the sum of the shard versions (pushes applied over all shards).
+  std::uint64_t read_servers() {
+    auto parameters = model_.parameters();
+    const auto own = server_.parameters();
+    std::copy(own.begin(), own.end(),
+              parameters.begin() + static_cast<std::ptrdiff_t>(layout_.shard(0).begin));
+    std::uint64_t versions = server_.version();
+    for (int s = 1; s < layout_.servers(); ++s)
+      versions += transport_.read_shard(
+          s, parameters.subspan(layout_.shard(s).begin, layout_.shard(s).size()),
+          control_.timeout_seconds(), [&] { server_.poll(); });
+    return versions;
+  }
+
+  void write_checkpoint(const std::map<int, WorkerState>& replies) {
+    read_servers();
+    auto c = make_checkpoint(context_, model_, nullptr, progress_.step(), scheduler_.position());
+    std::vector<WorkerState> shards{capture_worker_state(server_.optimizer(), 0.0f)};
+    for (int s = 1; s < layout_.servers(); ++s) shards.push_back(replies.at(s));
+    put_server_state(c, shards, layout_);
+    for (int w = 0; w < workers_; ++w) {
+      const auto& state = replies.at(layout_.worker_rank(w));
+      c.worker_optimizers.push_back({state.optimizer_step, state.optimizer_state});
+    }
+    poll_during([&] { checkpointer_.write(c); }, [&] { return server_.poll(); });
+  }
+
+  // Every worker pulled at the end: the consistency check, the summary, the servers' peak
+  // memory, then the stop's checkpoint or model.h5, and every rank's shutdown.
+  int finish() {
+    const std::uint64_t versions = read_servers();
+    Comparison worst;
+    for (const auto& [worker, parameters] : drained_) {
+      const Comparison c = compare(parameters, model_.parameters());
+      worst.identical = worst.identical && c.identical;
+      worst.max_difference = std::max(worst.max_difference, c.max_difference);
+    }
+    summarize(versions, worst);
+    // The other servers' peak memory: they are quiet now, and answer before their shutdown.
+    for (int s = 1; s < layout_.servers(); ++s) send(control_, s, PeakMemoryRequest{});
+    for (int s = 1; s < layout_.servers(); ++s)
+      peak_memory_.add(s, receive<PeakMemoryReport>(control_, s, "its peak memory").bytes);
+    peak_memory_.summarize(context_);
+    // A stop checkpoints here: every worker's updates are applied and the servers are quiet.
+    // An outstanding request is completed too, so that no reply is left unreceived. A
+    // diverged model is never saved (an outstanding request is still collected).
+    if (diverged_) {
+      if (requests_.outstanding()) requests_.collect();
+    } else if (stopping_ || requests_.outstanding()) {
+      write_checkpoint(requests_.collect());
+    }
+    const int exit_code =
+        diverged_ ? core::kExitDiverged : stopping_ ? core::kExitRequeue : core::kExitOk;
+    if (diverged_) {
+      core::log_info("ended after the divergence; the newest checkpoint is the newest good one");
+    } else if (stopping_) {
+      core::log_info("stopped after the checkpoint; exiting with " + std::to_string(exit_code) +
+                     " (requeue me)");
+    } else {
+      write_final_model(context_, model_, progress_.step(), scheduler_.position(), reporter_);
+    }
+    for (int rank = 1; rank < context_.size; ++rank) send(control_, rank, Shutdown{exit_code});
+    control_.flush();
+    if (!worst.identical && !diverged_)  // (NaNs compare unequal)
+      throw core::RuntimeError("downpour: a worker's final parameters differ from the servers'");
+    return exit_code;
+  }
+
+  void summarize(std::uint64_t versions, const Comparison& worst) {
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "downpour consistency: after the last push and a final pull, %d workers hold "
+                  "the servers' parameters %s (max |difference| %.3e): %s",
+                  workers_, worst.identical ? "bit for bit" : "NOT exactly",
+                  worst.max_difference, worst.identical ? "OK" : "FAILED");
+    core::log_info(line);
+    const auto& total = progress_.total();
+    const double steps = static_cast<double>(total.steps);
+    const double push_bytes = ratio(static_cast<double>(total.push_bytes), steps);
+    const double pull_bytes = ratio(static_cast<double>(total.pull_bytes), steps);
+    std::snprintf(line, sizeof line,
+                  "downpour summary: %lld steps, %lld pushes (%llu applied over %d shards, %lld "
+                  "postponed), %lld pulls (%lld retried), staleness mean %.2f max %lld, "
+                  "%.0f B/worker/step (push %.0f + pull %.0f)",
+                  static_cast<long long>(total.steps), static_cast<long long>(total.pushes),
+                  static_cast<unsigned long long>(versions), layout_.servers(),
+                  static_cast<long long>(total.busy_slots), static_cast<long long>(total.pulls),
+                  static_cast<long long>(total.pull_retries), total.ages ? mean_age(total) : 0.0,
+                  static_cast<long long>(total.age_max), push_bytes + pull_bytes, push_bytes,
+                  pull_bytes);
+    core::log_info(line);
+    context_.metrics.write(
+        JsonLine()
+            .add("kind", "downpour_summary")
+            .add("steps", total.steps)
+            .add("servers", layout_.servers())
+            .add("workers", workers_)
+            .add("encode", cfg_.downpour.encode)
+            .add("pushes", total.pushes)
+            .add("pushes_applied", static_cast<std::int64_t>(versions))
+            .add("pushes_postponed", total.busy_slots)
+            .add("pulls", total.pulls)
+            .add("pull_retries", total.pull_retries)
+            .add("staleness_mean", mean_age(total))
+            .add("staleness_max", total.age_max)
+            .add("acknowledged_pushes", total.ages)
+            .add("bytes_per_worker_step", push_bytes + pull_bytes)
+            .add("push_bytes_per_worker_step", push_bytes)
+            .add("pull_bytes_per_worker_step", pull_bytes)
+            .add("dense_bytes", static_cast<std::int64_t>(4 * model_.parameter_count()))
+            .add("consistency_max_difference", worst.max_difference)
+            .add("consistent", worst.identical));
+  }
+
+  RunContext& context_;
+  const config::ExperimentConfig& cfg_;
+  nn::Model& model_;
+  DownpourTransport& transport_;
+  comm::ControlChannel& control_;
+  const DownpourLayout& layout_;
+  ShardServer& server_;
+  int workers_;
+  data::EpochPlan shape_;
+  PartitionScheduler scheduler_;
+  DownpourProgress progress_;
+  EpochReporter reporter_;
+  Checkpointer checkpointer_;
+  StateRequests requests_;
+  std::map<int, std::vector<float>> drained_;
+  PeakMemory peak_memory_;
+  int done_ = 0;
+  bool pull_signalled_ = false;
+  bool stopping_ = false;
+  bool diverged_ = false;  // a worker's divergence guard fired: no partition more, nothing saved
+};
+
 }  // namespace
 
 int run_downpour_master(RunContext& context, nn::Model& model, DownpourTransport& transport,
                         comm::ControlChannel& control, const DownpourLayout& layout,
                         ShardServer& server, const std::optional<ckpt::Checkpoint>& resume) {
-  const auto& cfg = context.config;
-  const auto seed = static_cast<std::uint64_t>(cfg.run.seed);
-  const std::size_t n = model.parameter_count();
-  const int workers = layout.workers();
-  const double timeout = control.timeout_seconds();
-  core::log_info("model: " + std::to_string(n) + " parameters\n" + model.summary());
-  char line[512];
-  std::snprintf(line, sizeof line,
-                "downpour: %d parameter server%s (shards of %zu..%zu parameters), %d workers, "
-                "push every %lld steps, pull every %lld, server optimizer %s lr %g (%s), pushes %s",
-                layout.servers(), layout.servers() == 1 ? "" : "s",
-                layout.shard(layout.servers() - 1).size(), layout.shard(0).size(), workers,
-                static_cast<long long>(cfg.downpour.n_push),
-                static_cast<long long>(cfg.downpour.n_pull), cfg.downpour.server_optimizer.c_str(),
-                cfg.downpour.server_learning_rate,
-                cfg.downpour.combine == "mean" ? "divided by the workers" : "pushes summed",
-                cfg.downpour.encode ? "encoded" : "dense");
-  core::log_info(line);
-
-  // The servers' model: shard 0 here, the others read through the transport (serving shard 0
-  // while it waits). Returns the sum of the shard versions (pushes applied over all shards).
-  auto read_servers = [&] {
-    auto parameters = model.parameters();
-    const auto own = server.parameters();
-    std::copy(own.begin(), own.end(),
-              parameters.begin() + static_cast<std::ptrdiff_t>(layout.shard(0).begin));
-    std::uint64_t versions = server.version();
-    for (int s = 1; s < layout.servers(); ++s)
-      versions +=
-          transport.read_shard(s, parameters.subspan(layout.shard(s).begin, layout.shard(s).size()),
-                               timeout, [&] { server.poll(); });
-    return versions;
-  };
-
-  const data::EpochPlan shape(context.data.train.size(),
-                              static_cast<std::size_t>(cfg.training.batch_size),
-                              static_cast<std::size_t>(cfg.data.partition_batches), seed, 0, false);
-  const auto steps_per_epoch = static_cast<std::int64_t>(shape.batch_count());
-  const std::int64_t first_step = resume ? resume->iteration : 0;
-  PartitionScheduler scheduler(cfg.training.epochs,
-                               static_cast<std::int64_t>(shape.partition_count()),
-                               resume ? data_position(*resume) : DataPosition{},
-                               shape.partition_sizes(), cfg.data.prefetch_partitions);
-  DownpourProgress progress(context, steps_per_epoch, workers, first_step);
-  EpochReporter reporter(context);
-  Checkpointer checkpointer(context);
-  checkpointer.mark_written(first_step);
-  StateRequests requests(control);
-  auto write_checkpoint = [&](const std::map<int, WorkerState>& replies) {
-    read_servers();
-    auto c = make_checkpoint(context, model, nullptr, progress.step(), scheduler.position());
-    std::vector<WorkerState> shards{capture_worker_state(server.optimizer(), 0.0f)};
-    for (int s = 1; s < layout.servers(); ++s) shards.push_back(replies.at(s));
-    put_server_state(c, shards, layout);
-    for (int w = 0; w < workers; ++w) {
-      const auto& state = replies.at(layout.worker_rank(w));
-      c.worker_optimizers.push_back({state.optimizer_step, state.optimizer_state});
-    }
-    poll_during([&] { checkpointer.write(c); }, [&] { return server.poll(); });
-  };
-  std::map<int, std::vector<float>> drained;
-  PeakMemory peak_memory;
-  int done = 0;
-  bool pull_signalled = false;
-  bool stopping = false;
-  bool diverged = false;  // a worker's divergence guard fired: no partition more, nothing saved
-  // `why`: a worker's stop notice; empty: this rank's own stop signal.
-  auto stop = [&](const std::string& why) {
-    if (stopping) return;
-    const std::string plan = "finishing the partitions in flight before the stop checkpoint";
-    if (why.empty()) log_stop_request(plan, true); else core::log_warn(why + ": " + plan);
-    stopping = true;
-  };
-  core::Backoff backoff;
-  core::Deadline deadline(timeout);
-  while (static_cast<int>(drained.size()) < workers) {
-    bool busy = server.poll() > 0;
-    if (core::stop_requested()) stop("");
-    while (auto message = control.try_receive()) {
-      busy = true;
-      const int worker = message->source;
-      switch (message->tag) {
-        case PartitionRequest::kTag:
-          if (decode<PartitionRequest>(*message).finished_previous) scheduler.complete(worker);
-          send(control, worker,
-               PartitionGrantReply{stopping || diverged || reporter.stop_early()
-                                       ? PartitionAssignment{}
-                                       : scheduler.assign(worker)});
-          break;
-        case DownpourState::kTag:
-          if (requests.take(*message)) write_checkpoint(requests.collect());
-          break;
-        case Diverged::kTag: {
-          const auto report = decode<Diverged>(*message);
-          if (!diverged)
-            log_divergence(context, "on rank " + std::to_string(worker) + " at its step " +
-                                        std::to_string(report.step) + ": " + report.reason);
-          diverged = true;
-          break;
-        }
-        case Shutdown::kTag:  // a stop signal arrived at another rank
-          stop("rank " + std::to_string(worker) + " received a stop signal (exit code " +
-               std::to_string(decode<Shutdown>(*message).exit_code) + " asked)");
-          break;
-        case DownpourReport::kTag:
-          progress.add(decode<DownpourReport>(*message));
-          break;
-        case DownpourDone::kTag: {
-          const auto worker_done = decode<DownpourDone>(*message);
-          progress.add(worker_done.report);
-          peak_memory.add(worker, worker_done.peak_bytes);
-          ++done;
-          break;
-        }
-        case DownpourFinalModel::kTag:
-          drained[worker] = decode<DownpourFinalModel>(*message).parameters;
-          break;
-        default:
-          throw core::RuntimeError(std::string("unexpected ") + comm::tag_name(message->tag) +
-                                   " message from rank " + std::to_string(worker));
-      }
-    }
-    bool checkpoint_due =
-        !stopping && !diverged && !pull_signalled && checkpointer.due(progress.step());
-    for (const auto epoch : scheduler.take_completed_epochs()) {
-      read_servers();
-      const auto minibatches = scheduler.minibatches_in(epoch);
-      poll_during([&] { reporter.end_of_epoch(model, epoch + 1, progress.step(), minibatches); },
-                  [&] { return server.poll(); });
-      checkpoint_due = checkpoint_due || (checkpointer.at_epoch_end() && !stopping && !diverged &&
-                                          epoch + 1 < cfg.training.epochs);
-    }
-    if (checkpoint_due && !requests.outstanding()) requests.request();
-    progress.maybe_log();
-    if (done == workers && !pull_signalled) {
-      // Every worker's last push is applied on every shard: the servers are quiet from here on.
-      for (int w = 0; w < workers; ++w) send(control, layout.worker_rank(w), DownpourFinalPull{});
-      pull_signalled = true;
-    }
-    if (busy) {
-      backoff.reset();
-      deadline = core::Deadline(timeout);
-    } else {
-      if (deadline.expired())
-        throw core::RuntimeError("timed out after " + std::to_string(timeout) +
-                                 " s without a push or a message from any worker (" +
-                                 std::to_string(done) + " of " + std::to_string(workers) +
-                                 " finished, " + std::to_string(drained.size()) + " pulled)");
-      backoff.wait();
-    }
-  }
-
-  const std::uint64_t versions = read_servers();
-  Comparison worst;
-  for (const auto& [worker, parameters] : drained) {
-    const Comparison c = compare(parameters, model.parameters());
-    worst.identical = worst.identical && c.identical;
-    worst.max_difference = std::max(worst.max_difference, c.max_difference);
-  }
-  std::snprintf(line, sizeof line,
-                "downpour consistency: after the last push and a final pull, %d workers hold the "
-                "servers' parameters %s (max |difference| %.3e): %s",
-                workers, worst.identical ? "bit for bit" : "NOT exactly", worst.max_difference,
-                worst.identical ? "OK" : "FAILED");
-  core::log_info(line);
-
-  const auto& total = progress.total();
-  const double steps = static_cast<double>(total.steps);
-  const double push_bytes = ratio(static_cast<double>(total.push_bytes), steps);
-  const double pull_bytes = ratio(static_cast<double>(total.pull_bytes), steps);
-  std::snprintf(line, sizeof line,
-                "downpour summary: %lld steps, %lld pushes (%llu applied over %d shards, %lld "
-                "postponed), %lld pulls (%lld retried), staleness mean %.2f max %lld, "
-                "%.0f B/worker/step (push %.0f + pull %.0f)",
-                static_cast<long long>(total.steps), static_cast<long long>(total.pushes),
-                static_cast<unsigned long long>(versions), layout.servers(),
-                static_cast<long long>(total.busy_slots), static_cast<long long>(total.pulls),
-                static_cast<long long>(total.pull_retries), total.ages ? mean_age(total) : 0.0,
-                static_cast<long long>(total.age_max), push_bytes + pull_bytes, push_bytes,
-                pull_bytes);
-  core::log_info(line);
-  context.metrics.write(JsonLine()
-                            .add("kind", "downpour_summary")
-                            .add("steps", total.steps)
-                            .add("servers", layout.servers())
-                            .add("workers", workers)
-                            .add("encode", cfg.downpour.encode)
-                            .add("pushes", total.pushes)
-                            .add("pushes_applied", static_cast<std::int64_t>(versions))
-                            .add("pushes_postponed", total.busy_slots)
-                            .add("pulls", total.pulls)
-                            .add("pull_retries", total.pull_retries)
-                            .add("staleness_mean", mean_age(total))
-                            .add("staleness_max", total.age_max)
-                            .add("acknowledged_pushes", total.ages)
-                            .add("bytes_per_worker_step", push_bytes + pull_bytes)
-                            .add("push_bytes_per_worker_step", push_bytes)
-                            .add("pull_bytes_per_worker_step", pull_bytes)
-                            .add("dense_bytes", static_cast<std::int64_t>(4 * n))
-                            .add("consistency_max_difference", worst.max_difference)
-                            .add("consistent", worst.identical));
-  // The other servers' peak memory: they are quiet now, and answer before their shutdown.
-  for (int s = 1; s < layout.servers(); ++s) send(control, s, PeakMemoryRequest{});
-  for (int s = 1; s < layout.servers(); ++s)
-    peak_memory.add(s, receive<PeakMemoryReport>(control, s, "its peak memory").bytes);
-  peak_memory.summarize(context);
-  // A stop checkpoints here: every worker's updates are applied and the servers are quiet. An
-  // outstanding request is completed too, so that no reply is left unreceived.
-  // A diverged model is never saved (an outstanding request is still collected).
-  if (diverged) {
-    if (requests.outstanding()) requests.collect();
-  } else if (stopping || requests.outstanding()) {
-    write_checkpoint(requests.collect());
-  }
-  const int exit_code =
-      diverged ? core::kExitDiverged : stopping ? core::kExitRequeue : core::kExitOk;
-  if (diverged) {
-    core::log_info("ended after the divergence; the newest checkpoint is the newest good one");
-  } else if (stopping) {
-    core::log_info("stopped after the checkpoint; exiting with " + std::to_string(exit_code) +
-                   " (requeue me)");
-  } else {
-    ckpt::write_checkpoint(
-        context.run_directory.file("model.h5"),
-        make_checkpoint(context, model, nullptr, progress.step(), scheduler.position()));
-    reporter.finish(model);
-  }
-  for (int rank = 1; rank < context.size; ++rank)
-    send(control, rank, Shutdown{exit_code});
-  control.flush();
-  if (!worst.identical && !diverged)  // (NaNs compare unequal)
-    throw core::RuntimeError("downpour: a worker's final parameters differ from the servers'");
-  return exit_code;
+  DownpourMaster master(context, model, transport, control, layout, server, resume);
+  return MasterLoop(control).run(master);
 }
 
 }  // namespace gradshare::train

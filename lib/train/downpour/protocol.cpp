@@ -70,10 +70,7 @@ std::uint64_t pack_ack(std::uint64_t seq, std::uint64_t age) {
 }
 
 void DownpourReport::add(const DownpourReport& o) {
-  steps += o.steps;
-  samples += o.samples;
-  loss_sum += o.loss_sum;
-  correct += o.correct;
+  StepCounts::add(o);
   pushes += o.pushes;
   push_bytes += o.push_bytes;
   pulls += o.pulls;
@@ -88,7 +85,7 @@ void DownpourReport::add(const DownpourReport& o) {
 
 void StopNotice::check() {
   if (sent_ || !core::stop_requested()) return;
-  log_stop_request("asking the master to stop after a checkpoint", true);
+  log_stop_request("asking the master to stop after a checkpoint", true, job_);
   send(control_, 0, Shutdown{core::kExitRequeue});
   sent_ = true;
 }

@@ -14,7 +14,7 @@
 //
 //   [0, 64)   seqlock word: 2 * (pushes applied to the shard), +1 while the server writes the
 //             shard, so the shard's version (the staleness clock) is seqlock / 2
-//   params    the shard's parameters, m floats; workers read them with MPI_Get
+//   params    the shard's parameters, m floats; workers read them with one-sided gets
 //   slot w    one per worker (w = worker rank - K), written by that worker only:
 //               the push header (64 bytes, seq written last), then the payload
 //
@@ -28,8 +28,10 @@
 #include <vector>
 
 #include "comm/control_channel.h"
+#include "comm/job.h"
 #include "config/experiment_config.h"
 #include "train/messages.h"
+#include "train/step_counts.h"
 #include "train/partition_messages.h"
 #include "train/partition_scheduler.h"
 #include "train/worker_state.h"
@@ -114,11 +116,7 @@ inline std::uint64_t ack_seq(std::uint64_t word) { return word & 0xFFFFFFFFull; 
 inline std::uint64_t ack_age(std::uint64_t word) { return word >> 32; }
 
 // A worker's figures since its previous report (kMetrics, kDone), summed by the master.
-struct DownpourReport {
-  std::int64_t steps = 0;
-  std::int64_t samples = 0;
-  double loss_sum = 0;  // sum of per-step mean losses
-  std::int64_t correct = 0;
+struct DownpourReport : StepCounts {
   std::int64_t pushes = 0;  // shard pushes posted
   std::int64_t push_bytes = 0;
   std::int64_t pulls = 0;         // consistent shard pulls installed
@@ -181,12 +179,14 @@ struct DownpourFinalModel {
 // Shutdown {exit code}.
 class StopNotice {
  public:
-  explicit StopNotice(comm::ControlChannel& control) : control_(control) {}
+  StopNotice(comm::ControlChannel& control, const comm::Job& job)
+      : control_(control), job_(job) {}
   // Tells the master, once, that a stop signal has arrived here.
   void check();
 
  private:
   comm::ControlChannel& control_;
+  const comm::Job& job_;
   bool sent_ = false;
 };
 

@@ -124,7 +124,7 @@ std::size_t ShardServer::round_robin(const std::function<bool(int worker)>& try_
 int run_downpour_server(RunContext& context, comm::ControlChannel& control, ShardServer& server) {
   core::Backoff backoff;
   core::Deadline deadline(control.timeout_seconds());
-  StopNotice stop_notice(control);
+  StopNotice stop_notice(control, *context.job);
   for (;;) {
     bool busy = server.poll() > 0;
     while (try_receive<StateRequest>(control, 0)) {

@@ -3,10 +3,8 @@
 
 #include <memory>
 
-#include "comm/mpi_job.h"
-#include "comm/control_channel.h"
-#include "comm/mpi_control_channel.h"
-#include "comm/mpi_error.h"
+#include "comm/job.h"
+#include "core/errors.h"
 #include "core/log.h"
 #include "nn/model.h"
 #include "train/downpour/checkpoint.h"
@@ -22,12 +20,11 @@ int run_downpour(RunContext& context) {
   const auto& cfg = context.config;
   nn::Model model = nn::Model::build(cfg.model, static_cast<std::uint64_t>(cfg.run.seed));
   const DownpourLayout layout(cfg, model.parameter_count(), context.size);
-  const MPI_Comm world = comm::mpi_comm(*context.job);  // the transports are MPI's
-  comm::MpiControlChannel control(world, static_cast<double>(cfg.transport.timeout_ms) / 1000.0);
-  const DownpourTransportChoice choice =
-      choose_downpour_transport(world, cfg.transport.data_plane);
-  if (context.is_master()) core::log_info("downpour transport: " + choice.description);
-  const auto transport = make_downpour_transport(choice.kind, world, context.rank, layout);
+  auto& job = *context.job;
+  const auto channel = job.control_channel(static_cast<double>(cfg.transport.timeout_ms) / 1000.0);
+  auto& control = *channel;
+  GS_CHECK(context.links.downpour, "no Downpour transport for this job");
+  const auto transport = context.links.downpour(context, layout);
   const DownpourStart start = share_downpour_start(context, control, layout, model);
   std::unique_ptr<ShardServer> server;
   if (layout.is_server(context.rank)) {
@@ -39,7 +36,7 @@ int run_downpour(RunContext& context) {
                               "the resumed checkpoint's server optimizer");
   }
   // Nobody pushes to or reads a server before every server has put its shard in place.
-  comm::check_mpi(MPI_Barrier(world), "MPI_Barrier (Downpour set-up)");
+  job.barrier();
   context.phase = RunContext::kTraining;
   if (context.is_master())
     return run_downpour_master(context, model, *transport, control, layout, *server, start.resume);

@@ -1,37 +1,37 @@
 // downpour/strategy.h: Downpour SGD (DistBelief) with a sharded parameter server.
 //
 // Ranks 0..K-1 serve one shard each (downpour.servers = K; rank 0 is also the master), ranks
-// K..size-1 are workers. Pushes, acks and pulls travel over MPI one-sided RMA or two-sided
-// messages, chosen per job (downpour_transport.h); the shared protocol is in
-// downpour_protocol.h, the workers' half in downpour_link.h, the servers' in downpour_server.h.
+// K..size-1 are workers. Pushes, acks and pulls travel over one-sided RMA or two-sided
+// messages, chosen per job (downpour/transport.h); the shared protocol is in
+// downpour/protocol.h, the workers' half in downpour/link.h, the servers' in downpour/server.h.
 // Below, the RMA transport's operations, with the two-sided ones in brackets.
 //
 //  worker                                     server s (rank s)        master (rank 0)
 //  ------                                     -----------------        ---------------
-//  kPartitionRequest {finished previous} ------------------------------> scheduler
-//                                         <------------------------------ kPartitionGrant
+//  PartitionRequest {finished previous} -------------------------------> scheduler
+//                                         <------------------------------ PartitionGrantReply
 //  every step: local updater step on the
 //    local replica, update also summed into
 //    the accumulator
 //  every n_push steps, per shard, if the
 //    previous push was acknowledged (else
 //    keep accumulating, never wait):
-//    MPI_Put payload + slot header, and at
-//    the next step flush + MPI_Put seq
+//    Put payload + slot header, and at
+//    the next step flush + Put seq
 //    [one push message]                  --> polls slots (back-off) [probes each
 //                                            worker in turn], applies in
 //                                            arrival order with its optimizer
 //                                            (lr / workers with combine: mean),
 //                                            version += 1 under the seqlock,
-//                                   <------- MPI_Put ack word (seq, age) [ack message]
+//                                   <------- Put ack word (seq, age) [ack message]
 //  every n_pull steps, per shard, once its
-//    last push is acknowledged: MPI_Get the
+//    last push is acknowledged: Get the
 //    shard under the seqlock [request; the
 //    server answers in its poll with the
 //    version and a copy], overlapped with
 //    the next step; local shard = pulled -
 //    accumulator - encoder residual
-//  kMetrics {DownpourReport} every
+//  DownpourReport every
 //    logging.every_steps steps -------------------------------------------> progress line;
 //                                                                            end of an epoch's
 //                                                                            partitions: reads
@@ -39,14 +39,14 @@
 //                                                                            evaluates
 //  no partition left: wait for acks, push
 //    everything left (dense), wait for its
-//    ack, kDone {DownpourReport} -----------------------------------------> after every kDone:
-//                                         <------------------------------ kDrainTarget (pull)
+//    ack, DownpourDone {report} ------------------------------------------> after every one:
+//                                         <------------------------------ DownpourFinalPull
 //  final pull of every shard (servers are quiet now),
-//    kDrained {parameters} -----------------------------------------------> compares each with
+//    DownpourFinalModel {parameters} -------------------------------------> compares each with
 //                                                                            the shards
 //                                                                            (bit-exact), final
 //                                                                            evaluation, model.h5,
-//                                         <------------------------------ kShutdown (to workers
+//                                         <------------------------------ Shutdown (to workers
 //  exits                                      exits <------------------- and servers)
 //
 // Staleness: a push carries the shard version the worker last pulled; the server reports the

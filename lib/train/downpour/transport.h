@@ -1,21 +1,20 @@
 // downpour/transport.h: how Downpour's pushes, acks and pulls travel between the workers and
 // the parameter servers: one interface, two implementations, one chosen per job.
 //
-//   rma        (downpour_rma_*.h) MPI one-sided windows: workers Put pushes into per-worker
+//   rma        (cli/downpour/rma_*.h) MPI one-sided windows: workers Put pushes into per-worker
 //              slots at the server and Get the shard under a seqlock; the server polls the slots
 //              and Puts acks. Pulls cost the server nothing. Fast where hardware moves the bytes:
 //              shared memory (one node) or RDMA.
-//   two_sided  (downpour_message_*.h) messages: a push is one message, answered by an ack; a
+//   two_sided  (cli/downpour/message_*.h) messages: a push is one message, answered by an ack; a
 //              pull is a request answered with the version and the shard. The server does the
 //              work, inside its poll. Between nodes joined by TCP, where Open MPI emulates
 //              one-sided operations in software with no progress of its own, much faster.
 //
 // The choice follows transport.data_plane (comm/plane_choice.h): under auto, rma when the job
 // runs on one node or every rank has an RDMA device, two_sided otherwise; rma and two_sided
-// force one.
+// force one (cli/downpour/mpi_transport.h). The strategy tests run the ranks as threads over a
+// third, in-process one (downpour/in_process_transport.h). RunContext::links says which.
 #pragma once
-
-#include <mpi.h>
 
 #include <cstdint>
 #include <functional>
@@ -23,7 +22,6 @@
 #include <span>
 #include <string>
 
-#include "comm/plane_choice.h"
 #include "config/experiment_config.h"
 #include "train/downpour/link.h"
 #include "train/downpour/protocol.h"
@@ -47,19 +45,5 @@ class DownpourTransport {
   virtual std::uint64_t read_shard(int shard, std::span<float> out, double timeout_seconds,
                                    const std::function<void()>& meanwhile) = 0;
 };
-
-struct DownpourTransportChoice {
-  comm::PlaneKind kind = comm::PlaneKind::kRma;
-  // "two_sided (4 nodes; same-node links rma (...); links between nodes two_sided (...))"
-  std::string description;
-};
-
-// Collective over `comm`: where the ranks are (comm/node_placement.h) and what `data_plane`
-// (transport.data_plane) says; the same on every rank.
-DownpourTransportChoice choose_downpour_transport(MPI_Comm comm, const std::string& data_plane);
-
-// Collective over `comm`, whose rank `rank` this process is. `layout` must outlive the transport.
-std::unique_ptr<DownpourTransport> make_downpour_transport(comm::PlaneKind kind, MPI_Comm comm,
-                                                           int rank, const DownpourLayout& layout);
 
 }  // namespace gradshare::train

@@ -104,7 +104,7 @@ int run_local(RunContext& context) {
       reporter.end_of_epoch(model, epoch + 1, step, scheduler.minibatches_in(epoch));
     if (reporter.stop_early()) break;
     if (core::stop_requested()) {
-      log_stop_request("stopping after a checkpoint", false);
+      log_stop_request("stopping after a checkpoint", false, *context.job);
       checkpoint();
       return core::kExitRequeue;
     }

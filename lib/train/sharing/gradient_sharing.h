@@ -31,17 +31,17 @@
 // brought back to the same applied updates before training goes on: sharing_recovery.h.
 #pragma once
 
-#include "comm/repair.h"
+#include <span>
+
 #include "train/run_context.h"
 
 namespace gradshare::train {
 
 int run_gradient_sharing(RunContext& context);
 
-// A process spawned to replace a dead worker (fault tolerance, comm/repair.h), given the job it
-// joined: sets up its place in `context` (rank, size, run directory), loads the data and trains
-// as that worker from the master's resync on.
-int run_sharing_replacement(RunContext& context, comm::RepairedJob joined);
+// A process that took a failed worker's place (a spare, or one spawned for it: the command
+// layer's cli/sharing_replacement.h) logs to that worker's file from here on.
+void log_as_worker(RunContext& context);
 
 // Relative max-norm difference max|a - b| / max|b| (0 when both are zero).
 double relative_max_difference(std::span<const float> a, std::span<const float> b);

@@ -8,8 +8,8 @@ namespace gradshare::train {
 
 InProcessSharingSession::InProcessSharingSession(RunContext& context, comm::InProcessJob& job)
     : tree_(topology::build_tree(context.config.topology, context.size)),
-      control_(job.control_channel(static_cast<double>(context.config.transport.timeout_ms) /
-                                   1000.0)),
+      control_(
+          job.control_channel(static_cast<double>(context.config.transport.timeout_ms) / 1000.0)),
       plane_(job.tree_plane(tree_, static_cast<std::size_t>(context.config.transport.ring_bytes))) {
   GS_CHECK(context.config.fault_tolerance.spares == 0, "spares in an in-process job");
 }
@@ -20,7 +20,7 @@ std::vector<int> InProcessSharingSession::live_workers() const {
   return workers;
 }
 
-comm::RepairedJob InProcessSharingSession::repair(const std::vector<std::uint8_t>&) {
+RepairOutcome InProcessSharingSession::repair(const std::vector<std::uint8_t>&) {
   throw core::RuntimeError("a failure repair needs an MPI job under ULFM");
 }
 

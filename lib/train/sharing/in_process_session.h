@@ -24,7 +24,7 @@ class InProcessSharingSession : public SharingSession {
   std::vector<int> live_workers() const override;
   bool fault_tolerant() const override { return false; }
   const std::map<int, ProcessIdentity>& processes() const override { return processes_; }
-  comm::RepairedJob repair(const std::vector<std::uint8_t>& join_info) override;
+  RepairOutcome repair(const std::vector<std::uint8_t>& join_info) override;
   void release_spares() override {}
 
  private:

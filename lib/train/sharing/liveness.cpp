@@ -38,7 +38,7 @@ void Liveness::check(const std::vector<int>& workers, const SharingSession& sess
                                (session.fault_tolerant() ? ", it runs on another host" : "") + ")");
     if (stopped_.count(worker))
       throw core::RuntimeError(silent + " after being stopped, and MPI does not report it "
-                               "failed (did it exit without MPI_Finalize?): ending the job; "
+                               "failed (did it exit without finalizing MPI?): ending the job; "
                                "rerun to resume from the newest checkpoint");
     core::log_warn(silent + ": declared dead, stopping process " +
                    std::to_string(identity->second.pid));

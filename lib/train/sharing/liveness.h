@@ -29,7 +29,7 @@ class Liveness {
   // reports it and the recovery replaces it. Throws RuntimeError — the job ends instead of
   // hanging — without fault tolerance, for a process on another host, and for one stopped
   // already that MPI still does not report failed (Open MPI 5.0.7 reports SIGKILLed processes,
-  // not one that exited without MPI_Finalize, and no repair can exclude it).
+  // not one that exited without finalizing MPI, and no repair can exclude it).
   void check(const std::vector<int>& workers, const SharingSession& session);
 
  private:

@@ -8,11 +8,7 @@ void SharingDone::write(comm::ByteWriter& writer) const {
 }
 
 SharingDone SharingDone::read(comm::ByteReader& reader) {
-  SharingDone done;
-  done.last_seq = reader.get<std::uint64_t>();
-  done.conservation_error = reader.get<double>();
-  done.peak_bytes = reader.get<std::int64_t>();
-  return done;
+  return {reader.get<std::uint64_t>(), reader.get<double>(), reader.get<std::int64_t>()};
 }
 
 }  // namespace gradshare::train

@@ -31,9 +31,9 @@ namespace gradshare::train {
 // worker -> master: no partition left for it.
 struct SharingDone {
   static constexpr comm::Tag kTag = comm::Tag::kSharingDone;
-  std::uint64_t last_seq = 0;       // of its own updates: every replica must apply up to it
-  double conservation_error = 0;    // largest relative error of its residual's bookkeeping
-  std::int64_t peak_bytes = 0;      // its peak resident memory
+  std::uint64_t last_seq = 0;     // of its own updates: every replica must apply up to it
+  double conservation_error = 0;  // largest relative error of its residual's bookkeeping
+  std::int64_t peak_bytes = 0;    // its peak resident memory
   void write(comm::ByteWriter& writer) const;
   static SharingDone read(comm::ByteReader& reader);
 };

@@ -36,11 +36,7 @@ void ReplacementStart::write(comm::ByteWriter& writer) const {
 }
 
 ReplacementStart ReplacementStart::read(comm::ByteReader& reader) {
-  ReplacementStart start;
-  start.replica = ReplicaState::read(reader);
-  start.worker = WorkerState::read(reader);
-  start.clock = reader.get<std::uint64_t>();
-  return start;
+  return {ReplicaState::read(reader), WorkerState::read(reader), reader.get<std::uint64_t>()};
 }
 
 void ReplicaState::write(comm::ByteWriter& writer) const {
@@ -49,10 +45,7 @@ void ReplicaState::write(comm::ByteWriter& writer) const {
 }
 
 ReplicaState ReplicaState::read(comm::ByteReader& reader) {
-  ReplicaState state;
-  state.parameters = reader.get_vector<float>();
-  state.applied = AppliedIds::deserialize(reader.get_vector<std::uint8_t>());
-  return state;
+  return {reader.get_vector<float>(), AppliedIds::deserialize(reader.get_vector<std::uint8_t>())};
 }
 
 void ResyncFetch::write(comm::ByteWriter& writer) const {

@@ -26,12 +26,15 @@ topology::Tree repaired_tree(const config::TopologyConfig& config, topology::Mod
                              topology::Tree tree, const std::vector<int>& lost,
                              const std::vector<int>& replaced) {
   const auto limits = tree_limits(config, mode, tree.size());
-  GS_CHECK(std::is_sorted(lost.begin(), lost.end()) && std::is_sorted(replaced.begin(), replaced.end()),
-           "repaired_tree wants sorted rank lists");
+  GS_CHECK(
+      std::is_sorted(lost.begin(), lost.end()) && std::is_sorted(replaced.begin(), replaced.end()),
+      "repaired_tree wants sorted rank lists");
   for (int rank : lost)
-    if (tree.is_live(rank)) tree = topology::reattach_children(tree, rank, limits.max_children, limits.max_depth);
+    if (tree.is_live(rank))
+      tree = topology::reattach_children(tree, rank, limits.max_children, limits.max_depth);
   for (int rank : replaced)
-    if (!tree.is_live(rank)) tree = topology::attach_rank(tree, rank, limits.max_children, limits.max_depth);
+    if (!tree.is_live(rank))
+      tree = topology::attach_rank(tree, rank, limits.max_children, limits.max_depth);
   return tree;
 }
 

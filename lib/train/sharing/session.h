@@ -14,7 +14,6 @@
 
 #include "comm/control_channel.h"
 #include "comm/data_plane.h"
-#include "comm/repair.h"
 #include "config/experiment_config.h"
 #include "topology/mode.h"
 #include "topology/tree.h"
@@ -27,9 +26,22 @@ struct ProcessIdentity {
   int pid = 0;
 };
 
+// What a failure repair did: the logical ranks whose processes died and those a new process
+// took, and how many rounds it took (a failure during a repair starts another).
+struct RepairOutcome {
+  std::vector<int> lost;
+  std::vector<int> replaced;
+  int rounds = 0;
+};
+
 class SharingSession {
  public:
   virtual ~SharingSession() = default;
+
+  // A spare process (fault_tolerance.spares): it waits, untrained, to replace a failed worker.
+  virtual bool is_spare() const { return false; }
+  // A spare: waits for a repair (true once it holds a logical rank) or the end of the run.
+  virtual bool wait_for_assignment() { return false; }
 
   virtual comm::ControlChannel& control() = 0;
   virtual comm::DataPlane& plane() = 0;
@@ -45,7 +57,7 @@ class SharingSession {
   // After a process failure, collective over every live process: repairs the job per
   // fault_tolerance.on_worker_failure and rebuilds the tree and both planes; context.rank
   // becomes this process's logical rank. join_info goes to newcomers (read on the master only).
-  virtual comm::RepairedJob repair(const std::vector<std::uint8_t>& join_info) = 0;
+  virtual RepairOutcome repair(const std::vector<std::uint8_t>& join_info) = 0;
   // The master at the end of the run: spares never called may exit.
   virtual void release_spares() = 0;
 };

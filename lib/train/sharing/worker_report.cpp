@@ -8,10 +8,7 @@ namespace gradshare::train {
 
 void WorkerReport::add(const WorkerReport& o) {
   const bool first = messages == 0 && steps == 0;
-  steps += o.steps;
-  samples += o.samples;
-  loss_sum += o.loss_sum;
-  correct += o.correct;
+  StepCounts::add(o);
   messages += o.messages;
   bytes += o.bytes;
   entries += o.entries;

@@ -11,14 +11,11 @@
 #include "comm/data_plane.h"
 
 #include "train/sharing/staleness.h"
+#include "train/step_counts.h"
 
 namespace gradshare::train {
 
-struct WorkerReport {
-  std::int64_t steps = 0;
-  std::int64_t samples = 0;
-  double loss_sum = 0;        // sum of per-step mean losses
-  std::int64_t correct = 0;
+struct WorkerReport : StepCounts {
   std::int64_t messages = 0;  // own messages sent
   std::int64_t bytes = 0;     // bytes of own messages
   std::int64_t entries = 0;   // quanta in own messages

@@ -13,6 +13,8 @@
 #include "train/evaluation.h"
 #include "train/run_context.h"
 #include "train/run_directory.h"
+#include "train/downpour/in_process_transport.h"
+#include "train/sharing/in_process_session.h"
 #include "train/strategy.h"
 
 namespace gradshare::train::testing {
@@ -51,18 +53,20 @@ data::DataSplits blobs(std::size_t train, std::size_t test, std::size_t features
 
 config::ExperimentConfig blobs_config(const std::string& strategy, const std::string& run_dir,
                                       const std::vector<std::string>& overrides) {
-  const std::string yaml =
-      "run: {name: threads, seed: 7, dir: " + run_dir + "}\n"
-      "data: {dataset: fashion-mnist}\n"
-      "model:\n"
-      "  input_shape: [16]\n"
-      "  num_classes: 4\n"
-      "  layers:\n"
-      "    - {type: dense, units: 32, activation: relu}\n"
-      "    - {type: dense, units: 4}\n"
-      "optimizer: {type: adam, learning_rate: 0.01}\n"
-      "training: {strategy: " + strategy + ", epochs: 2, batch_size: 32}\n"
-      "transport: {timeout_ms: 60000}\n";
+  const std::string yaml = "run: {name: threads, seed: 7, dir: " + run_dir +
+                           "}\n"
+                           "data: {dataset: fashion-mnist}\n"
+                           "model:\n"
+                           "  input_shape: [16]\n"
+                           "  num_classes: 4\n"
+                           "  layers:\n"
+                           "    - {type: dense, units: 32, activation: relu}\n"
+                           "    - {type: dense, units: 4}\n"
+                           "optimizer: {type: adam, learning_rate: 0.01}\n"
+                           "training: {strategy: " +
+                           strategy +
+                           ", epochs: 2, batch_size: 32}\n"
+                           "transport: {timeout_ms: 60000}\n";
   return config::parse_experiment_text(yaml, "thread test config", overrides);
 }
 
@@ -82,7 +86,14 @@ ThreadRun run_as_threads(const config::ExperimentConfig& config, const data::Dat
         RunContext context;
         context.config = config;
         context.config_yaml = yaml;
-        context.job = &hub.job(r);
+        auto& job = hub.job(r);
+        context.job = &job;
+        context.links.sharing_session = [&job](RunContext& c) {
+          return std::unique_ptr<SharingSession>(std::make_unique<InProcessSharingSession>(c, job));
+        };
+        context.links.downpour = [&job](RunContext&, const DownpourLayout& layout) {
+          return make_in_process_downpour_transport(job, layout);
+        };
         context.rank = r;
         context.size = ranks;
         context.data = data;

@@ -1,5 +1,5 @@
 // downpour/message_wire.cpp: SendQueue and abandon_receive.
-#include "train/downpour/message_wire.h"
+#include "cli/downpour/message_wire.h"
 
 #include <limits>
 #include <string>

@@ -1,5 +1,5 @@
 // downpour/message_link.cpp: MessagePull and MessageShardLink.
-#include "train/downpour/message_link.h"
+#include "cli/downpour/message_link.h"
 
 #include <cstring>
 #include <limits>

@@ -1,5 +1,5 @@
 // downpour/message_server.cpp: MessageShardServer.
-#include "train/downpour/message_server.h"
+#include "cli/downpour/message_server.h"
 
 #include <algorithm>
 #include <cstring>

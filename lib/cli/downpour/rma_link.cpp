@@ -1,5 +1,5 @@
 // downpour/rma_link.cpp: ShardReader, read_shard and RmaShardLink.
-#include "train/downpour/rma_link.h"
+#include "cli/downpour/rma_link.h"
 
 #include <atomic>
 #include <cstddef>

@@ -1,5 +1,5 @@
 // downpour/rma_server.cpp: RmaShardServer.
-#include "train/downpour/rma_server.h"
+#include "cli/downpour/rma_server.h"
 
 #include <algorithm>
 #include <atomic>

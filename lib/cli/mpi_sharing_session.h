@@ -1,4 +1,4 @@
-// sharing/mpi_session.h: a gradient-sharing session over an MPI job: the job's communicators,
+// cli/mpi_sharing_session.h: a gradient-sharing session over an MPI job: the job's communicators,
 // the tree, the control channel and the data plane, and their repair after a process failure
 // (comm/repair.h).
 //
@@ -37,7 +37,7 @@ class MpiSharingSession : public SharingSession {
   MpiSharingSession(RunContext& context, comm::RepairedJob joined);
   ~MpiSharingSession() override;
 
-  bool is_spare() const { return !comm_; }
+  bool is_spare() const override { return !comm_; }
   comm::ControlChannel& control() override { return *control_; }
   comm::DataPlane& plane() override { return *plane_; }
   const topology::Tree& tree() const override { return tree_; }
@@ -50,9 +50,9 @@ class MpiSharingSession : public SharingSession {
   // can still checkpoint), re-attaches the tree, rebuilds both planes. context.rank becomes this
   // process's logical rank (a spare's, when it took one). join_info goes to newcomers (read on
   // the master only).
-  comm::RepairedJob repair(const std::vector<std::uint8_t>& join_info) override;
+  RepairOutcome repair(const std::vector<std::uint8_t>& join_info) override;
   // A spare: waits for a repair (true once it holds a logical rank) or the end of the run.
-  bool wait_for_assignment();
+  bool wait_for_assignment() override;
   // The master at the end of the run: spares never called may exit.
   void release_spares() override;
 

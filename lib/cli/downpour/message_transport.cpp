@@ -1,11 +1,11 @@
 // downpour/message_transport.cpp: MessageDownpourTransport.
-#include "train/downpour/message_transport.h"
+#include "cli/downpour/message_transport.h"
 
 #include <algorithm>
 
 #include "core/errors.h"
-#include "train/downpour/message_link.h"
-#include "train/downpour/message_server.h"
+#include "cli/downpour/message_link.h"
+#include "cli/downpour/message_server.h"
 
 namespace gradshare::train {
 

@@ -1,5 +1,5 @@
-// sharing/mpi_session.cpp: MpiSharingSession.
-#include "train/sharing/mpi_session.h"
+// cli/mpi_sharing_session.cpp: MpiSharingSession.
+#include "cli/mpi_sharing_session.h"
 
 #include <unistd.h>
 
@@ -129,7 +129,7 @@ bool MpiSharingSession::wait_for_assignment() {
   return false;
 }
 
-comm::RepairedJob MpiSharingSession::repair(const std::vector<std::uint8_t>& join_info) {
+RepairOutcome MpiSharingSession::repair(const std::vector<std::uint8_t>& join_info) {
   comm::stop_freeing_communicators();
   if (plane_) plane_->abandon();
   plane_.reset();
@@ -143,8 +143,8 @@ comm::RepairedJob MpiSharingSession::repair(const std::vector<std::uint8_t>& joi
   options.join_info = join_info;
   options.deadline_seconds = static_cast<double>(context_.config.transport.timeout_ms) / 1000.0;
   auto job = comm::repair_job(universe_.get(), context_.rank, logical_, options);
-  adopt(job);
-  return job;
+  adopt(job);  // sorts lost and replaced
+  return {job.lost, job.replaced, job.rounds};
 }
 
 void MpiSharingSession::adopt(comm::RepairedJob& job) {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "config/experiment_config.h"
-#include "train/downpour/message_wire.h"
+#include "cli/downpour/message_wire.h"
 #include "train/downpour/protocol.h"
 #include "train/downpour/server.h"
 

@@ -17,7 +17,7 @@
 
 #include "config/experiment_config.h"
 #include "train/downpour/link.h"
-#include "train/downpour/message_wire.h"
+#include "cli/downpour/message_wire.h"
 #include "train/downpour/protocol.h"
 
 namespace gradshare::train {

@@ -1,8 +1,8 @@
 // downpour/rma_transport.cpp: RmaDownpourTransport.
-#include "train/downpour/rma_transport.h"
+#include "cli/downpour/rma_transport.h"
 
-#include "train/downpour/rma_link.h"
-#include "train/downpour/rma_server.h"
+#include "cli/downpour/rma_link.h"
+#include "cli/downpour/rma_server.h"
 
 namespace gradshare::train {
 

@@ -1,0 +1,49 @@
+// cli/downpour/mpi_transport.cpp: make_mpi_downpour_transport.
+#include "cli/downpour/mpi_transport.h"
+
+#include <mpi.h>
+
+#include <string>
+
+#include "cli/downpour/message_transport.h"
+#include "cli/downpour/rma_transport.h"
+#include "comm/mpi_job.h"
+#include "comm/node_placement.h"
+#include "comm/plane_choice.h"
+#include "core/log.h"
+
+namespace gradshare::cli {
+
+namespace {
+
+struct TransportChoice {
+  comm::PlaneKind kind = comm::PlaneKind::kRma;
+  // "two_sided (4 nodes; same-node links rma (...); links between nodes two_sided (...))"
+  std::string description;
+};
+
+TransportChoice choose_transport(MPI_Comm comm, const std::string& data_plane) {
+  comm::choose_planes(data_plane, false);  // a bad setting fails alike on every rank, first
+  const comm::NodePlacement placement = comm::discover_placement(comm);
+  const comm::PlaneChoice planes = comm::choose_planes(data_plane, placement.rdma_everywhere);
+  TransportChoice choice;
+  choice.kind = placement.nodes == 1 ? planes.same_node : planes.between_nodes;
+  choice.description =
+      std::string(comm::plane_name(choice.kind)) + " (" + std::to_string(placement.nodes) +
+      (placement.nodes == 1 ? " node; " : " nodes; ") + planes.describe(placement.nodes) + ")";
+  return choice;
+}
+
+}  // namespace
+
+std::unique_ptr<train::DownpourTransport> make_mpi_downpour_transport(
+    train::RunContext& context, const train::DownpourLayout& layout) {
+  const MPI_Comm comm = comm::mpi_comm(*context.job);
+  const TransportChoice choice = choose_transport(comm, context.config.transport.data_plane);
+  if (context.is_master()) core::log_info("downpour transport: " + choice.description);
+  if (choice.kind == comm::PlaneKind::kRma)
+    return std::make_unique<train::RmaDownpourTransport>(comm, context.rank, layout);
+  return std::make_unique<train::MessageDownpourTransport>(comm, layout);
+}
+
+}  // namespace gradshare::cli

@@ -1,0 +1,21 @@
+// allreduce/roles.h: the master and worker halves of the dense all-reduce reference (messages in
+// allreduce/protocol.h), each given the control channel (and the workers their group) by
+// run_allreduce.
+#pragma once
+
+#include <cstdint>
+
+#include "comm/control_channel.h"
+#include "comm/worker_group.h"
+#include "train/run_context.h"
+
+namespace gradshare::train {
+
+int run_allreduce_master(RunContext& context, comm::ControlChannel& control);
+int run_allreduce_worker(RunContext& context, comm::ControlChannel& control,
+                         comm::WorkerGroup& workers);
+
+// Steps per epoch: the epoch's minibatches over the workers, every worker taking one per step.
+std::int64_t allreduce_steps_per_epoch(const RunContext& context, int workers);
+
+}  // namespace gradshare::train

@@ -1,0 +1,325 @@
+// averaging/master.cpp: the parameter-averaging master: starts the workers, assembles the
+// checkpoints from their snapshots, evaluates the epoch models, sums the reports, and checks
+// at the end that averaging left the workers bit-identical (training.verify_averaging).
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "core/errors.h"
+#include "core/log.h"
+#include "data/epoch_plan.h"
+#include "nn/model.h"
+#include "train/averaging/parameter_averaging.h"
+#include "train/averaging/protocol.h"
+#include "train/averaging/roles.h"
+#include "train/checkpointer.h"
+#include "train/divergence_guard.h"
+#include "train/epoch_report.h"
+#include "train/master_loop.h"
+#include "train/model_file.h"
+#include "train/peak_memory.h"
+#include "train/progress.h"
+#include "train/progress_window.h"
+#include "train/worker_state.h"
+
+namespace gradshare::train {
+
+namespace {
+
+// The master's periodic progress line and "step" metrics record.
+class AveragingProgress {
+ public:
+  AveragingProgress(RunContext& context, std::int64_t steps_per_epoch, std::int64_t first_step)
+      : context_(context), window_(context, steps_per_epoch, context.worker_count(), first_step) {}
+
+  void add(const AveragingReport& report) { window_.add(report); }
+  const AveragingReport& total() const { return window_.total(); }
+  // Minibatches of the whole run, those before a resume included.
+  std::int64_t step() const { return window_.step(); }
+
+  void maybe_log() {
+    if (!window_.due()) return;
+    const auto& w = window_.window();
+    const double bytes_per_step = ratio(static_cast<double>(w.bytes), static_cast<double>(w.steps));
+    const double wait_mean = ratio(w.wait_sum, static_cast<double>(w.rounds));
+    const std::int64_t rounds = window_.total().rounds / context_.worker_count();
+    char line[384];
+    std::snprintf(
+        line, sizeof line,
+        "%s  rounds %lld  allreduce wait mean %.2f ms max %.2f ms  %.0f B/worker/step  %s",
+        window_.head().c_str(), static_cast<long long>(rounds), 1e3 * wait_mean, 1e3 * w.wait_max,
+        bytes_per_step, window_.eta().c_str());
+    core::log_progress(line);
+    context_.metrics.write(window_.record()
+                               .add("bytes_per_worker_step", bytes_per_step)
+                               .add("rounds", rounds)
+                               .add("wait_mean_seconds", wait_mean)
+                               .add("wait_max_seconds", w.wait_max));
+    window_.next_window();
+  }
+
+ private:
+  RunContext& context_;
+  ProgressWindow<AveragingReport> window_;
+};
+
+void copy_parameters(std::span<const float> from, nn::Model& model, int worker) {
+  if (from.size() != model.parameter_count())
+    throw core::RuntimeError("worker rank " + std::to_string(worker) + " sent " +
+                             std::to_string(from.size()) + " parameters, the model has " +
+                             std::to_string(model.parameter_count()));
+  std::copy(from.begin(), from.end(), model.parameters().begin());
+}
+
+// Where a resumed run starts: the checkpoint's iteration (minibatches trained by all workers
+// together, a round boundary) must lie in its epoch under this config. Another strategy's
+// iteration counts something else: such a run restarts the checkpoint's epoch.
+std::int64_t resume_iteration(const ckpt::Checkpoint& checkpoint, std::int64_t batches,
+                              std::int64_t epochs) {
+  if (checkpoint.strategy != "parameter_averaging") {
+    const std::int64_t epoch = std::clamp<std::int64_t>(checkpoint.epoch, 0, epochs);
+    core::log_info("the checkpoint was written by " + checkpoint.strategy +
+                   ": its position within an epoch does not carry over; epoch " +
+                   std::to_string(epoch + 1) + " starts from its first minibatch");
+    return epoch * batches;
+  }
+  if (checkpoint.iteration < 0 || checkpoint.iteration > batches * epochs ||
+      checkpoint.iteration / batches != checkpoint.epoch)
+    throw core::UserError("checkpoint at iteration " + std::to_string(checkpoint.iteration) +
+                          " of epoch " + std::to_string(checkpoint.epoch + 1) +
+                          " does not fit this config's " + std::to_string(batches) +
+                          " minibatches per epoch (did the data or training.batch_size change?)");
+  return checkpoint.iteration;
+}
+
+// Every worker gets where to start (iteration) and what from (parameters, its updater state).
+std::int64_t start_workers(RunContext& context, comm::ControlChannel& control, nn::Model& model,
+                           std::int64_t batches) {
+  const auto& cfg = context.config;
+  const auto resume = Checkpointer::find_resume(context);
+  std::int64_t iteration = 0;
+  if (resume) {
+    iteration = resume_iteration(*resume, batches, cfg.training.epochs);
+    restore_checkpoint(*resume, "checkpoint", model, nullptr);
+    const auto workers = static_cast<std::int64_t>(context.worker_count());
+    note_resize(
+        context, *resume,
+        "epoch " + std::to_string(iteration / batches + 1) + " continues at minibatch " +
+            std::to_string(iteration % batches) + " of " + std::to_string(batches) +
+            ", split over " + std::to_string(workers) + " workers; " +
+            (resume->worker_optimizers.empty()
+                 ? std::string("every worker starts from the averaged updater state")
+                 : "worker w starts from saved worker (w mod " +
+                       std::to_string(resume->worker_optimizers.size()) + ")'s updater state"));
+  }
+  for (int w = 1; w <= context.worker_count(); ++w)
+    send(control, w, Start{iteration, start_state(resume, static_cast<std::size_t>(w - 1))});
+  return iteration;
+}
+
+class AveragingMaster : public MasterRole {
+ public:
+  AveragingMaster(RunContext& context, comm::ControlChannel& control)
+      : context_(context),
+        cfg_(context.config),
+        control_(control),
+        model_(nn::Model::build(cfg_.model, static_cast<std::uint64_t>(cfg_.run.seed))),
+        batches_(averaging_batches_per_epoch(context)),
+        checkpointer_(context),
+        first_iteration_((log_model(), start_workers(context, control, model_, batches_))),
+        reporter_(context),
+        progress_(context, batches_, first_iteration_),
+        workers_(context.worker_count()),
+        // Averaged updater state is the same on every worker: worker 0's serves all.
+        snapshots_per_checkpoint_(cfg_.training.save_updater ? 1 : workers_) {}
+
+  void on_stop_signal() override {
+    log_stop_request("stopping after the workers' next averaging round and a checkpoint", true,
+                     *context_.job);
+    for (int w = 1; w <= workers_; ++w) send(control_, w, StateRequest{});
+  }
+
+  std::optional<int> handle(const comm::ControlMessage& message) override {
+    switch (message.tag) {
+      case AveragingReport::kTag:
+        progress_.add(decode<AveragingReport>(message));
+        progress_.maybe_log();
+        return std::nullopt;
+      case EpochModel::kTag:
+        end_of_epoch(decode<EpochModel>(message), message.source);
+        return std::nullopt;
+      case AveragingSnapshot::kTag: {
+        auto snapshot = decode<AveragingSnapshot>(message);
+        stopped_ = stopped_ || snapshot.stop;
+        snapshots_[message.source] = std::move(snapshot);
+        if (static_cast<int>(snapshots_.size()) == snapshots_per_checkpoint_) write_checkpoint();
+        return std::nullopt;
+      }
+      case Diverged::kTag: {  // every worker ends; nothing more is saved
+        const auto diverged = decode<Diverged>(message);
+        log_divergence(context_, "on rank " + std::to_string(message.source) + " at its step " +
+                                     std::to_string(diverged.step) + ": " + diverged.reason);
+        return core::kExitDiverged;
+      }
+      case AveragingDone::kTag:
+        worker_done(decode<AveragingDone>(message), message.source);
+        return done_ == workers_ ? std::optional<int>(finish()) : std::nullopt;
+      default:
+        unexpected_message(message);
+    }
+  }
+
+  std::string awaited() const override {
+    return "the parameter-averaging workers (" + std::to_string(done_) + " of " +
+           std::to_string(workers_) + " finished)";
+  }
+
+ private:
+  void log_model() const {
+    core::log_info("model: " + std::to_string(model_.parameter_count()) + " parameters\n" +
+                   model_.summary());
+    if (cfg_.training.averaging_frequency > kAveragingFrequencyWarning)
+      core::log_warn("training.averaging_frequency " +
+                     std::to_string(cfg_.training.averaging_frequency) + " is above " +
+                     std::to_string(kAveragingFrequencyWarning) +
+                     ": Deeplearning4j's documentation reports that convergence suffers when "
+                     "parameters are averaged this rarely");
+  }
+
+  void end_of_epoch(const EpochModel& epoch_model, int worker) {
+    copy_parameters(epoch_model.parameters, model_, worker);
+    const bool stopping_early = reporter_.stop_early();
+    reporter_.end_of_epoch(model_, epoch_model.epoch, epoch_model.step);
+    if (reporter_.stop_early() && !stopping_early)
+      for (int w = 1; w <= workers_; ++w) send(control_, w, Finish{});
+  }
+
+  void write_checkpoint() {
+    const auto& first = snapshots_.begin()->second;  // worker rank 1's: it has the parameters
+    for (const auto& [rank, snapshot] : snapshots_)
+      if (snapshot.iteration != first.iteration)
+        throw core::RuntimeError("checkpoint snapshots of iterations " +
+                                 std::to_string(first.iteration) + " and " +
+                                 std::to_string(snapshot.iteration) + " (rank " +
+                                 std::to_string(rank) + ") in one round");
+    copy_parameters(first.parameters, model_, snapshots_.begin()->first);
+    auto c = make_checkpoint(context_, model_, nullptr, first.iteration,
+                             DataPosition{first.iteration / batches_, {}});
+    if (cfg_.training.save_updater) {
+      c.optimizer_step = first.state.optimizer_step;
+      c.optimizer_state = first.state.optimizer_state;
+    } else {
+      for (const auto& [rank, snapshot] : snapshots_)
+        c.worker_optimizers.push_back(
+            {snapshot.state.optimizer_step, snapshot.state.optimizer_state});
+    }
+    checkpointer_.write(c);
+    snapshots_.clear();
+  }
+
+  void worker_done(const AveragingDone& done, int worker) {
+    progress_.add(done.report);
+    peak_memory_.add(worker, done.peak_bytes);
+    if (!done.parameters.empty()) copy_parameters(done.parameters, model_, worker);
+    // Collective figures: every worker counts the same rounds and the same mismatches.
+    totals_.rounds = std::max(totals_.rounds, done.totals.rounds);
+    totals_.verified_rounds = std::max(totals_.verified_rounds, done.totals.verified_rounds);
+    totals_.mismatched_rounds = std::max(totals_.mismatched_rounds, done.totals.mismatched_rounds);
+    ++done_;
+  }
+
+  // Every worker is done: the summary, then model.h5, or the stop's requeue.
+  int finish() {
+    GS_CHECK(snapshots_.empty(), "a checkpoint was left incomplete when the workers finished");
+    summarize();
+    peak_memory_.summarize(context_);
+    if (cfg_.training.verify_averaging && totals_.mismatched_rounds > 0)
+      throw core::RuntimeError("parameter averaging: the workers' parameters differed after " +
+                               std::to_string(totals_.mismatched_rounds) + " of " +
+                               std::to_string(totals_.verified_rounds) + " rounds");
+    if (stopped_) {  // the checkpoint is written: the workers may exit now
+      core::log_info("stopped after the checkpoint; exiting with " +
+                     std::to_string(core::kExitRequeue) + " (requeue me)");
+      for (int w = 1; w <= workers_; ++w) send(control_, w, Shutdown{core::kExitRequeue});
+      control_.flush();
+      return core::kExitRequeue;
+    }
+    write_final_model(context_, model_, progress_.step(), DataPosition{cfg_.training.epochs, {}},
+                      reporter_);
+    return core::kExitOk;
+  }
+
+  void summarize() {
+    const auto& total = progress_.total();
+    const double round_bytes =
+        ratio(static_cast<double>(total.bytes), static_cast<double>(total.rounds));
+    const double step_bytes =
+        ratio(static_cast<double>(total.bytes), static_cast<double>(total.steps));
+    const double wait_mean = ratio(total.wait_sum, static_cast<double>(total.rounds));
+    const bool verified = cfg_.training.verify_averaging;
+    const bool identical = totals_.mismatched_rounds == 0;
+    char line[512];
+    std::snprintf(
+        line, sizeof line,
+        "averaging summary: %lld steps, %lld rounds of %.0f B per worker (%.0f B/worker/step"
+        "), allreduce wait mean %.2f ms max %.2f ms%s",
+        static_cast<long long>(total.steps), static_cast<long long>(totals_.rounds), round_bytes,
+        step_bytes, 1e3 * wait_mean, 1e3 * total.wait_max,
+        verified ? (identical ? ", workers bit-identical after every round: OK"
+                              : ", workers DIFFERED after some rounds: FAILED")
+                 : "");
+    core::log_info(line);
+    JsonLine summary;
+    summary.add("kind", "averaging_summary")
+        .add("steps", total.steps)
+        .add("rounds", totals_.rounds)
+        .add("averaging_frequency", cfg_.training.averaging_frequency)
+        .add("save_updater", cfg_.training.save_updater)
+        .add("bytes_per_worker_round", round_bytes)
+        .add("bytes_per_worker_step", step_bytes)
+        .add("dense_bytes", static_cast<std::int64_t>(4 * model_.parameter_count()))
+        .add("wait_mean_seconds", wait_mean)
+        .add("wait_max_seconds", total.wait_max)
+        .add("verified_rounds", totals_.verified_rounds)
+        .add("mismatched_rounds", totals_.mismatched_rounds);
+    if (verified) summary.add("averaging_identical", identical);
+    context_.metrics.write(summary);
+  }
+
+  RunContext& context_;
+  const config::ExperimentConfig& cfg_;
+  comm::ControlChannel& control_;
+  nn::Model model_;
+  std::int64_t batches_;
+  Checkpointer checkpointer_;
+  std::int64_t first_iteration_;
+  EpochReporter reporter_;
+  AveragingProgress progress_;
+  int workers_;
+  int snapshots_per_checkpoint_;
+  std::map<int, AveragingSnapshot> snapshots_;  // of the checkpoint being assembled
+  AveragingTotals totals_;
+  PeakMemory peak_memory_;
+  int done_ = 0;
+  bool stopped_ = false;  // the workers stopped after a checkpoint
+};
+
+}  // namespace
+
+std::int64_t averaging_batches_per_epoch(const RunContext& context) {
+  const auto& cfg = context.config;
+  return static_cast<std::int64_t>(
+      data::EpochPlan(context.data.train.size(), static_cast<std::size_t>(cfg.training.batch_size),
+                      static_cast<std::size_t>(cfg.data.partition_batches),
+                      static_cast<std::uint64_t>(cfg.run.seed), 0, false)
+          .batch_count());
+}
+
+int run_averaging_master(RunContext& context, comm::ControlChannel& control) {
+  AveragingMaster master(context, control);
+  return MasterLoop(control).run(master);
+}
+
+}  // namespace gradshare::train

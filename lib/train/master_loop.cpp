@@ -1,0 +1,56 @@
+// master_loop.cpp: MasterLoop and the end of a run.
+#include "train/master_loop.h"
+
+#include <cstdio>
+
+#include "ckpt/checkpoint.h"
+#include "core/errors.h"
+#include "core/stop_signal.h"
+#include "core/timer.h"
+#include "train/model_file.h"
+
+namespace gradshare::train {
+
+int MasterLoop::run(MasterRole& role) {
+  core::Backoff backoff;
+  core::Deadline deadline(control_.timeout_seconds());
+  bool stop_passed_on = false;
+  for (;;) {
+    if (core::stop_requested() && !stop_passed_on) {
+      role.on_stop_signal();
+      stop_passed_on = true;
+    }
+    bool busy = role.poll();
+    if (auto message = control_.try_receive()) {
+      busy = true;
+      if (auto code = role.handle(*message)) return *code;
+    }
+    if (auto code = role.finished()) return *code;
+    if (busy) {
+      backoff.reset();
+      deadline = core::Deadline(control_.timeout_seconds());
+      continue;
+    }
+    if (deadline.expired()) {
+      char seconds[32];
+      std::snprintf(seconds, sizeof seconds, "%.1f", control_.timeout_seconds());
+      throw core::RuntimeError(std::string("timed out after ") + seconds + " s waiting for " +
+                               role.awaited());
+    }
+    backoff.wait();
+  }
+}
+
+void write_final_model(RunContext& context, nn::Model& model, std::int64_t step,
+                       const DataPosition& position, EpochReporter& reporter) {
+  ckpt::write_checkpoint(context.run_directory.file("model.h5"),
+                         make_checkpoint(context, model, nullptr, step, position));
+  reporter.finish(model);
+}
+
+void unexpected_message(const comm::ControlMessage& message) {
+  throw core::RuntimeError(std::string("unexpected ") + comm::tag_name(message.tag) +
+                           " message from rank " + std::to_string(message.source));
+}
+
+}  // namespace gradshare::train

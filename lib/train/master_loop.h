@@ -1,0 +1,53 @@
+// master_loop.h: the loop every strategy's master runs: poll the control channel with back-off,
+// hand each message to the strategy's role, do the role's own work between messages, pass a
+// stop signal on once, and give up with an error naming what it waited for when nothing
+// happens for transport.timeout_ms. The role decides when the run ends and with which code.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "comm/control_channel.h"
+#include "nn/model.h"
+#include "train/checkpointer.h"
+#include "train/epoch_report.h"
+#include "train/partition_scheduler.h"
+#include "train/run_context.h"
+
+namespace gradshare::train {
+
+class MasterRole {
+ public:
+  virtual ~MasterRole() = default;
+  // A stop signal (SIGTERM, SIGUSR1) arrived at the master; called once.
+  virtual void on_stop_signal() = 0;
+  // One control message; an exit code ends the loop with it.
+  virtual std::optional<int> handle(const comm::ControlMessage& message) = 0;
+  // The role's own work between messages; true when it did something.
+  virtual bool poll() { return false; }
+  // The run is over without a further message (checked after every message and poll).
+  virtual std::optional<int> finished() { return std::nullopt; }
+  // What the master waits for, for the timeout error: "the parameter-averaging workers (2 of 3
+  // finished)".
+  virtual std::string awaited() const = 0;
+};
+
+class MasterLoop {
+ public:
+  MasterLoop(comm::ControlChannel& control) : control_(control) {}
+  // Runs until the role returns an exit code.
+  int run(MasterRole& role);
+
+ private:
+  comm::ControlChannel& control_;
+};
+
+// The end of a run that trained to the end: model.h5 of `model` at `step`, then the final
+// evaluation and summary record.
+void write_final_model(RunContext& context, nn::Model& model, std::int64_t step,
+                       const DataPosition& position, EpochReporter& reporter);
+
+// "unexpected <tag> message from rank <r>"
+[[noreturn]] void unexpected_message(const comm::ControlMessage& message);
+
+}  // namespace gradshare::train

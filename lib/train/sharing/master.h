@@ -1,0 +1,250 @@
+// sharing/master.h: the gradient-sharing master (see sharing/protocol.h): hands out
+// partitions, applies and relays every update, aggregates the workers' figures, evaluates each
+// finished epoch, drains the job and checks that every replica ended with the master's model;
+// under fault tolerance it leads the repair and resync after a worker fails. Its methods live
+// in master.cpp (the loop and messages), master_checkpoint.cpp, master_recovery.cpp and
+// master_summary.cpp.
+#pragma once
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "ckpt/checkpoint.h"
+#include "comm/byte_io.h"
+#include "comm/transport_error.h"
+#include "core/cpu_time.h"
+#include "core/errors.h"
+#include "core/log.h"
+#include "core/stop_signal.h"
+#include "core/timer.h"
+#include "data/epoch_plan.h"
+#include "nn/model.h"
+#include "train/checkpointer.h"
+#include "train/divergence_guard.h"
+#include "train/sharing/encoding_debug.h"
+#include "train/epoch_report.h"
+#include "train/sharing/gradient_sharing.h"
+#include "train/sharing/liveness.h"
+#include "train/model_file.h"
+#include "train/normalization_message.h"
+#include "train/partition_messages.h"
+#include "train/partition_scheduler.h"
+#include "train/peak_memory.h"
+#include "train/progress.h"
+#include "train/poll_during.h"
+#include "train/progress_window.h"
+#include "train/sharing/protocol.h"
+#include "train/sharing/recovery.h"
+#include "train/sharing/roles.h"
+#include "train/sharing/staleness.h"
+#include "train/recovery_report.h"
+#include "train/sharing/update_exchange.h"
+#include "train/sharing/update_resync.h"
+#include "train/sharing/worker_report.h"
+#include "train/worker_state.h"
+
+namespace gradshare::train {
+
+// The periodic progress line: training figures over all workers since the previous line.
+class SharingProgress {
+ public:
+  SharingProgress(RunContext& context, std::int64_t steps_per_epoch, std::size_t parameter_count,
+                  std::int64_t first_step)
+      : context_(context),
+        dense_bytes_(4.0 * static_cast<double>(parameter_count)),
+        window_(context, steps_per_epoch, context.worker_count(), first_step) {}
+
+  void add(const WorkerReport& report) { window_.add(report); }
+  // Steps of the whole run, those before a resume included.
+  std::int64_t steps() const { return window_.step(); }
+  const WorkerReport& total() const { return window_.total(); }
+
+  void maybe_log(double relayed_by_master) {
+    if (!window_.due()) return;
+    const auto& w = window_.window();
+    const double bytes_per_step = ratio(static_cast<double>(w.bytes), static_cast<double>(w.steps));
+    const double dense_ratio = ratio(dense_bytes_, bytes_per_step);
+    const double sparsity = ratio(w.sparsity_sum, static_cast<double>(w.messages));
+    char line[640];
+    std::snprintf(
+        line, sizeof line,
+        "%s  tau %.2e..%.2e  sparsity %.2e  enc s/b/c %lld/%lld/%lld  "
+        "%.0f B/worker/step (dense/%.0f)  relayed %.0f  back-pressure %lld  capped %lld  "
+        "stale %.1f/%lld  waited %.2fs  %s",
+        window_.head().c_str(), w.tau_min, w.tau_max, sparsity,
+        static_cast<long long>(w.sparse_messages), static_cast<long long>(w.bitmap_messages),
+        static_cast<long long>(w.compressed_messages), bytes_per_step, dense_ratio,
+        relayed_by_master + static_cast<double>(w.relayed), static_cast<long long>(w.backpressure),
+        static_cast<long long>(w.capped_messages), w.staleness.mean(),
+        static_cast<long long>(w.staleness.max), w.staleness.wait_seconds, window_.eta().c_str());
+    core::log_progress(line);
+    context_.metrics.write(window_.record()
+                               .add("tau_min", static_cast<double>(w.tau_min))
+                               .add("tau_max", static_cast<double>(w.tau_max))
+                               .add("sparsity", sparsity)
+                               .add("sparse_messages", w.sparse_messages)
+                               .add("bitmap_messages", w.bitmap_messages)
+                               .add("compressed_messages", w.compressed_messages)
+                               .add("bytes_per_worker_step", bytes_per_step)
+                               .add("dense_ratio", dense_ratio)
+                               .add("backpressure", w.backpressure)
+                               .add("capped_messages", w.capped_messages)
+                               .add("staleness_mean", w.staleness.mean())
+                               .add("staleness_max", w.staleness.max)
+                               .add("staleness_wait_seconds", w.staleness.wait_seconds)
+                               .add("duplicates", w.duplicates));
+    window_.next_window();
+  }
+
+ private:
+  RunContext& context_;
+  double dense_bytes_;
+  ProgressWindow<WorkerReport> window_;
+};
+
+class SharingMaster {
+ public:
+  SharingMaster(RunContext& context, SharingSession& session);
+
+  int run();
+
+ private:
+  comm::ControlChannel& control() { return session_.control(); }
+
+  // One pass of the master's loop; true when something happened.
+  bool step();
+
+  // A process failed: repair the job (comm/repair.h), then the resync (sharing_recovery.h).
+  void recover(const std::string& cause);
+
+  // What a replacement must know to join: the run directory and the job's size.
+  std::vector<std::uint8_t> join_info() const;
+
+  // `worker` finished its partition; its updates up to `last_seq` carry the training. Kept
+  // until they are applied here, for reopen_lost_partitions.
+  void finish_partition(int worker, std::uint64_t last_seq);
+
+  // After the resync: a partition a lost worker finished whose updates reached no survivor
+  // was not trained as far as the model knows: it is trained again.
+  void reopen_lost_partitions(const std::vector<int>& lost);
+
+  // A dead worker: its partition goes back to the queue; the minibatches of it that already
+  // produced updates will be trained again (counted, not hidden).
+  void forget_worker(int worker, RecoveryRecord& record);
+
+  void resync(RecoveryRecord& record);
+
+  static bool same(const PartitionGrant& a, const PartitionGrant& b);
+
+  // A replacement starts from the master's model and applied IDs, and the optimizer state of a
+  // live worker (the master does not train); its residual starts empty.
+  void start_replacement(int worker, const std::map<int, WorkerStatus>& status);
+
+  // Every worker first gets the model to start from: fresh, or the resumed checkpoint's.
+  void start_workers(const std::optional<ckpt::Checkpoint>& resume);
+
+  // One residual per worker of this run from a checkpoint's: a checkpoint of more workers has
+  // the extra residuals added to this run's workers in turn, so no quantum is dropped.
+  std::vector<std::vector<float>> split_residuals(const ckpt::Checkpoint& checkpoint) const;
+
+  void handle(const comm::ControlMessage& message);
+
+  // Checkpoints need what only workers have (optimizer state, thresholds, residuals): ask
+  // every worker; the checkpoint is written once all have replied.
+  void request_checkpoint();
+
+  // Waits for every worker's reply to the outstanding request (made here if none is).
+  std::map<int, StateReply> fetch_worker_states();
+
+  // Relays until every update a worker sent before its state reply has been applied here (the
+  // workers send nothing new meanwhile): then parameters plus saved residuals are exactly what
+  // was trained.
+  void apply_updates_sent_before(const std::map<int, StateReply>& replies);
+
+  void request_checkpoint_now();
+
+  // Parameters, position, version vector and thresholds from here; every worker's optimizer
+  // state and residual (the single optimizer state, for older readers, is the first worker's).
+  ckpt::Checkpoint checkpoint_now(const std::map<int, StateReply>& workers);
+
+  // A consistent snapshot (see apply_updates_sent_before), then the paused workers go on while
+  // the file is written.
+  void write_checkpoint(const std::map<int, StateReply>& workers);
+
+  // Evaluations and checkpoint writes (no MPI, nothing that touches model_) run while this
+  // thread keeps relaying: a master that stopped relaying would hold every worker at the bound.
+  void relay_during(const std::function<void()>& work);
+
+  // One line naming the worker, the step and the likely cause; the run then ends.
+  void report_divergence(int worker, std::int64_t step, const std::string& reason);
+
+  // The last seq of every origin: a live worker's from its kDone, a dead one's (shrink mode)
+  // the last this replica applied (every replica has the same after the resync).
+  void send_drain_targets();
+
+  // Every worker drained and every update it sent applied here.
+  bool finished() const;
+
+  bool check_equivalence();
+
+  void summarize(double cpu_seconds, double wall_seconds, bool equivalent);
+
+  // Message copies each replica forwarded: a record per rank, and a line with the master's and
+  // the busiest worker's (the load a tree spreads over its inner nodes).
+  void summarize_relays();
+
+  // The staleness distribution over the run and the time each worker was held by the bound.
+  void summarize_staleness(const WorkerReport& total, JsonLine& record);
+
+  RunContext& context_;
+  const config::ExperimentConfig& cfg_;
+  SharingSession& session_;
+  nn::Model model_;
+  UpdateExchange exchange_;
+  data::EpochPlan shape_;
+  Checkpointer checkpointer_;
+  EpochReporter reporter_;
+  RecoveryLog recoveries_;
+  std::vector<int> live_;  // logical ranks of the live workers
+  Liveness liveness_;
+  std::map<int, std::uint64_t> grant_seq_;  // a worker's last update seq when granted
+  std::optional<PartitionScheduler> scheduler_;
+  std::optional<SharingProgress> progress_;
+  std::vector<std::uint64_t> targets_;  // last seq per origin, from kDone
+  std::vector<float> tau_;              // latest threshold per worker (index worker - 1)
+  std::map<int, std::vector<float>> drained_;
+  std::set<int> done_;  // workers that reported kDone
+  struct Relays {
+    std::uint64_t published = 0, relayed = 0;
+    std::int32_t links = 0;
+    std::uint64_t bytes_published = 0;
+    comm::TransportStats transport;
+    double cpu_seconds = 0;  // a worker's process CPU while it trained
+  };
+  std::map<int, Relays> relays_;  // per drained worker (DrainedReport)
+  PeakMemory peak_memory_;
+  bool diverged_ = false;  // a worker's divergence guard fired: end the run, save nothing
+  std::map<int, WorkerReport> per_worker_;  // each worker's reports summed (staleness summary)
+  // The newest clock (training step) applied from each origin: a replacement continues it.
+  std::vector<std::uint64_t> clocks_ =
+      std::vector<std::uint64_t>(static_cast<std::size_t>(context_.size), 0);
+  std::map<int, std::int64_t> applied_twice_;  // per drained worker (UpdateExchange::applied_twice)
+  bool drain_sent_ = false;
+  bool stopping_ = false;
+  bool checkpoint_requested_ = false;
+  std::map<int, StateReply> state_replies_;  // replies to the outstanding state request
+  // Partitions each worker finished whose updates (up to the seq) are not all applied here yet.
+  std::map<int, std::vector<std::pair<PartitionGrant, std::uint64_t>>> finished_unconfirmed_;
+  double conservation_error_ = -1;  // worst worker's; -1 when not checked
+  double equivalence_difference_ = 0;
+  nn::Model snapshot_ = nn::Model::build(
+      cfg_.model, static_cast<std::uint64_t>(cfg_.run.seed));  // evaluated while model_ moves on
+  double evaluation_cpu_ = 0;  // CPU seconds spent evaluating finished epochs
+};
+
+}  // namespace gradshare::train

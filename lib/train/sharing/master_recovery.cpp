@@ -1,0 +1,152 @@
+// sharing/master_recovery.cpp: the master after a worker failed: the repair, the resync that
+// makes every replica equal again, the dead workers' partitions back in the queue, and the
+// start of a replacement (sharing/recovery.h).
+#include "train/sharing/master.h"
+
+namespace gradshare::train {
+
+void SharingMaster::recover(const std::string& cause) {
+  core::log_warn("process failure: " + cause + "; recovering");
+  core::Stopwatch clock;
+  const auto before = live_;
+  for (;;) {
+    try {
+      auto job = session_.repair(join_info());
+      exchange_.attach(session_.plane());
+      live_ = session_.live_workers();
+      RecoveryRecord record;
+      record.lost = job.lost;
+      record.replaced = job.replaced;
+      record.rounds = job.rounds;
+      record.tree_version = session_.tree().version;
+      for (int w : job.lost) forget_worker(w, record);
+      resync(record);
+      record.seconds = clock.seconds();
+      recoveries_.add(record);
+      break;
+    } catch (const comm::TransportError& error) {
+      if (!error.is_process_failure()) throw;
+      core::log_warn(std::string("another process failed during recovery: ") + error.what());
+    }
+  }
+  liveness_.restart(live_);
+  if (cfg_.fault_tolerance.on_worker_failure == "abort" && !stopping_) {
+    core::log_warn(
+        "fault_tolerance.on_worker_failure is abort: finishing the partitions in "
+        "flight, checkpointing, and exiting with the requeue code");
+    stopping_ = true;
+  }
+}
+
+std::vector<std::uint8_t> SharingMaster::join_info() const {
+  comm::ByteWriter writer;
+  writer.put_string(context_.run_directory.path());
+  writer.put<std::int32_t>(context_.size);
+  writer.put_vector(std::span<const std::uint8_t>(serialize(context_.data.normalization)));
+  return {writer.bytes().begin(), writer.bytes().end()};
+}
+
+void SharingMaster::finish_partition(int worker, std::uint64_t last_seq) {
+  const auto held = scheduler_->in_flight(worker);
+  scheduler_->complete(worker);
+  auto& unconfirmed = finished_unconfirmed_[worker];
+  if (held) unconfirmed.push_back({*held, last_seq});
+  const auto applied = exchange_.highest_applied(worker);
+  std::erase_if(unconfirmed, [&](const auto& finished) { return finished.second <= applied; });
+}
+
+void SharingMaster::reopen_lost_partitions(const std::vector<int>& lost) {
+  for (int worker : lost) {
+    const auto applied = exchange_.highest_applied(worker);
+    for (const auto& [grant, last_seq] : finished_unconfirmed_[worker]) {
+      if (last_seq <= applied) continue;
+      const bool reopened = scheduler_->reopen(grant);
+      core::log_warn(
+          "partition " + std::to_string(grant.partition) + " of epoch " +
+          std::to_string(grant.epoch + 1) + ", finished by lost rank " + std::to_string(worker) +
+          ": its updates after seq " + std::to_string(applied) + " (up to " +
+          std::to_string(last_seq) + ") reached no survivor; " +
+          (reopened ? "trained again" : "its epoch was complete already, so they are lost"));
+    }
+    finished_unconfirmed_.erase(worker);
+  }
+}
+
+void SharingMaster::forget_worker(int worker, RecoveryRecord& record) {
+  const auto held = scheduler_->in_flight(worker);
+  if (held) {
+    const auto seen = exchange_.highest_applied(worker);
+    const auto since = grant_seq_[worker];
+    record.retrained_minibatches += static_cast<std::int64_t>(seen > since ? seen - since : 0);
+  }
+  scheduler_->requeue_worker(worker);  // its partition and its reservations
+  done_.erase(worker);
+  drained_.erase(worker);
+  applied_twice_.erase(worker);
+}
+
+void SharingMaster::resync(RecoveryRecord& record) {
+  std::map<int, WorkerStatus> status;
+  for (int w : live_)
+    status[w] = receive<WorkerStatus>(control(), w, "its status after the repair");
+  std::vector<int> joining;
+  for (auto& [w, s] : status) {
+    if (s.phase == WorkerPhase::kJoining) {
+      joining.push_back(w);
+      continue;
+    }
+    const auto held = scheduler_->in_flight(w);
+    if (held && s.finished && same(*held, *s.finished))
+      scheduler_->complete(w);
+    else if (held && !(s.holding && same(*held, *s.holding)))
+      scheduler_->requeue_worker(w);
+    if (s.phase != WorkerPhase::kTraining) scheduler_->requeue_worker(w);  // holds nothing
+  }
+  std::map<int, WorkerStatus> survivors;
+  for (const auto& [w, s] : status)
+    if (s.phase != WorkerPhase::kJoining) survivors.emplace(w, s);
+  const auto moved = resync_updates(control(), exchange_, model_.parameters(), survivors);
+  record.resync_updates += moved.updates;
+  record.resync_whole_states += moved.whole_states;
+  reopen_lost_partitions(record.lost);
+  for (int w : joining) start_replacement(w, status);
+  for (int w : live_) send(control(), w, ResyncDone{});
+  // Every worker asks for partitions again and reports kDone anew; the drain restarts.
+  done_.clear();
+  drained_.clear();
+  applied_twice_.clear();
+  drain_sent_ = false;
+  if (checkpoint_requested_) {
+    checkpoint_requested_ = false;
+    state_replies_.clear();
+    request_checkpoint();
+  }
+}
+
+bool SharingMaster::same(const PartitionGrant& a, const PartitionGrant& b) {
+  return a.epoch == b.epoch && a.partition == b.partition;
+}
+
+void SharingMaster::start_replacement(int worker, const std::map<int, WorkerStatus>& status) {
+  ReplacementStart start;
+  start.replica = {{model_.parameters().begin(), model_.parameters().end()},
+                   exchange_.applied_ids()};
+  start.clock = clocks_[static_cast<std::size_t>(worker)];
+  int donor = -1;
+  for (const auto& [w, s] : status)
+    if (s.phase != WorkerPhase::kJoining) donor = w;
+  if (donor > 0) {
+    send(control(), donor, StateRequest{});
+    start.worker = receive<StateReply>(control(), donor, "optimizer state for a replacement").state;
+    start.worker.residual.clear();
+  } else {
+    core::log_warn("no live worker to copy the optimizer state from: rank " +
+                   std::to_string(worker) + " starts with a fresh optimizer");
+    start.worker.tau = tau_[static_cast<std::size_t>(worker - 1)];
+  }
+  send(control(), worker, start);
+  core::log_info("rank " + std::to_string(worker) + " replaced: started from the master's model" +
+                 (donor > 0 ? " and rank " + std::to_string(donor) + "'s optimizer state" : ""));
+}
+
+}  // namespace gradshare::train

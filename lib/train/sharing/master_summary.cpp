@@ -1,0 +1,140 @@
+// sharing/master_summary.cpp: what the master reports at the end of a run: the model
+// equivalence check, the sharing summary, the relay counts and the staleness distribution.
+#include "train/sharing/master.h"
+
+namespace gradshare::train {
+
+bool SharingMaster::check_equivalence() {
+  double worst = 0;
+  for (const auto& [worker, parameters] : drained_) {
+    GS_CHECK(parameters.size() == model_.parameter_count(),
+             "worker " + std::to_string(worker) + " sent a wrong-sized model");
+    worst = std::max(worst, relative_max_difference(parameters, model_.parameters()));
+  }
+  equivalence_difference_ = worst;
+  const bool equivalent = worst <= kEquivalenceTolerance;
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "model equivalence: %d workers, max relative difference %.3e (tolerance %.0e): %s",
+                static_cast<int>(drained_.size()), worst, kEquivalenceTolerance,
+                equivalent ? "OK" : "FAILED");
+  core::log_info(line);
+  return equivalent;
+}
+
+void SharingMaster::summarize(double cpu_seconds, double wall_seconds, bool equivalent) {
+  const auto& total = progress_->total();
+  const double bytes_per_step =
+      static_cast<double>(total.bytes) / std::max<double>(1, static_cast<double>(total.steps));
+  const double dense = 4.0 * static_cast<double>(model_.parameter_count());
+  const double cpu_share = cpu_seconds / std::max(wall_seconds, 1e-9);
+  // The relay loop's share is what polling with back-off keeps low; evaluating the test set
+  // after every epoch is separate work of the master.
+  const double evaluation_share = evaluation_cpu_ / std::max(wall_seconds, 1e-9);
+  const auto duplicates =
+      total.duplicates + static_cast<std::int64_t>(exchange_.stats().duplicates);
+  const auto rejected = total.rejected + static_cast<std::int64_t>(exchange_.stats().rejected);
+  std::int64_t applied_twice = exchange_.applied_twice();
+  for (const auto& [worker, count] : applied_twice_) applied_twice += count;
+  char line[480];
+  std::snprintf(line, sizeof line,
+                "sharing summary: %lld steps, %lld updates, %.1f bytes/worker/step = dense/%.0f, "
+                "back-pressure %lld, duplicates %lld, rejected %lld, applied twice %lld, "
+                "master CPU %.1f%% of a core (%.1f%% relaying, %.1f%% evaluating epochs)",
+                static_cast<long long>(total.steps), static_cast<long long>(total.messages),
+                bytes_per_step, bytes_per_step > 0 ? dense / bytes_per_step : 0.0,
+                static_cast<long long>(total.backpressure), static_cast<long long>(duplicates),
+                static_cast<long long>(rejected), static_cast<long long>(applied_twice),
+                100.0 * cpu_share, 100.0 * (cpu_share - evaluation_share),
+                100.0 * evaluation_share);
+  core::log_info(line);
+  JsonLine record;
+  record.add("kind", "sharing_summary")
+      .add("steps", total.steps)
+      .add("updates", total.messages)
+      .add("bytes_per_worker_step", bytes_per_step)
+      .add("dense_bytes", static_cast<std::int64_t>(dense))
+      .add("backpressure", total.backpressure)
+      .add("duplicates", duplicates)
+      .add("rejected", rejected)
+      .add("applied_twice", applied_twice)
+      .add("master_cpu_share", cpu_share)
+      .add("master_relay_cpu_share", cpu_share - evaluation_share)
+      .add("equivalence_max_relative_difference", equivalence_difference_)
+      .add("equivalent", equivalent)
+      .add("conservation_max_relative_error", conservation_error_)
+      .add("master_kept_bytes_peak", exchange_.stats().kept_bytes_peak);
+  summarize_staleness(total, record);
+  context_.metrics.write(record);
+}
+
+void SharingMaster::summarize_relays() {
+  relays_[0] = {0, exchange_.stats().relayed, static_cast<std::int32_t>(exchange_.link_count()), 0,
+                session_.plane().stats()};
+  int busiest = 0;
+  for (const auto& [rank, r] : relays_) {
+    if (rank != 0 && (busiest == 0 || r.relayed > relays_[busiest].relayed)) busiest = rank;
+    // Each worker's steps and the wall time its reports covered: the time per step that
+    // `gradshare simulate --validate` compares with.
+    const auto reported = per_worker_.find(rank);
+    const std::int64_t steps = reported == per_worker_.end() ? 0 : reported->second.steps;
+    const double seconds = reported == per_worker_.end() ? 0.0 : reported->second.seconds;
+    context_.metrics.write(
+        JsonLine()
+            .add("kind", "relays")
+            .add("steps", steps)
+            .add("train_seconds", seconds)
+            .add("cpu_seconds", r.cpu_seconds)
+            .add("rank", rank)
+            .add("links", r.links)
+            .add("published", static_cast<std::int64_t>(r.published))
+            .add("relayed", static_cast<std::int64_t>(r.relayed))
+            .add("bytes_published", static_cast<std::int64_t>(r.bytes_published))
+            .add("messages_sent", static_cast<std::int64_t>(r.transport.messages_sent))
+            .add("bytes_sent", static_cast<std::int64_t>(r.transport.bytes_sent))
+            .add("messages_received", static_cast<std::int64_t>(r.transport.messages_received))
+            .add("bytes_received", static_cast<std::int64_t>(r.transport.bytes_received)));
+  }
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "relays: the master forwarded %llu message copies over %d links; the busiest "
+                "worker, rank %d, %llu over %d",
+                static_cast<unsigned long long>(relays_[0].relayed), relays_[0].links, busiest,
+                static_cast<unsigned long long>(relays_[busiest].relayed), relays_[busiest].links);
+  core::log_info(line);
+}
+
+void SharingMaster::summarize_staleness(const WorkerReport& total, JsonLine& record) {
+  const StalenessStats& all = total.staleness;
+  std::string waited;
+  for (const auto& [worker, report] : per_worker_) {
+    char part[64];
+    std::snprintf(part, sizeof part, "%s%d %.2fs", waited.empty() ? "" : ", ", worker,
+                  report.staleness.wait_seconds);
+    waited += part;
+    context_.metrics.write(JsonLine()
+                               .add("kind", "worker_staleness")
+                               .add("rank", static_cast<std::int64_t>(worker))
+                               .add("staleness_mean", report.staleness.mean())
+                               .add("staleness_max", report.staleness.max)
+                               .add("wait_seconds", report.staleness.wait_seconds)
+                               .add("waits", report.staleness.waits));
+  }
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "staleness (steps between an update's creation and its application): mean %.2f, "
+                "max %lld, bound %lld; ",
+                all.mean(), static_cast<long long>(all.max),
+                static_cast<long long>(cfg_.encoding.max_staleness));
+  core::log_info(std::string(line) + all.histogram_text() +
+                 "; held by the bound: " + (waited.empty() ? "-" : waited));
+  record.add("staleness_mean", all.mean())
+      .add("staleness_max", all.max)
+      .add("staleness_bound", cfg_.encoding.max_staleness)
+      .add("staleness_wait_seconds", all.wait_seconds)
+      .add("capped_messages", total.capped_messages);
+  for (std::size_t b = 0; b < StalenessStats::kBuckets; ++b)
+    record.add(std::string("staleness_") + StalenessStats::bucket_name(b), all.histogram[b]);
+}
+
+}  // namespace gradshare::train

@@ -1,0 +1,206 @@
+// sharing/worker.h: a gradient-sharing worker (see sharing/protocol.h): trains the partitions
+// the master grants on its replica, encodes each update against its residual and shares it over
+// the data plane, applies and relays its peers' updates, keeps to the staleness bound, and
+// takes part in the drain and, under fault tolerance, in the repair and resync. Its methods live
+// in worker.cpp (training and sharing), worker_recovery.cpp and worker_drain.cpp.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "codec/decoder.h"
+#include "codec/encoder.h"
+#include "comm/byte_io.h"
+#include "comm/transport_error.h"
+#include "core/cpu_time.h"
+#include "core/errors.h"
+#include "core/log.h"
+#include "core/memory.h"
+#include "core/rng.h"
+#include "core/timer.h"
+#include "data/epoch_plan.h"
+#include "kernels/cpu/elementwise.h"
+#include "nn/model.h"
+#include "nn/optimizer.h"
+#include "nn/schedule.h"
+#include "train/checkpointer.h"
+#include "train/divergence_guard.h"
+#include "train/fault_injection.h"
+#include "train/partition_data.h"
+#include "train/partition_messages.h"
+#include "train/replica.h"
+#include "train/sharing/protocol.h"
+#include "train/sharing/recovery.h"
+#include "train/sharing/roles.h"
+#include "train/sharing/staleness.h"
+#include "train/sharing/update_exchange.h"
+#include "train/sharing/worker_report.h"
+#include "train/worker_state.h"
+
+namespace gradshare::train {
+
+class SharingWorker {
+ public:
+  SharingWorker(RunContext& context, SharingSession& session, bool replacement);
+
+  int run();
+
+ private:
+  std::size_t batch_size() const { return static_cast<std::size_t>(cfg_.training.batch_size); }
+  std::uint64_t seed() const { return static_cast<std::uint64_t>(cfg_.run.seed); }
+  comm::ControlChannel& control() { return session_.control(); }
+
+  // Runs `step`; a process failure somewhere in the job (ULFM) leads to the repair and resync
+  // instead, after which the caller carries on. Returns false when that happened.
+  template <typename Step>
+  bool guarded(Step&& step) {
+    try {
+      step();
+      return true;
+    } catch (const comm::TransportError& error) {
+      if (!session_.fault_tolerant() || !error.is_process_failure()) throw;
+      core::log_warn(std::string("process failure seen: ") + error.what());
+      recover();
+      return false;
+    }
+  }
+
+  void start();
+
+  // A replacement: the job is repaired already; take part in the resync like a survivor (a
+  // failure during it is repaired and resynced in turn).
+  void join();
+
+  // Repairs the job (collective with every survivor), then the resync with the master.
+  void recover();
+
+  // Reports where this worker is, serves the master's fetches, applies what it lacked, waits
+  // for the go-ahead. A replacement gets its whole start here.
+  void resync();
+
+  // The parameters of another replica's whole state (the master's, or a resync's).
+  void take_parameters(const ReplicaState& state);
+
+  void adopt(const ReplacementStart& start);
+
+  void send_state();
+
+  // A checkpoint: this worker's state, then no new update until the master has applied every
+  // update sent before it and taken its snapshot (kStateTaken), so that the checkpoint's
+  // parameters and this residual add up to everything trained, nothing twice. Meanwhile it
+  // applies and relays (the master's snapshot may wait for updates relayed through here).
+  void checkpoint_state();
+
+  // Applies and relays peers' updates, notes the master's shutdown, keeps the heartbeat going.
+  // Returns whether any update arrived.
+  bool serve_peers();
+
+  // serve_peers, and answers the master's checkpoint requests.
+  bool service();
+
+  // The next partition from the master, or nothing when every partition has been handed out.
+  std::optional<PartitionGrant> next_grant();
+
+  void train_partition(const PartitionGrant& grant);
+
+  // Encodes this step's update and sends it, or leaves it in the residual (back-pressure) when
+  // the links lack room for the message it would be (a bound from what fires now).
+  void share_update(const PartitionGrant& grant);
+
+  // Encodes `update` against the residual and publishes it, stamped with this worker's clock.
+  void share(std::span<const float> update, std::uint32_t epoch, std::uint32_t flags);
+
+  // The divergence guard fired: nothing of this step is shared; the master ends the run.
+  void report_divergence(const std::string& reason);
+
+  // After a divergence: keep serving until the master's shutdown.
+  int await_shutdown();
+
+  // The staleness bound (staleness.h): before the next step, wait while a training peer's
+  // updates lag more than encoding.max_staleness steps behind this worker's clock. Waiting, it
+  // keeps applying and relaying, and sends the steps its residual still holds (back-pressure),
+  // so that peers waiting on this worker see its clock move.
+  void wait_for_peers();
+
+  // A worker that was idle (no partition) starts again level with the slowest training peer,
+  // so that its own clock does not hold the others back.
+  void resume_clock();
+
+  // No partition left to train: tell the peers (a message flagged idle, carrying what the
+  // residual holds above tau) so that the staleness bound stops waiting on this worker.
+  void announce_idle();
+
+  std::span<const float> zeros();
+
+  void record_step(const StepResult& result);
+
+  void send_report();
+
+  // Drain: tell the master how many updates this worker sent, then keep applying and relaying
+  // until every replica's updates have arrived here; then wait for the end of the job. A
+  // recovery on the way sends this worker back to asking for partitions.
+  int finish();
+
+  bool drained() const;
+
+  core::RuntimeError drain_timeout() const;
+
+  RunContext& context_;
+  const config::ExperimentConfig& cfg_;
+  SharingSession& session_;
+  std::int64_t batches_per_epoch_;
+  Replica replica_;
+  nn::Model& model_;
+  std::size_t n_;
+  nn::Optimizer* optimizer_;
+  codec::Encoder encoder_;
+  UpdateExchange exchange_;
+  FaultInjector injector_;  // mutable: remembers its first recovery
+  float update_scale_;
+  PartitionData partitions_;
+  std::vector<PartitionGrant> read_ahead_;  // reserved for the next requests (last grant)
+  std::vector<std::uint8_t> message_;
+
+  // encoding.check_conservation: every update summed, and every quantum this worker sent.
+  bool check_conservation_;
+  std::vector<double> update_sum_;
+  std::vector<float> sent_sum_;
+  double conservation_error_ = -1;
+
+  WorkerReport report_;
+  ExchangeStats reported_exchange_;
+  core::Stopwatch report_clock_;
+  double cpu_start_ = core::process_cpu_seconds();  // beside report_clock_: the same span
+  core::Stopwatch heartbeat_clock_;
+  double heartbeat_period_;
+  double timeout_;
+
+  // Where this worker is, for the resync after a failure.
+  WorkerPhase phase_;
+  std::optional<PartitionGrant> holding_;
+  std::optional<PartitionGrant> finished_unacknowledged_;
+  bool request_pending_ = false;
+  std::optional<std::vector<std::uint64_t>> drain_targets_;
+  bool drained_sent_ = false;
+  std::uint64_t seq_ = 0;
+  std::int64_t steps_ = 0;
+
+  // The staleness bound: this worker's clock (steps, a replacement continuing the dead rank's),
+  // the clock of its newest sent update, and the peers' clocks.
+  StalenessTracker staleness_;
+  std::int64_t clock_ = 0;
+  std::int64_t sent_clock_ = 0;
+  bool was_idle_ = false;
+  DivergenceGuard divergence_{cfg_.training};
+  bool diverged_ = false;
+  std::optional<int> shutdown_code_;  // the master's kShutdown, whenever it came
+  std::uint32_t current_epoch_ = 0;
+  std::vector<float> zeros_;
+};
+
+}  // namespace gradshare::train

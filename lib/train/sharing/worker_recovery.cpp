@@ -1,0 +1,105 @@
+// sharing/worker_recovery.cpp: a worker after a process failure: the repair, the resync with
+// the master (what it has, what it lacks), and a replacement's start from the master's model.
+#include "train/sharing/worker.h"
+
+namespace gradshare::train {
+
+void SharingWorker::join() {
+  core::log_info("replacement for rank " + std::to_string(context_.rank) + ": joining the job");
+  guarded([&] { resync(); });
+}
+
+void SharingWorker::recover() {
+  injector_.at_recovery();
+  for (;;) {
+    try {
+      session_.repair({});
+      exchange_.attach(session_.plane());
+      staleness_.forget_peers();  // the dead are gone; a replacement counts from its first update
+      resync();
+      return;
+    } catch (const comm::TransportError& error) {
+      if (!error.is_process_failure()) throw;
+      core::log_warn(std::string("another process failed during recovery: ") + error.what());
+    }
+  }
+}
+
+void SharingWorker::resync() {
+  WorkerStatus status;
+  status.phase = phase_;
+  status.holding = holding_;
+  status.finished = finished_unacknowledged_;
+  status.last_seq = seq_;
+  status.conservation_error = conservation_error_;
+  status.applied = exchange_.applied_ids();
+  send(control(), 0, status);
+  for (;;) {
+    auto message = control().receive(0, std::nullopt, "the resync after a failure");
+    switch (message.tag) {
+      case ResyncFetch::kTag: {
+        ResyncUpdates found;
+        for (const auto& [origin, seq] : decode<ResyncFetch>(message).ids)
+          if (auto kept = exchange_.kept(static_cast<int>(origin), seq))
+            found.messages.emplace_back(kept->begin(), kept->end());
+        send(control(), 0, found);
+        break;
+      }
+      case ResyncUpdates::kTag:
+        for (const auto& update : decode<ResyncUpdates>(message).messages)
+          GS_CHECK(exchange_.deliver(update, model_.parameters()), exchange_.last_error());
+        break;
+      case ResyncStateFetch::kTag: {
+        const auto parameters = model_.parameters();
+        send(control(), 0,
+             ReplicaState{{parameters.begin(), parameters.end()}, exchange_.applied_ids()});
+        break;
+      }
+      case ReplicaState::kTag: {  // what this replica lacked is no longer kept anywhere
+        const auto state = decode<ReplicaState>(message);
+        take_parameters(state);
+        exchange_.adopt(state.applied);
+        break;
+      }
+      case StateRequest::kTag:  // a live worker's optimizer state for a replacement
+        send_state();
+        break;
+      case ReplacementStart::kTag:
+        adopt(decode<ReplacementStart>(message));
+        break;
+      case ResyncDone::kTag:
+        // Waiting for a grant, or done: ask again (a grant or a report may have been lost,
+        // and a dead worker's partition may be back in the queue).
+        if (phase_ != WorkerPhase::kTraining) {
+          phase_ = WorkerPhase::kRequesting;
+          request_pending_ = false;
+        }
+        finished_unacknowledged_.reset();
+        drain_targets_.reset();
+        drained_sent_ = false;
+        return;
+      default:
+        throw core::RuntimeError(std::string("unexpected ") + comm::tag_name(message.tag) +
+                                 " message during the resync");
+    }
+  }
+}
+
+void SharingWorker::take_parameters(const ReplicaState& state) {
+  GS_CHECK(state.parameters.size() == n_, "the master sent a wrong-sized model");
+  std::copy(state.parameters.begin(), state.parameters.end(), model_.parameters().begin());
+}
+
+void SharingWorker::adopt(const ReplacementStart& start) {
+  take_parameters(start.replica);
+  exchange_.restore(start.replica.applied);
+  restore_optimizer(start.worker, *optimizer_);
+  encoder_.set_threshold(start.worker.tau);
+  // The dead process's updates carry on from the last one any replica applied.
+  seq_ = start.replica.applied.highest(context_.rank);
+  clock_ = static_cast<std::int64_t>(start.clock);  // so the bound does not hold the others back
+  core::log_info("replacement started from the master's model (update seq " + std::to_string(seq_) +
+                 ", clock " + std::to_string(clock_) + ")");
+}
+
+}  // namespace gradshare::train
