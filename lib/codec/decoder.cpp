@@ -1,6 +1,8 @@
 // decoder.cpp: validate-then-apply for every encoding.
 #include "codec/decoder.h"
 
+#include <string>
+
 #include "codec/message.h"
 #include "kernels/cpu/codec_decode.h"
 #include "kernels/cpu/codec_rice.h"
@@ -10,11 +12,10 @@ namespace {
 
 namespace cpu = kernels::cpu;
 
-// Adds `sign` * value of every entry to target (sign -1: apply, +1: accumulate).
-bool decode_into(std::span<const std::uint8_t> message, std::span<float> target, float sign,
-                 std::string* error) {
-  MessageHeader header;
-  if (!parse_header(message, target.size(), header, error)) return false;
+// Adds `sign` * value of every entry of a message whose header is checked to target (sign -1:
+// apply, +1: accumulate), once its payload's structure is valid.
+bool decode_payload(const MessageHeader& header, std::span<const std::uint8_t> message,
+                    std::span<float> target, float sign, std::string* error) {
   const auto payload = message.subspan(kHeaderBytes);
   const auto count = static_cast<std::size_t>(header.entry_count);
   const float plus = sign * header.tau;
@@ -41,7 +42,30 @@ bool decode_into(std::span<const std::uint8_t> message, std::span<float> target,
   return false;  // unreachable: parse_header accepts only the three encodings
 }
 
+bool decode_into(std::span<const std::uint8_t> message, std::span<float> target, float sign,
+                 std::string* error) {
+  MessageHeader header;
+  if (!parse_header(message, target.size(), header, error)) return false;
+  return decode_payload(header, message, target, sign, error);
+}
+
 }  // namespace
+
+bool parse_message(std::span<const std::uint8_t> bytes, std::size_t expected_parameter_count,
+                   ParsedMessage& out, std::string* error) {
+  if (!parse_header(bytes, expected_parameter_count, out.header, error)) return false;
+  out.bytes = bytes;
+  return true;
+}
+
+bool apply_parsed(const ParsedMessage& message, std::span<float> parameters, std::string* error) {
+  if (message.header.parameter_count != parameters.size()) {
+    if (error) *error = "message for " + std::to_string(message.header.parameter_count) +
+                        " parameters applied to " + std::to_string(parameters.size());
+    return false;
+  }
+  return decode_payload(message.header, message.bytes, parameters, -1.0f, error);
+}
 
 bool apply_message(std::span<const std::uint8_t> message, std::span<float> parameters,
                    std::string* error) {

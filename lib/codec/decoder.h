@@ -8,7 +8,24 @@
 #include <span>
 #include <string>
 
+#include "codec/message.h"
+
 namespace gradshare::codec {
+
+// A message whose header parse_message has checked (every field, the length, the checksum
+// over header and payload): parsed once, it is applied without checking those again.
+struct ParsedMessage {
+  MessageHeader header;
+  std::span<const std::uint8_t> bytes;
+};
+
+// parse_header into a view of `bytes`; false with *error (if not null) when malformed.
+bool parse_message(std::span<const std::uint8_t> bytes, std::size_t expected_parameter_count,
+                   ParsedMessage& out, std::string* error);
+
+// apply_message for a parsed message: checks the payload's structure only, then applies it;
+// leaves `parameters` untouched when the payload is malformed.
+bool apply_parsed(const ParsedMessage& message, std::span<float> parameters, std::string* error);
 
 // parameters[i] -= value_i for every entry (the project's sign convention: params -= update).
 // Returns false with *error (if not null) on a malformed message. The parameter count the

@@ -19,6 +19,7 @@
 #include "train/epoch_report.h"
 #include "train/master_loop.h"
 #include "train/model_file.h"
+#include "train/partition_data.h"
 #include "train/peak_memory.h"
 #include "train/progress.h"
 #include "train/progress_window.h"
@@ -126,7 +127,7 @@ class AveragingMaster : public MasterRole {
         cfg_(context.config),
         control_(control),
         model_(nn::Model::build(cfg_.model, static_cast<std::uint64_t>(cfg_.run.seed))),
-        batches_(averaging_batches_per_epoch(context)),
+        batches_(minibatches_per_epoch(context.config, context.data.train)),
         checkpointer_(context),
         first_iteration_((log_model(), start_workers(context, control, model_, batches_))),
         reporter_(context),
@@ -307,15 +308,6 @@ class AveragingMaster : public MasterRole {
 };
 
 }  // namespace
-
-std::int64_t averaging_batches_per_epoch(const RunContext& context) {
-  const auto& cfg = context.config;
-  return static_cast<std::int64_t>(
-      data::EpochPlan(context.data.train.size(), static_cast<std::size_t>(cfg.training.batch_size),
-                      static_cast<std::size_t>(cfg.data.partition_batches),
-                      static_cast<std::uint64_t>(cfg.run.seed), 0, false)
-          .batch_count());
-}
 
 int run_averaging_master(RunContext& context, comm::ControlChannel& control) {
   AveragingMaster master(context, control);

@@ -3,8 +3,6 @@
 // group) by run_parameter_averaging.
 #pragma once
 
-#include <cstdint>
-
 #include "comm/control_channel.h"
 #include "comm/worker_group.h"
 #include "train/run_context.h"
@@ -14,8 +12,5 @@ namespace gradshare::train {
 int run_averaging_master(RunContext& context, comm::ControlChannel& control);
 int run_averaging_worker(RunContext& context, comm::ControlChannel& control,
                          comm::WorkerGroup& workers);
-
-// Minibatches in an epoch of the run's training set.
-std::int64_t averaging_batches_per_epoch(const RunContext& context);
 
 }  // namespace gradshare::train

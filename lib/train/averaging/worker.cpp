@@ -20,6 +20,7 @@
 #include "train/checkpointer.h"
 #include "train/divergence_guard.h"
 #include "train/model_file.h"
+#include "train/partition_data.h"
 #include "train/replica.h"
 #include "train/worker_state.h"
 
@@ -61,7 +62,7 @@ class AveragingWorker {
         workers_(workers),
         index_(workers.index()),
         count_(workers.size()),
-        batches_(averaging_batches_per_epoch(context)),
+        batches_(minibatches_per_epoch(context.config, context.data.train)),
         steps_per_epoch_((batches_ + count_ - 1) / count_),
         replica_(cfg_, steps_per_epoch_ * cfg_.training.epochs, steps_per_epoch_,
                  static_cast<std::uint64_t>(context.rank)),

@@ -32,6 +32,7 @@
 #include "train/sharing/liveness.h"
 #include "train/model_file.h"
 #include "train/normalization_message.h"
+#include "train/partition_data.h"
 #include "train/partition_messages.h"
 #include "train/partition_scheduler.h"
 #include "train/peak_memory.h"

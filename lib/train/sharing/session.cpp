@@ -7,6 +7,12 @@
 
 namespace gradshare::train {
 
+std::optional<std::size_t> keep_budget(const SharingSession& session,
+                                       const config::ExperimentConfig& config) {
+  if (!session.fault_tolerant()) return std::nullopt;
+  return static_cast<std::size_t>(config.fault_tolerance.keep_bytes);
+}
+
 namespace {
 
 // A star's limits: every worker under the master.

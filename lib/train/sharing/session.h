@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,11 @@ class SharingSession {
   // The master at the end of the run: spares never called may exit.
   virtual void release_spares() = 0;
 };
+
+// What replicas keep of the messages they applied for a resync (fault_tolerance.keep_bytes),
+// or nothing where no failure can be repaired.
+std::optional<std::size_t> keep_budget(const SharingSession& session,
+                                       const config::ExperimentConfig& config);
 
 // The tree after `lost` died and `replaced` came back (each list in ascending order).
 topology::Tree repaired_tree(const config::TopologyConfig& config, topology::Mode mode,

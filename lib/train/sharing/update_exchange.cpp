@@ -48,7 +48,7 @@ AppliedIds AppliedIds::deserialize(std::span<const std::uint8_t> bytes) {
 }
 
 UpdateExchange::UpdateExchange(comm::DataPlane& plane, int self_rank, int ranks,
-                               std::size_t parameter_count, std::size_t keep_bytes)
+                               std::size_t parameter_count, std::optional<std::size_t> keep_bytes)
     : plane_(&plane), self_(self_rank), parameter_count_(parameter_count),
       keep_bytes_(keep_bytes), applied_upto_(static_cast<std::size_t>(ranks), 0),
       applied_above_(static_cast<std::size_t>(ranks)) {
@@ -62,6 +62,7 @@ void UpdateExchange::attach(comm::DataPlane& plane) {
 }
 
 void UpdateExchange::keep(int origin, std::uint64_t seq, std::span<const std::uint8_t> message) {
+  if (!keep_bytes_) return;
   Kept kept{origin, seq, std::vector<std::uint8_t>(message.begin(), message.end())};
   if (origin == self_) {
     kept_own_.push_back(std::move(kept));
@@ -70,7 +71,7 @@ void UpdateExchange::keep(int origin, std::uint64_t seq, std::span<const std::ui
   }
   kept_peer_bytes_ += message.size();
   kept_peers_.push_back(std::move(kept));
-  while (!kept_peers_.empty() && kept_peer_bytes_ > keep_bytes_) {
+  while (!kept_peers_.empty() && kept_peer_bytes_ > *keep_bytes_) {
     kept_peer_bytes_ -= kept_peers_.front().bytes.size();
     kept_peers_.pop_front();
   }
@@ -118,30 +119,40 @@ std::vector<std::vector<std::uint8_t>> UpdateExchange::kept_missing_from(
   return missing;
 }
 
-bool UpdateExchange::deliver(std::span<const std::uint8_t> message, std::span<float> parameters) {
-  codec::MessageHeader header;
+void UpdateExchange::reject(int from, const std::string& error) {
+  ++stats_.rejected;
+  last_error_ = (from == kResync ? std::string("malformed resync message: ")
+                                 : "malformed message from rank " + std::to_string(from) + ": ") +
+                (error.empty() ? "origin or seq out of range" : error);
+}
+
+UpdateExchange::Accepted UpdateExchange::accept(std::span<const std::uint8_t> message,
+                                                std::span<float> parameters, int from) {
+  codec::ParsedMessage parsed;
   std::string error;
-  if (!codec::parse_header(message, parameter_count_, header, &error) ||
-      header.origin >= applied_upto_.size() || header.seq == 0) {
-    ++stats_.rejected;
-    last_error_ = "malformed resync message: " + (error.empty() ? "origin or seq out of range" : error);
-    return false;
+  if (!codec::parse_message(message, parameter_count_, parsed, &error) ||
+      parsed.header.origin >= applied_upto_.size() || parsed.header.seq == 0) {
+    reject(from, error);
+    return Accepted::kRejected;
   }
-  const int origin = static_cast<int>(header.origin);
-  if (has_applied(origin, header.seq)) {
+  const int origin = static_cast<int>(parsed.header.origin);
+  if (has_applied(origin, parsed.header.seq)) {
     ++stats_.duplicates;
-    return true;
+    return Accepted::kDuplicate;
   }
-  if (!codec::apply_message(message, parameters, &error)) {
-    ++stats_.rejected;
-    last_error_ = "malformed resync message: " + error;
-    return false;
+  if (!codec::apply_parsed(parsed, parameters, &error)) {
+    reject(from, error);
+    return Accepted::kRejected;
   }
-  mark_applied(origin, header.seq);
-  keep(origin, header.seq, message);
+  mark_applied(origin, parsed.header.seq);
+  keep(origin, parsed.header.seq, message);
   ++stats_.applied;
-  if (observer_) observer_(header);
-  return true;
+  if (observer_) observer_(parsed.header);
+  return Accepted::kApplied;
+}
+
+bool UpdateExchange::deliver(std::span<const std::uint8_t> message, std::span<float> parameters) {
+  return accept(message, parameters, kResync) != Accepted::kRejected;
 }
 
 bool UpdateExchange::has_applied(int origin, std::uint64_t seq) const {
@@ -179,33 +190,17 @@ bool UpdateExchange::mark_applied(int origin, std::uint64_t seq) {
 
 std::size_t UpdateExchange::poll(std::span<float> parameters) {
   const std::size_t received = plane_->poll([&](int from, std::span<const std::uint8_t> message) {
-    codec::MessageHeader header;
-    std::string error;
-    if (!codec::parse_header(message, parameter_count_, header, &error) ||
-        header.origin >= applied_upto_.size() || header.seq == 0) {
-      ++stats_.rejected;
-      last_error_ = "malformed message from rank " + std::to_string(from) + ": " +
-                    (error.empty() ? "origin or seq out of range" : error);
-      core::log_warn(last_error_);
-      return;
+    switch (accept(message, parameters, from)) {
+      case Accepted::kRejected:
+        core::log_warn(last_error_);
+        return;
+      case Accepted::kDuplicate:
+        return;
+      case Accepted::kApplied:
+        stats_.relayed += plane_->links().size() - 1;
+        relay_->forward(from, message);
+        return;
     }
-    const int origin = static_cast<int>(header.origin);
-    if (has_applied(origin, header.seq)) {
-      ++stats_.duplicates;
-      return;
-    }
-    if (!codec::apply_message(message, parameters, &error)) {
-      ++stats_.rejected;
-      last_error_ = "malformed message from rank " + std::to_string(from) + ": " + error;
-      core::log_warn(last_error_);
-      return;
-    }
-    mark_applied(origin, header.seq);
-    keep(origin, header.seq, message);
-    ++stats_.applied;
-    if (observer_) observer_(header);
-    stats_.relayed += plane_->links().size() - 1;
-    relay_->forward(from, message);
   });
   relay_->flush();
   return received;
@@ -219,11 +214,12 @@ bool UpdateExchange::can_publish(std::size_t bytes) const {
 }
 
 void UpdateExchange::publish(std::span<const std::uint8_t> message, std::span<float> parameters) {
-  codec::MessageHeader header;
+  codec::ParsedMessage parsed;
   std::string error;
-  GS_CHECK(codec::parse_header(message, parameter_count_, header, &error), error);
+  GS_CHECK(codec::parse_message(message, parameter_count_, parsed, &error), error);
+  const auto& header = parsed.header;
   GS_CHECK(static_cast<int>(header.origin) == self_, "publishing another rank's message");
-  GS_CHECK(codec::apply_message(message, parameters, &error), error);
+  GS_CHECK(codec::apply_parsed(parsed, parameters, &error), error);
   GS_CHECK(mark_applied(self_, header.seq), "seq " + std::to_string(header.seq) + " reused");
   keep(self_, header.seq, message);
   ++stats_.applied;

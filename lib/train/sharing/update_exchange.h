@@ -6,10 +6,13 @@
 //   - sends through a comm::Relay, whose per-link FIFO queues make back-pressure on one link
 //     neither drop nor reorder anything;
 //   - rejects malformed messages (bad bytes from the network) without crashing, and counts them;
-//   - keeps its own 16 newest messages and the newest peer messages within a byte budget
-//     (fault_tolerance.keep_bytes, however many workers there are), so that after a process
-//     failure what was in flight on the abandoned data plane can be re-sent (resync); a replica
-//     that lacks an update no longer kept anywhere gets a whole state instead (update_resync.h).
+//   - under fault tolerance, keeps its own 16 newest messages and the newest peer messages
+//     within a byte budget (fault_tolerance.keep_bytes, however many workers there are), so
+//     that after a process failure what was in flight on the abandoned data plane can be re-sent
+//     (resync); a replica that lacks an update no longer kept anywhere gets a whole state
+//     instead (update_resync.h). Without fault tolerance nothing is copied;
+//   - parses (and checksums) each message once, on one accept path for the data plane's
+//     messages and the resync's alike.
 #pragma once
 
 #include <cstdint>
@@ -51,9 +54,10 @@ struct AppliedIds {
 
 class UpdateExchange {
  public:
-  // keep_bytes: the budget of kept peer messages (fault_tolerance.keep_bytes).
+  // keep_bytes: the budget of kept peer messages (fault_tolerance.keep_bytes); nullopt keeps
+  // nothing (no resync can happen).
   UpdateExchange(comm::DataPlane& plane, int self_rank, int ranks, std::size_t parameter_count,
-                 std::size_t keep_bytes);
+                 std::optional<std::size_t> keep_bytes);
 
   // After a failure repair: sends on `plane` from now on. Messages queued for the old links are
   // dropped: the resync hands every replica what it lacks.
@@ -101,6 +105,12 @@ class UpdateExchange {
   const std::string& last_error() const { return last_error_; }
 
  private:
+  enum class Accepted { kApplied, kDuplicate, kRejected };
+  // Validates, deduplicates, applies and keeps one message that came from rank `from` on the
+  // data plane (kResync: in a resync), naming it so in the error of a malformed one.
+  static constexpr int kResync = -1;
+  Accepted accept(std::span<const std::uint8_t> message, std::span<float> parameters, int from);
+  void reject(int from, const std::string& error);
   // Records (origin, seq) as applied; false if it already was.
   bool mark_applied(int origin, std::uint64_t seq);
   std::uint64_t distinct_applied() const;
@@ -109,7 +119,7 @@ class UpdateExchange {
   comm::DataPlane* plane_;
   int self_;
   std::size_t parameter_count_;
-  std::size_t keep_bytes_;
+  std::optional<std::size_t> keep_bytes_;
   std::vector<std::uint64_t> applied_upto_;
   std::vector<std::set<std::uint64_t>> applied_above_;
   std::optional<comm::Relay> relay_;

@@ -28,10 +28,7 @@ SharingWorker::SharingWorker(RunContext& context, SharingSession& session, bool 
     : context_(context),
       cfg_(context.config),
       session_(session),
-      batches_per_epoch_(
-          static_cast<std::int64_t>(data::EpochPlan(context.data.train.size(), batch_size(),
-                                                    cfg_.data.partition_batches, seed(), 0, false)
-                                        .batch_count())),
+      batches_per_epoch_(minibatches_per_epoch(cfg_, context.data.train)),
       replica_(cfg_, batches_per_epoch_ * cfg_.training.epochs, batches_per_epoch_,
                static_cast<std::uint64_t>(context.rank)),
       model_(replica_.model()),
@@ -39,7 +36,7 @@ SharingWorker::SharingWorker(RunContext& context, SharingSession& session, bool 
       optimizer_(&replica_.optimizer()),
       encoder_(cfg_.encoding, n_),
       exchange_(session.plane(), context.rank, context.size, n_,
-                static_cast<std::size_t>(cfg_.fault_tolerance.keep_bytes)),
+                keep_budget(session, cfg_)),
       injector_(cfg_.fault_tolerance.inject, context.rank, replacement),
       // encoding.combine: mean shares update / workers (see the key's help).
       update_scale_(cfg_.encoding.combine == "mean"

@@ -1,0 +1,122 @@
+// messages_test.cpp: every control payload round-trips (decoding its bytes and encoding again
+// gives the same bytes, and the fields checked come back), and malformed bytes are refused with
+// a RuntimeError, never a crash: a byte missing, a byte left over, a message of another tag.
+// One tag, one payload: no two payload types share a tag.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "core/errors.h"
+#include "train/allreduce/protocol.h"
+#include "train/averaging/protocol.h"
+#include "train/downpour/protocol.h"
+#include "train/messages.h"
+#include "train/partition_messages.h"
+#include "train/sharing/protocol.h"
+#include "train/sharing/recovery.h"
+#include "train/sharing/worker_report.h"
+#include "train/worker_state.h"
+
+namespace gradshare::train {
+namespace {
+
+WorkerState sample_state() {
+  WorkerState state;
+  state.optimizer_step = 12;
+  state.tau = 1e-3f;
+  state.residual = {0.5f, -0.25f};
+  state.optimizer_state = {{"m", {1.0f, 2.0f}}, {"v", {3.0f}}};
+  return state;
+}
+
+// Every payload with a sample value (the signals carry nothing).
+auto samples() {
+  AveragingReport averaging_report;
+  averaging_report.steps = 3;
+  averaging_report.rounds = 2;
+  DownpourReport downpour_report;
+  downpour_report.pushes = 7;
+  WorkerReport sharing_report;
+  sharing_report.messages = 9;
+  DrainedReport drained;
+  drained.applied_twice = 0;
+  drained.parameters = {1.0f, 2.0f};
+  WorkerStatus status;
+  status.phase = WorkerPhase::kTraining;
+  status.holding = PartitionGrant{1, 4};
+  status.last_seq = 5;
+  status.applied = AppliedIds{{0, 3}, {{}, {5}}};
+  PartitionAssignment assignment{PartitionGrant{2, 7}, {PartitionGrant{2, 8}}};
+  return std::make_tuple(
+      StateRequest{}, StateTaken{}, Finish{}, Heartbeat{}, PeakMemoryRequest{}, ResyncStateFetch{},
+      ResyncDone{}, DownpourFinalPull{}, Shutdown{75}, Diverged{12, "loss exploded"},
+      PeakMemoryReport{1 << 20}, EpochModel{1, 22, {0.5f, 1.5f}},
+      Start{4, StartState{true, {1.0f}, sample_state()}},
+      AllreduceProgress{8, 0.5, 0.9, 1000.0, 1e-3, "epoch 1/2"},
+      AllreduceSnapshot{8, {1.0f, 2.0f}, sample_state()}, AllreduceFinal{false, 44, {3.0f}, 99},
+      averaging_report, AveragingSnapshot{true, 64, {1.0f}, sample_state()},
+      AveragingDone{averaging_report, AveragingTotals{4, 4, 0}, 77, {}}, downpour_report,
+      DownpourState{sample_state()}, DownpourDone{downpour_report, 55},
+      DownpourFinalModel{{1.0f, 2.0f}}, SharingDone{17, 1e-7, 33}, SharingDrainTarget{{0, 4, 6}},
+      sharing_report, drained, StateReply{6, sample_state()}, status,
+      ReplicaState{{1.0f, 2.0f}, AppliedIds{{0, 2}, {{}, {}}}},
+      ReplacementStart{ReplicaState{{1.0f}, AppliedIds{{0, 1}, {{}, {}}}}, sample_state(), 9},
+      ResyncFetch{{{1, 2}, {2, 5}}}, ResyncUpdates{{{1, 2, 3}, {}}},
+      PartitionRequest{true, 8}, PartitionGrantReply{assignment});
+}
+
+template <typename M>
+void check_payload(const M& message) {
+  const comm::Tag other_tag =
+      M::kTag == comm::Tag::kHeartbeat ? comm::Tag::kShutdown : comm::Tag::kHeartbeat;
+  const auto bytes = encode(message);
+  const M back = decode<M>(bytes);
+  EXPECT_EQ(encode(back), bytes) << comm::tag_name(M::kTag);
+  // A byte missing, a byte left over.
+  if (!bytes.empty()) {
+    const std::vector<std::uint8_t> short_bytes(bytes.begin(), bytes.end() - 1);
+    EXPECT_THROW(decode<M>(short_bytes), core::RuntimeError) << comm::tag_name(M::kTag);
+  }
+  auto long_bytes = bytes;
+  long_bytes.push_back(0);
+  EXPECT_THROW(decode<M>(long_bytes), core::RuntimeError) << comm::tag_name(M::kTag);
+  // The same bytes under another tag are not this payload.
+  EXPECT_THROW(decode<M>(comm::ControlMessage{1, other_tag, bytes}), core::RuntimeError);
+  EXPECT_NO_THROW(decode<M>(comm::ControlMessage{1, M::kTag, bytes}));
+}
+
+TEST(Messages, EveryPayloadRoundTripsAndRefusesMalformedBytes) {
+  std::apply([](const auto&... message) { (check_payload(message), ...); }, samples());
+}
+
+TEST(Messages, OneTagOnePayload) {
+  std::set<comm::Tag> tags;
+  std::size_t payloads = 0;
+  std::apply(
+      [&](const auto&... message) {
+        ((tags.insert(std::decay_t<decltype(message)>::kTag), ++payloads), ...);
+      },
+      samples());
+  EXPECT_EQ(tags.size(), payloads);
+  // And every tag the channel knows has a payload here.
+  EXPECT_EQ(tags.size(), static_cast<std::size_t>(comm::kLastTag - comm::kFirstTag + 1));
+}
+
+TEST(Messages, FieldsComeBack) {
+  const auto start = decode<Start>(encode(Start{4, StartState{true, {1.0f}, sample_state()}}));
+  EXPECT_EQ(start.step, 4);
+  EXPECT_TRUE(start.state.resume);
+  EXPECT_EQ(start.state.worker.optimizer_state.size(), 2u);
+  EXPECT_EQ(start.state.worker.residual, (std::vector<float>{0.5f, -0.25f}));
+  const auto diverged = decode<Diverged>(encode(Diverged{12, "loss exploded"}));
+  EXPECT_EQ(diverged.reason, "loss exploded");
+  const auto grant =
+      decode<PartitionGrantReply>(encode(PartitionGrantReply{{PartitionGrant{2, 7}, {}}}));
+  ASSERT_TRUE(grant.assignment.grant);
+  EXPECT_EQ(grant.assignment.grant->partition, 7);
+}
+
+}  // namespace
+}  // namespace gradshare::train
