@@ -2,7 +2,7 @@
 
 namespace gradshare::train {
 
-JsonLine encoding_debug_record(int rank, std::int64_t master_step, const WorkerReport& report) {
+JsonLine encoding_debug_record(int rank, std::int64_t master_step, const SharingReport& report) {
   const auto per = [](double total, std::int64_t count) {
     return count > 0 ? total / static_cast<double>(count) : 0.0;
   };

@@ -13,7 +13,7 @@
 //    applied locally, sent on every link);          partitions are all done, logs, checkpoints
 //    when a link lacks room the update stays
 //    in the residual (back-pressure)
-//  kMetrics {WorkerReport deltas} every
+//  kMetrics {SharingReport deltas} every
 //    logging.every_steps steps             -->  aggregates, prints the progress line
 //  no grant left: kDone {last seq}         -->  when every worker is done:
 //                                          <--  kDrainTarget {last seq per origin}

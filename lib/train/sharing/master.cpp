@@ -157,8 +157,8 @@ void SharingMaster::handle(const comm::ControlMessage& message) {
     }
     case Heartbeat::kTag:
       break;
-    case WorkerReport::kTag: {
-      const auto report = decode<WorkerReport>(message);
+    case SharingReport::kTag: {
+      const auto report = decode<SharingReport>(message);
       if (report.steps > 0) tau_[static_cast<std::size_t>(worker - 1)] = report.tau_max;
       progress_->add(report);
       per_worker_[worker].add(report);

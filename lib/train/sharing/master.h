@@ -46,7 +46,7 @@
 #include "train/recovery_report.h"
 #include "train/sharing/update_exchange.h"
 #include "train/sharing/update_resync.h"
-#include "train/sharing/worker_report.h"
+#include "train/sharing/report.h"
 #include "train/worker_state.h"
 
 namespace gradshare::train {
@@ -60,10 +60,10 @@ class SharingProgress {
         dense_bytes_(4.0 * static_cast<double>(parameter_count)),
         window_(context, steps_per_epoch, context.worker_count(), first_step) {}
 
-  void add(const WorkerReport& report) { window_.add(report); }
+  void add(const SharingReport& report) { window_.add(report); }
   // Steps of the whole run, those before a resume included.
   std::int64_t steps() const { return window_.step(); }
-  const WorkerReport& total() const { return window_.total(); }
+  const SharingReport& total() const { return window_.total(); }
 
   void maybe_log(double relayed_by_master) {
     if (!window_.due()) return;
@@ -105,7 +105,7 @@ class SharingProgress {
  private:
   RunContext& context_;
   double dense_bytes_;
-  ProgressWindow<WorkerReport> window_;
+  ProgressWindow<SharingReport> window_;
 };
 
 class SharingMaster {
@@ -144,7 +144,7 @@ class SharingMaster {
 
   // A replacement starts from the master's model and applied IDs, and the optimizer state of a
   // live worker (the master does not train); its residual starts empty.
-  void start_replacement(int worker, const std::map<int, WorkerStatus>& status);
+  void start_replacement(int worker, const std::map<int, ResyncStatus>& status);
 
   // Every worker first gets the model to start from: fresh, or the resumed checkpoint's.
   void start_workers(const std::optional<ckpt::Checkpoint>& resume);
@@ -200,7 +200,7 @@ class SharingMaster {
   void summarize_relays();
 
   // The staleness distribution over the run and the time each worker was held by the bound.
-  void summarize_staleness(const WorkerReport& total, JsonLine& record);
+  void summarize_staleness(const SharingReport& total, JsonLine& record);
 
   RunContext& context_;
   const config::ExperimentConfig& cfg_;
@@ -230,7 +230,7 @@ class SharingMaster {
   std::map<int, Relays> relays_;  // per drained worker (DrainedReport)
   PeakMemory peak_memory_;
   bool diverged_ = false;  // a worker's divergence guard fired: end the run, save nothing
-  std::map<int, WorkerReport> per_worker_;  // each worker's reports summed (staleness summary)
+  std::map<int, SharingReport> per_worker_;  // each worker's reports summed (staleness summary)
   // The newest clock (training step) applied from each origin: a replacement continues it.
   std::vector<std::uint64_t> clocks_ =
       std::vector<std::uint64_t>(static_cast<std::size_t>(context_.size), 0);

@@ -86,9 +86,9 @@ void SharingMaster::forget_worker(int worker, RecoveryRecord& record) {
 }
 
 void SharingMaster::resync(RecoveryRecord& record) {
-  std::map<int, WorkerStatus> status;
+  std::map<int, ResyncStatus> status;
   for (int w : live_)
-    status[w] = receive<WorkerStatus>(control(), w, "its status after the repair");
+    status[w] = receive<ResyncStatus>(control(), w, "its status after the repair");
   std::vector<int> joining;
   for (auto& [w, s] : status) {
     if (s.phase == WorkerPhase::kJoining) {
@@ -102,7 +102,7 @@ void SharingMaster::resync(RecoveryRecord& record) {
       scheduler_->requeue_worker(w);
     if (s.phase != WorkerPhase::kTraining) scheduler_->requeue_worker(w);  // holds nothing
   }
-  std::map<int, WorkerStatus> survivors;
+  std::map<int, ResyncStatus> survivors;
   for (const auto& [w, s] : status)
     if (s.phase != WorkerPhase::kJoining) survivors.emplace(w, s);
   const auto moved = resync_updates(control(), exchange_, model_.parameters(), survivors);
@@ -127,7 +127,7 @@ bool SharingMaster::same(const PartitionGrant& a, const PartitionGrant& b) {
   return a.epoch == b.epoch && a.partition == b.partition;
 }
 
-void SharingMaster::start_replacement(int worker, const std::map<int, WorkerStatus>& status) {
+void SharingMaster::start_replacement(int worker, const std::map<int, ResyncStatus>& status) {
   ReplacementStart start;
   start.replica = {{model_.parameters().begin(), model_.parameters().end()},
                    exchange_.applied_ids()};

@@ -104,7 +104,7 @@ void SharingMaster::summarize_relays() {
   core::log_info(line);
 }
 
-void SharingMaster::summarize_staleness(const WorkerReport& total, JsonLine& record) {
+void SharingMaster::summarize_staleness(const SharingReport& total, JsonLine& record) {
   const StalenessStats& all = total.staleness;
   std::string waited;
   for (const auto& [worker, report] : per_worker_) {

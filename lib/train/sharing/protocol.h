@@ -7,7 +7,7 @@
 //                                             <--  Start {0, StartState}
 //  PartitionRequest {finished, last seq}      -->
 //                                             <--  PartitionGrant (nothing left: empty)
-//  WorkerReport every logging.every_steps     -->  progress line, metrics.jsonl
+//  SharingReport every logging.every_steps     -->  progress line, metrics.jsonl
 //  Heartbeat while it waits                   -->  liveness
 //                                             <--  StateRequest (a checkpoint is due)
 //  StateReply {sent seq, WorkerState}         -->  applies every update up to the seq,

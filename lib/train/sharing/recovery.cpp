@@ -7,7 +7,7 @@
 
 namespace gradshare::train {
 
-void WorkerStatus::write(comm::ByteWriter& writer) const {
+void ResyncStatus::write(comm::ByteWriter& writer) const {
   writer.put<std::uint8_t>(static_cast<std::uint8_t>(phase));
   put_grant(writer, holding);
   put_grant(writer, finished);
@@ -15,11 +15,11 @@ void WorkerStatus::write(comm::ByteWriter& writer) const {
   writer.put_vector(applied.serialize());
 }
 
-WorkerStatus WorkerStatus::read(comm::ByteReader& reader) {
-  WorkerStatus status;
+ResyncStatus ResyncStatus::read(comm::ByteReader& reader) {
+  ResyncStatus status;
   const auto phase = reader.get<std::uint8_t>();
   GS_CHECK(phase <= static_cast<std::uint8_t>(WorkerPhase::kJoining),
-           "worker status with phase " + std::to_string(phase));
+           "resync status with phase " + std::to_string(phase));
   status.phase = static_cast<WorkerPhase>(phase);
   status.holding = get_grant(reader);
   status.finished = get_grant(reader);

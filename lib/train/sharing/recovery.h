@@ -4,22 +4,22 @@
 //
 //  every survivor                                    master
 //  --------------                                    ------
-//  kRecovery {WorkerStatus: phase, partition     --> reconciles the partition schedule (a dead
-//    held / finished, last seq, applied IDs}           worker's partition and grants lost in
+//  ResyncStatus {phase, partition held /         --> reconciles the partition schedule (a dead
+//    finished, last seq, applied IDs}                  worker's partition and grants lost in
 //                                                      flight go back to the queue)
-//                                                 <-- kResyncFetch {IDs the master lacks}
-//  kResyncUpdates {those messages, from the      -->   (to whoever applied them)
+//                                                 <-- ResyncFetch {IDs the master lacks}
+//  ResyncUpdates {those messages, from the       -->   (to whoever applied them)
 //    kept ones}                                        applies them; when some are no longer
 //                                                      kept there:
-//                                                 <-- kResyncStateFetch
-//  kResyncState {ReplicaState}                   -->   adopts it, then applies its own kept
+//                                                 <-- ResyncStateFetch
+//  ReplicaState                                  -->   adopts it, then applies its own kept
 //                                                      messages that replica lacked
-//                                                 <-- kResyncUpdates {what this one lacks}, or
-//  applies them / adopts it                            kResyncState {ReplicaState} when some of
-//                                                      those are no longer kept here
-//                                                      replacement: kStateRequest to a live
-//                                                      worker, kParameters {ReplacementStart}
-//                                                 <-- kResyncDone
+//                                                 <-- ResyncUpdates {what this one lacks}, or
+//  applies them / adopts it                            ReplicaState when some of those are no
+//                                                      longer kept here
+//                                                      replacement: StateRequest to a live
+//                                                      worker, ReplacementStart to it
+//                                                 <-- ResyncDone
 //  carries on where it was (a request for a partition is sent again; a worker that had no
 //  partition left asks again, since a dead worker's partition may be back in the queue)
 //
@@ -27,8 +27,8 @@
 // (UpdateExchange keeps its own newest and the newest peer messages within
 // fault_tolerance.keep_bytes); the master collects every ID any survivor applied, so afterwards
 // every replica holds the same set. A whole state (parameters and applied IDs) stands in for
-// messages that are no longer kept: the memory a replica keeps does not grow with the workers. A replacement starts from the
-// master's parameters and applied IDs (its snapshot), an optimizer state proxied from a live
+// messages that are no longer kept: the memory a replica keeps does not grow with the workers.
+// A replacement starts from the master's parameters and applied IDs (its snapshot), an optimizer state proxied from a live
 // worker (the master does not train), an empty residual, and continues the dead process's seq.
 #pragma once
 
@@ -51,7 +51,7 @@ enum class WorkerPhase : std::uint8_t {
   kJoining = 3,     // a replacement waiting for its start
 };
 
-struct WorkerStatus {
+struct ResyncStatus {
   WorkerPhase phase = WorkerPhase::kJoining;
   std::optional<PartitionGrant> holding;   // granted and not finished
   std::optional<PartitionGrant> finished;  // finished; no grant has answered that report yet
@@ -61,7 +61,7 @@ struct WorkerStatus {
 
   static constexpr comm::Tag kTag = comm::Tag::kRecovery;
   void write(comm::ByteWriter& writer) const;
-  static WorkerStatus read(comm::ByteReader& reader);
+  static ResyncStatus read(comm::ByteReader& reader);
 };
 
 // A replica's whole state: its parameters hold exactly the updates `applied`.

@@ -14,7 +14,7 @@ namespace {
 
 // IDs `theirs` applied and `mine` did not, at most one holder asked for each.
 std::map<int, std::vector<UpdateId>> wanted_by_master(const AppliedIds& mine,
-                                                      const std::map<int, WorkerStatus>& survivors) {
+                                                      const std::map<int, ResyncStatus>& survivors) {
   std::map<int, std::vector<UpdateId>> wanted;
   std::set<UpdateId> asked;
   for (const auto& [worker, status] : survivors)
@@ -65,7 +65,7 @@ void adopt_worker_state(comm::ControlChannel& control, UpdateExchange& exchange,
 
 ResyncCounts resync_updates(comm::ControlChannel& control, UpdateExchange& exchange,
                             std::span<float> parameters,
-                            const std::map<int, WorkerStatus>& survivors) {
+                            const std::map<int, ResyncStatus>& survivors) {
   ResyncCounts counts;
   const auto before = exchange.applied_ids();
   // Each round fetches what the master lacks; a holder that no longer keeps some of it hands

@@ -27,6 +27,6 @@ struct ResyncCounts {
 // what was in flight): it would otherwise be lost.
 ResyncCounts resync_updates(comm::ControlChannel& control, UpdateExchange& exchange,
                             std::span<float> parameters,
-                            const std::map<int, WorkerStatus>& survivors);
+                            const std::map<int, ResyncStatus>& survivors);
 
 }  // namespace gradshare::train

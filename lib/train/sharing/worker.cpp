@@ -8,7 +8,7 @@ namespace {
 
 constexpr int kBoundBackoffMicroseconds = 100;
 
-void count_encoding(WorkerReport& report, codec::Encoding encoding) {
+void count_encoding(SharingReport& report, codec::Encoding encoding) {
   switch (encoding) {
     case codec::Encoding::kSparse:
       ++report.sparse_messages;

@@ -39,7 +39,7 @@
 #include "train/sharing/roles.h"
 #include "train/sharing/staleness.h"
 #include "train/sharing/update_exchange.h"
-#include "train/sharing/worker_report.h"
+#include "train/sharing/report.h"
 #include "train/worker_state.h"
 
 namespace gradshare::train {
@@ -172,7 +172,7 @@ class SharingWorker {
   std::vector<float> sent_sum_;
   double conservation_error_ = -1;
 
-  WorkerReport report_;
+  SharingReport report_;
   ExchangeStats reported_exchange_;
   core::Stopwatch report_clock_;
   double cpu_start_ = core::process_cpu_seconds();  // beside report_clock_: the same span

@@ -69,7 +69,7 @@ void SharingWorker::send_report() {
     report_.residual_max_abs = static_cast<float>(norms.max_abs);
   }
   guarded([&] { send(control(), 0, report_); });
-  report_ = WorkerReport{};
+  report_ = SharingReport{};
 }
 
 int SharingWorker::finish() {

@@ -26,7 +26,7 @@ void SharingWorker::recover() {
 }
 
 void SharingWorker::resync() {
-  WorkerStatus status;
+  ResyncStatus status;
   status.phase = phase_;
   status.holding = holding_;
   status.finished = finished_unacknowledged_;

@@ -16,7 +16,7 @@
 #include "train/partition_messages.h"
 #include "train/sharing/protocol.h"
 #include "train/sharing/recovery.h"
-#include "train/sharing/worker_report.h"
+#include "train/sharing/report.h"
 #include "train/worker_state.h"
 
 namespace gradshare::train {
@@ -38,12 +38,12 @@ auto samples() {
   averaging_report.rounds = 2;
   DownpourReport downpour_report;
   downpour_report.pushes = 7;
-  WorkerReport sharing_report;
+  SharingReport sharing_report;
   sharing_report.messages = 9;
   DrainedReport drained;
   drained.applied_twice = 0;
   drained.parameters = {1.0f, 2.0f};
-  WorkerStatus status;
+  ResyncStatus status;
   status.phase = WorkerPhase::kTraining;
   status.holding = PartitionGrant{1, 4};
   status.last_seq = 5;

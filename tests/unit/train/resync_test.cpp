@@ -178,12 +178,12 @@ TEST(Resync, WholeStateStandsInForUpdatesNoLongerKept) {
 }
 
 TEST(RecoveryMessages, RoundTrip) {
-  WorkerStatus status;
+  ResyncStatus status;
   status.phase = WorkerPhase::kRequesting;
   status.finished = PartitionGrant{1, 7};
   status.last_seq = 42;
   status.applied = AppliedIds{{0, 3}, {{}, {5}}};
-  const auto back = decode<WorkerStatus>(encode(status));
+  const auto back = decode<ResyncStatus>(encode(status));
   EXPECT_EQ(back.phase, WorkerPhase::kRequesting);
   EXPECT_FALSE(back.holding.has_value());
   ASSERT_TRUE(back.finished.has_value());
@@ -198,7 +198,7 @@ TEST(RecoveryMessages, RoundTrip) {
 
   auto bad = encode(status);
   bad[0] = 9;  // no such phase
-  EXPECT_THROW(decode<WorkerStatus>(bad), core::RuntimeError);
+  EXPECT_THROW(decode<ResyncStatus>(bad), core::RuntimeError);
   std::vector<std::uint8_t> huge_count(8, 0xFF);
   EXPECT_THROW(decode<ResyncFetch>(huge_count), core::RuntimeError);
 }

@@ -1,4 +1,4 @@
-#include "train/sharing/worker_report.h"
+#include "train/sharing/report.h"
 
 #include <algorithm>
 
@@ -6,7 +6,7 @@
 
 namespace gradshare::train {
 
-void WorkerReport::add(const WorkerReport& o) {
+void SharingReport::add(const SharingReport& o) {
   const bool first = messages == 0 && steps == 0;
   StepCounts::add(o);
   messages += o.messages;

@@ -1,4 +1,4 @@
-// sharing/worker_report.h: the figures a gradient-sharing worker sends the master every
+// sharing/report.h: the figures a gradient-sharing worker sends the master every
 // logging.every_steps steps (as deltas since its previous report), and their sum over workers.
 #pragma once
 
@@ -15,7 +15,7 @@
 
 namespace gradshare::train {
 
-struct WorkerReport : StepCounts {
+struct SharingReport : StepCounts {
   std::int64_t messages = 0;  // own messages sent
   std::int64_t bytes = 0;     // bytes of own messages
   std::int64_t entries = 0;   // quanta in own messages
@@ -40,10 +40,10 @@ struct WorkerReport : StepCounts {
   // Staleness of the peer updates applied and time held by the bound (staleness.h).
   StalenessStats staleness;
 
-  void add(const WorkerReport& other);
+  void add(const SharingReport& other);
   static constexpr comm::Tag kTag = comm::Tag::kSharingReport;
   void write(comm::ByteWriter& writer) const { writer.put(*this); }
-  static WorkerReport read(comm::ByteReader& reader) { return reader.get<WorkerReport>(); }
+  static SharingReport read(comm::ByteReader& reader) { return reader.get<SharingReport>(); }
 };
 
 // kDrained: a worker's replica once every update of the run has arrived there, for the
