@@ -153,6 +153,26 @@ int run_replacement(const config::ExperimentConfig& config, MPI_Comm parent) {
   }
 }
 
+// The master's first lines: the banner, the hosts, the run directory, the resume notes and, when
+// the training set stays on disk, how it is read.
+void log_job(const RunContext& context, const std::vector<std::string>& hosts,
+             const std::string& run_path, const std::vector<std::string>& notes) {
+  core::log_info(banner(context) + "\nhosts " + comm::describe_hosts(hosts) + "\nrun directory " +
+                 run_path);
+  for (const auto& note : notes) core::log_warn(note);
+  if (const auto& reader = context.data.train.reader) {
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "data: the training set stays in %s (%zu samples, %.2f GB as floats); every "
+                  "rank reads the minibatches it trains, 32 ahead in the background "
+                  "(data.read %s)",
+                  reader->path().c_str(), reader->size(),
+                  4e-9 * static_cast<double>(reader->size() * reader->sample_size()),
+                  context.config.data.read.c_str());
+    core::log_info(line);
+  }
+}
+
 // Everything of `train` between MPI_Init and MPI_Finalize; returns the exit code.
 int train_in_session(const config::ExperimentConfig& config, MpiSession& mpi) {
   core::install_stop_signal_handlers();
@@ -233,24 +253,10 @@ int train_in_session(const config::ExperimentConfig& config, MpiSession& mpi) {
   logger.set_tag(context.is_master() ? "master" : "rank " + std::to_string(context.rank));
   logger.open_file(context.run_directory.file("rank-" + std::to_string(context.rank) + ".log"));
   std::vector<std::string> hosts;
-  stop = startup.run("gathering host names", [&] { hosts = comm::gather_host_names(comm::mpi_comm(*context.job)); });
+  stop = startup.run("gathering host names",
+                     [&] { hosts = comm::gather_host_names(comm::mpi_comm(*context.job)); });
   if (stop) return *stop;
-  if (context.is_master()) {
-    core::log_info(banner(context) + "\nhosts " + comm::describe_hosts(hosts) +
-                   "\nrun directory " + run_path);
-    for (const auto& note : notes) core::log_warn(note);
-    if (const auto& reader = context.data.train.reader) {
-      char line[512];
-      std::snprintf(line, sizeof line,
-                    "data: the training set stays in %s (%zu samples, %.2f GB as floats); every "
-                    "rank reads the minibatches it trains, 32 ahead in the background "
-                    "(data.read %s)",
-                    reader->path().c_str(), reader->size(),
-                    4e-9 * static_cast<double>(reader->size() * reader->sample_size()),
-                    context.config.data.read.c_str());
-      core::log_info(line);
-    }
-  }
+  if (context.is_master()) log_job(context, hosts, run_path, notes);
 
   // Until the strategy has its communicators (it then sets RunContext::kTraining).
   context.phase = "setting up " + context.config.training.strategy;

@@ -7,7 +7,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <string>
 
@@ -109,7 +108,9 @@ TEST_F(StrategyThreads, ParameterAveraging) {
 // checkpoint keeps each worker's residual.
 void expect_sharing_run(const std::string& metrics, const ckpt::Checkpoint& checkpoint,
                         int workers) {
-  EXPECT_TRUE(std::regex_search(metrics, std::regex("\"applied_twice\":0[,}]"))) << metrics;
+  const bool none_twice = metrics.find("\"applied_twice\":0,") != std::string::npos ||
+                          metrics.find("\"applied_twice\":0}") != std::string::npos;
+  EXPECT_TRUE(none_twice) << metrics;
   EXPECT_EQ(checkpoint.thresholds.size(), static_cast<std::size_t>(workers));
   EXPECT_EQ(checkpoint.residuals.size(),
             static_cast<std::size_t>(workers) * checkpoint.parameters.size());
@@ -132,7 +133,7 @@ TEST_F(StrategyThreads, Downpour) {
   const auto result = run("downpour", 5, {"downpour.servers=2"});
   const auto checkpoint = epoch_checkpoint(result, 1, /*or_later=*/true);
   EXPECT_FALSE(checkpoint.worker_optimizers.empty());
-  EXPECT_TRUE(std::regex_search(metrics_, std::regex("\"consistent\":true"))) << metrics_;
+  EXPECT_NE(metrics_.find("\"consistent\":true"), std::string::npos) << metrics_;
 }
 
 }  // namespace
