@@ -1,7 +1,7 @@
 // peak_memory.h: the peak resident memory of every rank, at the end of a run.
-//   Each worker puts core::peak_resident_bytes() into its final message to the master (kDone;
-//   a worker that reports again after a recovery replaces its figure); Downpour's other
-//   parameter servers answer a kPeakMemory request. The master adds its own
+//   Each worker puts core::peak_resident_bytes() into its final message to the master (its
+//   strategy's done message, or PeakMemoryReport; a worker that reports again after a recovery
+//   replaces its figure); Downpour's other parameter servers answer a PeakMemoryRequest. The master adds its own
 //   and logs one line, "peak resident memory per rank: 0 312 MB, 1 287 MB, ... (max 312 MB on
 //   rank 0)", and writes a record per rank to metrics.jsonl:
 //   {"kind":"memory","rank":R,"peak_resident_bytes":B}.

@@ -1,4 +1,4 @@
-// downpour/message_link.cpp: MessagePull and MessageShardLink.
+// cli/downpour/message_link.cpp: MessagePull and MessageShardLink.
 #include "cli/downpour/message_link.h"
 
 #include <cstring>

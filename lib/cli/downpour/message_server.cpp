@@ -1,4 +1,4 @@
-// downpour/message_server.cpp: MessageShardServer.
+// cli/downpour/message_server.cpp: MessageShardServer.
 #include "cli/downpour/message_server.h"
 
 #include <algorithm>

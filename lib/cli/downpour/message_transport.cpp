@@ -1,4 +1,4 @@
-// downpour/message_transport.cpp: MessageDownpourTransport.
+// cli/downpour/message_transport.cpp: MessageDownpourTransport.
 #include "cli/downpour/message_transport.h"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
-// downpour/message_transport.h: Downpour over two-sided messages (downpour_message_wire.h): the
-// transport's own communicator, its shard servers (downpour_message_server.h) and worker links
-// (downpour_message_link.h).
+// cli/downpour/message_transport.h: Downpour over two-sided messages (cli/downpour/message_wire.h): the
+// transport's own communicator, its shard servers (cli/downpour/message_server.h) and worker links
+// (cli/downpour/message_link.h).
 #pragma once
 
 #include <mpi.h>

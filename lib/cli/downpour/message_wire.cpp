@@ -1,4 +1,4 @@
-// downpour/message_wire.cpp: SendQueue and abandon_receive.
+// cli/downpour/message_wire.cpp: SendQueue and abandon_receive.
 #include "cli/downpour/message_wire.h"
 
 #include <limits>

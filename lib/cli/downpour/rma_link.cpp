@@ -1,4 +1,4 @@
-// downpour/rma_link.cpp: ShardReader, read_shard and RmaShardLink.
+// cli/downpour/rma_link.cpp: ShardReader, read_shard and RmaShardLink.
 #include "cli/downpour/rma_link.h"
 
 #include <atomic>

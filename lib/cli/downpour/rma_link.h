@@ -1,5 +1,5 @@
-// downpour/rma_link.h: a worker's shard link over MPI one-sided RMA (window layout in
-// downpour_protocol.h).
+// cli/downpour/rma_link.h: a worker's shard link over MPI one-sided RMA (window layout in
+// downpour/protocol.h).
 //
 // Pushes: the worker Puts the payload and the push header (seq excepted) into its slot at the
 // server, and at its next step (advance) flushes them and only then Puts the seq: a server that

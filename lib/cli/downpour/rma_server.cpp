@@ -1,4 +1,4 @@
-// downpour/rma_server.cpp: RmaShardServer.
+// cli/downpour/rma_server.cpp: RmaShardServer.
 #include "cli/downpour/rma_server.h"
 
 #include <algorithm>

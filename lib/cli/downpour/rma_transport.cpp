@@ -1,4 +1,4 @@
-// downpour/rma_transport.cpp: RmaDownpourTransport.
+// cli/downpour/rma_transport.cpp: RmaDownpourTransport.
 #include "cli/downpour/rma_transport.h"
 
 #include "cli/downpour/rma_link.h"

@@ -1,6 +1,6 @@
-// downpour/rma_transport.h: Downpour over MPI one-sided RMA: the window every rank allocates
-// (layout in downpour_protocol.h), its shard servers (downpour_rma_server.h) and worker links
-// (downpour_rma_link.h).
+// cli/downpour/rma_transport.h: Downpour over MPI one-sided RMA: the window every rank allocates
+// (layout in downpour/protocol.h), its shard servers (cli/downpour/rma_server.h) and worker links
+// (cli/downpour/rma_link.h).
 #pragma once
 
 #include <mpi.h>

@@ -4,11 +4,11 @@
 // optimizer's state with its shards concatenated as /optimizer (its step is shard 0's: the
 // server optimizers, sgd and adagrad, do not depend on it), and every worker's own optimizer as
 // /workers/<w>/optimizer. The master asks the other servers and the workers for their state
-// (kStateRequest / kStateReply, a serialized WorkerState) and writes the checkpoint once all
+// (StateRequest / DownpourState) and writes the checkpoint once all
 // have replied.
 //
 // Resuming: rank 0 reads the checkpoint and sends every other rank its StartState
-// (kParameters) before the servers start: a server its shard's slice of the server optimizer
+// (Start) before the servers start: a server its shard's slice of the server optimizer
 // state, a worker its own optimizer state (saved worker w mod saved workers when the number of
 // workers changed). Every replica and shard starts from the checkpoint's parameters; shard
 // versions (the staleness clock) restart at 0.

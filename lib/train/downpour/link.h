@@ -1,12 +1,12 @@
 // downpour/link.h: a worker's side of one parameter-server shard, whatever transport carries it
-// (downpour_transport.h): the push protocol both transports share.
+// (downpour/transport.h): the push protocol both transports share.
 //
 // Pushes: at most one per shard is in flight. The worker posts a push only when the server has
 // acknowledged the previous one (push_outstanding() is false), otherwise it keeps accumulating
 // (it never waits). Push k carries seq k, its format, its payload bytes and its base version
 // (the shard version of the worker's last pull); with downpour.encode the payload is one
 // threshold-codec message and the encoder keeps what it does not send as its residual. The
-// server answers with the ack word (downpour_protocol.h), which must acknowledge the pushes in
+// server answers with the ack word (downpour/protocol.h), which must acknowledge the pushes in
 // order.
 //
 // Pulls are asynchronous: start_pull() at one step, finish_pull() at the next, so the transfer

@@ -1,6 +1,6 @@
 // downpour/master.cpp: the Downpour master (rank 0): serves shard 0, hands out partitions,
 // aggregates the workers' figures, evaluates the servers' model at the end of every epoch,
-// writes checkpoints (downpour_checkpoint.h), stops the job on a signal, and at the end checks
+// writes checkpoints (downpour/checkpoint.h), stops the job on a signal, and at the end checks
 // that every worker's final pull returned exactly the servers' parameters. Shard 0 is served
 // wherever the master waits: between messages, while it reads the other shards, and while it
 // evaluates or writes a checkpoint (on a second thread then).
@@ -89,7 +89,7 @@ class DownpourProgress {
   ProgressWindow<DownpourReport> window_;
 };
 
-// A checkpoint needs what other ranks hold (downpour_checkpoint.h): the master asks every rank
+// A checkpoint needs what other ranks hold (downpour/checkpoint.h): the master asks every rank
 // and collects the replies; several requests are never outstanding at once.
 class StateRequests {
  public:

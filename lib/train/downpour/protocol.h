@@ -1,5 +1,5 @@
 // downpour/protocol.h: what Downpour's servers, workers and master share whatever carries the
-// pushes and pulls (downpour_transport.h): who serves which shard, the push header, the ack
+// pushes and pulls (downpour/transport.h): who serves which shard, the push header, the ack
 // word, the layout of the RMA window, the figures workers report, and stopping.
 //
 // Ranks 0..K-1 are parameter servers (K = downpour.servers) and rank 0 is also the master;
@@ -115,7 +115,8 @@ std::uint64_t pack_ack(std::uint64_t seq, std::uint64_t age);
 inline std::uint64_t ack_seq(std::uint64_t word) { return word & 0xFFFFFFFFull; }
 inline std::uint64_t ack_age(std::uint64_t word) { return word >> 32; }
 
-// A worker's figures since its previous report (kMetrics, kDone), summed by the master.
+// A worker's figures since its previous report (DownpourReport, DownpourDone), summed by the
+// master.
 struct DownpourReport : StepCounts {
   std::int64_t pushes = 0;  // shard pushes posted
   std::int64_t push_bytes = 0;

@@ -1,5 +1,5 @@
 // downpour/roles.h: the master, server and worker halves of Downpour (protocol in
-// downpour_strategy.h), each given the transport, control plane and layout run_downpour set up.
+// downpour/strategy.h), each given the transport, control plane and layout run_downpour set up.
 #pragma once
 
 #include <optional>

@@ -1,5 +1,5 @@
 // downpour/server.h: a parameter-server shard, whatever transport carries its pushes and pulls
-// (downpour_transport.h), and the loop of the server ranks 1..K-1.
+// (downpour/transport.h), and the loop of the server ranks 1..K-1.
 //
 // ShardUpdater is what every shard does with a push: it validates it (seq order, format, size,
 // codec checks, finite values, base version; a bad push is a RuntimeError naming the worker and
@@ -94,7 +94,7 @@ class ShardServer {
   int next_worker_ = 0;
 };
 
-// Ranks 1..K-1: serve their shard and answer the master's state requests until its kShutdown,
+// Ranks 1..K-1: serve their shard and answer the master's state requests until its Shutdown,
 // whose exit code they return; a stop signal here is passed on to the master.
 int run_downpour_server(RunContext& context, comm::ControlChannel& control, ShardServer& server);
 

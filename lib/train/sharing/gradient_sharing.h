@@ -1,26 +1,26 @@
 // sharing/gradient_sharing.h: asynchronous threshold-encoded gradient sharing (the default strategy).
 //
-// Protocol (rank 0 = master, ranks 1..W = workers; control messages are two-sided and tagged,
-// encoded updates travel on the data plane along the links of the topology tree):
+// Protocol (rank 0 = master, ranks 1..W = workers; control messages (sharing/protocol.h) are
+// two-sided and typed, encoded updates travel on the data plane along the links of the tree):
 //
 //  worker                                         master
 //  ------                                         ------
-//  kPartitionRequest {finished previous: 0/1} --> scheduler.complete / next
-//                                             <-- kPartitionGrant {has, epoch, partition}
+//  PartitionRequest {finished previous}       --> scheduler.complete / next
+//                                             <-- PartitionGrantReply {epoch, partition}
 //  per minibatch: poll data plane (apply new      polls data plane: applies every update once,
 //    updates, relay), gradient -> updater ->        relays it to every other link
 //    residual -> encode -> publish (own message    evaluates the test set when an epoch's
 //    applied locally, sent on every link);          partitions are all done, logs, checkpoints
 //    when a link lacks room the update stays
 //    in the residual (back-pressure)
-//  kMetrics {SharingReport deltas} every
+//  SharingReport {deltas} every
 //    logging.every_steps steps             -->  aggregates, prints the progress line
-//  no grant left: kDone {last seq}         -->  when every worker is done:
-//                                          <--  kDrainTarget {last seq per origin}
+//  no grant left: SharingDone {last seq}   -->  when every worker is done:
+//                                          <--  SharingDrainTarget {last seq per origin}
 //  polls until its version vector reaches
 //  every target and its queues are empty:
-//  kDrained {parameters}                   -->  model-equivalence check against its own copy
-//                                          <--  kShutdown (after every worker drained)
+//  DrainedReport {parameters}              -->  model-equivalence check against its own copy
+//                                          <--  Shutdown (after every worker drained)
 //  exits                                          final evaluation, model.h5, summary
 //
 // The update ID is (origin rank, seq), seq = 1, 2, ... per origin; every replica applies an ID
@@ -28,7 +28,7 @@
 // the drain every replica has applied the same set of updates and holds the same model up to
 // floating-point summation order: the check asserts relative max-norm <= 1e-5.
 // Under `mpirun --with-ft ulfm` a failed worker is replaced or dropped and the replicas are
-// brought back to the same applied updates before training goes on: sharing_recovery.h.
+// brought back to the same applied updates before training goes on: sharing/recovery.h.
 #pragma once
 
 #include <span>

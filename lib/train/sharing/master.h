@@ -120,7 +120,7 @@ class SharingMaster {
   // One pass of the master's loop; true when something happened.
   bool step();
 
-  // A process failed: repair the job (comm/repair.h), then the resync (sharing_recovery.h).
+  // A process failed: repair the job (comm/repair.h), then the resync (sharing/recovery.h).
   void recover(const std::string& cause);
 
   // What a replacement must know to join: the run directory and the job's size.

@@ -1,4 +1,4 @@
-// sharing/recovery.cpp: the recovery messages of gradient sharing (see sharing_recovery.h).
+// sharing/recovery.cpp: the recovery messages of gradient sharing (see sharing/recovery.h).
 #include "train/sharing/recovery.h"
 
 #include "comm/byte_io.h"

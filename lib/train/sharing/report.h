@@ -46,7 +46,7 @@ struct SharingReport : StepCounts {
   static SharingReport read(comm::ByteReader& reader) { return reader.get<SharingReport>(); }
 };
 
-// kDrained: a worker's replica once every update of the run has arrived there, for the
+// DrainedReport: a worker's replica once every update of the run has arrived there, for the
 // model-equivalence check and the relay counts (in a tree every message reaches every replica
 // once, so relayed = (messages of the others) x (links - 1)).
 struct DrainedReport {

@@ -1,4 +1,4 @@
-// sharing/update_resync.h: the master's half of the update resync after a repair (sharing_recovery.h):
+// sharing/update_resync.h: the master's half of the update resync after a repair (sharing/recovery.h):
 // afterwards the master and every survivor have applied the same updates.
 #pragma once
 

@@ -91,7 +91,7 @@ class SharingWorker {
   void send_state();
 
   // A checkpoint: this worker's state, then no new update until the master has applied every
-  // update sent before it and taken its snapshot (kStateTaken), so that the checkpoint's
+  // update sent before it and taken its snapshot (StateTaken), so that the checkpoint's
   // parameters and this residual add up to everything trained, nothing twice. Meanwhile it
   // applies and relays (the master's snapshot may wait for updates relayed through here).
   void checkpoint_state();
@@ -198,7 +198,7 @@ class SharingWorker {
   bool was_idle_ = false;
   DivergenceGuard divergence_{cfg_.training};
   bool diverged_ = false;
-  std::optional<int> shutdown_code_;  // the master's kShutdown, whenever it came
+  std::optional<int> shutdown_code_;  // the master's Shutdown, whenever it came
   std::uint32_t current_epoch_ = 0;
   std::vector<float> zeros_;
 };

@@ -76,7 +76,7 @@ int SharingWorker::finish() {
   if (check_conservation_ && conservation_error_ < 0)
     conservation_error_ = conservation_error(update_sum_, sent_sum_, encoder_);
   phase_ = WorkerPhase::kDone;
-  announce_idle();  // before kDone: the idle message is one of the updates counted there
+  announce_idle();  // before SharingDone: the idle message is one of the updates counted there
   bool done_sent = false;
   core::Backoff backoff;
   core::Deadline deadline(timeout_);
