@@ -5,13 +5,11 @@
 
 #include "core/errors.h"
 #include "data/loader.h"
-#include "train/evaluation.h"
+#include "report/evaluation.h"
 #include "train/model_file.h"
 
 namespace gradshare::cli {
 
-using train::evaluate;
-using train::format_confusion;
 using train::LoadedModel;
 using train::load_model;
 
@@ -33,13 +31,13 @@ int eval_command(const std::string& model_path, const std::vector<std::string>& 
   eval_overrides.insert(eval_overrides.end(), overrides.begin(), overrides.end());
   LoadedModel loaded = load_model(model_path, eval_overrides);
   const auto data = data::load_data(loaded.config.data, static_cast<std::uint64_t>(loaded.config.run.seed));
-  const auto result = evaluate(loaded.model, data.test);
+  const auto result = report::evaluate(loaded.model, data.test);
   std::printf("model %s (iteration %lld, epoch %lld)\n", model_path.c_str(),
               static_cast<long long>(loaded.checkpoint.iteration),
               static_cast<long long>(loaded.checkpoint.epoch));
   std::printf("test accuracy %.2f%%  loss %.4f  samples %lld\n", 100.0 * result.accuracy, result.loss,
               static_cast<long long>(result.samples));
-  std::printf("%s", format_confusion(result).c_str());
+  std::printf("%s", report::format_confusion(result).c_str());
   if (!predictions_path.empty()) write_predictions(predictions_path, result.predictions);
   return 0;
 }

@@ -8,11 +8,10 @@
 #include "config/schema.h"
 #include "core/errors.h"
 #include "train/checkpointer.h"
-#include "train/run_directory.h"
+#include "report/run_directory.h"
 
 namespace gradshare::cli {
 
-using train::RunDirectory;
 using train::newest_checkpoint;
 
 namespace {
@@ -53,7 +52,7 @@ std::vector<std::string> check_resume_config(const config::ExperimentConfig& now
 }
 
 std::string resumed_config_text(const std::string& run_path) {
-  const auto directory = RunDirectory::attach(run_path);
+  const auto directory = report::RunDirectory::attach(run_path);
   if (!newest_checkpoint(directory)) return "";
   std::ifstream in(directory.file("config.yaml"));
   std::stringstream text;

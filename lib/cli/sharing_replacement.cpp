@@ -24,7 +24,7 @@ int run_sharing_replacement(train::RunContext& context, comm::RepairedJob joined
   context.data = data::load_data(context.config.data,
                                  static_cast<std::uint64_t>(context.config.run.seed),
                                  /*evaluation_sets=*/false, normalization);
-  context.run_directory = train::RunDirectory::attach(run_path);
+  context.run_directory = report::RunDirectory::attach(run_path);
   train::log_as_worker(context);
   return train::run_sharing_worker(context, session, /*replacement=*/true);
 }

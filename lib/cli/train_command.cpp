@@ -39,8 +39,6 @@
 namespace gradshare::cli {
 
 using train::RunContext;
-using train::RunDirectory;
-using train::MetricsLog;
 using train::check_strategy_fits;
 using train::run_with_rollback;
 using train::parse_normalization;
@@ -205,7 +203,7 @@ int train_in_session(const config::ExperimentConfig& config, MpiSession& mpi) {
     const auto model =
         nn::Model::build(context.config.model, static_cast<std::uint64_t>(context.config.run.seed));
     if (context.is_master()) {
-      run_path = RunDirectory::choose_path(context.config.run);
+      run_path = report::RunDirectory::choose_path(context.config.run);
       notes = check_resume(context.config, model.parameter_count(), run_path);
     }
     apply_config(context);
@@ -244,12 +242,12 @@ int train_in_session(const config::ExperimentConfig& config, MpiSession& mpi) {
     std::string took_over;
     lock = RunLock::acquire(run_path, &took_over);
     if (!took_over.empty()) notes.insert(notes.begin(), took_over);
-    context.run_directory = RunDirectory::create(run_path, context.config_yaml);
-    context.metrics = MetricsLog(context.run_directory.file("metrics.jsonl"));
+    context.run_directory = report::RunDirectory::create(run_path, context.config_yaml);
+    context.metrics = report::MetricsLog(context.run_directory.file("metrics.jsonl"));
   });
   if (stop) return *stop;
   run_path = startup.broadcast(run_path);
-  if (!context.is_master()) context.run_directory = RunDirectory::attach(run_path);
+  if (!context.is_master()) context.run_directory = report::RunDirectory::attach(run_path);
   logger.set_tag(context.is_master() ? "master" : "rank " + std::to_string(context.rank));
   logger.open_file(context.run_directory.file("rank-" + std::to_string(context.rank) + ".log"));
   std::vector<std::string> hosts;

@@ -8,7 +8,7 @@
 #include "core/errors.h"
 #include "core/log.h"
 #include "supervise/child_process.h"
-#include "train/metrics_log.h"
+#include "report/metrics_log.h"
 #include "train/run_lock.h"
 
 namespace gradshare::supervise {
@@ -55,8 +55,8 @@ void remove_lock_of_attempt(const std::string& run_dir, std::time_t attempt_star
 
 void record_restart(const std::string& run_dir, int restart, int exit_code, double backoff) {
   if (!fs::is_directory(run_dir)) return;  // the attempt ended before making it
-  train::MetricsLog(run_dir + "/metrics.jsonl")
-      .write(train::JsonLine()
+  report::MetricsLog(run_dir + "/metrics.jsonl")
+      .write(report::JsonLine()
                  .add("kind", "restart")
                  .add("restart", restart)
                  .add("exit_code", exit_code)

@@ -39,7 +39,7 @@ void log_stop_request(const std::string& plan, bool other_ranks, const comm::Job
   core::log_warn(line);
 }
 
-std::optional<std::string> newest_checkpoint(const RunDirectory& directory) {
+std::optional<std::string> newest_checkpoint(const report::RunDirectory& directory) {
   const auto files = list_checkpoints(directory.checkpoint_dir());
   if (files.empty()) return std::nullopt;
   return files.front().string();
@@ -79,7 +79,7 @@ std::string Checkpointer::write(const ckpt::Checkpoint& checkpoint) {
   std::snprintf(line, sizeof line, "checkpoint %s (%.1f MB, %.3f s)", path.c_str(),
                 static_cast<double>(bytes) / 1e6, seconds);
   core::log_info(line);
-  metrics_.write(JsonLine()
+  metrics_.write(report::JsonLine()
                      .add("kind", "checkpoint")
                      .add("step", checkpoint.iteration)
                      .add("file", std::string(name))
@@ -99,7 +99,7 @@ ckpt::Checkpoint announce_resume(RunContext& context, ckpt::Checkpoint checkpoin
                                  const std::string& path) {
   core::log_info("resuming from " + path + " (iteration " + std::to_string(checkpoint.iteration) +
                  ", epoch " + std::to_string(checkpoint.epoch + 1) + ")");
-  context.metrics.write(JsonLine()
+  context.metrics.write(report::JsonLine()
                             .add("kind", "resume")
                             .add("checkpoint", path)
                             .add("iteration", checkpoint.iteration)

@@ -42,7 +42,7 @@ class Checkpointer {
 
  private:
   std::string directory_;
-  MetricsLog& metrics_;
+  report::MetricsLog& metrics_;
   std::int64_t every_steps_;
   double every_seconds_;
   bool every_epoch_;
@@ -61,6 +61,6 @@ class Checkpointer {
 // any checkpoint; with `other_ranks` the line then says what would have kept the job alive.
 void log_stop_request(const std::string& plan, bool other_ranks, const comm::Job& job);
 // The run directory's newest checkpoint file, if any.
-std::optional<std::string> newest_checkpoint(const RunDirectory& directory);
+std::optional<std::string> newest_checkpoint(const report::RunDirectory& directory);
 
 }  // namespace gradshare::train

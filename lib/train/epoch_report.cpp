@@ -5,9 +5,9 @@
 
 #include "ckpt/checkpoint.h"
 #include "core/log.h"
-#include "train/evaluation.h"
+#include "report/evaluation.h"
 #include "train/model_file.h"
-#include "train/progress.h"
+#include "report/progress.h"
 
 namespace gradshare::train {
 
@@ -44,7 +44,7 @@ void EpochReporter::restore_best() {
   const auto best = ckpt::read_checkpoint(path);
   auto model = nn::Model::build(context_.config.model, static_cast<std::uint64_t>(context_.config.run.seed));
   restore_checkpoint(best, path, model, nullptr);
-  const auto evaluation = evaluate(model, watched_split(context_));
+  const auto evaluation = report::evaluate(model, watched_split(context_));
   early_stopping_.restore(best.epoch, watched(evaluation.accuracy, evaluation.loss));
   core::log_info("early stopping: the best so far is epoch " + std::to_string(best.epoch) + " (" +
                  split_name(context_) + " " + early_stopping_.metric() + " " +
@@ -52,8 +52,8 @@ void EpochReporter::restore_best() {
                  ", from best.h5)");
 }
 
-std::optional<JsonLine> EpochReporter::observe(nn::Model& model, std::int64_t epoch,
-                                               std::int64_t step, double value, JsonLine& line) {
+std::optional<report::JsonLine> EpochReporter::observe(nn::Model& model, std::int64_t epoch,
+                                               std::int64_t step, double value, report::JsonLine& line) {
   if (!best_restored_) restore_best();
   const auto verdict = early_stopping_.observe(epoch, value);
   if (verdict.improved) {
@@ -78,7 +78,7 @@ std::optional<JsonLine> EpochReporter::observe(nn::Model& model, std::int64_t ep
   core::log_info("early stopping after epoch " + std::to_string(epoch) + " of " +
                  std::to_string(context_.config.training.epochs) + ": " + reason +
                  "; the work in flight finishes, then model.h5 is written");
-  JsonLine record;
+  report::JsonLine record;
   record.add("kind", "early_stop")
       .add("epoch", epoch)
       .add("split", split_name(context_))
@@ -91,26 +91,26 @@ std::optional<JsonLine> EpochReporter::observe(nn::Model& model, std::int64_t ep
 
 void EpochReporter::end_of_epoch(nn::Model& model, std::int64_t epoch, std::int64_t step,
                                  std::optional<std::int64_t> minibatches) {
-  JsonLine line;
+  report::JsonLine line;
   line.add("kind", "epoch").add("epoch", epoch).add("step", step).add("wall_seconds", clock_.seconds());
   if (minibatches) line.add("minibatches", *minibatches);
   char buffer[160];
   std::string message = "epoch " + std::to_string(epoch) + " done";
-  std::optional<Evaluation> validation;
+  std::optional<report::Evaluation> validation;
   if (context_.data.validation.size() > 0) {
-    validation = evaluate(model, context_.data.validation);
+    validation = report::evaluate(model, context_.data.validation);
     line.add("validation_accuracy", validation->accuracy).add("validation_loss", validation->loss);
     std::snprintf(buffer, sizeof buffer, "  validation acc %.2f%%", 100.0 * validation->accuracy);
     message += buffer;
   }
-  const auto test = evaluate(model, context_.data.test);
+  const auto test = report::evaluate(model, context_.data.test);
   last_test_accuracy_ = test.accuracy;
   line.add("test_accuracy", test.accuracy).add("test_loss", test.loss);
   std::snprintf(buffer, sizeof buffer, "  test acc %.2f%%  test loss %.4f  elapsed %s",
-                100.0 * test.accuracy, test.loss, format_duration(clock_.seconds()).c_str());
+                100.0 * test.accuracy, test.loss, report::format_duration(clock_.seconds()).c_str());
   message += buffer;
   core::log_info(message);
-  std::optional<JsonLine> early_stop;
+  std::optional<report::JsonLine> early_stop;
   if (early_stopping_.enabled() && !stop_early_) {
     const auto& watched_evaluation = validation ? *validation : test;
     early_stop = observe(model, epoch, step,
@@ -121,14 +121,14 @@ void EpochReporter::end_of_epoch(nn::Model& model, std::int64_t epoch, std::int6
 }
 
 void EpochReporter::finish(nn::Model& model) {
-  const auto test = evaluate(model, context_.data.test);
+  const auto test = report::evaluate(model, context_.data.test);
   last_test_accuracy_ = test.accuracy;
   char buffer[160];
   std::snprintf(buffer, sizeof buffer, "final test accuracy %.2f%% on %lld samples (%s)",
                 100.0 * test.accuracy, static_cast<long long>(test.samples),
-                format_duration(clock_.seconds()).c_str());
+                report::format_duration(clock_.seconds()).c_str());
   core::log_info(buffer);
-  context_.metrics.write(JsonLine()
+  context_.metrics.write(report::JsonLine()
                              .add("kind", "final")
                              .add("test_accuracy", test.accuracy)
                              .add("test_loss", test.loss)

@@ -9,7 +9,7 @@
 #include "core/timer.h"
 #include "nn/model.h"
 #include "train/early_stopping.h"
-#include "train/metrics_log.h"
+#include "report/metrics_log.h"
 #include "train/run_context.h"
 
 namespace gradshare::train {
@@ -34,8 +34,8 @@ class EpochReporter {
   double watched(double accuracy, double loss) const;
   // Passes the figure on; writes best.h5 on a new best; adds best_epoch to the epoch line.
   // Returns the "early_stop" record once patience ran out.
-  std::optional<JsonLine> observe(nn::Model& model, std::int64_t epoch, std::int64_t step,
-                                  double value, JsonLine& line);
+  std::optional<report::JsonLine> observe(nn::Model& model, std::int64_t epoch, std::int64_t step,
+                                  double value, report::JsonLine& line);
   // A resumed run: the best so far from best.h5, evaluated again on the same split.
   void restore_best();
 

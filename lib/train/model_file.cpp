@@ -93,7 +93,7 @@ void note_resize(RunContext& context, const ckpt::Checkpoint& checkpoint, const 
   if (checkpoint.world_size == context.size) return;
   core::log_info("resuming a " + std::to_string(checkpoint.world_size) + "-rank run with " +
                  std::to_string(context.size) + " ranks: " + how);
-  context.metrics.write(JsonLine()
+  context.metrics.write(report::JsonLine()
                             .add("kind", "resize")
                             .add("checkpoint_ranks", checkpoint.world_size)
                             .add("ranks", context.size)

@@ -29,7 +29,7 @@ void PeakMemory::summarize(RunContext& context) {
             megabytes(bytes);
     if (bytes > bytes_[max_rank]) max_rank = rank;
     context.metrics.write(
-        JsonLine().add("kind", "memory").add("rank", rank).add("peak_resident_bytes", bytes));
+        report::JsonLine().add("kind", "memory").add("rank", rank).add("peak_resident_bytes", bytes));
   }
   line += " (max " + megabytes(bytes_[max_rank]) + " on rank " + std::to_string(max_rank) + ")";
   core::log_info(line);

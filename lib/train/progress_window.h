@@ -11,8 +11,8 @@
 #include <string>
 
 #include "core/timer.h"
-#include "train/metrics_log.h"
-#include "train/progress.h"
+#include "report/metrics_log.h"
+#include "report/progress.h"
 #include "train/run_context.h"
 
 namespace gradshare::train {
@@ -79,11 +79,11 @@ class ProgressWindow {
   std::string eta() const {
     const double seconds = ratio(run_clock_.seconds(), static_cast<double>(total_.steps)) *
                            static_cast<double>(total_steps_ - step());
-    return "ETA " + format_duration(seconds);
+    return "ETA " + report::format_duration(seconds);
   }
   // The "step" metrics record's common fields.
-  JsonLine record() const {
-    return JsonLine()
+  report::JsonLine record() const {
+    return report::JsonLine()
         .add("kind", "step")
         .add("step", step())
         .add("loss", loss())

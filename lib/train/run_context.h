@@ -9,8 +9,8 @@
 #include "comm/job.h"
 #include "config/experiment_config.h"
 #include "data/dataset.h"
-#include "train/metrics_log.h"
-#include "train/run_directory.h"
+#include "report/metrics_log.h"
+#include "report/run_directory.h"
 
 namespace gradshare::train {
 
@@ -30,13 +30,13 @@ struct StrategyLinks {
 struct RunContext {
   config::ExperimentConfig config;
   std::string config_yaml;  // the resolved config, as written to the run directory
-  RunDirectory run_directory;
+  report::RunDirectory run_directory;
   data::DataSplits data;
   comm::Job* job = nullptr;  // not owned; set before anything collective
   StrategyLinks links;
   int rank = 0;
   int size = 1;
-  MetricsLog metrics;  // open on the master only
+  report::MetricsLog metrics;  // open on the master only
   // What this rank is doing, named in the line that reports a rank lost before training
   // began: a start-up phase, then kTraining once the strategy's communicators are set up.
   std::string phase = "starting";

@@ -105,7 +105,7 @@ class AllreduceMaster : public MasterRole {
   void log_progress(const AllreduceProgress& progress) {
     core::log_progress(progress.line);
     context_.metrics.write(
-        JsonLine()
+        report::JsonLine()
             .add("kind", "step")
             .add("step", progress.step)
             .add("loss", progress.loss)

@@ -17,7 +17,7 @@
 #include "train/checkpointer.h"
 #include "train/divergence_guard.h"
 #include "train/partition_data.h"
-#include "train/progress.h"
+#include "report/progress.h"
 #include "train/replica.h"
 #include "train/worker_state.h"
 
@@ -185,7 +185,7 @@ class AllreduceWorker {
   std::vector<float> reduced_;  // the gradient, then the slots above
   Checkpointer checkpointer_;
   DivergenceGuard divergence_;
-  std::optional<ProgressMeter> progress_;
+  std::optional<report::ProgressMeter> progress_;
   std::optional<data::EpochPlan> plan_;
   std::int64_t plan_epoch_ = -1;
   std::int64_t step_ = 0;

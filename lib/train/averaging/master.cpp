@@ -21,7 +21,7 @@
 #include "train/model_file.h"
 #include "train/partition_data.h"
 #include "train/peak_memory.h"
-#include "train/progress.h"
+#include "report/progress.h"
 #include "train/progress_window.h"
 #include "train/worker_state.h"
 
@@ -272,7 +272,7 @@ class AveragingMaster : public MasterRole {
                               : ", workers DIFFERED after some rounds: FAILED")
                  : "");
     core::log_info(line);
-    JsonLine summary;
+    report::JsonLine summary;
     summary.add("kind", "averaging_summary")
         .add("steps", total.steps)
         .add("rounds", totals_.rounds)

@@ -30,7 +30,7 @@
 #include "train/peak_memory.h"
 #include "train/poll_during.h"
 #include "train/partition_scheduler.h"
-#include "train/progress.h"
+#include "report/progress.h"
 #include "train/progress_window.h"
 #include "train/worker_state.h"
 
@@ -360,7 +360,7 @@ class DownpourMaster : public MasterRole {
                   pull_bytes);
     core::log_info(line);
     context_.metrics.write(
-        JsonLine()
+        report::JsonLine()
             .add("kind", "downpour_summary")
             .add("steps", total.steps)
             .add("servers", layout_.servers())

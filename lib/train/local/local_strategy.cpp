@@ -18,7 +18,7 @@
 #include "train/partition_data.h"
 #include "train/partition_scheduler.h"
 #include "train/peak_memory.h"
-#include "train/progress.h"
+#include "report/progress.h"
 #include "train/replica.h"
 #include "train/sharing/update_recorder.h"
 
@@ -55,7 +55,7 @@ int run_local(RunContext& context) {
   PartitionData partitions(train_set, batch_size, partition_batches, seed, cfg.data.shuffle);
 
   UpdateRecorder recorder(model.parameter_count());
-  ProgressMeter progress(total_steps, step);
+  report::ProgressMeter progress(total_steps, step);
   EpochReporter reporter(context);
   auto checkpoint = [&] {
     auto c = make_checkpoint(context, model, optimizer, step, scheduler.position());
@@ -88,7 +88,7 @@ int run_local(RunContext& context) {
         core::log_progress(progress.report(grant->epoch + 1, cfg.training.epochs,
                                        static_cast<std::int64_t>(b + 1),
                                        batches_per_epoch, step, learning_rate));
-        context.metrics.write(JsonLine()
+        context.metrics.write(report::JsonLine()
                                   .add("kind", "step")
                                   .add("epoch", grant->epoch + 1)
                                   .add("step", step)

@@ -2,11 +2,11 @@
 
 namespace gradshare::train {
 
-JsonLine encoding_debug_record(int rank, std::int64_t master_step, const SharingReport& report) {
+report::JsonLine encoding_debug_record(int rank, std::int64_t master_step, const SharingReport& report) {
   const auto per = [](double total, std::int64_t count) {
     return count > 0 ? total / static_cast<double>(count) : 0.0;
   };
-  return JsonLine()
+  return report::JsonLine()
       .add("kind", "encoding_debug")
       .add("rank", static_cast<std::int64_t>(rank))
       .add("step", master_step)

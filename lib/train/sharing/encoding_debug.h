@@ -10,11 +10,11 @@
 
 #include <cstdint>
 
-#include "train/metrics_log.h"
+#include "report/metrics_log.h"
 #include "train/sharing/report.h"
 
 namespace gradshare::train {
 
-JsonLine encoding_debug_record(int rank, std::int64_t master_step, const SharingReport& report);
+report::JsonLine encoding_debug_record(int rank, std::int64_t master_step, const SharingReport& report);
 
 }  // namespace gradshare::train

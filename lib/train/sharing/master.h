@@ -36,7 +36,7 @@
 #include "train/partition_messages.h"
 #include "train/partition_scheduler.h"
 #include "train/peak_memory.h"
-#include "train/progress.h"
+#include "report/progress.h"
 #include "train/poll_during.h"
 #include "train/progress_window.h"
 #include "train/sharing/protocol.h"
@@ -200,7 +200,7 @@ class SharingMaster {
   void summarize_relays();
 
   // The staleness distribution over the run and the time each worker was held by the bound.
-  void summarize_staleness(const SharingReport& total, JsonLine& record);
+  void summarize_staleness(const SharingReport& total, report::JsonLine& record);
 
   RunContext& context_;
   const config::ExperimentConfig& cfg_;

@@ -48,7 +48,7 @@ void SharingMaster::summarize(double cpu_seconds, double wall_seconds, bool equi
                 100.0 * cpu_share, 100.0 * (cpu_share - evaluation_share),
                 100.0 * evaluation_share);
   core::log_info(line);
-  JsonLine record;
+  report::JsonLine record;
   record.add("kind", "sharing_summary")
       .add("steps", total.steps)
       .add("updates", total.messages)
@@ -80,7 +80,7 @@ void SharingMaster::summarize_relays() {
     const std::int64_t steps = reported == per_worker_.end() ? 0 : reported->second.steps;
     const double seconds = reported == per_worker_.end() ? 0.0 : reported->second.seconds;
     context_.metrics.write(
-        JsonLine()
+        report::JsonLine()
             .add("kind", "relays")
             .add("steps", steps)
             .add("train_seconds", seconds)
@@ -104,7 +104,7 @@ void SharingMaster::summarize_relays() {
   core::log_info(line);
 }
 
-void SharingMaster::summarize_staleness(const SharingReport& total, JsonLine& record) {
+void SharingMaster::summarize_staleness(const SharingReport& total, report::JsonLine& record) {
   const StalenessStats& all = total.staleness;
   std::string waited;
   for (const auto& [worker, report] : per_worker_) {
@@ -112,7 +112,7 @@ void SharingMaster::summarize_staleness(const SharingReport& total, JsonLine& re
     std::snprintf(part, sizeof part, "%s%d %.2fs", waited.empty() ? "" : ", ", worker,
                   report.staleness.wait_seconds);
     waited += part;
-    context_.metrics.write(JsonLine()
+    context_.metrics.write(report::JsonLine()
                                .add("kind", "worker_staleness")
                                .add("rank", static_cast<std::int64_t>(worker))
                                .add("staleness_mean", report.staleness.mean())

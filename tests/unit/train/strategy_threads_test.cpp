@@ -14,7 +14,7 @@
 #include "nn/model.h"
 #include "thread_run.h"
 #include "train/checkpointer.h"
-#include "train/run_directory.h"
+#include "report/run_directory.h"
 
 namespace gradshare::train {
 namespace {
@@ -58,7 +58,7 @@ class StrategyThreads : public ::testing::Test {
   // later, the workers train on while it is taken): its step, parameters and optimizer state.
   ckpt::Checkpoint epoch_checkpoint(const testing::ThreadRun& result, std::int64_t epoch,
                                     bool or_later = false) {
-    const auto newest = newest_checkpoint(RunDirectory::attach(result.run_dir));
+    const auto newest = newest_checkpoint(report::RunDirectory::attach(result.run_dir));
     EXPECT_TRUE(newest.has_value());
     if (!newest) return {};
     auto checkpoint = ckpt::read_checkpoint(*newest);

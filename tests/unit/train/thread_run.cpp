@@ -10,9 +10,9 @@
 #include "config/config_loader.h"
 #include "core/rng.h"
 #include "nn/model.h"
-#include "train/evaluation.h"
+#include "report/evaluation.h"
 #include "train/run_context.h"
-#include "train/run_directory.h"
+#include "report/run_directory.h"
 #include "train/downpour/in_process_transport.h"
 #include "train/sharing/in_process_session.h"
 #include "train/strategy.h"
@@ -73,9 +73,9 @@ config::ExperimentConfig blobs_config(const std::string& strategy, const std::st
 ThreadRun run_as_threads(const config::ExperimentConfig& config, const data::DataSplits& data,
                          int ranks) {
   ThreadRun run;
-  run.run_dir = RunDirectory::choose_path(config.run);
+  run.run_dir = report::RunDirectory::choose_path(config.run);
   const std::string yaml = config::to_yaml(config);
-  const RunDirectory directory = RunDirectory::create(run.run_dir, yaml);
+  const report::RunDirectory directory = report::RunDirectory::create(run.run_dir, yaml);
   comm::InProcessJobHub hub(ranks, static_cast<double>(config.transport.timeout_ms) / 1000.0);
   run.exit_codes.assign(static_cast<std::size_t>(ranks), -1);
   run.errors.assign(static_cast<std::size_t>(ranks), "");
@@ -97,8 +97,8 @@ ThreadRun run_as_threads(const config::ExperimentConfig& config, const data::Dat
         context.rank = r;
         context.size = ranks;
         context.data = data;
-        context.run_directory = RunDirectory::attach(run.run_dir);
-        if (r == 0) context.metrics = MetricsLog(directory.file("metrics.jsonl"));
+        context.run_directory = report::RunDirectory::attach(run.run_dir);
+        if (r == 0) context.metrics = report::MetricsLog(directory.file("metrics.jsonl"));
         context.phase = RunContext::kTraining;
         run.exit_codes[static_cast<std::size_t>(r)] = run_strategy(context);
       } catch (const std::exception& error) {
@@ -115,7 +115,7 @@ double file_accuracy(const std::string& path, const config::ExperimentConfig& co
   const auto saved = ckpt::read_checkpoint(path);
   auto model = nn::Model::build(config.model, 1);
   std::copy(saved.parameters.begin(), saved.parameters.end(), model.parameters().begin());
-  return evaluate(model, data.test).accuracy;
+  return report::evaluate(model, data.test).accuracy;
 }
 
 }  // namespace gradshare::train::testing

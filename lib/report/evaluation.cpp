@@ -1,10 +1,10 @@
-#include "train/evaluation.h"
+#include "report/evaluation.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
 
-namespace gradshare::train {
+namespace gradshare::report {
 
 Evaluation evaluate(nn::Model& model, const data::Dataset& dataset, std::size_t batch_size) {
   Evaluation result;
@@ -59,4 +59,4 @@ std::string format_confusion(const Evaluation& evaluation) {
   return out;
 }
 
-}  // namespace gradshare::train
+}  // namespace gradshare::report

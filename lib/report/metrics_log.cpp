@@ -1,11 +1,11 @@
-#include "train/metrics_log.h"
+#include "report/metrics_log.h"
 
 #include <cmath>
 #include <cstdio>
 
 #include "core/errors.h"
 
-namespace gradshare::train {
+namespace gradshare::report {
 
 std::string json_escape(const std::string& text) {
   std::string out;
@@ -86,4 +86,4 @@ void MetricsLog::write(const JsonLine& line) {
   std::fflush(file_);
 }
 
-}  // namespace gradshare::train
+}  // namespace gradshare::report

@@ -1,4 +1,4 @@
-// run_directory.h: the folder a training run writes into:
+// report/run_directory.h: the folder a training run writes into:
 //   runs/<name>-<YYYYmmdd-HHMMSS>/  config.yaml (resolved), metrics.jsonl, rank-<r>.log,
 //   model.h5 (final model), checkpoints/ckpt-<iteration>.h5
 #pragma once
@@ -7,7 +7,7 @@
 
 #include "config/experiment_config.h"
 
-namespace gradshare::train {
+namespace gradshare::report {
 
 class RunDirectory {
  public:
@@ -29,4 +29,4 @@ class RunDirectory {
   std::string path_;
 };
 
-}  // namespace gradshare::train
+}  // namespace gradshare::report

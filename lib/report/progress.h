@@ -1,4 +1,4 @@
-// progress.h: the step log line and its throughput/ETA arithmetic.
+// report/progress.h: the step log line and its throughput/ETA arithmetic.
 //   epoch 2/15  step 400/938  loss 0.3812  acc 86.1%  21450 samples/s  lr 1.00e-03  ETA 1m12s
 #pragma once
 
@@ -7,7 +7,7 @@
 
 #include "core/timer.h"
 
-namespace gradshare::train {
+namespace gradshare::report {
 
 class ProgressMeter {
  public:
@@ -42,4 +42,4 @@ class ProgressMeter {
 
 std::string format_duration(double seconds);
 
-}  // namespace gradshare::train
+}  // namespace gradshare::report

@@ -1,4 +1,4 @@
-// evaluation.h: accuracy, mean loss and confusion matrix of a model on a dataset.
+// report/evaluation.h: accuracy, mean loss and confusion matrix of a model on a dataset.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +8,7 @@
 #include "data/dataset.h"
 #include "nn/model.h"
 
-namespace gradshare::train {
+namespace gradshare::report {
 
 struct Evaluation {
   double loss = 0;
@@ -24,4 +24,4 @@ Evaluation evaluate(nn::Model& model, const data::Dataset& dataset, std::size_t 
 // Rows are true classes, columns predictions, with per-class recall at the end of each row.
 std::string format_confusion(const Evaluation& evaluation);
 
-}  // namespace gradshare::train
+}  // namespace gradshare::report

@@ -1,4 +1,4 @@
-// metrics_log.h: metrics.jsonl, one JSON object per line, written by the master.
+// report/metrics_log.h: metrics.jsonl, one JSON object per line, written by the master.
 //   MetricsLog log(path); log.write(JsonLine().add("kind", "step").add("loss", 0.3));
 // Every record ends with "t": seconds since this process opened the file, one clock for all
 // records of a session (a resumed run appends a session whose "t" starts again from 0).
@@ -11,7 +11,7 @@
 
 #include "core/timer.h"
 
-namespace gradshare::train {
+namespace gradshare::report {
 
 // Builds one flat JSON object; numbers are written with full precision, NaN/Inf as null.
 class JsonLine {
@@ -59,4 +59,4 @@ class MetricsLog {
   core::Stopwatch clock_;
 };
 
-}  // namespace gradshare::train
+}  // namespace gradshare::report

@@ -1,4 +1,4 @@
-#include "train/run_directory.h"
+#include "report/run_directory.h"
 
 #include <ctime>
 #include <filesystem>
@@ -6,7 +6,7 @@
 
 #include "core/errors.h"
 
-namespace gradshare::train {
+namespace gradshare::report {
 
 namespace fs = std::filesystem;
 
@@ -38,4 +38,4 @@ RunDirectory RunDirectory::create(const std::string& path, const std::string& re
   return RunDirectory(path);
 }
 
-}  // namespace gradshare::train
+}  // namespace gradshare::report

@@ -1,9 +1,9 @@
-#include "train/progress.h"
+#include "report/progress.h"
 
 #include <cmath>
 #include <cstdio>
 
-namespace gradshare::train {
+namespace gradshare::report {
 
 ProgressMeter::ProgressMeter(std::int64_t total_steps, std::int64_t first_step)
     : total_steps_(total_steps), first_step_(first_step) {}
@@ -63,4 +63,4 @@ std::string ProgressMeter::report(std::int64_t epoch, std::int64_t epochs, std::
   return buffer;
 }
 
-}  // namespace gradshare::train
+}  // namespace gradshare::report
