@@ -44,6 +44,13 @@ void Window::put(const void* source, std::size_t length, int target, std::size_t
             "MPI_Put");
 }
 
+void Window::get(void* destination, std::size_t length, int target, std::size_t displacement) {
+  GS_CHECK(length <= static_cast<std::size_t>(std::numeric_limits<int>::max()));
+  check_mpi(MPI_Get(destination, static_cast<int>(length), MPI_BYTE, target,
+                    static_cast<MPI_Aint>(displacement), static_cast<int>(length), MPI_BYTE, win_),
+            "MPI_Get");
+}
+
 void Window::flush(int target) { check_mpi(MPI_Win_flush(target, win_), "MPI_Win_flush"); }
 
 void Window::abandon() {

@@ -21,7 +21,7 @@ class Window {
   Window(const Window&) = delete;
   Window& operator=(const Window&) = delete;
 
-  MPI_Win get() const { return win_; }
+  MPI_Win handle() const { return win_; }
   std::uint8_t* base() const { return base_; }
   std::size_t bytes() const { return bytes_; }
 
@@ -29,7 +29,11 @@ class Window {
   void sync();
   // MPI_Put of `length` bytes to `target` at byte displacement `displacement` (not yet complete).
   void put(const void* source, std::size_t length, int target, std::size_t displacement);
-  // MPI_Win_flush: every Put to `target` so far is complete at the target.
+  // MPI_Get of `length` bytes from `target` at byte displacement `displacement` into
+  // `destination` (complete after the next flush of `target`).
+  void get(void* destination, std::size_t length, int target, std::size_t displacement);
+  // MPI_Win_flush: every Put to `target` so far is complete at the target, and every Get from
+  // it complete here.
   void flush(int target);
 
   // After a process failure: MPI_Win_free is collective and would fail or hang, so the handle

@@ -3,10 +3,8 @@
 
 #include <atomic>
 #include <cstddef>
-#include <limits>
 #include <string>
 
-#include "comm/mpi_error.h"
 #include "core/errors.h"
 #include "core/timer.h"
 
@@ -14,21 +12,10 @@ namespace gradshare::train {
 
 namespace {
 
-// MPI_Get of `length` bytes from `target` at `displacement` into `destination` (complete after
-// the next flush of `target`).
-void get_bytes(comm::Window& window, void* destination, std::size_t length, int target,
-               std::size_t displacement) {
-  GS_CHECK(length <= static_cast<std::size_t>(std::numeric_limits<int>::max()));
-  comm::check_mpi(MPI_Get(destination, static_cast<int>(length), MPI_BYTE, target,
-                          static_cast<MPI_Aint>(displacement), static_cast<int>(length), MPI_BYTE,
-                          window.get()),
-                  "MPI_Get");
-}
-
 // Gets the server's seqlock word and waits for it: a read must know the word before it starts
 // on the shard and after it is done with it.
 std::uint64_t read_word(comm::Window& window, int server, std::uint64_t& origin) {
-  get_bytes(window, &origin, sizeof origin, server, ShardLayout::seqlock_offset());
+  window.get(&origin, sizeof origin, server, ShardLayout::seqlock_offset());
   window.flush(server);
   return origin;
 }
@@ -51,7 +38,7 @@ bool ShardReader::start() {
   const std::uint64_t word = read_seqlock();
   if (word % 2 != 0) return false;
   seqlock_ = word;
-  get_bytes(window_, buffer_.data(), bytes(), server_, ShardLayout::parameters_offset());
+  window_.get(buffer_.data(), bytes(), server_, ShardLayout::parameters_offset());
   in_flight_ = true;
   return true;
 }
@@ -71,7 +58,7 @@ std::uint64_t read_shard(comm::Window& window, int server, std::span<float> out,
   for (;;) {
     const std::uint64_t before = read_word(window, server, origin);
     if (before % 2 == 0) {
-      get_bytes(window, out.data(), out.size_bytes(), server, ShardLayout::parameters_offset());
+      window.get(out.data(), out.size_bytes(), server, ShardLayout::parameters_offset());
       window.flush(server);
       if (read_word(window, server, origin) == before) return before / 2;
     }
