@@ -87,11 +87,15 @@ const char* tag_name(Tag tag) {
   return "unknown tag";
 }
 
-std::string timeout_message(double seconds, int rank, std::string_view awaited) {
+std::string timeout_message(double seconds, std::string_view awaited) {
   char text[64];
   std::snprintf(text, sizeof(text), "timed out after %.1f s waiting for ", seconds);
-  std::string who = rank < 0 ? "any rank" : "rank " + std::to_string(rank);
-  return text + who + ": " + std::string(awaited);
+  return text + std::string(awaited);
+}
+
+std::string timeout_message(double seconds, int rank, std::string_view awaited) {
+  const std::string who = rank < 0 ? "any rank" : "rank " + std::to_string(rank);
+  return timeout_message(seconds, who + ": " + std::string(awaited));
 }
 
 ControlMessage ControlChannel::receive(int source, std::optional<Tag> tag, const char* awaited) {

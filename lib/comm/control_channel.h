@@ -63,6 +63,8 @@ inline constexpr int kLastTag = static_cast<int>(Tag::kDownpourFinalModel);
 // "partition request", "heartbeat", ...
 const char* tag_name(Tag tag);
 
+// "timed out after 120.0 s waiting for <awaited>"
+std::string timeout_message(double seconds, std::string_view awaited);
 // "timed out after 120.0 s waiting for rank 3: partition grant"; rank < 0 reads "any rank".
 std::string timeout_message(double seconds, int rank, std::string_view awaited);
 

@@ -59,14 +59,21 @@ std::unique_ptr<WorkerGroup> InProcessJob::worker_group() {
 
 void InProcessJob::barrier() { hub_.everyone_.member(rank_).barrier(); }
 
+namespace {
+// The rings of the tree the first rank asked for, and that tree.
+struct TreeFabric {
+  std::vector<int> parents;
+  InProcessFabric fabric;
+};
+}  // namespace
+
 DataPlane& InProcessJob::tree_plane(const topology::Tree& tree, std::size_t ring_bytes) {
-  std::lock_guard lock(hub_.fabric_mutex_);
-  if (!hub_.fabric_) {
-    hub_.fabric_ = std::make_unique<InProcessFabric>(hub_.ranks(), tree, ring_bytes);
-    hub_.fabric_parents_ = tree.parent;
-  }
-  GS_CHECK(tree.parent == hub_.fabric_parents_, "ranks of an in-process job on different trees");
-  return hub_.fabric_->plane(rank_);
+  auto& made = shared<TreeFabric>("tree plane", [&] {
+    return std::make_unique<TreeFabric>(
+        TreeFabric{tree.parent, InProcessFabric(hub_.ranks(), tree, ring_bytes)});
+  });
+  GS_CHECK(tree.parent == made.parents, "ranks of an in-process job on different trees");
+  return made.fabric.plane(rank_);
 }
 
 InProcessJobHub::InProcessJobHub(int ranks, double timeout_seconds)

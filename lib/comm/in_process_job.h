@@ -58,9 +58,6 @@ class InProcessJobHub {
   InProcessControlHub control_;
   InProcessGroupHub workers_;
   InProcessGroupHub everyone_;  // the job's barrier
-  std::mutex fabric_mutex_;
-  std::unique_ptr<InProcessFabric> fabric_;
-  std::vector<int> fabric_parents_;  // the tree it was built for
   std::mutex shared_mutex_;
   std::map<std::string, std::shared_ptr<void>> shared_;
   std::vector<std::unique_ptr<InProcessJob>> jobs_;

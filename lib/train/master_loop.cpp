@@ -1,8 +1,6 @@
 // master_loop.cpp: MasterLoop and the end of a run.
 #include "train/master_loop.h"
 
-#include <cstdio>
-
 #include "ckpt/checkpoint.h"
 #include "core/errors.h"
 #include "core/stop_signal.h"
@@ -31,12 +29,8 @@ int MasterLoop::run(MasterRole& role) {
       deadline = core::Deadline(control_.timeout_seconds());
       continue;
     }
-    if (deadline.expired()) {
-      char seconds[32];
-      std::snprintf(seconds, sizeof seconds, "%.1f", control_.timeout_seconds());
-      throw core::RuntimeError(std::string("timed out after ") + seconds + " s waiting for " +
-                               role.awaited());
-    }
+    if (deadline.expired())
+      throw core::RuntimeError(comm::timeout_message(control_.timeout_seconds(), role.awaited()));
     backoff.wait();
   }
 }

@@ -37,6 +37,10 @@ class Replica {
   core::Rng& dropout_rng() { return dropout_rng_; }
   std::span<float> parameters() { return model_.parameters(); }
   std::size_t parameter_count() const { return model_.parameter_count(); }
+  // The parameters as a vector of their own (what a message to the master carries).
+  std::vector<float> copy_parameters() const {
+    return {model_.parameters().begin(), model_.parameters().end()};
+  }
   double learning_rate(std::int64_t step) const { return schedule_.at(step); }
 
   // Forward and backward on the samples `indices` of `dataset`: model().gradients() holds the

@@ -16,6 +16,7 @@
 #include "train/allreduce/roles.h"
 #include "train/checkpointer.h"
 #include "train/divergence_guard.h"
+#include "train/model_file.h"
 #include "train/partition_data.h"
 #include "report/progress.h"
 #include "train/replica.h"
@@ -42,13 +43,9 @@ class AllreduceWorker {
         reduced_(n_ + kFlags),
         checkpointer_(context),
         divergence_(cfg_.training) {
-    const auto [first_step, start] = receive<Start>(control_, 0, "initial model");
-    step_ = first_step;
-    if (start.resume) {
-      GS_CHECK(start.parameters.size() == n_, "the master sent a wrong-sized model");
-      std::copy(start.parameters.begin(), start.parameters.end(), replica_.parameters().begin());
-      restore_optimizer(start.worker, replica_.optimizer());
-    }
+    const auto start = receive<Start>(control_, 0, "initial model");
+    step_ = start.step;
+    apply_start_state(start.state, replica_.model(), replica_.optimizer());
     progress_.emplace(total_steps_, step_);
   }
 
@@ -154,21 +151,17 @@ class AllreduceWorker {
     if (finish) return;  // the final model follows
     const bool epoch_end = step_ % per_epoch_ == 0;
     if (epoch_end && step_ < total_steps_)
-      send(control_, 0, EpochModel{epoch + 1, step_, parameters()});
+      send(control_, 0, EpochModel{epoch + 1, step_, replica_.copy_parameters()});
     if (stop || reduced_[n_ + kCheckpoint] > 0 || (epoch_end && checkpointer_.at_epoch_end())) {
       send(
           control_, 0,
-          AllreduceSnapshot{step_, parameters(), capture_worker_state(replica_.optimizer(), 0.0f)});
+          AllreduceSnapshot{step_, replica_.copy_parameters(), capture_worker_state(replica_.optimizer(), 0.0f)});
       checkpointer_.mark_written(step_);
     }
   }
 
-  std::vector<float> parameters() {
-    return {replica_.parameters().begin(), replica_.parameters().end()};
-  }
-
   void send_final(bool stopped) {
-    send(control_, 0, AllreduceFinal{stopped, step_, parameters(), core::peak_resident_bytes()});
+    send(control_, 0, AllreduceFinal{stopped, step_, replica_.copy_parameters(), core::peak_resident_bytes()});
   }
 
   RunContext& context_;

@@ -86,17 +86,13 @@ class AveragingWorker {
       if (const auto code = train_epoch(epoch)) return *code;
       if (!stopped_ && !finished_early_ && index_ == 0 && epoch + 1 < cfg_.training.epochs) {
         // The step the epoch record gets: minibatches trained by all workers together.
-        send(control_, 0, EpochModel{epoch + 1, (epoch + 1) * batches_, parameters()});
+        send(control_, 0, EpochModel{epoch + 1, (epoch + 1) * batches_, replica_.copy_parameters()});
       }
     }
     return finish();
   }
 
  private:
-  std::vector<float> parameters() {
-    return {replica_.parameters().begin(), replica_.parameters().end()};
-  }
-
   // This worker's minibatches of `epoch`, from `first` on (those trained before a resume
   // skipped); an exit code when the run ends inside it.
   std::optional<int> train_epoch(std::int64_t epoch) {
@@ -199,7 +195,7 @@ class AveragingWorker {
     if (index_ != 0 && cfg_.training.save_updater) return;
     AveragingSnapshot snapshot{
         stop, iteration_, {}, capture_worker_state(replica_.optimizer(), 0.0f)};
-    if (index_ == 0) snapshot.parameters = parameters();
+    if (index_ == 0) snapshot.parameters = replica_.copy_parameters();
     send(control_, 0, snapshot);
   }
 
@@ -213,7 +209,7 @@ class AveragingWorker {
   int finish() {
     report_.seconds = report_clock_.seconds();
     AveragingDone done{report_, totals_, core::peak_resident_bytes(), {}};
-    if (index_ == 0) done.parameters = parameters();
+    if (index_ == 0) done.parameters = replica_.copy_parameters();
     send(control_, 0, done);
     control_.flush();
     const int code = stopped_

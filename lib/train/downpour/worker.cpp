@@ -196,7 +196,7 @@ class DownpourWorker {
       const auto shard = link->finish_pull(report_, timeout_);
       std::copy(shard.begin(), shard.end(), slice(parameters, *link).begin());
     }
-    send(control_, 0, DownpourFinalModel{{parameters.begin(), parameters.end()}});
+    send(control_, 0, DownpourFinalModel{replica_.copy_parameters()});
     const int code = decode<Shutdown>(await_master(Shutdown::kTag, "shutdown")).exit_code;
     control_.flush();
     core::log_info("worker done: " + std::to_string(steps_) + " steps" +

@@ -94,7 +94,6 @@ int SharingWorker::finish() {
           deadline = core::Deadline(timeout_);
         }
       if (drain_targets_ && !drained_sent_ && drained()) {
-        const auto parameters = model_.parameters();
         DrainedReport report;
         report.applied_twice = exchange_.applied_twice();
         report.published = exchange_.stats().published;
@@ -103,7 +102,7 @@ int SharingWorker::finish() {
         report.bytes_published = exchange_.stats().bytes_published;
         report.transport = session_.plane().stats();
         report.cpu_seconds = core::process_cpu_seconds() - cpu_start_;
-        report.parameters.assign(parameters.begin(), parameters.end());
+        report.parameters = replica_.copy_parameters();
         send(control(), 0, report);
         drained_sent_ = true;
       }

@@ -49,12 +49,9 @@ void SharingWorker::resync() {
         for (const auto& update : decode<ResyncUpdates>(message).messages)
           GS_CHECK(exchange_.deliver(update, model_.parameters()), exchange_.last_error());
         break;
-      case ResyncStateFetch::kTag: {
-        const auto parameters = model_.parameters();
-        send(control(), 0,
-             ReplicaState{{parameters.begin(), parameters.end()}, exchange_.applied_ids()});
+      case ResyncStateFetch::kTag:
+        send(control(), 0, ReplicaState{replica_.copy_parameters(), exchange_.applied_ids()});
         break;
-      }
       case ReplicaState::kTag: {  // what this replica lacked is no longer kept anywhere
         const auto state = decode<ReplicaState>(message);
         take_parameters(state);
