@@ -96,7 +96,7 @@ void MpiSharingSession::gather_identities() {
   if (!context_.is_master()) return;
   for (auto& identity : all) {
     identity.host[kHostBytes - 1] = '\0';
-    processes_[identity.logical] = ProcessIdentity{identity.host, identity.pid};
+    processes_[identity.logical] = ft::ProcessIdentity{identity.host, identity.pid};
   }
 }
 

@@ -43,7 +43,7 @@ class MpiSharingSession : public SharingSession {
   const topology::Tree& tree() const override { return tree_; }
   std::vector<int> live_workers() const override;
   bool fault_tolerant() const override { return fault_tolerant_; }
-  const std::map<int, ProcessIdentity>& processes() const override { return processes_; }
+  const std::map<int, ft::ProcessIdentity>& processes() const override { return processes_; }
 
   // After a process failure, collective over every live process, spares included: repairs the
   // communicators per fault_tolerance.on_worker_failure (abort repairs like shrink, so the master
@@ -75,7 +75,7 @@ class MpiSharingSession : public SharingSession {
   comm::Communicator graph_;  // the tree as a dist-graph communicator (runs without ULFM)
   std::unique_ptr<comm::MpiControlChannel> control_;
   std::unique_ptr<comm::DataPlane> plane_;
-  std::map<int, ProcessIdentity> processes_;
+  std::map<int, ft::ProcessIdentity> processes_;
 };
 
 }  // namespace gradshare::train

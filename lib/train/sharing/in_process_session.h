@@ -23,7 +23,7 @@ class InProcessSharingSession : public SharingSession {
   const topology::Tree& tree() const override { return tree_; }
   std::vector<int> live_workers() const override;
   bool fault_tolerant() const override { return false; }
-  const std::map<int, ProcessIdentity>& processes() const override { return processes_; }
+  const std::map<int, ft::ProcessIdentity>& processes() const override { return processes_; }
   RepairOutcome repair(const std::vector<std::uint8_t>& join_info) override;
   void release_spares() override {}
 
@@ -31,7 +31,7 @@ class InProcessSharingSession : public SharingSession {
   topology::Tree tree_;
   std::unique_ptr<comm::ControlChannel> control_;
   comm::DataPlane& plane_;
-  std::map<int, ProcessIdentity> processes_;  // one process: none to tell apart
+  std::map<int, ft::ProcessIdentity> processes_;  // one process: none to tell apart
 };
 
 }  // namespace gradshare::train

@@ -16,7 +16,7 @@ SharingMaster::SharingMaster(RunContext& context, SharingSession& session)
       shape_(epoch_shape(cfg_, context.data.train)),
       checkpointer_(context),
       reporter_(context),
-      recoveries_(context),
+      recoveries_(context.metrics),
       live_(session.live_workers()),
       liveness_(context.config.fault_tolerance.timeout_ms),
       targets_(static_cast<std::size_t>(context.size), 0),
@@ -101,7 +101,7 @@ bool SharingMaster::step() {
   }
   progress_->maybe_log(static_cast<double>(exchange_.stats().relayed));
   if (static_cast<std::size_t>(done_.size()) == live_.size() && !drain_sent_) send_drain_targets();
-  liveness_.check(live_, session_);
+  liveness_.check(live_, session_.fault_tolerant(), session_.processes());
   return busy;
 }
 

@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "ckpt/checkpoint.h"
+#include "ft/liveness.h"
+#include "ft/recovery_report.h"
 #include "comm/byte_io.h"
 #include "comm/transport_error.h"
 #include "core/cpu_time.h"
@@ -29,7 +31,6 @@
 #include "train/sharing/encoding_debug.h"
 #include "train/epoch_report.h"
 #include "train/sharing/gradient_sharing.h"
-#include "train/sharing/liveness.h"
 #include "train/model_file.h"
 #include "train/normalization_message.h"
 #include "train/partition_data.h"
@@ -43,7 +44,6 @@
 #include "train/sharing/recovery.h"
 #include "train/sharing/roles.h"
 #include "train/sharing/staleness.h"
-#include "train/recovery_report.h"
 #include "train/sharing/update_exchange.h"
 #include "train/sharing/update_resync.h"
 #include "train/sharing/report.h"
@@ -136,9 +136,9 @@ class SharingMaster {
 
   // A dead worker: its partition goes back to the queue; the minibatches of it that already
   // produced updates will be trained again (counted, not hidden).
-  void forget_worker(int worker, RecoveryRecord& record);
+  void forget_worker(int worker, ft::RecoveryRecord& record);
 
-  void resync(RecoveryRecord& record);
+  void resync(ft::RecoveryRecord& record);
 
   static bool same(const PartitionGrant& a, const PartitionGrant& b);
 
@@ -210,9 +210,9 @@ class SharingMaster {
   data::EpochPlan shape_;
   Checkpointer checkpointer_;
   EpochReporter reporter_;
-  RecoveryLog recoveries_;
+  ft::RecoveryLog recoveries_;
   std::vector<int> live_;  // logical ranks of the live workers
-  Liveness liveness_;
+  ft::Liveness liveness_;
   std::map<int, std::uint64_t> grant_seq_;  // a worker's last update seq when granted
   std::optional<PartitionScheduler> scheduler_;
   std::optional<SharingProgress> progress_;

@@ -14,7 +14,7 @@ void SharingMaster::recover(const std::string& cause) {
       auto job = session_.repair(join_info());
       exchange_.attach(session_.plane());
       live_ = session_.live_workers();
-      RecoveryRecord record;
+      ft::RecoveryRecord record;
       record.lost = job.lost;
       record.replaced = job.replaced;
       record.rounds = job.rounds;
@@ -72,7 +72,7 @@ void SharingMaster::reopen_lost_partitions(const std::vector<int>& lost) {
   }
 }
 
-void SharingMaster::forget_worker(int worker, RecoveryRecord& record) {
+void SharingMaster::forget_worker(int worker, ft::RecoveryRecord& record) {
   const auto held = scheduler_->in_flight(worker);
   if (held) {
     const auto seen = exchange_.highest_applied(worker);
@@ -85,7 +85,7 @@ void SharingMaster::forget_worker(int worker, RecoveryRecord& record) {
   applied_twice_.erase(worker);
 }
 
-void SharingMaster::resync(RecoveryRecord& record) {
+void SharingMaster::resync(ft::RecoveryRecord& record) {
   std::map<int, ResyncStatus> status;
   for (int w : live_)
     status[w] = receive<ResyncStatus>(control(), w, "its status after the repair");

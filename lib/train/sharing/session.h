@@ -16,16 +16,11 @@
 #include "comm/control_channel.h"
 #include "comm/data_plane.h"
 #include "config/experiment_config.h"
+#include "ft/process_identity.h"
 #include "topology/mode.h"
 #include "topology/tree.h"
 
 namespace gradshare::train {
-
-// Where a process runs, so the master can stop one that hangs.
-struct ProcessIdentity {
-  std::string host;
-  int pid = 0;
-};
 
 // What a failure repair did: the logical ranks whose processes died and those a new process
 // took, and how many rounds it took (a failure during a repair starts another).
@@ -53,7 +48,7 @@ class SharingSession {
   virtual bool fault_tolerant() const = 0;
   // On the master: host and pid of every live job process, by logical rank (empty where
   // processes cannot be told apart).
-  virtual const std::map<int, ProcessIdentity>& processes() const = 0;
+  virtual const std::map<int, ft::ProcessIdentity>& processes() const = 0;
 
   // After a process failure, collective over every live process: repairs the job per
   // fault_tolerance.on_worker_failure and rebuilds the tree and both planes; context.rank

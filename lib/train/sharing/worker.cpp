@@ -31,9 +31,7 @@ SharingWorker::SharingWorker(RunContext& context, SharingSession& session, bool 
       batches_per_epoch_(minibatches_per_epoch(cfg_, context.data.train)),
       replica_(cfg_, batches_per_epoch_ * cfg_.training.epochs, batches_per_epoch_,
                static_cast<std::uint64_t>(context.rank)),
-      model_(replica_.model()),
-      n_(model_.parameter_count()),
-      optimizer_(&replica_.optimizer()),
+      n_(replica_.parameter_count()),
       encoder_(cfg_.encoding, n_),
       exchange_(session.plane(), context.rank, context.size, n_,
                 keep_budget(session, cfg_)),
@@ -72,8 +70,8 @@ void SharingWorker::start() {
   const auto start = receive<Start>(control(), 0, "initial model").state;
   if (!start.resume) return;
   GS_CHECK(start.parameters.size() == n_, "the master sent a wrong-sized model");
-  std::copy(start.parameters.begin(), start.parameters.end(), model_.parameters().begin());
-  restore_optimizer(start.worker, *optimizer_);
+  std::copy(start.parameters.begin(), start.parameters.end(), replica_.parameters().begin());
+  restore_optimizer(start.worker, replica_.optimizer());
   encoder_.set_threshold(start.worker.tau);
   if (!start.worker.residual.empty()) {
     GS_CHECK(start.worker.residual.size() == n_, "the master sent a wrong-sized residual");
@@ -85,7 +83,7 @@ void SharingWorker::start() {
 void SharingWorker::send_state() {
   send(control(), 0,
        StateReply{seq_,
-                  capture_worker_state(*optimizer_, encoder_.threshold(), encoder_.residual())});
+                  capture_worker_state(replica_.optimizer(), encoder_.threshold(), encoder_.residual())});
 }
 
 void SharingWorker::checkpoint_state() {
@@ -105,7 +103,7 @@ void SharingWorker::checkpoint_state() {
 }
 
 bool SharingWorker::serve_peers() {
-  const bool progress = exchange_.poll(model_.parameters()) > 0;
+  const bool progress = exchange_.poll(replica_.parameters()) > 0;
   if (auto shutdown = try_receive<Shutdown>(control(), 0)) shutdown_code_ = shutdown->exit_code;
   if (heartbeat_clock_.seconds() >= heartbeat_period_) {
     send(control(), 0, Heartbeat{});
@@ -216,7 +214,7 @@ void SharingWorker::share(std::span<const float> update, std::uint32_t epoch, st
   if (stats.capped) ++report_.capped_messages;
   count_encoding(report_, stats.encoding);
   // Last: once applied here the update is the exchange's (kept for a resync if sending fails).
-  exchange_.publish(message_, model_.parameters());
+  exchange_.publish(message_, replica_.parameters());
 }
 
 void SharingWorker::wait_for_peers() {

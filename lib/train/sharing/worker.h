@@ -30,7 +30,7 @@
 #include "nn/schedule.h"
 #include "train/checkpointer.h"
 #include "train/divergence_guard.h"
-#include "train/fault_injection.h"
+#include "ft/fault_injection.h"
 #include "train/partition_data.h"
 #include "train/partition_messages.h"
 #include "train/replica.h"
@@ -155,12 +155,10 @@ class SharingWorker {
   SharingSession& session_;
   std::int64_t batches_per_epoch_;
   Replica replica_;
-  nn::Model& model_;
-  std::size_t n_;
-  nn::Optimizer* optimizer_;
+  std::size_t n_;  // parameters
   codec::Encoder encoder_;
   UpdateExchange exchange_;
-  FaultInjector injector_;  // mutable: remembers its first recovery
+  ft::FaultInjector injector_;  // mutable: remembers its first recovery
   float update_scale_;
   PartitionData partitions_;
   std::vector<PartitionGrant> read_ahead_;  // reserved for the next requests (last grant)

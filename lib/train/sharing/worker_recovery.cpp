@@ -47,7 +47,7 @@ void SharingWorker::resync() {
       }
       case ResyncUpdates::kTag:
         for (const auto& update : decode<ResyncUpdates>(message).messages)
-          GS_CHECK(exchange_.deliver(update, model_.parameters()), exchange_.last_error());
+          GS_CHECK(exchange_.deliver(update, replica_.parameters()), exchange_.last_error());
         break;
       case ResyncStateFetch::kTag:
         send(control(), 0, ReplicaState{replica_.copy_parameters(), exchange_.applied_ids()});
@@ -84,13 +84,13 @@ void SharingWorker::resync() {
 
 void SharingWorker::take_parameters(const ReplicaState& state) {
   GS_CHECK(state.parameters.size() == n_, "the master sent a wrong-sized model");
-  std::copy(state.parameters.begin(), state.parameters.end(), model_.parameters().begin());
+  std::copy(state.parameters.begin(), state.parameters.end(), replica_.parameters().begin());
 }
 
 void SharingWorker::adopt(const ReplacementStart& start) {
   take_parameters(start.replica);
   exchange_.restore(start.replica.applied);
-  restore_optimizer(start.worker, *optimizer_);
+  restore_optimizer(start.worker, replica_.optimizer());
   encoder_.set_threshold(start.worker.tau);
   // The dead process's updates carry on from the last one any replica applied.
   seq_ = start.replica.applied.highest(context_.rank);

@@ -12,7 +12,7 @@
 #include "config/experiment_config.h"
 #include "core/errors.h"
 #include "topology/tree.h"
-#include "train/fault_injection.h"
+#include "ft/fault_injection.h"
 #include "train/sharing/recovery.h"
 #include "train/sharing/session.h"
 #include "train/sharing/update_exchange.h"
@@ -204,13 +204,13 @@ TEST(RecoveryMessages, RoundTrip) {
 }
 
 TEST(FaultInjection, ParsesTheEnvironmentSyntax) {
-  const auto parsed = parse_injections("2:300:sigkill,3:0:hang");
+  const auto parsed = ft::parse_injections("2:300:sigkill,3:0:hang");
   ASSERT_EQ(parsed.size(), 2u);
   EXPECT_EQ(parsed[0].rank, 2);
   EXPECT_EQ(parsed[0].at_step, 300);
   EXPECT_EQ(parsed[1].kind, "hang");
   for (const char* bad : {"2:300", "0:5:sigkill", "2:x:exit", "2:5:explode", "2:5:exit:9"})
-    EXPECT_THROW(parse_injections(bad), core::UserError) << bad;
+    EXPECT_THROW(ft::parse_injections(bad), core::UserError) << bad;
 }
 
 TEST(RepairedTree, MeshInnerNodeReplacedAsALeaf) {

@@ -1,5 +1,5 @@
 // fault_injection.cpp: FaultInjector (see fault_injection.h).
-#include "train/fault_injection.h"
+#include "ft/fault_injection.h"
 
 #include <unistd.h>
 
@@ -10,7 +10,7 @@
 #include "core/errors.h"
 #include "core/log.h"
 
-namespace gradshare::train {
+namespace gradshare::ft {
 
 std::vector<config::FaultInjection> parse_injections(const std::string& text) {
   std::vector<config::FaultInjection> injections;
@@ -67,4 +67,4 @@ void FaultInjector::fire(const config::FaultInjection& injection, const std::str
   for (;;) pause();  // hang: only a signal ends it
 }
 
-}  // namespace gradshare::train
+}  // namespace gradshare::ft

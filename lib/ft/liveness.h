@@ -1,4 +1,4 @@
-// sharing/liveness.h: the gradient-sharing master's watch over its workers (fault_tolerance.heartbeat_ms,
+// ft/liveness.h: the gradient-sharing master's watch over its workers (fault_tolerance.heartbeat_ms,
 // timeout_ms). Any message from a worker is a sign of life; workers send heartbeats when they
 // have nothing else to say.
 #pragma once
@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "core/timer.h"
-#include "train/sharing/session.h"
+#include "ft/process_identity.h"
 
-namespace gradshare::train {
+namespace gradshare::ft {
 
 class Liveness {
  public:
@@ -30,7 +30,9 @@ class Liveness {
   // hanging — without fault tolerance, for a process on another host, and for one stopped
   // already that MPI still does not report failed (Open MPI 5.0.7 reports SIGKILLed processes,
   // not one that exited without finalizing MPI, and no repair can exclude it).
-  void check(const std::vector<int>& workers, const SharingSession& session);
+  // fault_tolerant: a failure can be repaired; processes: host and pid by logical rank.
+  void check(const std::vector<int>& workers, bool fault_tolerant,
+             const std::map<int, ProcessIdentity>& processes);
 
  private:
   std::int64_t timeout_ms_;
@@ -38,4 +40,4 @@ class Liveness {
   std::set<int> stopped_;  // declared dead and sent SIGKILL since the last restart
 };
 
-}  // namespace gradshare::train
+}  // namespace gradshare::ft

@@ -1,5 +1,5 @@
-// sharing/liveness.cpp: Liveness (see liveness.h).
-#include "train/sharing/liveness.h"
+// ft/liveness.cpp: Liveness (see liveness.h).
+#include "ft/liveness.h"
 
 #include <unistd.h>
 
@@ -9,7 +9,7 @@
 #include "core/errors.h"
 #include "core/log.h"
 
-namespace gradshare::train {
+namespace gradshare::ft {
 
 void Liveness::restart(const std::vector<int>& workers) {
   for (int worker : workers) heard_from_[worker].restart();
@@ -20,7 +20,8 @@ void Liveness::master_was_busy() {
   for (auto& [worker, heard] : heard_from_) heard.restart();
 }
 
-void Liveness::check(const std::vector<int>& workers, const SharingSession& session) {
+void Liveness::check(const std::vector<int>& workers, bool fault_tolerant,
+                     const std::map<int, ProcessIdentity>& processes) {
   const double timeout = static_cast<double>(timeout_ms_) / 1000.0;
   for (int worker : workers) {
     auto& heard = heard_from_[worker];
@@ -28,14 +29,14 @@ void Liveness::check(const std::vector<int>& workers, const SharingSession& sess
     const std::string silent = "rank " + std::to_string(worker) + " sent nothing for " +
                                std::to_string(static_cast<int>(heard.seconds())) +
                                " s (fault_tolerance.timeout_ms " + std::to_string(timeout_ms_) + ")";
-    const auto identity = session.processes().find(worker);
+    const auto identity = processes.find(worker);
     char host[256] = {};
     gethostname(host, sizeof host - 1);
-    if (!session.fault_tolerant() || identity == session.processes().end() ||
+    if (!fault_tolerant || identity == processes.end() ||
         identity->second.host != host)
       throw core::RuntimeError(silent + ": it hangs; ending the job (rerun to resume from the "
                                "newest checkpoint" +
-                               (session.fault_tolerant() ? ", it runs on another host" : "") + ")");
+                               (fault_tolerant ? ", it runs on another host" : "") + ")");
     if (stopped_.count(worker))
       throw core::RuntimeError(silent + " after being stopped, and MPI does not report it "
                                "failed (did it exit without finalizing MPI?): ending the job; "
@@ -48,4 +49,4 @@ void Liveness::check(const std::vector<int>& workers, const SharingSession& sess
   }
 }
 
-}  // namespace gradshare::train
+}  // namespace gradshare::ft

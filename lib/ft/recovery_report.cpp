@@ -1,5 +1,5 @@
 // recovery_report.cpp: RecoveryLog (see recovery_report.h).
-#include "train/recovery_report.h"
+#include "ft/recovery_report.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -7,7 +7,7 @@
 
 #include "core/log.h"
 
-namespace gradshare::train {
+namespace gradshare::ft {
 
 namespace {
 
@@ -31,7 +31,7 @@ void RecoveryLog::add(const RecoveryRecord& record) {
                 static_cast<long long>(record.resync_updates), record.resync_whole_states,
                 static_cast<long long>(record.retrained_minibatches));
   core::log_warn(line);
-  context_.metrics.write(report::JsonLine()
+  metrics_.write(report::JsonLine()
                              .add("kind", "recovery")
                              .add("lost", rank_list(record.lost))
                              .add("replaced", rank_list(record.replaced))
@@ -62,7 +62,7 @@ void RecoveryLog::summarize() const {
                 "max %.3f s, %lld minibatches trained twice",
                 records_.size(), lost, median, seconds.back(), static_cast<long long>(retrained));
   core::log_info(line);
-  context_.metrics.write(report::JsonLine()
+  metrics_.write(report::JsonLine()
                              .add("kind", "recovery_summary")
                              .add("recoveries", records_.size())
                              .add("lost", lost)
@@ -71,4 +71,4 @@ void RecoveryLog::summarize() const {
                              .add("retrained_minibatches", retrained));
 }
 
-}  // namespace gradshare::train
+}  // namespace gradshare::ft

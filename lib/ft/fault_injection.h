@@ -14,7 +14,7 @@
 
 #include "config/experiment_config.h"
 
-namespace gradshare::train {
+namespace gradshare::ft {
 
 // Parses GRADSHARE_INJECT's syntax; UserError naming the variable and the bad entry.
 std::vector<config::FaultInjection> parse_injections(const std::string& text);
@@ -34,4 +34,4 @@ class FaultInjector {
   bool recovered_once_ = false;
 };
 
-}  // namespace gradshare::train
+}  // namespace gradshare::ft

@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "train/run_context.h"
+#include "report/metrics_log.h"
 
-namespace gradshare::train {
+namespace gradshare::ft {
 
 struct RecoveryRecord {
   std::vector<int> lost;      // logical ranks whose processes died
@@ -23,14 +23,14 @@ struct RecoveryRecord {
 
 class RecoveryLog {
  public:
-  explicit RecoveryLog(RunContext& context) : context_(context) {}
+  explicit RecoveryLog(report::MetricsLog& metrics) : metrics_(metrics) {}
   void add(const RecoveryRecord& record);
   // The end-of-run line and record (nothing when no failure happened).
   void summarize() const;
 
  private:
-  RunContext& context_;
+  report::MetricsLog& metrics_;
   std::vector<RecoveryRecord> records_;
 };
 
-}  // namespace gradshare::train
+}  // namespace gradshare::ft
