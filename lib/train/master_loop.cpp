@@ -9,28 +9,41 @@
 
 namespace gradshare::train {
 
+bool MasterLoop::pass(MasterRole& role, std::optional<int>& code) {
+  try {
+    bool busy = role.poll();
+    if (auto message = control_().try_receive()) {
+      busy = true;
+      code = role.handle(*message);
+    }
+    return busy;
+  } catch (const comm::TransportError& error) {
+    if (!role.recover(error)) throw;
+    return true;
+  }
+}
+
 int MasterLoop::run(MasterRole& role) {
   core::Backoff backoff;
-  core::Deadline deadline(control_.timeout_seconds());
+  core::Deadline deadline(control_().timeout_seconds());
   bool stop_passed_on = false;
   for (;;) {
     if (core::stop_requested() && !stop_passed_on) {
       role.on_stop_signal();
       stop_passed_on = true;
     }
-    bool busy = role.poll();
-    if (auto message = control_.try_receive()) {
-      busy = true;
-      if (auto code = role.handle(*message)) return *code;
-    }
-    if (auto code = role.finished()) return *code;
+    std::optional<int> code;
+    const bool busy = pass(role, code);
+    if (code) return *code;
+    if (auto finished = role.finished()) return *finished;
+    const double timeout = control_().timeout_seconds();
     if (busy) {
       backoff.reset();
-      deadline = core::Deadline(control_.timeout_seconds());
+      deadline = core::Deadline(timeout);
       continue;
     }
     if (deadline.expired())
-      throw core::RuntimeError(comm::timeout_message(control_.timeout_seconds(), role.awaited()));
+      throw core::RuntimeError(comm::timeout_message(timeout, role.awaited()));
     backoff.wait();
   }
 }

@@ -1,13 +1,16 @@
 // master_loop.h: the loop every strategy's master runs: poll the control channel with back-off,
 // hand each message to the strategy's role, do the role's own work between messages, pass a
 // stop signal on once, and give up with an error naming what it waited for when nothing
-// happens for transport.timeout_ms. The role decides when the run ends and with which code.
+// happens for transport.timeout_ms. The role decides when the run ends and with which code,
+// and whether a failed transport call (a dead peer under ULFM) is repaired or ends the run.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
 #include "comm/control_channel.h"
+#include "comm/transport_error.h"
 #include "nn/model.h"
 #include "train/checkpointer.h"
 #include "train/epoch_report.h"
@@ -27,6 +30,9 @@ class MasterRole {
   virtual bool poll() { return false; }
   // The run is over without a further message (checked after every message and poll).
   virtual std::optional<int> finished() { return std::nullopt; }
+  // A transport call in handle() or poll() failed: true when the role repaired the job and the
+  // loop goes on; false ends the run with the error.
+  virtual bool recover(const comm::TransportError&) { return false; }
   // What the master waits for, for the timeout error: "the parameter-averaging workers (2 of 3
   // finished)".
   virtual std::string awaited() const = 0;
@@ -34,12 +40,19 @@ class MasterRole {
 
 class MasterLoop {
  public:
-  MasterLoop(comm::ControlChannel& control) : control_(control) {}
+  explicit MasterLoop(comm::ControlChannel& control)
+      : control_([&control]() -> comm::ControlChannel& { return control; }) {}
+  // A channel that a repair replaces: asked for anew on every pass.
+  explicit MasterLoop(std::function<comm::ControlChannel&()> control)
+      : control_(std::move(control)) {}
   // Runs until the role returns an exit code.
   int run(MasterRole& role);
 
  private:
-  comm::ControlChannel& control_;
+  // One pass: the role's work, one message; true when something happened.
+  bool pass(MasterRole& role, std::optional<int>& code);
+
+  std::function<comm::ControlChannel&()> control_;
 };
 
 // The end of a run that trained to the end: model.h5 of `model` at `step`, then the final

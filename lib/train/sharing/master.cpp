@@ -40,24 +40,11 @@ int SharingMaster::run() {
                     resume ? resume->iteration : 0);
   const double cpu_start = core::process_cpu_seconds();
   core::Stopwatch wall;
-  core::Backoff backoff;
-  while (!finished() && !diverged_) {
-    bool busy = false;
-    try {
-      busy = step();
-    } catch (const comm::TransportError& error) {
-      if (!session_.fault_tolerant() || !error.is_process_failure()) throw;
-      recover(error.what());
-      busy = true;
-    }
-    if (busy)
-      backoff.reset();
-    else
-      backoff.wait();
-  }
-  const int exit_code = diverged_   ? core::kExitDiverged
-                        : stopping_ ? core::kExitRequeue
-                                    : core::kExitOk;
+  const int exit_code = MasterLoop([this]() -> comm::ControlChannel& { return control(); }).run(*this);
+  return end_run(exit_code, core::process_cpu_seconds() - cpu_start, wall.seconds());
+}
+
+int SharingMaster::end_run(int exit_code, double cpu_seconds, double wall_seconds) {
   if (stopping_ && !diverged_) write_checkpoint(fetch_worker_states());
   for (int w : live_) send(control(), w, Shutdown{exit_code});
   control().flush();
@@ -65,7 +52,7 @@ int SharingMaster::run() {
   // A diverged model is never saved: the newest checkpoint stays the newest good one.
   if (diverged_) return exit_code;
   const bool equivalent = check_equivalence();
-  summarize(core::process_cpu_seconds() - cpu_start, wall.seconds(), equivalent);
+  summarize(cpu_seconds, wall_seconds, equivalent);
   recoveries_.summarize();
   summarize_relays();
   peak_memory_.summarize(context_);
@@ -76,13 +63,33 @@ int SharingMaster::run() {
   return exit_code;
 }
 
-bool SharingMaster::step() {
-  bool busy = exchange_.poll(model_.parameters()) > 0;
-  while (auto message = control().try_receive()) {
-    busy = true;
-    liveness_.heard(message->source);
-    handle(*message);
-  }
+void SharingMaster::on_stop_signal() {
+  if (stopping_) return;  // on_worker_failure: abort stops the run already
+  log_stop_request("finishing the partitions in flight before the stop checkpoint", true,
+                   *context_.job);
+  stopping_ = true;
+}
+
+std::optional<int> SharingMaster::finished() {
+  if (diverged_) return core::kExitDiverged;
+  if (!drained()) return std::nullopt;
+  return stopping_ ? core::kExitRequeue : core::kExitOk;
+}
+
+bool SharingMaster::recover(const comm::TransportError& error) {
+  if (!session_.fault_tolerant() || !error.is_process_failure()) return false;
+  recover(std::string(error.what()));
+  return true;
+}
+
+std::string SharingMaster::awaited() const {
+  return "the gradient-sharing workers (" + std::to_string(done_.size()) + " of " +
+         std::to_string(live_.size()) + " done, " + std::to_string(drained_.size()) +
+         " drained)";
+}
+
+bool SharingMaster::poll() {
+  const bool busy = exchange_.poll(model_.parameters()) > 0;
   for (const auto epoch : scheduler_->take_completed_epochs()) {
     const double cpu_before = core::process_cpu_seconds();
     std::copy(model_.parameters().begin(), model_.parameters().end(),
@@ -94,11 +101,6 @@ bool SharingMaster::step() {
     if (checkpointer_.at_epoch_end()) request_checkpoint();
   }
   if (checkpointer_.due(progress_->steps())) request_checkpoint();
-  if (core::stop_requested() && !stopping_) {
-    log_stop_request("finishing the partitions in flight before the stop checkpoint", true,
-                     *context_.job);
-    stopping_ = true;
-  }
   progress_->maybe_log(static_cast<double>(exchange_.stats().relayed));
   if (static_cast<std::size_t>(done_.size()) == live_.size() && !drain_sent_) send_drain_targets();
   liveness_.check(live_, session_.fault_tolerant(), session_.processes());
@@ -138,8 +140,9 @@ void SharingMaster::start_workers(const std::optional<ckpt::Checkpoint>& resume)
   liveness_.restart(live_);
 }
 
-void SharingMaster::handle(const comm::ControlMessage& message) {
+std::optional<int> SharingMaster::handle(const comm::ControlMessage& message) {
   const int worker = message.source;
+  liveness_.heard(worker);
   switch (message.tag) {
     case PartitionRequest::kTag: {
       const auto request = decode<PartitionRequest>(message);
@@ -191,9 +194,9 @@ void SharingMaster::handle(const comm::ControlMessage& message) {
       break;
     }
     default:
-      throw core::RuntimeError("unexpected " + std::string(comm::tag_name(message.tag)) +
-                               " message from rank " + std::to_string(worker));
+      unexpected_message(message);
   }
+  return std::nullopt;
 }
 
 void SharingMaster::relay_during(const std::function<void()>& work) {
@@ -237,7 +240,7 @@ void SharingMaster::send_drain_targets() {
   drain_sent_ = true;
 }
 
-bool SharingMaster::finished() const {
+bool SharingMaster::drained() const {
   if (!drain_sent_ || drained_.size() != live_.size() || exchange_.has_backlog()) return false;
   for (int origin = 1; origin < context_.size; ++origin)
     if (exchange_.version_vector()[static_cast<std::size_t>(origin)] <

@@ -28,6 +28,7 @@
 #include "nn/model.h"
 #include "train/checkpointer.h"
 #include "train/divergence_guard.h"
+#include "train/master_loop.h"
 #include "train/sharing/encoding_debug.h"
 #include "train/epoch_report.h"
 #include "train/sharing/gradient_sharing.h"
@@ -108,17 +109,25 @@ class SharingProgress {
   ProgressWindow<SharingReport> window_;
 };
 
-class SharingMaster {
+// A MasterRole (train/master_loop.h): the loop polls the data plane and the control channel in
+// turn; a process failure under ULFM is repaired in recover() and the loop goes on.
+class SharingMaster : public MasterRole {
  public:
   SharingMaster(RunContext& context, SharingSession& session);
 
   int run();
 
+  void on_stop_signal() override;
+  std::optional<int> handle(const comm::ControlMessage& message) override;
+  // Relays updates, evaluates finished epochs, starts checkpoints and the drain, watches
+  // liveness.
+  bool poll() override;
+  std::optional<int> finished() override;
+  bool recover(const comm::TransportError& error) override;
+  std::string awaited() const override;
+
  private:
   comm::ControlChannel& control() { return session_.control(); }
-
-  // One pass of the master's loop; true when something happened.
-  bool step();
 
   // A process failed: repair the job (comm/repair.h), then the resync (sharing/recovery.h).
   void recover(const std::string& cause);
@@ -152,8 +161,6 @@ class SharingMaster {
   // One residual per worker of this run from a checkpoint's: a checkpoint of more workers has
   // the extra residuals added to this run's workers in turn, so no quantum is dropped.
   std::vector<std::vector<float>> split_residuals(const ckpt::Checkpoint& checkpoint) const;
-
-  void handle(const comm::ControlMessage& message);
 
   // Checkpoints need what only workers have (optimizer state, thresholds, residuals): ask
   // every worker; the checkpoint is written once all have replied.
@@ -189,7 +196,11 @@ class SharingMaster {
   void send_drain_targets();
 
   // Every worker drained and every update it sent applied here.
-  bool finished() const;
+  bool drained() const;
+
+  // After the loop: the stop checkpoint, the workers' shutdown, the checks and summaries,
+  // model.h5.
+  int end_run(int exit_code, double cpu_seconds, double wall_seconds);
 
   bool check_equivalence();
 
