@@ -13,6 +13,7 @@
 #include "core/errors.h"
 #include "core/log.h"
 #include "topology/render.h"
+#include "train/sharing/gradient_sharing.h"
 
 namespace gradshare::train {
 
@@ -124,7 +125,10 @@ void MpiSharingSession::release_spares() {
 bool MpiSharingSession::wait_for_assignment() {
   while (comm::wait_as_spare(universe_.get()) == comm::SpareCall::kRepair) {
     repair({});
-    if (!is_spare()) return true;
+    if (!is_spare()) {
+      log_as_worker(context_);  // this process's log is now the worker's
+      return true;
+    }
   }
   return false;
 }

@@ -48,6 +48,13 @@ std::size_t InProcessControlHub::waiting(int rank) {
   return box.messages.size();
 }
 
+void InProcessControlHub::clear() {
+  for (auto& box : mailboxes_) {
+    std::lock_guard lock(box->mutex);
+    box->messages.clear();
+  }
+}
+
 InProcessControlHub::Mailbox& InProcessControlHub::mailbox(int rank) {
   GS_CHECK(rank >= 0 && rank < ranks(), "rank " + std::to_string(rank) + " of an in-process hub");
   return *mailboxes_[static_cast<std::size_t>(rank)];

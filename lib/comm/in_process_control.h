@@ -44,6 +44,8 @@ class InProcessControlHub {
   ControlChannel& channel(int rank);
   // Messages waiting in `rank`'s mailbox (what a test expects drained at the end).
   std::size_t waiting(int rank);
+  // Drops every message not yet received (a repaired job starts on a new communicator).
+  void clear();
 
  private:
   friend class InProcessControlChannel;

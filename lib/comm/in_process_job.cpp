@@ -11,16 +11,21 @@ namespace gradshare::comm {
 namespace {
 
 // The hub owns the channel and the group members: a rank gets views of them.
+// A view fails every call once a rank failed that no repair before it was made dealt with (a
+// revoked communicator).
 class ChannelView : public ControlChannel {
  public:
-  explicit ChannelView(ControlChannel& channel) : channel_(channel) {}
+  ChannelView(ControlChannel& channel, const InProcessFailures& failures)
+      : channel_(channel), failures_(failures), repaired_(failures.repaired_failures()) {}
   int rank() const override { return channel_.rank(); }
   int size() const override { return channel_.size(); }
   double timeout_seconds() const override { return channel_.timeout_seconds(); }
   void send(int dest, Tag tag, std::span<const std::uint8_t> payload) override {
+    failures_.check(repaired_);
     channel_.send(dest, tag, payload);
   }
   std::optional<ControlMessage> try_receive(std::optional<Tag> tag, int source) override {
+    failures_.check(repaired_);
     return channel_.try_receive(tag, source);
   }
   void flush() override { channel_.flush(); }
@@ -28,6 +33,8 @@ class ChannelView : public ControlChannel {
 
  private:
   ControlChannel& channel_;
+  const InProcessFailures& failures_;
+  int repaired_;
 };
 
 class GroupView : public WorkerGroup {
@@ -48,8 +55,14 @@ class GroupView : public WorkerGroup {
 
 int InProcessJob::size() const { return hub_.ranks(); }
 
+bool InProcessJob::fault_tolerant() const { return hub_.repairable_; }
+
 std::unique_ptr<ControlChannel> InProcessJob::control_channel(double) {
-  return std::make_unique<ChannelView>(hub_.control_.channel(rank_));
+  return control_channel_of(rank_);
+}
+
+std::unique_ptr<ControlChannel> InProcessJob::control_channel_of(int logical) {
+  return std::make_unique<ChannelView>(hub_.control_.channel(logical), hub_.failures_);
 }
 
 std::unique_ptr<WorkerGroup> InProcessJob::worker_group() {
@@ -67,17 +80,42 @@ struct TreeFabric {
 };
 }  // namespace
 
-DataPlane& InProcessJob::tree_plane(const topology::Tree& tree, std::size_t ring_bytes) {
-  auto& made = shared<TreeFabric>("tree plane", [&] {
+DataPlane& InProcessJob::tree_plane(const topology::Tree& tree, int logical,
+                                    std::size_t ring_bytes) {
+  // A repaired tree is a new version: new rings, as a repair builds new planes.
+  auto& made = shared<TreeFabric>("tree plane " + std::to_string(tree.version), [&] {
     return std::make_unique<TreeFabric>(
-        TreeFabric{tree.parent, InProcessFabric(hub_.ranks(), tree, ring_bytes)});
+        TreeFabric{tree.parent, InProcessFabric(tree.size(), tree, ring_bytes)});
   });
   GS_CHECK(tree.parent == made.parents, "ranks of an in-process job on different trees");
-  return made.fabric.plane(rank_);
+  return made.fabric.plane(logical);
 }
 
-InProcessJobHub::InProcessJobHub(int ranks, double timeout_seconds)
+InProcessRepair InProcessJob::repair(int logical, bool replace,
+                                     const InProcessFailures::Complete& complete) {
+  GS_CHECK(hub_.repairable_, "a repair of an in-process job that is not repairable");
+  return hub_.failures_.repair(logical, replace, [&](const InProcessRepair& repair) {
+    hub_.control_.clear();
+    complete(repair);
+  });
+}
+
+std::optional<InProcessFailures::Assignment> InProcessJob::wait_as_spare() {
+  return hub_.failures_.wait_as_spare(rank_);
+}
+
+void InProcessJob::release_spares() { hub_.failures_.release_spares(); }
+
+void InProcessJobHub::fail(int thread) {
+  GS_CHECK(repairable_, "rank " + std::to_string(thread) + " failed in an in-process job that "
+                        "is not repairable");
+  failures_.fail(thread);
+}
+
+InProcessJobHub::InProcessJobHub(int ranks, double timeout_seconds, InProcessFaults faults)
     : control_(ranks, timeout_seconds),
+      repairable_(faults.repairable),
+      failures_(ranks, faults.spares, timeout_seconds),
       workers_(std::max(ranks - 1, 1), timeout_seconds),
       everyone_(ranks, timeout_seconds) {
   GS_CHECK(ranks >= 1, "an in-process job of " + std::to_string(ranks) + " ranks");

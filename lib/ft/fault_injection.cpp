@@ -37,7 +37,8 @@ std::vector<config::FaultInjection> parse_injections(const std::string& text) {
 }
 
 FaultInjector::FaultInjector(const std::vector<config::FaultInjection>& configured, int rank,
-                             bool replacement) {
+                             bool replacement, EndRank end_rank)
+    : end_rank_(std::move(end_rank)) {
   if (replacement) return;
   auto all = configured;
   if (const char* text = std::getenv("GRADSHARE_INJECT")) {
@@ -62,6 +63,10 @@ void FaultInjector::at_recovery() {
 
 void FaultInjector::fire(const config::FaultInjection& injection, const std::string& when) const {
   core::log_warn("fault injection: " + injection.kind + " " + when);
+  if (end_rank_) {
+    end_rank_(injection.kind);
+    throw core::RuntimeError("the fault injection's EndRank returned");
+  }
   if (injection.kind == "sigkill") std::raise(SIGKILL);
   if (injection.kind == "exit") std::_Exit(3);
   for (;;) pause();  // hang: only a signal ends it

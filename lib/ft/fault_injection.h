@@ -5,10 +5,12 @@
 //   sigkill: kills itself with SIGKILL (a crash: no cleanup, no message),
 //   exit:    leaves at once with exit code 3 (a process that quits without finalizing MPI),
 //   hang:    stops in place, heartbeats included, until something kills it.
-// Replacements never inject: the fault belongs to the process that was started first.
+// Replacements never inject: the fault belongs to the process that was started first. A rank
+// that is a thread of a test process (comm/in_process_job.h) ends by its EndRank instead.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,9 +21,15 @@ namespace gradshare::ft {
 // Parses GRADSHARE_INJECT's syntax; UserError naming the variable and the bad entry.
 std::vector<config::FaultInjection> parse_injections(const std::string& text);
 
+// How an injected fault ends its rank when the rank is not a process of its own: called with
+// the fault's kind, it must not return (a thread test's throws what no strategy catches).
+using EndRank = std::function<void(const std::string& kind)>;
+
 class FaultInjector {
  public:
-  FaultInjector(const std::vector<config::FaultInjection>& configured, int rank, bool replacement);
+  // end_rank unset: the process ends as the kind says.
+  FaultInjector(const std::vector<config::FaultInjection>& configured, int rank, bool replacement,
+                EndRank end_rank = {});
   // Called after every training step with the worker's step count (1, 2, ...).
   void at_step(std::int64_t step) const;
   // Called as the worker enters a recovery.
@@ -31,6 +39,7 @@ class FaultInjector {
  private:
   void fire(const config::FaultInjection& injection, const std::string& when) const;
   std::vector<config::FaultInjection> mine_;
+  EndRank end_rank_;
   bool recovered_once_ = false;
 };
 

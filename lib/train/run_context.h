@@ -9,6 +9,7 @@
 #include "comm/job.h"
 #include "config/experiment_config.h"
 #include "data/dataset.h"
+#include "ft/fault_injection.h"
 #include "report/metrics_log.h"
 #include "report/run_directory.h"
 
@@ -34,6 +35,8 @@ struct RunContext {
   data::DataSplits data;
   comm::Job* job = nullptr;  // not owned; set before anything collective
   StrategyLinks links;
+  // How an injected fault ends this rank (ft/fault_injection.h); unset: the process ends.
+  ft::EndRank end_rank;
   int rank = 0;
   int size = 1;
   report::MetricsLog metrics;  // open on the master only

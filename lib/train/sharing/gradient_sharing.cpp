@@ -35,7 +35,6 @@ int run_gradient_sharing(RunContext& context) {
       core::log_info("spare: released, not needed");
       return 0;
     }
-    log_as_worker(context);
     core::log_info("spare: taking the place of rank " + std::to_string(context.rank));
     return run_sharing_worker(context, *session, /*replacement=*/true);
   }

@@ -1,27 +1,77 @@
 // sharing/in_process_session.cpp: InProcessSharingSession.
 #include "train/sharing/in_process_session.h"
 
+#include <algorithm>
+
 #include "core/errors.h"
-#include "topology/mode.h"
 
 namespace gradshare::train {
 
+namespace {
+// The job's current tree: made by whichever thread completes a repair, read by every thread once
+// the repair returns (the repair's lock orders the two).
+struct SharedTree {
+  topology::Tree tree;
+};
+}  // namespace
+
 InProcessSharingSession::InProcessSharingSession(RunContext& context, comm::InProcessJob& job)
-    : tree_(topology::build_tree(context.config.topology, context.size)),
-      control_(
-          job.control_channel(static_cast<double>(context.config.transport.timeout_ms) / 1000.0)),
-      plane_(job.tree_plane(tree_, static_cast<std::size_t>(context.config.transport.ring_bytes))) {
-  GS_CHECK(context.config.fault_tolerance.spares == 0, "spares in an in-process job");
+    : context_(context), job_(job) {
+  const int spares = static_cast<int>(context.config.fault_tolerance.spares);
+  GS_CHECK(spares == 0 || job.fault_tolerant(), "spares in an in-process job that cannot repair");
+  context.size -= spares;
+  mode_ = topology::resolve_mode(context.config.topology, context.worker_count());
+  tree_ = job.shared<SharedTree>("sharing tree", [&] {
+               return std::make_unique<SharedTree>(
+                   SharedTree{topology::build_tree(context.config.topology, context.size)});
+             }).tree;
+  for (int rank = 1; rank < context.size; ++rank) live_.push_back(rank);
+  if (context.rank >= context.size) {
+    context.rank = -1;  // a spare
+    return;
+  }
+  build();
 }
 
-std::vector<int> InProcessSharingSession::live_workers() const {
-  std::vector<int> workers;
-  for (int rank = 1; rank < tree_.size(); ++rank) workers.push_back(rank);
-  return workers;
+void InProcessSharingSession::build() {
+  control_ = job_.control_channel_of(context_.rank);
+  plane_ = &job_.tree_plane(tree_, context_.rank,
+                            static_cast<std::size_t>(context_.config.transport.ring_bytes));
+}
+
+bool InProcessSharingSession::wait_for_assignment() {
+  const auto assignment = job_.wait_as_spare();
+  if (!assignment) return false;
+  context_.rank = assignment->logical;
+  adopt(assignment->repair);
+  return true;
 }
 
 RepairOutcome InProcessSharingSession::repair(const std::vector<std::uint8_t>&) {
-  throw core::RuntimeError("a failure repair needs an MPI job under ULFM");
+  const auto& policy = context_.config.fault_tolerance.on_worker_failure;
+  GS_CHECK(policy != "replace" || context_.config.fault_tolerance.spares > 0,
+           "an in-process job replaces a failed rank from spares only (spawning needs MPI)");
+  auto& shared = job_.shared<SharedTree>("sharing tree", [] { return nullptr; });
+  const auto repair = job_.repair(context_.rank, policy == "replace",
+                                  [&](const comm::InProcessRepair& done) {
+                                    shared.tree = repaired_tree(context_.config.topology, mode_,
+                                                                shared.tree, done.lost,
+                                                                done.replaced);
+                                  });
+  adopt(repair);
+  return {repair.lost, repair.replaced, repair.rounds};
+}
+
+void InProcessSharingSession::adopt(const comm::InProcessRepair& repair) {
+  tree_ = job_.shared<SharedTree>("sharing tree", [] { return nullptr; }).tree;
+  for (int lost : repair.lost)
+    if (std::find(repair.replaced.begin(), repair.replaced.end(), lost) == repair.replaced.end())
+      std::erase(live_, lost);
+  build();
+}
+
+void InProcessSharingSession::release_spares() {
+  if (context_.is_master()) job_.release_spares();
 }
 
 }  // namespace gradshare::train

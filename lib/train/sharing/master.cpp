@@ -34,7 +34,11 @@ int SharingMaster::run() {
   const auto resume = Checkpointer::find_resume(context_);
   // The checkpoint resumed from is the newest: none is due until every_steps after it.
   if (resume) checkpointer_.mark_written(resume->iteration);
-  start_workers(resume);
+  try {
+    start_workers(resume);
+  } catch (const comm::TransportError& error) {
+    if (!recover(error)) throw;  // a worker without its start joins the resync as a replacement
+  }
   const auto steps_per_epoch = static_cast<std::int64_t>(shape_.batch_count());
   progress_.emplace(context_, steps_per_epoch, model_.parameter_count(),
                     resume ? resume->iteration : 0);

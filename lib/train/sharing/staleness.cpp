@@ -52,9 +52,10 @@ void StalenessTracker::applied(int origin, std::uint64_t clock, bool idle, std::
   if (origin == self_ || origin <= 0) return;
   const auto o = static_cast<std::size_t>(origin);
   if (o >= clock_.size()) return;
+  stats_.record(std::max<std::int64_t>(0, now - static_cast<std::int64_t>(clock)));
+  if (state_[o] == PeerState::kGone) return;
   clock_[o] = std::max(clock_[o], clock);
   state_[o] = idle ? PeerState::kIdle : PeerState::kTraining;
-  stats_.record(std::max<std::int64_t>(0, now - static_cast<std::int64_t>(clock)));
 }
 
 std::optional<int> StalenessTracker::blocking_peer(std::int64_t now) const {
@@ -74,9 +75,12 @@ std::optional<std::uint64_t> StalenessTracker::slowest_training_peer() const {
   return slowest;
 }
 
-void StalenessTracker::forget_peers() {
-  std::fill(state_.begin(), state_.end(), PeerState::kUnknown);
+void StalenessTracker::forget_peers(const std::vector<int>& live) {
+  std::fill(state_.begin(), state_.end(), PeerState::kGone);
   std::fill(clock_.begin(), clock_.end(), 0);
+  for (int rank : live)
+    if (rank > 0 && static_cast<std::size_t>(rank) < state_.size())
+      state_[static_cast<std::size_t>(rank)] = PeerState::kUnknown;
 }
 
 }  // namespace gradshare::train

@@ -15,7 +15,8 @@
 //   - a peer counts from its first message; one never heard from does not block;
 //   - a message flagged kFlagIdle says its origin has no partition to train; it stops counting
 //     until its next unflagged message;
-//   - after a recovery (a dead peer, a replacement) the view restarts: dead ranks are gone, and
+//   - after a recovery (a dead peer, a replacement) the view restarts: dead ranks are gone for
+//     good (the resync may still apply their last updates: those never make them count), and
 //     a replacement counts from its first message, whose clock continues the dead rank's.
 #pragma once
 
@@ -62,14 +63,14 @@ class StalenessTracker {
   std::uint64_t clock_of(int origin) const { return clock_[static_cast<std::size_t>(origin)]; }
   // The slowest clock among peers that train; nullopt when none does.
   std::optional<std::uint64_t> slowest_training_peer() const;
-  // After a recovery: every peer is unknown again.
-  void forget_peers();
+  // After a recovery: the live workers are unknown again, every other rank is gone.
+  void forget_peers(const std::vector<int>& live);
 
   std::int64_t bound() const { return bound_; }
   StalenessStats& stats() { return stats_; }
 
  private:
-  enum class PeerState : std::uint8_t { kUnknown, kTraining, kIdle };
+  enum class PeerState : std::uint8_t { kUnknown, kTraining, kIdle, kGone };
   int self_;
   std::int64_t bound_;
   std::vector<std::uint64_t> clock_;

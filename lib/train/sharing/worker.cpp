@@ -35,7 +35,7 @@ SharingWorker::SharingWorker(RunContext& context, SharingSession& session, bool 
       encoder_(cfg_.encoding, n_),
       exchange_(session.plane(), context.rank, context.size, n_,
                 keep_budget(session, cfg_)),
-      injector_(cfg_.fault_tolerance.inject, context.rank, replacement),
+      injector_(cfg_.fault_tolerance.inject, context.rank, replacement, context.end_rank),
       // encoding.combine: mean shares update / workers (see the key's help).
       update_scale_(cfg_.encoding.combine == "mean"
                         ? 1.0f / static_cast<float>(context.worker_count())
@@ -67,7 +67,14 @@ int SharingWorker::run() {
 }
 
 void SharingWorker::start() {
-  const auto start = receive<Start>(control(), 0, "initial model").state;
+  // A process that fails before the start arrives takes the start with the old channel: this
+  // worker then joins the resync as a replacement does (the master's model, a live worker's
+  // optimizer state).
+  phase_ = WorkerPhase::kJoining;
+  std::optional<StartState> received;
+  if (!guarded([&] { received = receive<Start>(control(), 0, "initial model").state; })) return;
+  phase_ = WorkerPhase::kRequesting;
+  const auto& start = *received;
   if (!start.resume) return;
   GS_CHECK(start.parameters.size() == n_, "the master sent a wrong-sized model");
   std::copy(start.parameters.begin(), start.parameters.end(), replica_.parameters().begin());

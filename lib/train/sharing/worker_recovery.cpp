@@ -15,7 +15,8 @@ void SharingWorker::recover() {
     try {
       session_.repair({});
       exchange_.attach(session_.plane());
-      staleness_.forget_peers();  // the dead are gone; a replacement counts from its first update
+      // The dead are gone; a replacement counts from its first update.
+      staleness_.forget_peers(session_.live_workers());
       resync();
       return;
     } catch (const comm::TransportError& error) {

@@ -55,9 +55,14 @@ TEST(StalenessTracker, IdleAndForgottenPeersDoNotBlock) {
   EXPECT_EQ(tracker.slowest_training_peer(), 20u);
   tracker.applied(2, 7, false, 30);  // training again: counts again
   EXPECT_EQ(tracker.blocking_peer(30), 2);
-  tracker.forget_peers();  // a recovery: the dead are gone, newcomers count from their first update
+  tracker.forget_peers({1, 3});  // a recovery: rank 2 died, rank 3 counts from its next update
   EXPECT_FALSE(tracker.blocking_peer(30));
   EXPECT_FALSE(tracker.slowest_training_peer());
+  // The resync applies the dead rank's last updates: it never counts again.
+  tracker.applied(2, 8, false, 30);
+  EXPECT_FALSE(tracker.blocking_peer(40));
+  tracker.applied(3, 21, false, 30);
+  EXPECT_EQ(tracker.blocking_peer(40), 3);
 }
 
 TEST(StalenessTracker, BoundZeroNeverBlocks) {

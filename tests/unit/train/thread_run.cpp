@@ -40,6 +40,9 @@ data::Dataset blob_set(std::size_t samples, std::size_t features, core::Rng& rng
   return set;
 }
 
+// What an injected fault throws to end its rank's thread: no strategy catches it.
+struct RankEnded {};
+
 }  // namespace
 
 data::DataSplits blobs(std::size_t train, std::size_t test, std::size_t features,
@@ -71,12 +74,13 @@ config::ExperimentConfig blobs_config(const std::string& strategy, const std::st
 }
 
 ThreadRun run_as_threads(const config::ExperimentConfig& config, const data::DataSplits& data,
-                         int ranks) {
+                         int ranks, bool repairable) {
   ThreadRun run;
   run.run_dir = report::RunDirectory::choose_path(config.run);
   const std::string yaml = config::to_yaml(config);
   const report::RunDirectory directory = report::RunDirectory::create(run.run_dir, yaml);
-  comm::InProcessJobHub hub(ranks, static_cast<double>(config.transport.timeout_ms) / 1000.0);
+  comm::InProcessJobHub hub(ranks, static_cast<double>(config.transport.timeout_ms) / 1000.0,
+                            {repairable, static_cast<int>(config.fault_tolerance.spares)});
   run.exit_codes.assign(static_cast<std::size_t>(ranks), -1);
   run.errors.assign(static_cast<std::size_t>(ranks), "");
   std::vector<std::thread> threads;
@@ -94,6 +98,7 @@ ThreadRun run_as_threads(const config::ExperimentConfig& config, const data::Dat
         context.links.downpour = [&job](RunContext&, const DownpourLayout& layout) {
           return make_in_process_downpour_transport(job, layout);
         };
+        context.end_rank = [](const std::string&) { throw RankEnded{}; };
         context.rank = r;
         context.size = ranks;
         context.data = data;
@@ -101,9 +106,13 @@ ThreadRun run_as_threads(const config::ExperimentConfig& config, const data::Dat
         if (r == 0) context.metrics = report::MetricsLog(directory.file("metrics.jsonl"));
         context.phase = RunContext::kTraining;
         run.exit_codes[static_cast<std::size_t>(r)] = run_strategy(context);
+      } catch (const RankEnded&) {
+        run.exit_codes[static_cast<std::size_t>(r)] = kEndedByFault;
+        hub.fail(r);
       } catch (const std::exception& error) {
         run.errors[static_cast<std::size_t>(r)] = error.what();
       }
+      if (r == 0) hub.release_spares();  // however the master ended
     });
   for (auto& thread : threads) thread.join();
   for (int r = 0; r < ranks; ++r) run.unreceived += hub.unreceived(r);

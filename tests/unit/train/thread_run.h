@@ -22,15 +22,19 @@ config::ExperimentConfig blobs_config(const std::string& strategy, const std::st
                                       const std::vector<std::string>& overrides = {});
 
 struct ThreadRun {
-  std::vector<int> exit_codes;      // per rank
+  std::vector<int> exit_codes;      // per rank; kEndedByFault for a rank a fault injection ended
   std::vector<std::string> errors;  // per rank: what a rank threw, empty if nothing
   std::size_t unreceived = 0;       // control messages nobody received
   std::string run_dir;
 };
 
-// Runs training.strategy on `ranks` threads (rank 0 the master) until all return.
+inline constexpr int kEndedByFault = -9;
+
+// Runs training.strategy on `ranks` threads (rank 0 the master; fault_tolerance.spares of them
+// spares) until all return. repairable: a thread that fault_tolerance.inject ends is a failed
+// process the others repair (comm/in_process_failures.h), as under ULFM.
 ThreadRun run_as_threads(const config::ExperimentConfig& config, const data::DataSplits& data,
-                         int ranks);
+                         int ranks, bool repairable = false);
 
 // Test accuracy of a model file on `data.test`.
 double file_accuracy(const std::string& path, const config::ExperimentConfig& config,

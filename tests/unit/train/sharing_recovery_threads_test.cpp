@@ -1,0 +1,99 @@
+// sharing_recovery_threads_test.cpp: gradient sharing's recovery from a worker that dies, with
+// the master and workers as threads of this process over a repairable in-process job
+// (comm/in_process_failures.h behaves as ULFM does). A fault injection ends one worker's thread
+// mid-training; the others must repair the job (shrink, or replace from a spare thread), resync,
+// and finish: every live rank ends with 0, the master's equivalence check passes (it throws
+// otherwise), nothing is applied twice, the model learnt the data, and the recovery is recorded.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "thread_run.h"
+
+namespace gradshare::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+class SharingRecoveryThreads : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("gs-recovery-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs gradient sharing for 6 epochs (so that every worker gets partitions however the
+  // threads are scheduled) on `ranks` threads with worker `victim` ended at its step 3; checks
+  // every other rank ended well and returns the master's metrics.
+  std::string run(int ranks, int victim, const std::vector<std::string>& overrides) {
+    auto all = overrides;
+    all.push_back("training.epochs=6");
+    all.push_back("fault_tolerance.inject=[{rank: " + std::to_string(victim) +
+                  ", at_step: 3, kind: sigkill}]");
+    const auto config = testing::blobs_config("gradient_sharing", dir_.string(), all);
+    const auto result = testing::run_as_threads(config, data_, ranks, /*repairable=*/true);
+    for (int r = 0; r < ranks; ++r) {
+      EXPECT_EQ(result.errors[static_cast<std::size_t>(r)], "") << "rank " << r;
+      EXPECT_EQ(result.exit_codes[static_cast<std::size_t>(r)],
+                r == victim ? testing::kEndedByFault : 0)
+          << "rank " << r;
+    }
+    EXPECT_EQ(result.unreceived, 0u) << "control messages left unreceived";
+    const auto model_file = fs::path(result.run_dir) / "model.h5";
+    EXPECT_TRUE(fs::exists(model_file));
+    if (fs::exists(model_file)) {
+      EXPECT_GE(testing::file_accuracy(model_file.string(), config, data_), 0.9);
+    }
+    std::ifstream metrics(fs::path(result.run_dir) / "metrics.jsonl");
+    std::stringstream text;
+    text << metrics.rdbuf();
+    const std::string records = text.str();
+    EXPECT_NE(records.find("\"kind\":\"final\""), std::string::npos) << records;
+    const bool none_twice = records.find("\"applied_twice\":0,") != std::string::npos ||
+                            records.find("\"applied_twice\":0}") != std::string::npos;
+    EXPECT_TRUE(none_twice) << records;
+    EXPECT_NE(records.find("\"kind\":\"recovery_summary\",\"recoveries\":1,"), std::string::npos)
+        << records;
+    return records;
+  }
+
+  fs::path dir_;
+  data::DataSplits data_ = testing::blobs(2048, 512, 16, 11);
+};
+
+TEST_F(SharingRecoveryThreads, ShrinkPlain) {
+  const auto metrics = run(4, 2, {"topology.mode=plain", "fault_tolerance.on_worker_failure=shrink"});
+  EXPECT_NE(metrics.find("\"kind\":\"recovery\",\"lost\":\"[2]\",\"replaced\":\"[]\""),
+            std::string::npos)
+      << metrics;
+}
+
+TEST_F(SharingRecoveryThreads, ShrinkMeshInnerNode) {
+  // Rank 1 relays for its children under a fan-out of 2: they are re-attached and the updates
+  // they had sent through it are resynced.
+  const auto metrics = run(6, 1,
+                           {"topology.mode=mesh", "topology.max_children=2",
+                            "fault_tolerance.on_worker_failure=shrink"});
+  EXPECT_NE(metrics.find("\"kind\":\"recovery\",\"lost\":\"[1]\",\"replaced\":\"[]\""),
+            std::string::npos)
+      << metrics;
+}
+
+TEST_F(SharingRecoveryThreads, ReplaceFromSpare) {
+  // Threads 0-3 are the job, thread 4 the spare that becomes rank 3.
+  const auto metrics = run(5, 3,
+                           {"topology.mode=plain", "fault_tolerance.on_worker_failure=replace",
+                            "fault_tolerance.spares=1"});
+  EXPECT_NE(metrics.find("\"kind\":\"recovery\",\"lost\":\"[3]\",\"replaced\":\"[3]\""),
+            std::string::npos)
+      << metrics;
+}
+
+}  // namespace
+}  // namespace gradshare::train
