@@ -105,6 +105,10 @@ void MpiSharingSession::build_planes() {
   gather_identities();
   const double timeout = static_cast<double>(context_.config.transport.timeout_ms) / 1000.0;
   control_ = std::make_unique<comm::MpiControlChannel>(comm_.get(), timeout, logical_);
+  int threads = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&threads);
+  if (threads == MPI_THREAD_MULTIPLE)
+    heartbeats_ = std::make_unique<comm::MpiControlChannel>(comm_.get(), timeout, logical_);
   // Links are logical ranks in the tree and ranks of the communicator on the plane.
   std::vector<int> links;
   for (int logical : tree_.links(context_.rank)) {
@@ -138,7 +142,9 @@ RepairOutcome MpiSharingSession::repair(const std::vector<std::uint8_t>& join_in
   if (plane_) plane_->abandon();
   plane_.reset();
   if (control_) comm::revoke(control_->comm());  // interrupts peers blocked on the old job
+  if (heartbeats_) comm::revoke(heartbeats_->comm());
   control_.reset();
+  heartbeats_.reset();
   comm::RepairOptions options;
   const auto& policy = context_.config.fault_tolerance.on_worker_failure;
   options.mode = policy == "replace" ? comm::RepairMode::kReplace

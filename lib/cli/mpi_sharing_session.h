@@ -39,6 +39,7 @@ class MpiSharingSession : public SharingSession {
 
   bool is_spare() const override { return !comm_; }
   comm::ControlChannel& control() override { return *control_; }
+  comm::ControlChannel* heartbeats() override { return heartbeats_.get(); }
   comm::DataPlane& plane() override { return *plane_; }
   const topology::Tree& tree() const override { return tree_; }
   std::vector<int> live_workers() const override;
@@ -74,6 +75,7 @@ class MpiSharingSession : public SharingSession {
   topology::Tree tree_;
   comm::Communicator graph_;  // the tree as a dist-graph communicator (runs without ULFM)
   std::unique_ptr<comm::MpiControlChannel> control_;
+  std::unique_ptr<comm::MpiControlChannel> heartbeats_;  // null without MPI_THREAD_MULTIPLE
   std::unique_ptr<comm::DataPlane> plane_;
   std::map<int, ft::ProcessIdentity> processes_;
 };

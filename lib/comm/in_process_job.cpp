@@ -65,6 +65,10 @@ std::unique_ptr<ControlChannel> InProcessJob::control_channel_of(int logical) {
   return std::make_unique<ChannelView>(hub_.control_.channel(logical), hub_.failures_);
 }
 
+std::unique_ptr<ControlChannel> InProcessJob::heartbeat_channel_of(int logical) {
+  return std::make_unique<ChannelView>(hub_.heartbeats_.channel(logical), hub_.failures_);
+}
+
 std::unique_ptr<WorkerGroup> InProcessJob::worker_group() {
   if (rank_ == 0) return nullptr;
   return std::make_unique<GroupView>(hub_.workers_.member(rank_ - 1));
@@ -96,6 +100,7 @@ InProcessRepair InProcessJob::repair(int logical, bool replace,
   GS_CHECK(hub_.repairable_, "a repair of an in-process job that is not repairable");
   return hub_.failures_.repair(logical, replace, [&](const InProcessRepair& repair) {
     hub_.control_.clear();
+    hub_.heartbeats_.clear();
     complete(repair);
   });
 }
@@ -114,6 +119,7 @@ void InProcessJobHub::fail(int thread) {
 
 InProcessJobHub::InProcessJobHub(int ranks, double timeout_seconds, InProcessFaults faults)
     : control_(ranks, timeout_seconds),
+      heartbeats_(ranks, timeout_seconds),
       repairable_(faults.repairable),
       failures_(ranks, faults.spares, timeout_seconds),
       workers_(std::max(ranks - 1, 1), timeout_seconds),

@@ -41,6 +41,8 @@ class InProcessJob : public Job {
   void barrier() override;
   // The control channel of logical rank `logical` (after a repair: a spare's new rank).
   std::unique_ptr<ControlChannel> control_channel_of(int logical);
+  // A second channel of its own, for heartbeats from another thread (never counted unreceived).
+  std::unique_ptr<ControlChannel> heartbeat_channel_of(int logical);
   // Logical rank `logical`'s data plane to its neighbours in `tree` (the same tree on every
   // rank: the first caller of each tree version builds the rings of ring_bytes each, linking
   // every pair the tree links).
@@ -78,6 +80,7 @@ class InProcessJobHub {
   friend class InProcessJob;
 
   InProcessControlHub control_;
+  InProcessControlHub heartbeats_;
   bool repairable_;
   InProcessFailures failures_;
   InProcessGroupHub workers_;

@@ -112,10 +112,12 @@ const std::vector<EntryField<FaultInjection>>& fault_fields() {
        GS_ENTRY_ACCESS(F, at_step, std::int64_t)},
       {"kind",
        ValueType::kString,
-       Constraint::one_of({"sigkill", "exit", "hang"}),
+       Constraint::one_of({"sigkill", "exit", "hang", "stall"}),
        {},
        {},
-       "sigkill: SIGKILL itself; exit: exit(1) without goodbye; hang: stop responding",
+       "sigkill: SIGKILL itself; exit: exit code 3 without finalizing MPI; hang: stop responding; "
+       "stall: a "
+       "step three times fault_tolerance.timeout_ms long",
        GS_ENTRY_ACCESS(F, kind, std::string)},
   };
   return fields;

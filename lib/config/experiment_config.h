@@ -225,9 +225,14 @@ struct FaultInjection {
     "auto: continue from the newest valid checkpoint of run.dir; never; or a checkpoint path")
 
 #define GS_FAULT_TOLERANCE_KEYS(X)                                                             \
-  X(fault_tolerance, heartbeat_ms, std::int64_t, 1000, GS_RANGE(1, 1.0e9), "Worker heartbeat period") \
+  X(fault_tolerance, heartbeat_ms, std::int64_t, 1000, GS_RANGE(1, 1.0e9),                    \
+    "Worker heartbeat period (sent from a thread of their own, whatever the training does)")  \
   X(fault_tolerance, timeout_ms, std::int64_t, 10000, GS_RANGE(1, 1.0e9),                      \
-    "A worker silent this long is declared dead")                                             \
+    "A worker silent this long is declared dead: ten heartbeats lost in a row, so a loaded "   \
+    "node or network does not kill a live worker")                                            \
+  X(fault_tolerance, stall_timeout_ms, std::int64_t, 600000, GS_RANGE(1, 1.0e9),               \
+    "A worker whose training thread makes no progress this long stops its heartbeats (a stuck " \
+    "thread is found); longer than any step or checkpoint reply can take")                    \
   X(fault_tolerance, on_worker_failure, std::string, "replace",                                \
     GS_CHOICES("replace", "shrink", "abort"), "What to do when a worker dies")                 \
   X(fault_tolerance, spares, std::int64_t, 0, GS_RANGE(0, 1.0e6), "Spare ranks kept for replacement") \
@@ -236,7 +241,7 @@ struct FaultInjection {
     "failure, whatever the number of workers (a replica lacking an older one is sent a whole "   \
     "state)")                                                                                   \
   X(fault_tolerance, inject, std::vector<FaultInjection>, {}, GS_ANY,                          \
-    "Faults to inject: [{rank: R, at_step: S, kind: sigkill|exit|hang}]")
+    "Faults to inject: [{rank: R, at_step: S, kind: sigkill|exit|hang|stall}]")
 
 #define GS_LOGGING_KEYS(X)                                                                     \
   X(logging, level, std::string, "info", GS_CHOICES("debug", "info", "warn", "error"), "Log level") \

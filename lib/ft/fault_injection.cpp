@@ -3,9 +3,11 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <sstream>
+#include <thread>
 
 #include "core/errors.h"
 #include "core/log.h"
@@ -24,10 +26,11 @@ std::vector<config::FaultInjection> parse_injections(const std::string& text) {
     int used = 0;
     if (std::sscanf(entry.c_str(), "%lld:%lld:%15[a-z]%n", &rank, &step, kind, &used) != 3 ||
         used != static_cast<int>(entry.size()) || rank < 1 || step < 0 ||
-        (std::string(kind) != "sigkill" && std::string(kind) != "exit" && std::string(kind) != "hang"))
+        (std::string(kind) != "sigkill" && std::string(kind) != "exit" &&
+         std::string(kind) != "hang" && std::string(kind) != "stall"))
       throw core::UserError("GRADSHARE_INJECT: bad entry '" + entry +
                             "' (want RANK:STEP:KIND with RANK >= 1, STEP >= 0, KIND "
-                            "sigkill|exit|hang)");
+                            "sigkill|exit|hang|stall)");
     injection.rank = rank;
     injection.at_step = step;
     injection.kind = kind;
@@ -37,8 +40,8 @@ std::vector<config::FaultInjection> parse_injections(const std::string& text) {
 }
 
 FaultInjector::FaultInjector(const std::vector<config::FaultInjection>& configured, int rank,
-                             bool replacement, EndRank end_rank)
-    : end_rank_(std::move(end_rank)) {
+                             bool replacement, double stall_seconds, EndRank end_rank)
+    : stall_seconds_(stall_seconds), end_rank_(std::move(end_rank)) {
   if (replacement) return;
   auto all = configured;
   if (const char* text = std::getenv("GRADSHARE_INJECT")) {
@@ -63,6 +66,11 @@ void FaultInjector::at_recovery() {
 
 void FaultInjector::fire(const config::FaultInjection& injection, const std::string& when) const {
   core::log_warn("fault injection: " + injection.kind + " " + when);
+  if (injection.kind == "stall") {
+    std::this_thread::sleep_for(std::chrono::duration<double>(stall_seconds_));
+    core::log_warn("fault injection: stall over after " + std::to_string(stall_seconds_) + " s");
+    return;
+  }
   if (end_rank_) {
     end_rank_(injection.kind);
     throw core::RuntimeError("the fault injection's EndRank returned");

@@ -4,7 +4,10 @@
 // from another process's failure), the worker of logical rank RANK
 //   sigkill: kills itself with SIGKILL (a crash: no cleanup, no message),
 //   exit:    leaves at once with exit code 3 (a process that quits without finalizing MPI),
-//   hang:    stops in place, heartbeats included, until something kills it.
+//   hang:    its training thread stops in place until something kills the process (the
+//            heartbeats stop after fault_tolerance.stall_timeout_ms, ft/heartbeat.h),
+//   stall:   its training thread sleeps three times fault_tolerance.timeout_ms, then goes on
+//            (a long step, which must not be taken for a death).
 // Replacements never inject: the fault belongs to the process that was started first. A rank
 // that is a thread of a test process (comm/in_process_job.h) ends by its EndRank instead.
 #pragma once
@@ -28,8 +31,9 @@ using EndRank = std::function<void(const std::string& kind)>;
 class FaultInjector {
  public:
   // end_rank unset: the process ends as the kind says.
+  // stall_seconds: how long a stall lasts.
   FaultInjector(const std::vector<config::FaultInjection>& configured, int rank, bool replacement,
-                EndRank end_rank = {});
+                double stall_seconds, EndRank end_rank = {});
   // Called after every training step with the worker's step count (1, 2, ...).
   void at_step(std::int64_t step) const;
   // Called as the worker enters a recovery.
@@ -39,6 +43,7 @@ class FaultInjector {
  private:
   void fire(const config::FaultInjection& injection, const std::string& when) const;
   std::vector<config::FaultInjection> mine_;
+  double stall_seconds_;
   EndRank end_rank_;
   bool recovered_once_ = false;
 };

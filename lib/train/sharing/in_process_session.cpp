@@ -35,6 +35,7 @@ InProcessSharingSession::InProcessSharingSession(RunContext& context, comm::InPr
 
 void InProcessSharingSession::build() {
   control_ = job_.control_channel_of(context_.rank);
+  heartbeats_ = job_.heartbeat_channel_of(context_.rank);
   plane_ = &job_.tree_plane(tree_, context_.rank,
                             static_cast<std::size_t>(context_.config.transport.ring_bytes));
 }

@@ -23,6 +23,7 @@ class InProcessSharingSession : public SharingSession {
   bool is_spare() const override { return context_.rank < 0; }
   bool wait_for_assignment() override;
   comm::ControlChannel& control() override { return *control_; }
+  comm::ControlChannel* heartbeats() override { return heartbeats_.get(); }
   comm::DataPlane& plane() override { return *plane_; }
   const topology::Tree& tree() const override { return tree_; }
   std::vector<int> live_workers() const override { return live_; }
@@ -43,6 +44,7 @@ class InProcessSharingSession : public SharingSession {
   topology::Tree tree_;
   std::vector<int> live_;  // logical ranks of the live workers
   std::unique_ptr<comm::ControlChannel> control_;
+  std::unique_ptr<comm::ControlChannel> heartbeats_;
   comm::DataPlane* plane_ = nullptr;
   std::map<int, ft::ProcessIdentity> processes_;  // one process: none to tell apart
 };

@@ -93,7 +93,12 @@ std::string SharingMaster::awaited() const {
 }
 
 bool SharingMaster::poll() {
-  const bool busy = exchange_.poll(model_.parameters()) > 0;
+  bool busy = exchange_.poll(model_.parameters()) > 0;
+  if (auto* beats = session_.heartbeats())
+    while (auto beat = beats->try_receive()) {
+      liveness_.heard(beat->source);
+      busy = true;
+    }
   for (const auto epoch : scheduler_->take_completed_epochs()) {
     const double cpu_before = core::process_cpu_seconds();
     std::copy(model_.parameters().begin(), model_.parameters().end(),

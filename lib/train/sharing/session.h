@@ -40,6 +40,10 @@ class SharingSession {
   virtual bool wait_for_assignment() { return false; }
 
   virtual comm::ControlChannel& control() = 0;
+  // What a worker's heartbeat thread sends on and the master reads heartbeats from: a channel
+  // of its own, since another thread uses it (ft/heartbeat.h). nullptr where MPI cannot be
+  // called from two threads: heartbeats then go over control() from the training thread.
+  virtual comm::ControlChannel* heartbeats() = 0;
   virtual comm::DataPlane& plane() = 0;
   virtual const topology::Tree& tree() const = 0;
   // Logical ranks of the live workers, ascending.

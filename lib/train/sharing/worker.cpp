@@ -35,7 +35,9 @@ SharingWorker::SharingWorker(RunContext& context, SharingSession& session, bool 
       encoder_(cfg_.encoding, n_),
       exchange_(session.plane(), context.rank, context.size, n_,
                 keep_budget(session, cfg_)),
-      injector_(cfg_.fault_tolerance.inject, context.rank, replacement, context.end_rank),
+      injector_(cfg_.fault_tolerance.inject, context.rank, replacement,
+                3.0 * static_cast<double>(cfg_.fault_tolerance.timeout_ms) / 1000.0,
+                context.end_rank),
       // encoding.combine: mean shares update / workers (see the key's help).
       update_scale_(cfg_.encoding.combine == "mean"
                         ? 1.0f / static_cast<float>(context.worker_count())
@@ -53,6 +55,10 @@ SharingWorker::SharingWorker(RunContext& context, SharingSession& session, bool 
     staleness_.applied(static_cast<int>(header.origin), header.iteration,
                        (header.flags & kFlagIdle) != 0, clock_);
   });
+  if (session.heartbeats())
+    heartbeat_.emplace(heartbeat_period_,
+                       static_cast<double>(cfg_.fault_tolerance.stall_timeout_ms) / 1000.0,
+                       [this] { send(*session_.heartbeats(), 0, Heartbeat{}); });
 }
 
 int SharingWorker::run() {
@@ -112,7 +118,9 @@ void SharingWorker::checkpoint_state() {
 bool SharingWorker::serve_peers() {
   const bool progress = exchange_.poll(replica_.parameters()) > 0;
   if (auto shutdown = try_receive<Shutdown>(control(), 0)) shutdown_code_ = shutdown->exit_code;
-  if (heartbeat_clock_.seconds() >= heartbeat_period_) {
+  if (heartbeat_) {
+    heartbeat_->alive();
+  } else if (heartbeat_clock_.seconds() >= heartbeat_period_) {
     send(control(), 0, Heartbeat{});
     heartbeat_clock_.restart();
   }

@@ -31,6 +31,7 @@
 #include "train/checkpointer.h"
 #include "train/divergence_guard.h"
 #include "ft/fault_injection.h"
+#include "ft/heartbeat.h"
 #include "train/partition_data.h"
 #include "train/partition_messages.h"
 #include "train/replica.h"
@@ -96,7 +97,8 @@ class SharingWorker {
   // applies and relays (the master's snapshot may wait for updates relayed through here).
   void checkpoint_state();
 
-  // Applies and relays peers' updates, notes the master's shutdown, keeps the heartbeat going.
+  // Applies and relays peers' updates, notes the master's shutdown, tells the heartbeat thread
+  // training goes on (or sends the heartbeat itself where there is no such thread).
   // Returns whether any update arrived.
   bool serve_peers();
 
@@ -199,6 +201,8 @@ class SharingWorker {
   std::optional<int> shutdown_code_;  // the master's Shutdown, whenever it came
   std::uint32_t current_epoch_ = 0;
   std::vector<float> zeros_;
+  // Last, so that it stops before anything it uses goes (ft/heartbeat.h).
+  std::optional<ft::HeartbeatThread> heartbeat_;
 };
 
 }  // namespace gradshare::train

@@ -11,6 +11,7 @@ void SharingWorker::join() {
 
 void SharingWorker::recover() {
   injector_.at_recovery();
+  if (heartbeat_) heartbeat_->pause();  // the repair replaces the channel the beats go on
   for (;;) {
     try {
       session_.repair({});
@@ -18,6 +19,7 @@ void SharingWorker::recover() {
       // The dead are gone; a replacement counts from its first update.
       staleness_.forget_peers(session_.live_workers());
       resync();
+      if (heartbeat_) heartbeat_->resume();
       return;
     } catch (const comm::TransportError& error) {
       if (!error.is_process_failure()) throw;

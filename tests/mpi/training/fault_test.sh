@@ -15,8 +15,12 @@
 #   two-kills         4 workers + 2 spares, worker 2 killed, later worker 3 killed
 #   kill-in-recovery  4 workers + 2 spares, worker 2 killed, worker 3 killed as it enters the
 #                     recovery of worker 2
-#   hang              4 workers + 1 spare, worker 2 stops (no heartbeats, no exit): declared
-#                     dead after fault_tolerance.timeout_ms and replaced
+#   hang              4 workers + 1 spare, worker 2's training thread stops (no exit): its
+#                     heartbeat thread stops beating after fault_tolerance.stall_timeout_ms, it
+#                     is declared dead fault_tolerance.timeout_ms later and replaced
+#   long-step         worker 2's step lasts 3 x fault_tolerance.timeout_ms (1 s here): its
+#                     heartbeats go on from their own thread, nobody is declared dead, no
+#                     recovery (before they had a thread: declared dead and killed)
 #   exit              a worker that exits without MPI_Finalize, which Open MPI does not report
 #                     as failed: declared dead by its silence, the job ends with a clear error
 #                     instead of hanging; the same command again resumes and finishes
@@ -191,7 +195,8 @@ case "$scenario" in
     ;;
   hang)
     GRADSHARE_INJECT=2:60:hang run killed 6 training.epochs=2 fault_tolerance.spares=1 \
-      fault_tolerance.heartbeat_ms=200 fault_tolerance.timeout_ms=3000 || fail "a hung worker hung the job"
+      fault_tolerance.heartbeat_ms=200 fault_tolerance.timeout_ms=3000 \
+      fault_tolerance.stall_timeout_ms=1000 || fail "a hung worker hung the job"
     python3 "$here/check_run.py" "$work/killed" "${checks[@]}" --recoveries 1 --replaced 1 \
       --min-accuracy 0.75 || fail "checks"
     grep -q "declared dead" "$work/killed/rank-0.log" || fail "the hung worker was not declared dead"
@@ -310,6 +315,13 @@ print("epoch records in file order:", epochs)
 sys.exit(0 if epochs == sorted(epochs) and len(set(epochs)) == len(epochs) else 1)
 PY
     within "$work/frozen" "$work/undisturbed" 0.01 || fail "accuracy"
+    ;;
+  long-step)
+    GRADSHARE_INJECT=2:60:stall run slow 5 training.epochs=1 fault_tolerance.heartbeat_ms=100 \
+      fault_tolerance.timeout_ms=1000 || fail "the job failed"
+    grep -q "fault injection: stall over" "$work/slow/rank-2.log" || fail "worker 2 did not stall"
+    if grep -q "declared dead" "$work/slow/rank-0.log"; then fail "a worker was declared dead"; fi
+    python3 "$here/check_run.py" "$work/slow" --recoveries 0 --equivalent --min-accuracy 0.6 || fail "checks"
     ;;
   busy-master)
     cnn=$(dirname "$config")/fashion-mnist-cnn.yaml

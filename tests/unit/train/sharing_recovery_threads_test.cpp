@@ -4,6 +4,7 @@
 // mid-training; the others must repair the job (shrink, or replace from a spare thread), resync,
 // and finish: every live rank ends with 0, the master's equivalence check passes (it throws
 // otherwise), nothing is applied twice, the model learnt the data, and the recovery is recorded.
+// And the converse: a step far longer than the liveness timeout is no death.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -93,6 +94,26 @@ TEST_F(SharingRecoveryThreads, ReplaceFromSpare) {
   EXPECT_NE(metrics.find("\"kind\":\"recovery\",\"lost\":\"[3]\",\"replaced\":\"[3]\""),
             std::string::npos)
       << metrics;
+}
+
+TEST_F(SharingRecoveryThreads, LongStepIsNoDeath) {
+  // Worker 2's step 3 lasts 3 x fault_tolerance.timeout_ms (0.9 s); its heartbeat thread beats
+  // on meanwhile, so nobody is declared dead: in one process the master cannot stop a thread it
+  // took for dead and ends the run with an error instead, which this test would see.
+  const auto config = testing::blobs_config(
+      "gradient_sharing", dir_.string(),
+      {"topology.mode=plain", "fault_tolerance.timeout_ms=300", "fault_tolerance.heartbeat_ms=30",
+       "fault_tolerance.inject=[{rank: 2, at_step: 3, kind: stall}]"});
+  const auto result = testing::run_as_threads(config, data_, 4, /*repairable=*/true);
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_EQ(result.errors[static_cast<std::size_t>(r)], "") << "rank " << r;
+    EXPECT_EQ(result.exit_codes[static_cast<std::size_t>(r)], 0) << "rank " << r;
+  }
+  std::ifstream metrics(fs::path(result.run_dir) / "metrics.jsonl");
+  std::stringstream text;
+  text << metrics.rdbuf();
+  EXPECT_EQ(text.str().find("\"kind\":\"recovery"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("\"kind\":\"final\""), std::string::npos) << text.str();
 }
 
 }  // namespace
