@@ -214,7 +214,7 @@ const std::vector<MalformedCase>& cases() {
       {"InjectBadKind",
        "fault_tolerance:\n  inject:\n    - {rank: 1, at_step: 5, kind: segv}\n",
        {},
-       "'fault_tolerance.inject[0].kind' must be one of sigkill, exit, hang, got 'segv'",
+       "'fault_tolerance.inject[0].kind' must be one of sigkill, exit, hang, stall, got 'segv'",
        3},
       {"InjectNegativeRank",
        "fault_tolerance:\n  inject:\n    - {rank: -1}\n",
