@@ -85,6 +85,12 @@ int find_host(const Tree& tree, int height, int max_children, int max_depth) {
   return best;
 }
 
+// Hangs `orphan`'s subtree under `preferred` if it fits there (preferred < 0: no preference),
+// else under the shallowest node with room; a subtree too tall to hang anywhere whole is
+// dissolved and its ranks inserted one by one, breadth-first, so each lands as shallow as the
+// tree allows.
+void attach_subtree(Tree& tree, int orphan, int preferred, int max_children, int max_depth);
+
 void attach_leaf(Tree& tree, int rank, int max_children, int max_depth) {
   int host = find_host(tree, 0, max_children, max_depth);
   if (host < 0)
@@ -92,6 +98,48 @@ void attach_leaf(Tree& tree, int rank, int max_children, int max_depth) {
                              " within max_children = " + std::to_string(max_children) +
                              " and max_depth = " + std::to_string(max_depth));
   link_child(tree, host, rank);
+}
+
+void attach_subtree(Tree& tree, int orphan, int preferred, int max_children, int max_depth) {
+  const int height = subtree_height(tree, orphan);
+  if (preferred >= 0 && static_cast<int>(tree.children[preferred].size()) < max_children &&
+      tree.depth(preferred) + 1 + height <= max_depth) {
+    link_child(tree, preferred, orphan);
+    return;
+  }
+  const int host = find_host(tree, height, max_children, max_depth);
+  if (host >= 0) {
+    link_child(tree, host, orphan);
+    return;
+  }
+  std::vector<int> members{orphan};
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const auto& kids = tree.children[members[i]];
+    members.insert(members.end(), kids.begin(), kids.end());
+  }
+  for (int member : members) {
+    tree.parent[member] = -1;
+    tree.children[member].clear();
+  }
+  for (int member : members) attach_leaf(tree, member, max_children, max_depth);
+}
+
+// Takes dead_rank out of `tree`; returns its children, detached (their subtrees intact).
+std::vector<int> remove_rank(Tree& tree, int dead_rank, int max_children, int max_depth) {
+  check_limits(max_children, max_depth);
+  check_rank(tree, dead_rank);
+  if (dead_rank == 0)
+    throw core::RuntimeError("topology: the master (rank 0) cannot be removed from the tree");
+  if (!tree.is_live(dead_rank))
+    throw core::RuntimeError("topology: rank " + std::to_string(dead_rank) +
+                             " is not in the tree (already removed)");
+  std::vector<int> orphans = tree.children[dead_rank];
+  auto& siblings = tree.children[tree.parent[dead_rank]];
+  siblings.erase(std::find(siblings.begin(), siblings.end(), dead_rank));
+  tree.parent[dead_rank] = -1;
+  tree.children[dead_rank].clear();
+  for (int orphan : orphans) tree.parent[orphan] = -1;
+  return orphans;
 }
 
 }  // namespace
@@ -158,42 +206,40 @@ Tree build_mesh(int ranks, int max_children, int max_depth) {
 }
 
 Tree reattach_children(const Tree& tree, int dead_rank, int max_children, int max_depth) {
-  check_limits(max_children, max_depth);
-  check_rank(tree, dead_rank);
-  if (dead_rank == 0)
-    throw core::RuntimeError("topology: the master (rank 0) cannot be removed from the tree");
-  if (!tree.is_live(dead_rank))
-    throw core::RuntimeError("topology: rank " + std::to_string(dead_rank) +
-                             " is not in the tree (already removed)");
   Tree out = tree;
-  std::vector<int> orphans = out.children[dead_rank];
-  auto& siblings = out.children[out.parent[dead_rank]];
-  siblings.erase(std::find(siblings.begin(), siblings.end(), dead_rank));
-  out.parent[dead_rank] = -1;
-  out.children[dead_rank].clear();
-  for (int orphan : orphans) out.parent[orphan] = -1;
+  for (int orphan : remove_rank(out, dead_rank, max_children, max_depth))
+    attach_subtree(out, orphan, -1, max_children, max_depth);
+  ++out.version;
+  return out;
+}
 
-  for (int orphan : orphans) {
-    int host = find_host(out, subtree_height(out, orphan), max_children, max_depth);
-    if (host >= 0) {
-      link_child(out, host, orphan);
-      continue;
-    }
-    // Too tall to hang anywhere whole: dissolve the subtree and insert its ranks one by one,
-    // breadth-first, so each lands as shallow as the tree allows.
-    std::vector<int> members{orphan};
-    for (std::size_t i = 0; i < members.size(); ++i) {
-      const auto& kids = out.children[members[i]];
-      members.insert(members.end(), kids.begin(), kids.end());
-    }
-    for (int member : members) {
-      out.parent[member] = -1;
-      out.children[member].clear();
-    }
-    for (int member : members) attach_leaf(out, member, max_children, max_depth);
+Tree promote_child(const Tree& tree, int dead_rank, int max_children, int max_depth) {
+  check_rank(tree, dead_rank);
+  Tree out = tree;
+  const int old_parent = tree.parent[dead_rank];
+  const auto orphans = remove_rank(out, dead_rank, max_children, max_depth);
+  if (!orphans.empty()) {
+    const int heir = orphans.front();
+    // The dead rank's slot under its parent is free, and the heir's subtree fits where the
+    // dead rank's did: a fallback that always has room.
+    const bool master_has_room = static_cast<int>(out.children[0].size()) < max_children &&
+                                 1 + subtree_height(out, heir) <= max_depth;
+    link_child(out, master_has_room ? 0 : old_parent, heir);
+    for (std::size_t i = 1; i < orphans.size(); ++i)
+      attach_subtree(out, orphans[i], heir, max_children, max_depth);
   }
   ++out.version;
   return out;
+}
+
+std::string parent_changes(const Tree& before, const Tree& after) {
+  std::string text;
+  for (int rank = 1; rank < after.size() && rank < before.size(); ++rank) {
+    if (before.parent[rank] == after.parent[rank] || after.parent[rank] < 0) continue;
+    text += (text.empty() ? "" : ", ") + std::string("rank ") + std::to_string(rank) + " -> " +
+            std::to_string(after.parent[rank]);
+  }
+  return text.empty() ? "none" : text;
 }
 
 Tree attach_rank(const Tree& tree, int rank, int max_children, int max_depth) {

@@ -3,6 +3,7 @@
 // Nothing here knows MPI or training: every rank computes the same tree from the same inputs.
 #pragma once
 
+#include <string>
 #include <vector>
 
 namespace gradshare::topology {
@@ -38,6 +39,16 @@ long long mesh_capacity(int max_children, int max_depth);
 // too tall to fit anywhere whole is re-inserted node by node. Returns the tree with version + 1.
 // Deterministic, so all survivors compute the same tree. The master cannot be removed.
 Tree reattach_children(const Tree& tree, int dead_rank, int max_children, int max_depth);
+
+// Deeplearning4j's repair (topology.remap: dl4j): removes dead_rank; its lowest child, the heir,
+// moves up with its subtree to the master (the most reliable node) where the master has room,
+// else to dead_rank's parent, and dead_rank's other children go under the heir. A child that
+// does not fit there within the limits goes where reattach_children would put it. Version + 1.
+Tree promote_child(const Tree& tree, int dead_rank, int max_children, int max_depth);
+
+// "rank 3 -> 0, rank 4 -> 3": the ranks whose parent differs between two versions of a tree
+// ("none" when no parent changed).
+std::string parent_changes(const Tree& before, const Tree& after);
 
 // Puts a removed rank (e.g. its replacement after a failure) back as a leaf under the shallowest
 // live node with room; version + 1.

@@ -205,7 +205,11 @@ struct FaultInjection {
     "plain: star through the master; mesh: tree; auto: plain below mesh_from_workers")        \
   X(topology, max_children, std::int64_t, 8, GS_RANGE(1, 1024), "mesh: fan-out of a node")      \
   X(topology, max_depth, std::int64_t, 5, GS_RANGE(1, 64), "mesh: deepest level below the master") \
-  X(topology, mesh_from_workers, std::int64_t, 32, GS_RANGE(1, 1.0e6), "auto: mesh from this many workers")
+  X(topology, mesh_from_workers, std::int64_t, 32, GS_RANGE(1, 1.0e6), "auto: mesh from this many workers") \
+  X(topology, remap, std::string, "dl4j", GS_CHOICES("dl4j", "shallowest"),                    \
+    "mesh, after a rank dies: dl4j: its lowest child moves up to the master (or its parent) "  \
+    "and the other children under it; shallowest: each child's subtree to the shallowest node " \
+    "with room")
 
 #define GS_TRANSPORT_KEYS(X)                                                                   \
   X(transport, data_plane, std::string, "auto", GS_CHOICES("auto", "rma", "two_sided"),        \

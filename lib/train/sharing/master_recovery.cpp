@@ -8,10 +8,13 @@ namespace gradshare::train {
 void SharingMaster::recover(const std::string& cause) {
   core::log_warn("process failure: " + cause + "; recovering");
   core::Stopwatch clock;
-  const auto before = live_;
   for (;;) {
     try {
+      const auto tree_before = session_.tree();
       auto job = session_.repair(join_info());
+      core::log_info("tree version " + std::to_string(session_.tree().version) + " (" +
+                     cfg_.topology.remap + " remap): new parents: " +
+                     topology::parent_changes(tree_before, session_.tree()));
       exchange_.attach(session_.plane());
       live_ = session_.live_workers();
       ft::RecoveryRecord record;

@@ -35,9 +35,11 @@ topology::Tree repaired_tree(const config::TopologyConfig& config, topology::Mod
   GS_CHECK(
       std::is_sorted(lost.begin(), lost.end()) && std::is_sorted(replaced.begin(), replaced.end()),
       "repaired_tree wants sorted rank lists");
+  const bool dl4j = config.remap == "dl4j";
   for (int rank : lost)
     if (tree.is_live(rank))
-      tree = topology::reattach_children(tree, rank, limits.max_children, limits.max_depth);
+      tree = dl4j ? topology::promote_child(tree, rank, limits.max_children, limits.max_depth)
+                  : topology::reattach_children(tree, rank, limits.max_children, limits.max_depth);
   for (int rank : replaced)
     if (!tree.is_live(rank))
       tree = topology::attach_rank(tree, rank, limits.max_children, limits.max_depth);

@@ -67,7 +67,8 @@ class SharingSession {
 std::optional<std::size_t> keep_budget(const SharingSession& session,
                                        const config::ExperimentConfig& config);
 
-// The tree after `lost` died and `replaced` came back (each list in ascending order).
+// The tree after `lost` died (re-attached as topology.remap says) and `replaced` came back (each
+// list in ascending order).
 topology::Tree repaired_tree(const config::TopologyConfig& config, topology::Mode mode,
                              topology::Tree tree, const std::vector<int>& lost,
                              const std::vector<int>& replaced);

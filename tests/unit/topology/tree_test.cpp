@@ -200,6 +200,62 @@ TEST(Reattach, ReplacementRankRejoinsAsLeaf) {
   EXPECT_THROW(attach_rank(rejoined, 1, 2, 5), core::RuntimeError);
 }
 
+// Deeplearning4j's remap: the dead rank's lowest child moves up to the master with its subtree,
+// its siblings go under it.
+TEST(PromoteChild, HeirMovesUpToTheMasterSiblingsUnderIt) {
+  // Fan-out 3: 0 -> {1, 2, 3}; 1 -> {4, 5, 6}; 2 -> {7, 8}. Rank 1 dies: 4 takes its slot under
+  // the master, 5 and 6 go under 4.
+  Tree tree = build_mesh(9, 3, 5);
+  Tree repaired = promote_child(tree, 1, 3, 5);
+  EXPECT_EQ(repaired.version, tree.version + 1);
+  EXPECT_EQ(check_tree(repaired, 3, 5), 8);
+  EXPECT_EQ(repaired.children[0], (std::vector<int>{2, 3, 4}));
+  EXPECT_EQ(repaired.children[4], (std::vector<int>{5, 6}));
+  EXPECT_EQ(parent_changes(tree, repaired), "rank 4 -> 0, rank 5 -> 4, rank 6 -> 4");
+  // The shallowest rule spreads them instead: 4 to the master, 5 and 6 to the shallowest nodes
+  // with the fewest children (3, then 4).
+  Tree shallowest = reattach_children(tree, 1, 3, 5);
+  EXPECT_EQ(parent_changes(tree, shallowest), "rank 4 -> 0, rank 5 -> 3, rank 6 -> 4");
+}
+
+TEST(PromoteChild, SiblingsThatDoNotFitUnderTheHeirGoToTheShallowestNode) {
+  // Fan-out 2: 0 -> {1, 2}; 1 -> {3, 4}; 2 -> {5, 6}; 3 -> {7, 8}. Rank 1 dies: 3 moves up with
+  // its subtree; it has no room for 4, which goes to the shallowest node with room (5).
+  Tree tree = build_mesh(9, 2, 5);
+  Tree repaired = promote_child(tree, 1, 2, 5);
+  EXPECT_EQ(check_tree(repaired, 2, 5), 8);
+  EXPECT_EQ(repaired.children[0], (std::vector<int>{2, 3}));
+  EXPECT_EQ(repaired.children[3], (std::vector<int>{7, 8}));
+  EXPECT_EQ(repaired.parent[4], 5);
+}
+
+TEST(PromoteChild, FullMasterLeavesTheHeirUnderTheDeadRanksParent) {
+  // Fan-out 2, depth 3: 0 -> {1, 2}, 1 -> {3, 4}, 3 -> {7, 8}, 4 -> {9, 10}. Rank 3 dies: the
+  // master is full, so the heir 7 takes 3's slot under 1, and 8 goes under 7.
+  Tree tree = build_mesh(11, 2, 3);
+  Tree repaired = promote_child(tree, 3, 2, 3);
+  EXPECT_EQ(check_tree(repaired, 2, 3), 10);
+  EXPECT_EQ(repaired.parent[7], 1);
+  EXPECT_EQ(repaired.parent[8], 7);
+  EXPECT_EQ(parent_changes(tree, repaired), "rank 7 -> 1, rank 8 -> 7");
+}
+
+TEST(PromoteChild, LeafAndRepeatedFailuresKeepTheTreeValid) {
+  Tree tree = build_mesh(7, 2, 5);
+  Tree leaf = promote_child(tree, 6, 2, 5);
+  EXPECT_EQ(check_tree(leaf, 2, 5), 6);
+  EXPECT_EQ(parent_changes(tree, leaf), "none");
+  Tree repaired = build_mesh(40, 3, 4);
+  for (int victim : {1, 4, 2, 13, 5, 3}) {
+    repaired = promote_child(repaired, victim, 3, 4);
+    check_tree(repaired, 3, 4);
+  }
+  EXPECT_EQ(check_tree(repaired, 3, 4), 34);
+  EXPECT_THROW(promote_child(repaired, 0, 3, 4), core::RuntimeError);
+  EXPECT_THROW(promote_child(repaired, 4, 3, 4), core::RuntimeError);
+  EXPECT_THROW(promote_child(repaired, 99, 3, 4), core::RuntimeError);
+}
+
 TEST(Mode, AutoSwitchesAtTheThreshold) {
   config::TopologyConfig config;
   config.mode = "auto";
