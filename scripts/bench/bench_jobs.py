@@ -1,0 +1,49 @@
+"""What the fault benchmarks (scripts/bench/faults, scripts/bench/chaos) share: a run's records,
+the pid of one rank of a running job, and a SIGKILL from outside at a chosen moment."""
+import json
+import os
+import signal
+import time
+
+
+def records(run_dir):
+    path = os.path.join(run_dir, "metrics.jsonl")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def rank_pid(run_dir, rank):
+    """The pid of logical rank RANK of the job writing RUN_DIR, or None."""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline = f.read().split(b"\0")
+            if b"train" not in cmdline or f"run.dir={run_dir}".encode() not in cmdline:
+                continue
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if f"OMPI_COMM_WORLD_RANK={rank}".encode() in f.read().split(b"\0"):
+                    return int(pid)
+        except OSError:
+            continue
+    return None
+
+
+def kill_later(run_dir, rank, delay, done, killed):
+    """SIGKILLs logical rank RANK of the job DELAY seconds after its start, unless DONE is set."""
+    if done.wait(delay):
+        return
+    for _ in range(200):  # a rank that has not started yet is waited for (start-up kills)
+        pid = rank_pid(run_dir, rank)
+        if pid:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(time.monotonic())
+            except OSError:
+                pass
+            return
+        if done.wait(0.01):
+            return
