@@ -94,11 +94,14 @@ std::string SharingMaster::awaited() const {
 
 bool SharingMaster::poll() {
   bool busy = exchange_.poll(model_.parameters()) > 0;
-  if (auto* beats = session_.heartbeats())
-    while (auto beat = beats->try_receive()) {
-      liveness_.heard(beat->source);
-      busy = true;
-    }
+  // Heartbeats come every fault_tolerance.heartbeat_ms: reading them and checking for silence
+  // a few times a period is enough, and keeps a probe of their channel off every relay pass.
+  if (liveness_clock_.seconds() >= liveness_period_) {
+    liveness_clock_.restart();
+    if (auto* beats = session_.heartbeats())
+      while (auto beat = beats->try_receive()) liveness_.heard(beat->source);
+    liveness_.check(live_, session_.fault_tolerant(), session_.processes());
+  }
   for (const auto epoch : scheduler_->take_completed_epochs()) {
     const double cpu_before = core::process_cpu_seconds();
     std::copy(model_.parameters().begin(), model_.parameters().end(),
@@ -112,7 +115,6 @@ bool SharingMaster::poll() {
   if (checkpointer_.due(progress_->steps())) request_checkpoint();
   progress_->maybe_log(static_cast<double>(exchange_.stats().relayed));
   if (static_cast<std::size_t>(done_.size()) == live_.size() && !drain_sent_) send_drain_targets();
-  liveness_.check(live_, session_.fault_tolerant(), session_.processes());
   return busy;
 }
 

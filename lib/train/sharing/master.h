@@ -224,6 +224,9 @@ class SharingMaster : public MasterRole {
   ft::RecoveryLog recoveries_;
   std::vector<int> live_;  // logical ranks of the live workers
   ft::Liveness liveness_;
+  core::Stopwatch liveness_clock_;  // since heartbeats were last read
+  double liveness_period_ =
+      static_cast<double>(cfg_.fault_tolerance.heartbeat_ms) / 1000.0 / 4.0;
   std::map<int, std::uint64_t> grant_seq_;  // a worker's last update seq when granted
   std::optional<PartitionScheduler> scheduler_;
   std::optional<SharingProgress> progress_;
