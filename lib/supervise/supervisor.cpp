@@ -54,7 +54,14 @@ void remove_lock_of_attempt(const std::string& run_dir, std::time_t attempt_star
 }
 
 void record_restart(const std::string& run_dir, int restart, int exit_code, double backoff) {
-  if (!fs::is_directory(run_dir)) return;  // the attempt ended before making it
+  // An attempt lost during start-up may not have made the run directory yet: the restart is
+  // counted all the same (the next attempt makes the rest of it).
+  std::error_code error;
+  fs::create_directories(run_dir, error);
+  if (error) {
+    core::log_warn("cannot record the restart in " + run_dir + ": " + error.message());
+    return;
+  }
   report::MetricsLog(run_dir + "/metrics.jsonl")
       .write(report::JsonLine()
                  .add("kind", "restart")

@@ -3,6 +3,11 @@
 #include "supervise/supervisor.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
 
 #include "core/errors.h"
 #include "supervise/child_process.h"
@@ -45,6 +50,27 @@ TEST(Supervisor, RejectsBadOptions) {
   EXPECT_THROW(run_command({"--backoff", "soon", "--", "true", "run.dir=x"}), core::UserError);
   EXPECT_THROW(run_command({"--retries", "2", "--", "true", "run.dir=x"}), core::UserError);
   EXPECT_THROW(run_command({"--max-restarts", "2"}), core::UserError);
+}
+
+// A job that fails once before making its run directory (lost during start-up), then finishes:
+// the restart is still recorded in the run's metrics.
+TEST(Supervisor, RecordsARestartBeforeTheRunDirectoryExists) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("gs-supervise-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const std::string flag = dir.string() + ".failed-once";
+  std::filesystem::remove(flag);
+  const std::string script = "test -f " + flag + " || { touch " + flag + "; exit 1; }";
+  EXPECT_EQ(run_command({"--backoff", "0", "--", "sh", "-c", script, "sh",
+                         "run.dir=" + dir.string()}),
+            0);
+  std::ifstream metrics(dir / "metrics.jsonl");
+  std::string line;
+  std::getline(metrics, line);
+  EXPECT_NE(line.find("\"kind\":\"restart\""), std::string::npos) << line;
+  EXPECT_NE(line.find("\"exit_code\":1"), std::string::npos) << line;
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove(flag);
 }
 
 TEST(ChildProcess, ReportsExitCodesSignalsAndExecFailures) {
