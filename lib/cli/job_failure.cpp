@@ -11,6 +11,7 @@
 
 #include "comm/mpi_job.h"
 #include "comm/mpi_error.h"
+#include "comm/repair.h"
 #include "comm/ulfm.h"
 #include "core/errors.h"
 #include "core/log.h"
@@ -97,9 +98,11 @@ int end_run_after(const std::exception& error, const RunContext& context) {
   std::fprintf(stderr, "gradshare: error on rank %d: %s\n", context.rank, line.c_str());
   const bool user = dynamic_cast<const core::UserError*>(&error) != nullptr;
   const int code = user ? core::kExitUserError : core::kExitRuntimeFailure;
-  // The peers would wait on this rank: end the job.
+  // The peers would wait on this rank: end the job. A worker the job can replace dies as a
+  // failed process would; without a master nothing replaces it and the job must fail.
+  const bool master_lost = dynamic_cast<const comm::MasterLost*>(&error) != nullptr;
   if (context.size > 1)
-    end_job(code, !context.is_master() && recovers_lost_workers(context.config));
+    end_job(code, !context.is_master() && !master_lost && recovers_lost_workers(context.config));
   return code;
 }
 

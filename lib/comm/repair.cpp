@@ -211,8 +211,7 @@ class RepairLoop {
     watchdog_.at("deciding which ranks were lost and who replaces them", survivors);
     const auto logical = allgather_int(survivors, job_.my_logical);
     if (std::find(logical.begin(), logical.end(), 0) == logical.end())
-      throw core::RuntimeError("the master (rank 0) failed: the job cannot be repaired; run the "
-                               "same command again to resume from the newest checkpoint");
+      throw MasterLost();
     Plan plan;
     if (job_.my_logical == 0) {
       for (int rank : expected_)

@@ -26,8 +26,19 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "core/errors.h"
 
 namespace gradshare::comm {
+
+// The master (logical rank 0) is among the failed: nothing can repair the job. Every survivor
+// ends it with a non-zero exit (under ULFM a process that dies by a signal does not fail the
+// job, so a survivor that killed itself as a replaceable worker would leave mpirun with 0).
+class MasterLost : public core::RuntimeError {
+ public:
+  MasterLost()
+      : core::RuntimeError("the master (rank 0) failed: the job cannot be repaired; run the "
+                           "same command again to resume from the newest checkpoint") {}
+};
 
 enum class RepairMode { kReplace, kShrink };
 

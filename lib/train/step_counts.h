@@ -33,4 +33,11 @@ struct StepCounts {
   }
 };
 
+// Adds each listed member of `from` to the same member of `to` (pointers to members of the
+// report: a report's sums in one line).
+template <typename Report, typename... Members>
+void add_members(Report& to, const Report& from, Members... members) {
+  ((to.*members += from.*members), ...);
+}
+
 }  // namespace gradshare::train

@@ -70,17 +70,11 @@ std::uint64_t pack_ack(std::uint64_t seq, std::uint64_t age) {
 }
 
 void DownpourReport::add(const DownpourReport& o) {
+  using R = DownpourReport;
   StepCounts::add(o);
-  pushes += o.pushes;
-  push_bytes += o.push_bytes;
-  pulls += o.pulls;
-  pull_bytes += o.pull_bytes;
-  pull_retries += o.pull_retries;
-  busy_slots += o.busy_slots;
-  ages += o.ages;
-  age_sum += o.age_sum;
+  add_members(*this, o, &R::pushes, &R::push_bytes, &R::pulls, &R::pull_bytes, &R::pull_retries,
+              &R::busy_slots, &R::ages, &R::age_sum, &R::seconds);
   age_max = std::max(age_max, o.age_max);
-  seconds += o.seconds;
 }
 
 void StopNotice::check() {

@@ -8,22 +8,12 @@ namespace gradshare::train {
 
 void SharingReport::add(const SharingReport& o) {
   const bool first = messages == 0 && steps == 0;
+  using R = SharingReport;
   StepCounts::add(o);
-  messages += o.messages;
-  bytes += o.bytes;
-  entries += o.entries;
-  sparse_messages += o.sparse_messages;
-  bitmap_messages += o.bitmap_messages;
-  compressed_messages += o.compressed_messages;
-  shake_ups += o.shake_ups;
-  backpressure += o.backpressure;
-  relayed += o.relayed;
-  duplicates += o.duplicates;
-  rejected += o.rejected;
-  clipped_mass += o.clipped_mass;
-  sparsity_sum += o.sparsity_sum;
-  seconds += o.seconds;
-  capped_messages += o.capped_messages;
+  add_members(*this, o, &R::messages, &R::bytes, &R::entries, &R::sparse_messages,
+              &R::bitmap_messages, &R::compressed_messages, &R::shake_ups, &R::backpressure,
+              &R::relayed, &R::duplicates, &R::rejected, &R::clipped_mass, &R::sparsity_sum,
+              &R::seconds, &R::capped_messages);
   staleness.add(o.staleness);
   residual_l2 = std::max(residual_l2, o.residual_l2);
   residual_max_abs = std::max(residual_max_abs, o.residual_max_abs);

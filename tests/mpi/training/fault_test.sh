@@ -39,6 +39,11 @@
 #                     a strategy that cannot replace a worker, worker 2 killed from outside:
 #                     exit 1 and one line naming the checkpoint to resume from; the same
 #                     command resumes and finishes
+#   lost-master       gradient sharing, 4 workers + 1 spare, the master killed from outside:
+#                     nothing can repair the job, so it must end non-zero (before: every
+#                     survivor killed itself as a replaceable worker and mpirun, under ULFM,
+#                     ended with 0, which `gradshare run` took for a finished job); the same
+#                     command resumes and finishes
 #   frozen            4 workers + 1 spare, worker 2 stopped from outside (SIGSTOP) for longer
 #                     than fault_tolerance.timeout_ms, then continued (SIGCONT): declared dead
 #                     and replaced; within 1 pp of an undisturbed run, epoch records in order,
@@ -287,6 +292,19 @@ case "$scenario" in
     run killed 5 "${args[@]}" || fail "the rerun failed"
     grep -q '"kind":"resume"' "$work/killed/metrics.jsonl" || fail "the rerun did not resume"
     python3 "$here/check_run.py" "$work/killed" --min-accuracy 0.8 || fail "checks"
+    ;;
+  lost-master)
+    args=(training.epochs=2 fault_tolerance.spares=1 checkpoint.every_steps=100)
+    run killed 6 "${args[@]}" &
+    job=$!
+    kill_when killed 0 400 || fail "could not kill rank 0"
+    wait_ranks "$job" killed
+    [ "$code" -ne 0 ] || fail "exit code 0 after the master was lost"
+    grep -aq "the master (rank 0) failed: the job cannot be repaired" "$work/killed.log" \
+      || fail "no line saying the master was lost"
+    run killed 6 "${args[@]}" || fail "the rerun failed"
+    grep -q '"kind":"resume"' "$work/killed/metrics.jsonl" || fail "the rerun did not resume"
+    python3 "$here/check_run.py" "$work/killed" --equivalent --min-accuracy 0.8 || fail "checks"
     ;;
   frozen)
     args=(training.epochs=6 fault_tolerance.spares=1 fault_tolerance.heartbeat_ms=200
