@@ -20,26 +20,33 @@ int count_of(std::size_t size) {
 }  // namespace
 
 void MpiWorkerGroup::allreduce_sum(std::span<float> values) {
+  const CollectiveWatchdog::Watch watch(watchdog_, "the workers' all-reduce");
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, values.data(), count_of(values.size()), MPI_FLOAT, MPI_SUM,
                           comm_.get()),
             "MPI_Allreduce");
 }
 
 void MpiWorkerGroup::allreduce_max(std::span<std::int32_t> values) {
+  const CollectiveWatchdog::Watch watch(watchdog_, "the workers' all-reduce");
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, values.data(), count_of(values.size()), MPI_INT32_T,
                           MPI_MAX, comm_.get()),
             "MPI_Allreduce");
 }
 
 void MpiWorkerGroup::allreduce_max(std::span<std::uint64_t> values) {
+  const CollectiveWatchdog::Watch watch(watchdog_, "the workers' all-reduce");
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, values.data(), count_of(values.size()), MPI_UINT64_T,
                           MPI_MAX, comm_.get()),
             "MPI_Allreduce");
 }
 
-void MpiWorkerGroup::barrier() { check_mpi(MPI_Barrier(comm_.get()), "MPI_Barrier"); }
+void MpiWorkerGroup::barrier() {
+  const CollectiveWatchdog::Watch watch(watchdog_, "the workers' barrier");
+  check_mpi(MPI_Barrier(comm_.get()), "MPI_Barrier");
+}
 
-MpiJob::MpiJob(MPI_Comm comm) : comm_(comm) {
+MpiJob::MpiJob(MPI_Comm comm, double timeout_seconds)
+    : comm_(comm), timeout_seconds_(timeout_seconds) {
   check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
   check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
 }
@@ -53,7 +60,7 @@ std::unique_ptr<WorkerGroup> MpiJob::worker_group() {
   check_mpi(MPI_Comm_split(comm_, rank_ == 0 ? MPI_UNDEFINED : 1, rank_, &workers),
             "MPI_Comm_split");
   if (workers == MPI_COMM_NULL) return nullptr;
-  return std::make_unique<MpiWorkerGroup>(workers);
+  return std::make_unique<MpiWorkerGroup>(workers, timeout_seconds_);
 }
 
 bool MpiJob::fault_tolerant() const { return fault_tolerance_active(); }

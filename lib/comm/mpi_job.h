@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include "comm/collective_watchdog.h"
 #include "comm/communicator.h"
 #include "comm/job.h"
 
@@ -11,8 +12,10 @@ namespace gradshare::comm {
 
 class MpiWorkerGroup : public WorkerGroup {
  public:
-  // Takes ownership of `comm` (the group's communicator).
-  explicit MpiWorkerGroup(MPI_Comm comm) : comm_(comm) {}
+  // Takes ownership of `comm` (the group's communicator). A collective still running after
+  // timeout_seconds ends the process (comm/collective_watchdog.h).
+  MpiWorkerGroup(MPI_Comm comm, double timeout_seconds)
+      : comm_(comm), watchdog_(timeout_seconds) {}
   int index() const override { return comm_.rank(); }
   int size() const override { return comm_.size(); }
   void allreduce_sum(std::span<float> values) override;
@@ -22,12 +25,14 @@ class MpiWorkerGroup : public WorkerGroup {
 
  private:
   Communicator comm_;
+  CollectiveWatchdog watchdog_;
 };
 
 class MpiJob : public Job {
  public:
   // `comm` is not owned: it outlives the job (MPI_COMM_WORLD, or the repaired job's).
-  explicit MpiJob(MPI_Comm comm);
+  // timeout_seconds (transport.timeout_ms) bounds the workers' group's collectives.
+  MpiJob(MPI_Comm comm, double timeout_seconds);
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   bool fault_tolerant() const override;
@@ -38,6 +43,7 @@ class MpiJob : public Job {
 
  private:
   MPI_Comm comm_;
+  double timeout_seconds_;
   int rank_ = 0;
   int size_ = 1;
 };

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
+#include <string>
 
 #include "core/errors.h"
 #include "core/log.h"
@@ -51,6 +53,24 @@ void remove_lock_of_attempt(const std::string& run_dir, std::time_t attempt_star
   std::error_code error;
   fs::remove(path, error);
   if (!error) core::log_warn("removed the run lock the ended attempt left in " + run_dir);
+}
+
+// Bytes of DIR/metrics.jsonl now (0 when there is none yet).
+std::uintmax_t metrics_size(const std::string& run_dir) {
+  std::error_code error;
+  const auto size = fs::file_size(run_dir + "/metrics.jsonl", error);
+  return error ? 0 : size;
+}
+
+// Whether DIR/metrics.jsonl got a "final" record after its first `offset` bytes: the attempt
+// trained to the end and wrote model.h5.
+bool wrote_final_record(const std::string& run_dir, std::uintmax_t offset) {
+  std::ifstream metrics(run_dir + "/metrics.jsonl");
+  metrics.seekg(static_cast<std::streamoff>(offset));
+  std::string line;
+  while (std::getline(metrics, line))
+    if (line.find("\"kind\":\"final\"") != std::string::npos) return true;
+  return false;
 }
 
 void record_restart(const std::string& run_dir, int restart, int exit_code, double backoff) {
@@ -123,11 +143,19 @@ int run_command(const std::vector<std::string>& args) {
     core::log_info("attempt " + std::to_string(restart + 1) + " of " +
                    std::to_string(policy.max_restarts + 1) + ": " + joined(command));
     const std::time_t attempt_start = std::time(nullptr);
+    const std::uintmax_t metrics_before = metrics_size(run_dir);
     const ChildEnd end = run_child(command, policy.hang_seconds);
-    const int code = end.code;
+    int code = end.code;
     if (end.hung)
       core::log_warn(command[0] + " did not exit " + std::to_string(policy.hang_seconds) +
                      " s after every process it started had ended: killed it (a launcher hang)");
+    if (code == core::kExitOk && !wrote_final_record(run_dir, metrics_before)) {
+      // Under `mpirun --with-ft ulfm` a rank killed by a signal does not fail the job: a master
+      // killed after its workers finished leaves mpirun with 0 and no model.h5.
+      core::log_warn(command[0] + " exited with 0 but the run wrote no final record in " +
+                     run_dir + "/metrics.jsonl (a rank killed at the end?): a crash");
+      code = core::kExitRuntimeFailure;
+    }
     const Next next = decide(code, stop_signal_received());
     if (next == Next::kDone) {
       core::log_info("the job finished after " + std::to_string(restart) + " restart(s)");

@@ -5,7 +5,10 @@
 //
 // COMMAND (typically `mpirun -n N gradshare train CONFIG run.dir=DIR ...`) is started as a
 // child process and waited for; its exit code decides:
-//   0                 the job is done: exit 0
+//   0                 the job is done: exit 0 — if it wrote its "final" record to
+//                     DIR/metrics.jsonl; without one it counts as a crash (under `mpirun
+//                     --with-ft ulfm` a rank killed by a signal, the master at the very end
+//                     included, does not make mpirun fail)
 //   2, 126, 127       bad input, or COMMAND cannot be executed: no restart (exit 2)
 //   3                 the divergence guard ended the run: no restart (exit 3)
 //   75                the job stopped after a checkpoint: if this supervisor got the stop signal

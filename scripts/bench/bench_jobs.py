@@ -1,7 +1,10 @@
 """What the fault benchmarks (scripts/bench/faults, scripts/bench/chaos) share: a run's records,
-the pid of one rank of a running job, and a SIGKILL from outside at a chosen moment."""
+the pauses its surviving workers logged, the pid of one rank of a running job, and a SIGKILL
+from outside at a chosen moment."""
+import glob
 import json
 import os
+import re
 import signal
 import time
 
@@ -12,6 +15,16 @@ def records(run_dir):
         return []
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]
+
+
+def recovery_pauses(run_dir):
+    """Seconds each surviving gradient-sharing worker's training stood still for a recovery (its
+    rank-N.log line "training paused S s by the recovery")."""
+    pauses = []
+    for path in glob.glob(os.path.join(run_dir, "rank-*.log")):
+        with open(path, errors="replace") as f:
+            pauses += [float(m) for m in re.findall(r"training paused ([0-9.]+) s by the recovery", f.read())]
+    return pauses
 
 
 def rank_pid(run_dir, rank):

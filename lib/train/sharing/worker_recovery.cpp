@@ -1,5 +1,7 @@
 // sharing/worker_recovery.cpp: a worker after a process failure: the repair, the resync with
 // the master (what it has, what it lacks), and a replacement's start from the master's model.
+#include <cstdio>
+
 #include "train/sharing/worker.h"
 
 namespace gradshare::train {
@@ -10,6 +12,7 @@ void SharingWorker::join() {
 }
 
 void SharingWorker::recover() {
+  core::Stopwatch paused;  // what the failure cost this surviving worker's training
   injector_.at_recovery();
   if (heartbeat_) heartbeat_->pause();  // the repair replaces the channel the beats go on
   for (;;) {
@@ -20,6 +23,9 @@ void SharingWorker::recover() {
       staleness_.forget_peers(session_.live_workers());
       resync();
       if (heartbeat_) heartbeat_->resume();
+      char line[96];
+      std::snprintf(line, sizeof line, "training paused %.3f s by the recovery", paused.seconds());
+      core::log_info(line);
       return;
     } catch (const comm::TransportError& error) {
       if (!error.is_process_failure()) throw;

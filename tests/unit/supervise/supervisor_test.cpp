@@ -7,7 +7,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
+#include <utility>
 
 #include "core/errors.h"
 #include "supervise/child_process.h"
@@ -52,25 +54,42 @@ TEST(Supervisor, RejectsBadOptions) {
   EXPECT_THROW(run_command({"--max-restarts", "2"}), core::UserError);
 }
 
-// A job that fails once before making its run directory (lost during start-up), then finishes:
-// the restart is still recorded in the run's metrics.
-TEST(Supervisor, RecordsARestartBeforeTheRunDirectoryExists) {
+// Runs `gradshare run` on a shell script whose first attempt does `first` and whose later ones
+// write a final record; returns the exit code and the run's metrics.
+std::pair<int, std::string> supervise(const std::string& first, const std::string& name) {
   const auto dir = std::filesystem::temp_directory_path() /
-                   ("gs-supervise-" + std::to_string(::getpid()));
+                   ("gs-supervise-" + name + "-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
-  const std::string flag = dir.string() + ".failed-once";
+  const std::string flag = dir.string() + ".tried";
   std::filesystem::remove(flag);
-  const std::string script = "test -f " + flag + " || { touch " + flag + "; exit 1; }";
-  EXPECT_EQ(run_command({"--backoff", "0", "--", "sh", "-c", script, "sh",
-                         "run.dir=" + dir.string()}),
-            0);
-  std::ifstream metrics(dir / "metrics.jsonl");
-  std::string line;
-  std::getline(metrics, line);
-  EXPECT_NE(line.find("\"kind\":\"restart\""), std::string::npos) << line;
-  EXPECT_NE(line.find("\"exit_code\":1"), std::string::npos) << line;
+  const std::string later = "mkdir -p " + dir.string() + " && echo '{\"kind\":\"final\"}' >> " +
+                            dir.string() + "/metrics.jsonl";
+  const std::string script =
+      "if test -f " + flag + "; then " + later + "; else touch " + flag + "; " + first + "; fi";
+  const int code = run_command({"--backoff", "0", "--max-restarts", "1", "--", "sh", "-c", script,
+                                "sh", "run.dir=" + dir.string()});
+  std::ifstream in(dir / "metrics.jsonl");
+  std::string metrics((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::filesystem::remove_all(dir);
   std::filesystem::remove(flag);
+  return {code, metrics};
+}
+
+// A job lost during start-up, before it made its run directory: the restart is still recorded.
+TEST(Supervisor, RecordsARestartBeforeTheRunDirectoryExists) {
+  const auto [code, metrics] = supervise("exit 1", "startup");
+  EXPECT_EQ(code, 0);
+  EXPECT_NE(metrics.find("\"kind\":\"restart\",\"restart\":1,\"exit_code\":1"), std::string::npos)
+      << metrics;
+}
+
+// Exit 0 without the final record (under ULFM, a master killed after its workers finished): a
+// crash, restarted.
+TEST(Supervisor, ExitZeroWithoutAFinalRecordIsACrash) {
+  const auto [code, metrics] = supervise("exit 0", "no-final");
+  EXPECT_EQ(code, 0);
+  EXPECT_NE(metrics.find("\"kind\":\"restart\""), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("\"kind\":\"final\""), std::string::npos) << metrics;
 }
 
 TEST(ChildProcess, ReportsExitCodesSignalsAndExecFailures) {
