@@ -85,12 +85,6 @@ int find_host(const Tree& tree, int height, int max_children, int max_depth) {
   return best;
 }
 
-// Hangs `orphan`'s subtree under `preferred` if it fits there (preferred < 0: no preference),
-// else under the shallowest node with room; a subtree too tall to hang anywhere whole is
-// dissolved and its ranks inserted one by one, breadth-first, so each lands as shallow as the
-// tree allows.
-void attach_subtree(Tree& tree, int orphan, int preferred, int max_children, int max_depth);
-
 void attach_leaf(Tree& tree, int rank, int max_children, int max_depth) {
   int host = find_host(tree, 0, max_children, max_depth);
   if (host < 0)
@@ -100,6 +94,10 @@ void attach_leaf(Tree& tree, int rank, int max_children, int max_depth) {
   link_child(tree, host, rank);
 }
 
+// Hangs `orphan`'s subtree under `preferred` if it fits there (preferred < 0: no preference),
+// else under the shallowest node with room; a subtree too tall to hang anywhere whole is
+// dissolved and its ranks inserted one by one, breadth-first, so each lands as shallow as the
+// tree allows.
 void attach_subtree(Tree& tree, int orphan, int preferred, int max_children, int max_depth) {
   const int height = subtree_height(tree, orphan);
   if (preferred >= 0 && static_cast<int>(tree.children[preferred].size()) < max_children &&

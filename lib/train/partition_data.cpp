@@ -13,6 +13,11 @@ std::int64_t minibatches_per_epoch(const config::ExperimentConfig& config,
   return static_cast<std::int64_t>(epoch_shape(config, train).batch_count());
 }
 
+std::int64_t steps_per_epoch(const config::ExperimentConfig& config, const data::Dataset& train,
+                             int workers) {
+  return (minibatches_per_epoch(config, train) + workers - 1) / workers;
+}
+
 PartitionData::PartitionData(const data::Dataset& train, std::size_t batch_size,
                              std::size_t partition_batches, std::uint64_t seed, bool shuffle)
     : train_(train),

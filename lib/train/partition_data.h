@@ -24,6 +24,10 @@ namespace gradshare::train {
 data::EpochPlan epoch_shape(const config::ExperimentConfig& config, const data::Dataset& train);
 std::int64_t minibatches_per_epoch(const config::ExperimentConfig& config,
                                    const data::Dataset& train);
+// Steps per epoch where `workers` take one minibatch each per step (allreduce, parameter
+// averaging): the epoch's minibatches over the workers, rounded up.
+std::int64_t steps_per_epoch(const config::ExperimentConfig& config, const data::Dataset& train,
+                             int workers);
 
 class PartitionData {
  public:

@@ -5,13 +5,8 @@
 #include "comm/job.h"
 #include "core/errors.h"
 #include "train/allreduce/roles.h"
-#include "train/partition_data.h"
 
 namespace gradshare::train {
-
-std::int64_t allreduce_steps_per_epoch(const RunContext& context, int workers) {
-  return (minibatches_per_epoch(context.config, context.data.train) + workers - 1) / workers;
-}
 
 int run_allreduce(RunContext& context) {
   auto& job = *context.job;

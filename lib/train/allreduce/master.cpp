@@ -14,6 +14,7 @@
 #include "train/divergence_guard.h"
 #include "train/epoch_report.h"
 #include "train/master_loop.h"
+#include "train/partition_data.h"
 #include "train/model_file.h"
 #include "train/peak_memory.h"
 #include "train/worker_state.h"
@@ -29,7 +30,7 @@ class AllreduceMaster : public MasterRole {
         control_(control),
         model_(nn::Model::build(context.config.model,
                                 static_cast<std::uint64_t>(context.config.run.seed))),
-        per_epoch_(allreduce_steps_per_epoch(context, context.worker_count())),
+        per_epoch_(steps_per_epoch(context.config, context.data.train, context.worker_count())),
         checkpointer_(context),
         reporter_(context) {
     core::log_info("model: " + std::to_string(model_.parameter_count()) + " parameters\n" +

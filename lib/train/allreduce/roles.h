@@ -15,7 +15,4 @@ int run_allreduce_master(RunContext& context, comm::ControlChannel& control);
 int run_allreduce_worker(RunContext& context, comm::ControlChannel& control,
                          comm::WorkerGroup& workers);
 
-// Steps per epoch: the epoch's minibatches over the workers, every worker taking one per step.
-std::int64_t allreduce_steps_per_epoch(const RunContext& context, int workers);
-
 }  // namespace gradshare::train

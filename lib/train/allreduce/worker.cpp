@@ -36,7 +36,7 @@ class AllreduceWorker {
         index_(workers.index()),
         count_(workers.size()),
         batches_(minibatches_per_epoch(cfg_, context.data.train)),
-        per_epoch_(allreduce_steps_per_epoch(context, count_)),
+        per_epoch_(steps_per_epoch(cfg_, context.data.train, count_)),
         total_steps_(per_epoch_ * cfg_.training.epochs),
         replica_(cfg_, total_steps_, per_epoch_, static_cast<std::uint64_t>(context.rank)),
         n_(replica_.parameter_count()),

@@ -63,7 +63,7 @@ class AveragingWorker {
         index_(workers.index()),
         count_(workers.size()),
         batches_(minibatches_per_epoch(context.config, context.data.train)),
-        steps_per_epoch_((batches_ + count_ - 1) / count_),
+        steps_per_epoch_(steps_per_epoch(cfg_, context.data.train, count_)),
         replica_(cfg_, steps_per_epoch_ * cfg_.training.epochs, steps_per_epoch_,
                  static_cast<std::uint64_t>(context.rank)),
         checkpointer_(context),

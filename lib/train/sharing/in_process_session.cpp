@@ -8,23 +8,23 @@
 namespace gradshare::train {
 
 namespace {
-// The job's current tree: made by whichever thread completes a repair, read by every thread once
-// the repair returns (the repair's lock orders the two).
-struct SharedTree {
-  topology::Tree tree;
-};
+int job_size(const RunContext& context) {
+  return context.size - static_cast<int>(context.config.fault_tolerance.spares);
+}
 }  // namespace
 
 InProcessSharingSession::InProcessSharingSession(RunContext& context, comm::InProcessJob& job)
-    : context_(context), job_(job) {
-  const int spares = static_cast<int>(context.config.fault_tolerance.spares);
-  GS_CHECK(spares == 0 || job.fault_tolerant(), "spares in an in-process job that cannot repair");
-  context.size -= spares;
+    : context_(context),
+      job_(job),
+      job_tree_(job.shared<topology::Tree>("sharing tree", [&] {
+        return std::make_unique<topology::Tree>(
+            topology::build_tree(context.config.topology, job_size(context)));
+      })) {
+  GS_CHECK(context.config.fault_tolerance.spares == 0 || job.fault_tolerant(),
+           "spares in an in-process job that cannot repair");
+  context.size = job_size(context);
   mode_ = topology::resolve_mode(context.config.topology, context.worker_count());
-  tree_ = job.shared<SharedTree>("sharing tree", [&] {
-               return std::make_unique<SharedTree>(
-                   SharedTree{topology::build_tree(context.config.topology, context.size)});
-             }).tree;
+  tree_ = job_tree_;
   for (int rank = 1; rank < context.size; ++rank) live_.push_back(rank);
   if (context.rank >= context.size) {
     context.rank = -1;  // a spare
@@ -52,19 +52,17 @@ RepairOutcome InProcessSharingSession::repair(const std::vector<std::uint8_t>&) 
   const auto& policy = context_.config.fault_tolerance.on_worker_failure;
   GS_CHECK(policy != "replace" || context_.config.fault_tolerance.spares > 0,
            "an in-process job replaces a failed rank from spares only (spawning needs MPI)");
-  auto& shared = job_.shared<SharedTree>("sharing tree", [] { return nullptr; });
   const auto repair = job_.repair(context_.rank, policy == "replace",
                                   [&](const comm::InProcessRepair& done) {
-                                    shared.tree = repaired_tree(context_.config.topology, mode_,
-                                                                shared.tree, done.lost,
-                                                                done.replaced);
+                                    job_tree_ = repaired_tree(context_.config.topology, mode_,
+                                                              job_tree_, done.lost, done.replaced);
                                   });
   adopt(repair);
   return {repair.lost, repair.replaced, repair.rounds};
 }
 
 void InProcessSharingSession::adopt(const comm::InProcessRepair& repair) {
-  tree_ = job_.shared<SharedTree>("sharing tree", [] { return nullptr; }).tree;
+  tree_ = job_tree_;
   for (int lost : repair.lost)
     if (std::find(repair.replaced.begin(), repair.replaced.end(), lost) == repair.replaced.end())
       std::erase(live_, lost);

@@ -40,6 +40,9 @@ class InProcessSharingSession : public SharingSession {
 
   RunContext& context_;
   comm::InProcessJob& job_;
+  // The job's current tree, one object for every thread: made new by whichever thread completes
+  // a repair, copied by every thread once the repair returns (the repair's lock orders the two).
+  topology::Tree& job_tree_;
   topology::Mode mode_;
   topology::Tree tree_;
   std::vector<int> live_;  // logical ranks of the live workers

@@ -44,7 +44,8 @@ int SharingMaster::run() {
                     resume ? resume->iteration : 0);
   const double cpu_start = core::process_cpu_seconds();
   core::Stopwatch wall;
-  const int exit_code = MasterLoop([this]() -> comm::ControlChannel& { return control(); }).run(*this);
+  MasterLoop loop([this]() -> comm::ControlChannel& { return control(); });
+  const int exit_code = loop.run(*this);
   return end_run(exit_code, core::process_cpu_seconds() - cpu_start, wall.seconds());
 }
 
@@ -82,7 +83,7 @@ std::optional<int> SharingMaster::finished() {
 
 bool SharingMaster::recover(const comm::TransportError& error) {
   if (!session_.fault_tolerant() || !error.is_process_failure()) return false;
-  recover(std::string(error.what()));
+  repair_and_resync(error.what());
   return true;
 }
 

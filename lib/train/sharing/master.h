@@ -130,7 +130,7 @@ class SharingMaster : public MasterRole {
   comm::ControlChannel& control() { return session_.control(); }
 
   // A process failed: repair the job (comm/repair.h), then the resync (sharing/recovery.h).
-  void recover(const std::string& cause);
+  void repair_and_resync(const std::string& cause);
 
   // What a replacement must know to join: the run directory and the job's size.
   std::vector<std::uint8_t> join_info() const;

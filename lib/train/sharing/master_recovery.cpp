@@ -5,7 +5,7 @@
 
 namespace gradshare::train {
 
-void SharingMaster::recover(const std::string& cause) {
+void SharingMaster::repair_and_resync(const std::string& cause) {
   core::log_warn("process failure: " + cause + "; recovering");
   core::Stopwatch clock;
   for (;;) {

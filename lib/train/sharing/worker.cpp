@@ -95,8 +95,8 @@ void SharingWorker::start() {
 
 void SharingWorker::send_state() {
   send(control(), 0,
-       StateReply{seq_,
-                  capture_worker_state(replica_.optimizer(), encoder_.threshold(), encoder_.residual())});
+       StateReply{seq_, capture_worker_state(replica_.optimizer(), encoder_.threshold(),
+                                             encoder_.residual())});
 }
 
 void SharingWorker::checkpoint_state() {
