@@ -26,7 +26,10 @@ namespace {
 
 // Whether this run replaces a lost worker within the job.
 bool recovers_lost_workers(const config::ExperimentConfig& config) {
-  return comm::fault_tolerance_active() && config.training.strategy == "gradient_sharing" &&
+  const auto& strategy = config.training.strategy;
+  return comm::fault_tolerance_active() &&
+         (strategy == "gradient_sharing" || strategy == "allreduce" ||
+          strategy == "parameter_averaging") &&
          config.fault_tolerance.on_worker_failure != "abort";
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "cli/repair_policy.h"
 #include "comm/mpi_job.h"
 #include "comm/graph_comm.h"
 #include "comm/make_data_plane.h"
@@ -20,26 +21,15 @@ namespace gradshare::train {
 MpiSharingSession::MpiSharingSession(RunContext& context)
     : context_(context),
       fault_tolerant_(comm::fault_tolerance_active()),
-      universe_(comm::Communicator::duplicate(comm::mpi_comm(*context.job))) {
-  const int spares = static_cast<int>(context.config.fault_tolerance.spares);
-  const int job_size = context.size - spares;
-  const bool spare = context.rank >= job_size;
-  MPI_Comm job = MPI_COMM_NULL;
-  comm::check_mpi(MPI_Comm_split(universe_.get(), spare ? MPI_UNDEFINED : 0, context.rank, &job),
-                  "MPI_Comm_split");
-  comm_ = comm::Communicator(job);
-  for (int rank = job_size; rank < context.size; ++rank) spares_.push_back(rank);
-  context.size = job_size;
+      job_(comm::mpi_comm(*context.job), static_cast<int>(context.config.fault_tolerance.spares)) {
+  context.size -= static_cast<int>(context.config.fault_tolerance.spares);
+  context.rank = job_.my_logical();
   mode_ = topology::resolve_mode(context.config.topology, context.worker_count());
   tree_ = topology::build_tree(context.config.topology, context.size);
-  if (spare) {
-    context.rank = -1;
-    return;
-  }
-  for (int rank = 0; rank < context.size; ++rank) logical_.push_back(rank);
+  if (is_spare()) return;
   if (context.is_master() && mode_ == topology::Mode::kMesh)
     core::log_info("mesh tree:\n" + topology::render(tree_));
-  if (!fault_tolerant_) graph_ = comm::make_graph_comm(comm_.get(), tree_);
+  if (!fault_tolerant_) graph_ = comm::make_graph_comm(job_.job(), tree_);
   build_planes();
 }
 
@@ -47,14 +37,16 @@ MpiSharingSession::MpiSharingSession(RunContext& context, comm::RepairedJob join
     : context_(context),
       mode_(topology::resolve_mode(context.config.topology, context.worker_count())),
       fault_tolerant_(true),
+      job_(joined),
       tree_(topology::build_tree(context.config.topology, context.size)) {
+  context.rank = job_.my_logical();
   adopt(joined);
 }
 
 void MpiSharingSession::share_tree() {
   std::vector<int> parent = tree_.parent;
   parent.push_back(tree_.version);
-  comm::check_mpi(MPI_Bcast(parent.data(), static_cast<int>(parent.size()), MPI_INT, 0, comm_.get()),
+  comm::check_mpi(MPI_Bcast(parent.data(), static_cast<int>(parent.size()), MPI_INT, 0, job_.job()),
                   "MPI_Bcast");
   tree_.version = parent.back();
   parent.pop_back();
@@ -70,14 +62,6 @@ MpiSharingSession::~MpiSharingSession() {
   if (fault_tolerant_ && plane_ && std::uncaught_exceptions() > 0) plane_->abandon();
 }
 
-std::vector<int> MpiSharingSession::live_workers() const {
-  std::vector<int> workers;
-  for (int logical : logical_)
-    if (logical != 0) workers.push_back(logical);
-  std::sort(workers.begin(), workers.end());
-  return workers;
-}
-
 void MpiSharingSession::gather_identities() {
   constexpr int kHostBytes = 256;
   struct Identity {
@@ -89,9 +73,9 @@ void MpiSharingSession::gather_identities() {
   gethostname(mine.host, kHostBytes - 1);
   mine.pid = static_cast<int>(getpid());
   mine.logical = context_.rank;
-  std::vector<Identity> all(logical_.size());
+  std::vector<Identity> all(job_.logical().size());
   comm::check_mpi(MPI_Gather(&mine, sizeof(Identity), MPI_BYTE, all.data(), sizeof(Identity),
-                             MPI_BYTE, 0, comm_.get()),
+                             MPI_BYTE, 0, job_.job()),
                   "MPI_Gather");
   processes_.clear();
   if (!context_.is_master()) return;
@@ -104,37 +88,33 @@ void MpiSharingSession::gather_identities() {
 void MpiSharingSession::build_planes() {
   gather_identities();
   const double timeout = static_cast<double>(context_.config.transport.timeout_ms) / 1000.0;
-  control_ = std::make_unique<comm::MpiControlChannel>(comm_.get(), timeout, logical_);
+  const auto& logical = job_.logical();
+  control_ = std::make_unique<comm::MpiControlChannel>(job_.job(), timeout, logical);
   int threads = MPI_THREAD_SINGLE;
   MPI_Query_thread(&threads);
   if (threads == MPI_THREAD_MULTIPLE)
-    heartbeats_ = std::make_unique<comm::MpiControlChannel>(comm_.get(), timeout, logical_);
+    heartbeats_ = std::make_unique<comm::MpiControlChannel>(job_.job(), timeout, logical);
   // Links are logical ranks in the tree and ranks of the communicator on the plane.
   std::vector<int> links;
-  for (int logical : tree_.links(context_.rank)) {
-    const auto found = std::find(logical_.begin(), logical_.end(), logical);
-    if (found != logical_.end()) links.push_back(static_cast<int>(found - logical_.begin()));
+  for (int rank : tree_.links(context_.rank)) {
+    const auto found = std::find(logical.begin(), logical.end(), rank);
+    if (found != logical.end()) links.push_back(static_cast<int>(found - logical.begin()));
   }
   auto made = comm::make_data_plane(context_.config.transport,
-                                    graph_ ? graph_.get() : comm_.get(), links);
+                                    graph_ ? graph_.get() : job_.job(), links);
   plane_ = std::move(made.plane);
   if (context_.is_master()) core::log_info("data plane: " + made.description);
 }
 
-void MpiSharingSession::release_spares() {
-  if (context_.is_master() && !spares_.empty()) comm::release_spares(universe_.get(), spares_);
-  spares_.clear();
-}
+void MpiSharingSession::release_spares() { job_.release_spares(); }
 
 bool MpiSharingSession::wait_for_assignment() {
-  while (comm::wait_as_spare(universe_.get()) == comm::SpareCall::kRepair) {
-    repair({});
-    if (!is_spare()) {
-      log_as_worker(context_);  // this process's log is now the worker's
-      return true;
-    }
-  }
-  return false;
+  comm::RepairedJob repaired;
+  if (!job_.wait_for_assignment(cli::repair_options(context_.config, {}), &repaired)) return false;
+  context_.rank = job_.my_logical();
+  adopt(repaired);
+  log_as_worker(context_);  // this process's log is now the worker's
+  return true;
 }
 
 RepairOutcome MpiSharingSession::repair(const std::vector<std::uint8_t>& join_info) {
@@ -145,29 +125,15 @@ RepairOutcome MpiSharingSession::repair(const std::vector<std::uint8_t>& join_in
   if (heartbeats_) comm::revoke(heartbeats_->comm());
   control_.reset();
   heartbeats_.reset();
-  comm::RepairOptions options;
-  const auto& policy = context_.config.fault_tolerance.on_worker_failure;
-  options.mode = policy == "replace" ? comm::RepairMode::kReplace
-                                     : comm::RepairMode::kShrink;  // abort: shrink, then stop
-  options.spawn = context_.config.fault_tolerance.spares == 0;
-  options.join_info = join_info;
-  options.deadline_seconds = static_cast<double>(context_.config.transport.timeout_ms) / 1000.0;
-  auto job = comm::repair_job(universe_.get(), context_.rank, logical_, options);
-  adopt(job);  // sorts lost and replaced
-  return {job.lost, job.replaced, job.rounds};
+  auto repaired = job_.repair(cli::repair_options(context_.config, join_info));
+  context_.rank = job_.my_logical();
+  if (!is_spare()) adopt(repaired);
+  return {repaired.lost, repaired.replaced, repaired.rounds};
 }
 
-void MpiSharingSession::adopt(comm::RepairedJob& job) {
-  universe_ = std::move(job.universe);
-  comm_ = std::move(job.job);
-  logical_ = job.logical;
-  spares_ = job.spares;
-  context_.rank = job.my_logical;
-  if (is_spare()) return;
-  std::sort(job.lost.begin(), job.lost.end());
-  std::sort(job.replaced.begin(), job.replaced.end());
+void MpiSharingSession::adopt(const comm::RepairedJob& repaired) {
   if (context_.is_master())
-    tree_ = repaired_tree(context_.config.topology, mode_, tree_, job.lost, job.replaced);
+    tree_ = repaired_tree(context_.config.topology, mode_, tree_, repaired.lost, repaired.replaced);
   share_tree();
   build_planes();
 }

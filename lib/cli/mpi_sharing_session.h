@@ -21,6 +21,7 @@
 #include "comm/mpi_control_channel.h"
 #include "comm/data_plane.h"
 #include "comm/repair.h"
+#include "comm/repairable_job.h"
 #include "topology/mode.h"
 #include "topology/tree.h"
 #include "train/run_context.h"
@@ -37,12 +38,12 @@ class MpiSharingSession : public SharingSession {
   MpiSharingSession(RunContext& context, comm::RepairedJob joined);
   ~MpiSharingSession() override;
 
-  bool is_spare() const override { return !comm_; }
+  bool is_spare() const override { return job_.is_spare(); }
   comm::ControlChannel& control() override { return *control_; }
   comm::ControlChannel* heartbeats() override { return heartbeats_.get(); }
   comm::DataPlane& plane() override { return *plane_; }
   const topology::Tree& tree() const override { return tree_; }
-  std::vector<int> live_workers() const override;
+  std::vector<int> live_workers() const override { return job_.live_workers(); }
   bool fault_tolerant() const override { return fault_tolerant_; }
   const std::map<int, ft::ProcessIdentity>& processes() const override { return processes_; }
 
@@ -58,7 +59,8 @@ class MpiSharingSession : public SharingSession {
   void release_spares() override;
 
  private:
-  void adopt(comm::RepairedJob& job);
+  // After the job's communicators changed (a repair, or joining one): the tree and the planes.
+  void adopt(const comm::RepairedJob& repaired);
   // The master's tree to every process of the job (collective over it).
   void share_tree();
   void build_planes();
@@ -68,10 +70,7 @@ class MpiSharingSession : public SharingSession {
   RunContext& context_;
   topology::Mode mode_;
   bool fault_tolerant_;
-  comm::Communicator universe_;  // every live process, spares included
-  comm::Communicator comm_;      // the job's live processes in logical order (null: spare)
-  std::vector<int> logical_;     // logical rank of each rank of comm_
-  std::vector<int> spares_;      // universe ranks of the waiting spares
+  comm::RepairableJob job_;
   topology::Tree tree_;
   comm::Communicator graph_;  // the tree as a dist-graph communicator (runs without ULFM)
   std::unique_ptr<comm::MpiControlChannel> control_;

@@ -25,7 +25,8 @@
 #include "cli/banner.h"
 #include "cli/downpour/mpi_transport.h"
 #include "cli/mpi_sharing_session.h"
-#include "cli/sharing_replacement.h"
+#include "cli/mpi_group_session.h"
+#include "cli/replacement.h"
 #include "train/sharing/gradient_sharing.h"
 #include "cli/job_failure.h"
 #include "cli/mpi_session.h"
@@ -125,6 +126,9 @@ train::StrategyLinks mpi_links() {
   links.sharing_session = [](RunContext& context) -> std::unique_ptr<train::SharingSession> {
     return std::make_unique<train::MpiSharingSession>(context);
   };
+  links.group_session = [](RunContext& context) -> std::unique_ptr<train::GroupSession> {
+    return std::make_unique<train::MpiGroupSession>(context);
+  };
   links.downpour = make_mpi_downpour_transport;
   return links;
 }
@@ -142,7 +146,7 @@ int run_replacement(const config::ExperimentConfig& config, MPI_Comm parent) {
   try {
     comm::RepairOptions options;
     options.deadline_seconds = static_cast<double>(config.transport.timeout_ms) / 1000.0;
-    return run_sharing_replacement(context, comm::join_spawned_job(parent, options));
+    return run_replacement_worker(context, comm::join_spawned_job(parent, options));
   } catch (const std::exception& error) {
     core::log_error(error.what());
     std::fprintf(stderr, "gradshare: error in the replacement of rank %d: %s\n", context.rank,

@@ -83,6 +83,8 @@ const char* tag_name(Tag tag) {
       return "final pull";
     case Tag::kDownpourFinalModel:
       return "final model";
+    case Tag::kGroupResume:
+      return "group resume";
   }
   return "unknown tag";
 }

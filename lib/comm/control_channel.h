@@ -56,9 +56,10 @@ enum class Tag : int {
   kDownpourDone,
   kDownpourFinalPull,
   kDownpourFinalModel,
+  kGroupResume,  // recovery: the master tells a synchronous worker where the run stands
 };
 inline constexpr int kFirstTag = static_cast<int>(Tag::kPartitionRequest);
-inline constexpr int kLastTag = static_cast<int>(Tag::kDownpourFinalModel);
+inline constexpr int kLastTag = static_cast<int>(Tag::kGroupResume);
 
 // "partition request", "heartbeat", ...
 const char* tag_name(Tag tag);

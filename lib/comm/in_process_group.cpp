@@ -54,6 +54,12 @@ class InProcessWorkerGroup : public WorkerGroup {
     hub_.collective(index_, as_bytes(values),
                     elementwise<std::uint64_t>([](auto a, auto b) { return std::max(a, b); }));
   }
+  void broadcast(std::span<std::uint8_t> bytes, int root) override {
+    hub_.collective(index_, bytes, [root](const auto& buffers, std::vector<std::uint8_t>& result) {
+      const auto& from = buffers[static_cast<std::size_t>(root)];
+      result.assign(from.begin(), from.end());
+    });
+  }
   void barrier() override {
     hub_.collective(index_, {},
                     [](const auto&, std::vector<std::uint8_t>& result) { result.clear(); });

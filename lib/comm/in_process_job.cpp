@@ -45,6 +45,9 @@ class GroupView : public WorkerGroup {
   void allreduce_sum(std::span<float> values) override { group_.allreduce_sum(values); }
   void allreduce_max(std::span<std::int32_t> values) override { group_.allreduce_max(values); }
   void allreduce_max(std::span<std::uint64_t> values) override { group_.allreduce_max(values); }
+  void broadcast(std::span<std::uint8_t> bytes, int root) override {
+    group_.broadcast(bytes, root);
+  }
   void barrier() override { group_.barrier(); }
 
  private:

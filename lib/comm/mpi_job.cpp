@@ -40,6 +40,12 @@ void MpiWorkerGroup::allreduce_max(std::span<std::uint64_t> values) {
             "MPI_Allreduce");
 }
 
+void MpiWorkerGroup::broadcast(std::span<std::uint8_t> bytes, int root) {
+  const CollectiveWatchdog::Watch watch(watchdog_, "the workers' broadcast");
+  check_mpi(MPI_Bcast(bytes.data(), count_of(bytes.size()), MPI_BYTE, root, comm_.get()),
+            "MPI_Bcast");
+}
+
 void MpiWorkerGroup::barrier() {
   const CollectiveWatchdog::Watch watch(watchdog_, "the workers' barrier");
   check_mpi(MPI_Barrier(comm_.get()), "MPI_Barrier");

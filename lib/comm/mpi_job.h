@@ -21,7 +21,9 @@ class MpiWorkerGroup : public WorkerGroup {
   void allreduce_sum(std::span<float> values) override;
   void allreduce_max(std::span<std::int32_t> values) override;
   void allreduce_max(std::span<std::uint64_t> values) override;
+  void broadcast(std::span<std::uint8_t> bytes, int root) override;
   void barrier() override;
+  MPI_Comm comm() const { return comm_.get(); }
 
  private:
   Communicator comm_;

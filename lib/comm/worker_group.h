@@ -21,6 +21,8 @@ class WorkerGroup {
   virtual void allreduce_sum(std::span<float> values) = 0;
   virtual void allreduce_max(std::span<std::int32_t> values) = 0;
   virtual void allreduce_max(std::span<std::uint64_t> values) = 0;
+  // Member `root`'s bytes to every member (each passes a buffer of the same length).
+  virtual void broadcast(std::span<std::uint8_t> bytes, int root) = 0;
   // Returns once every member has called it.
   virtual void barrier() = 0;
 };

@@ -22,14 +22,19 @@ std::string rank_list(const std::vector<int>& ranks) {
 void RecoveryLog::add(const RecoveryRecord& record) {
   records_.push_back(record);
   char line[512];
-  std::snprintf(line, sizeof line,
-                "recovered in %.3f s: lost ranks %s, replaced %s, %d repair round%s, tree version "
-                "%d, %lld updates resynced, %d whole replica states sent, %lld minibatches will be "
-                "trained again",
-                record.seconds, rank_list(record.lost).c_str(), rank_list(record.replaced).c_str(),
-                record.rounds, record.rounds == 1 ? "" : "s", record.tree_version,
-                static_cast<long long>(record.resync_updates), record.resync_whole_states,
-                static_cast<long long>(record.retrained_minibatches));
+  const int head = std::snprintf(
+      line, sizeof line, "recovered in %.3f s: lost ranks %s, replaced %s, %d repair round%s",
+      record.seconds, rank_list(record.lost).c_str(), rank_list(record.replaced).c_str(),
+      record.rounds, record.rounds == 1 ? "" : "s");
+  if (!record.resumed_from.empty())
+    std::snprintf(line + head, sizeof line - static_cast<std::size_t>(head), "; %s",
+                  record.resumed_from.c_str());
+  else
+    std::snprintf(line + head, sizeof line - static_cast<std::size_t>(head),
+                  ", tree version %d, %lld updates resynced, %d whole replica states sent, %lld "
+                  "minibatches will be trained again",
+                  record.tree_version, static_cast<long long>(record.resync_updates),
+                  record.resync_whole_states, static_cast<long long>(record.retrained_minibatches));
   core::log_warn(line);
   metrics_.write(report::JsonLine()
                              .add("kind", "recovery")
@@ -57,10 +62,13 @@ void RecoveryLog::summarize() const {
   const double median = seconds.size() % 2 ? seconds[seconds.size() / 2]
                                             : 0.5 * (seconds[seconds.size() / 2 - 1] + seconds[seconds.size() / 2]);
   char line[256];
-  std::snprintf(line, sizeof line,
-                "recovery summary: %zu recoveries, %zu processes lost, recovery time median %.3f s "
-                "max %.3f s, %lld minibatches trained twice",
-                records_.size(), lost, median, seconds.back(), static_cast<long long>(retrained));
+  const int head = std::snprintf(line, sizeof line,
+                                 "recovery summary: %zu recoveries, %zu processes lost, recovery "
+                                 "time median %.3f s max %.3f s",
+                                 records_.size(), lost, median, seconds.back());
+  if (records_.front().resumed_from.empty())  // gradient sharing counts them
+    std::snprintf(line + head, sizeof line - static_cast<std::size_t>(head),
+                  ", %lld minibatches trained twice", static_cast<long long>(retrained));
   core::log_info(line);
   metrics_.write(report::JsonLine()
                              .add("kind", "recovery_summary")

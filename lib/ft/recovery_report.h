@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "report/metrics_log.h"
@@ -19,6 +20,9 @@ struct RecoveryRecord {
   std::int64_t retrained_minibatches = 0;  // of dead workers' partitions, already shared
   std::int64_t resync_updates = 0;         // updates handed around by the resync
   int resync_whole_states = 0;  // replicas given a whole state (updates no longer kept)
+  // A synchronous strategy's recovery (no tree, no update resync): how the workers resumed,
+  // which the line gives instead of the figures above.
+  std::string resumed_from;
 };
 
 class RecoveryLog {

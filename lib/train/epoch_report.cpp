@@ -120,7 +120,7 @@ void EpochReporter::end_of_epoch(nn::Model& model, std::int64_t epoch, std::int6
   if (early_stop) context_.metrics.write(*early_stop);
 }
 
-void EpochReporter::finish(nn::Model& model) {
+void EpochReporter::finish(nn::Model& model, std::optional<std::int64_t> minibatches) {
   const auto test = report::evaluate(model, context_.data.test);
   last_test_accuracy_ = test.accuracy;
   char buffer[160];
@@ -128,12 +128,14 @@ void EpochReporter::finish(nn::Model& model) {
                 100.0 * test.accuracy, static_cast<long long>(test.samples),
                 report::format_duration(clock_.seconds()).c_str());
   core::log_info(buffer);
-  context_.metrics.write(report::JsonLine()
-                             .add("kind", "final")
-                             .add("test_accuracy", test.accuracy)
-                             .add("test_loss", test.loss)
-                             .add("wall_seconds", clock_.seconds())
-                             .add("stopped_early", stop_early_));
+  auto line = report::JsonLine()
+                  .add("kind", "final")
+                  .add("test_accuracy", test.accuracy)
+                  .add("test_loss", test.loss)
+                  .add("wall_seconds", clock_.seconds())
+                  .add("stopped_early", stop_early_);
+  if (minibatches) line.add("minibatches", *minibatches);
+  context_.metrics.write(line);
 }
 
 }  // namespace gradshare::train

@@ -25,8 +25,9 @@ class EpochReporter {
   // True once early stopping ended the run: the strategy trains nothing more (the partitions or
   // rounds in flight finish) and ends as after its last epoch.
   bool stop_early() const { return stop_early_; }
-  // Final test evaluation: logs it and writes a "final" metrics line.
-  void finish(nn::Model& model);
+  // Final test evaluation: logs it and writes a "final" metrics line (with "minibatches": those
+  // trained in the last epoch, where the strategy counts them).
+  void finish(nn::Model& model, std::optional<std::int64_t> minibatches = std::nullopt);
   double last_test_accuracy() const { return last_test_accuracy_; }
 
  private:

@@ -49,10 +49,11 @@ int MasterLoop::run(MasterRole& role) {
 }
 
 void write_final_model(RunContext& context, nn::Model& model, std::int64_t step,
-                       const DataPosition& position, EpochReporter& reporter) {
+                       const DataPosition& position, EpochReporter& reporter,
+                       std::optional<std::int64_t> minibatches) {
   ckpt::write_checkpoint(context.run_directory.file("model.h5"),
                          make_checkpoint(context, model, nullptr, step, position));
-  reporter.finish(model);
+  reporter.finish(model, minibatches);
 }
 
 void unexpected_message(const comm::ControlMessage& message) {

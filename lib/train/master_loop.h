@@ -56,9 +56,10 @@ class MasterLoop {
 };
 
 // The end of a run that trained to the end: model.h5 of `model` at `step`, then the final
-// evaluation and summary record.
+// evaluation and summary record (with the last epoch's minibatches, where counted).
 void write_final_model(RunContext& context, nn::Model& model, std::int64_t step,
-                       const DataPosition& position, EpochReporter& reporter);
+                       const DataPosition& position, EpochReporter& reporter,
+                       std::optional<std::int64_t> minibatches = std::nullopt);
 
 // "unexpected <tag> message from rank <r>"
 [[noreturn]] void unexpected_message(const comm::ControlMessage& message);

@@ -25,10 +25,11 @@ PeakMemoryReport PeakMemoryReport::read(comm::ByteReader& reader) {
 }
 
 void EpochModel::write(comm::ByteWriter& writer) const {
-  writer.put(epoch).put(step).put_vector(parameters);
+  writer.put(epoch).put(step).put(minibatches).put_vector(parameters);
 }
 EpochModel EpochModel::read(comm::ByteReader& reader) {
-  return {reader.get<std::int64_t>(), reader.get<std::int64_t>(), reader.get_vector<float>()};
+  return {reader.get<std::int64_t>(), reader.get<std::int64_t>(), reader.get<std::int64_t>(),
+          reader.get_vector<float>()};
 }
 
 }  // namespace gradshare::train

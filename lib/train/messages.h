@@ -128,6 +128,7 @@ struct EpochModel {
   static constexpr comm::Tag kTag = comm::Tag::kEpochModel;
   std::int64_t epoch = 0;  // epochs done
   std::int64_t step = 0;
+  std::int64_t minibatches = 0;  // trained in the epoch (each once), counted by the workers
   std::vector<float> parameters;
   void write(comm::ByteWriter& writer) const;
   static EpochModel read(comm::ByteReader& reader);

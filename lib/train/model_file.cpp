@@ -110,4 +110,22 @@ LoadedModel load_model(const std::string& checkpoint_path,
   return {std::move(config), std::move(model), std::move(checkpoint)};
 }
 
+std::int64_t resume_iteration(const ckpt::Checkpoint& checkpoint, const std::string& strategy,
+                              std::int64_t batches, std::int64_t epochs) {
+  if (checkpoint.strategy != strategy) {
+    const std::int64_t epoch = std::clamp<std::int64_t>(checkpoint.epoch, 0, epochs);
+    core::log_info("the checkpoint was written by " + checkpoint.strategy +
+                   ": its position within an epoch does not carry over; epoch " +
+                   std::to_string(epoch + 1) + " starts from its first minibatch");
+    return epoch * batches;
+  }
+  if (checkpoint.iteration < 0 || checkpoint.iteration > batches * epochs ||
+      checkpoint.iteration / batches != checkpoint.epoch)
+    throw core::UserError("checkpoint at iteration " + std::to_string(checkpoint.iteration) +
+                          " of epoch " + std::to_string(checkpoint.epoch + 1) +
+                          " does not fit this config's " + std::to_string(batches) +
+                          " minibatches per epoch (did the data or training.batch_size change?)");
+  return checkpoint.iteration;
+}
+
 }  // namespace gradshare::train

@@ -39,6 +39,13 @@ void apply_start_state(const StartState& start, nn::Model& model, nn::Optimizer&
 // what the strategy does about it (`how`); nothing when the sizes agree.
 void note_resize(RunContext& context, const ckpt::Checkpoint& checkpoint, const std::string& how);
 
+// Where a resumed run of a synchronous strategy starts: the checkpoint's iteration (minibatches
+// of the run trained by all workers together) must lie in its epoch under this config
+// (UserError otherwise). Another strategy's iteration counts something else: such a run
+// restarts the checkpoint's epoch (logged).
+std::int64_t resume_iteration(const ckpt::Checkpoint& checkpoint, const std::string& strategy,
+                              std::int64_t batches, std::int64_t epochs);
+
 // Rebuilds the model a checkpoint describes (from its stored config) with its parameters.
 struct LoadedModel {
   config::ExperimentConfig config;

@@ -27,9 +27,9 @@ void check_strategy_fits(const config::ExperimentConfig& config, int ranks) {
       strategy != "parameter_averaging" && strategy != "downpour")
     throw core::UserError("training.strategy '" + strategy + "' is not available yet in this build");
   const auto spares = config.fault_tolerance.spares;
-  if (spares > 0 && ranks > 1 && strategy != "gradient_sharing")
-    throw core::UserError("fault_tolerance.spares is used by training.strategy gradient_sharing "
-                          "only, not '" + strategy + "'");
+  if (spares > 0 && ranks > 1 && (strategy == "downpour" || strategy == "local"))
+    throw core::UserError("fault_tolerance.spares is used by training.strategy gradient_sharing, "
+                          "allreduce and parameter_averaging, not '" + strategy + "'");
   if (spares > 0 && ranks > 1 && config.training.on_divergence == "rollback")
     throw core::UserError("training.on_divergence: rollback restarts the job's processes in "
                           "place, which fault_tolerance.spares does not support yet; use stop");

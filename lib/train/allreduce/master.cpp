@@ -1,7 +1,8 @@
-// allreduce/master.cpp: the all-reduce master: starts the workers, then logs worker 1's
-// progress, evaluates its epoch models, writes the checkpoints it sends and the final model.
+// allreduce/master.cpp: the all-reduce master: starts the workers, then logs worker index 0's
+// progress, evaluates its epoch models, writes the checkpoints it sends and the final model;
+// after a process failure repairs the job and tells the workers where it stands
+// (group_recovery.h).
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -13,9 +14,10 @@
 #include "train/checkpointer.h"
 #include "train/divergence_guard.h"
 #include "train/epoch_report.h"
+#include "train/group_recovery.h"
 #include "train/master_loop.h"
-#include "train/partition_data.h"
 #include "train/model_file.h"
+#include "train/partition_data.h"
 #include "train/peak_memory.h"
 #include "train/worker_state.h"
 
@@ -25,14 +27,15 @@ namespace {
 
 class AllreduceMaster : public MasterRole {
  public:
-  AllreduceMaster(RunContext& context, comm::ControlChannel& control)
+  AllreduceMaster(RunContext& context, GroupSession& session)
       : context_(context),
-        control_(control),
+        session_(session),
         model_(nn::Model::build(context.config.model,
                                 static_cast<std::uint64_t>(context.config.run.seed))),
-        per_epoch_(steps_per_epoch(context.config, context.data.train, context.worker_count())),
+        batches_(minibatches_per_epoch(context.config, context.data.train)),
         checkpointer_(context),
-        reporter_(context) {
+        reporter_(context),
+        recovery_(context, session) {
     core::log_info("model: " + std::to_string(model_.parameter_count()) + " parameters\n" +
                    model_.summary());
     start_workers();
@@ -48,10 +51,14 @@ class AllreduceMaster : public MasterRole {
         return std::nullopt;
       case EpochModel::kTag: {
         const auto epoch_model = decode<EpochModel>(message);
+        if (epoch_model.epoch <= epochs_evaluated_) return std::nullopt;  // sent again
         take_parameters(epoch_model.parameters);
         const bool stopping_early = reporter_.stop_early();
-        reporter_.end_of_epoch(model_, epoch_model.epoch, epoch_model.step);
-        if (reporter_.stop_early() && !stopping_early) send(control_, 1, Finish{});
+        reporter_.end_of_epoch(model_, epoch_model.epoch, epoch_model.step,
+                               epoch_model.minibatches);
+        epochs_evaluated_ = epoch_model.epoch;
+        if (reporter_.stop_early() && !stopping_early)
+          send(session_.control(), message.source, Finish{});
         return std::nullopt;
       }
       case AllreduceSnapshot::kTag:  // a checkpoint is due
@@ -63,44 +70,76 @@ class AllreduceMaster : public MasterRole {
                        "at step " + std::to_string(diverged.step) + ": " + diverged.reason);
         return core::kExitDiverged;
       }
-      case PeakMemoryReport::kTag:  // a worker other than worker 1 ended
+      case PeakMemoryReport::kTag:  // a worker other than index 0 ended
         peak_memory_.add(message.source, decode<PeakMemoryReport>(message).bytes);
         return std::nullopt;
       case AllreduceFinal::kTag:
         final_ = decode<AllreduceFinal>(message);
         take_parameters(final_->parameters);
-        peak_memory_.add(1, final_->peak_bytes);
+        peak_memory_.add(message.source, final_->peak_bytes);
         return std::nullopt;
       default:
         unexpected_message(message);
     }
   }
 
-  // Worker 1's final model and every other worker's peak memory (they end at the same step).
+  // The final model and every other worker's peak memory (they end at the same step).
   std::optional<int> finished() override {
-    if (!final_ || peak_memory_.ranks() < context_.worker_count()) return std::nullopt;
+    const auto live = session_.live_workers();
+    if (!final_ || peak_memory_.ranks() < static_cast<int>(live.size())) return std::nullopt;
+    const int code = final_->stopped ? core::kExitRequeue : core::kExitOk;
+    for (int w : live) send(session_.control(), w, Shutdown{code});
+    session_.control().flush();
+    session_.release_spares();
     peak_memory_.summarize(context_);
-    if (final_->stopped) return core::kExitRequeue;
-    write_final_model(context_, model_, final_->step,
-                      DataPosition{context_.config.training.epochs, {}}, reporter_);
-    return core::kExitOk;
+    recovery_.summarize();
+    if (!final_->stopped)
+      write_final_model(context_, model_, final_->iteration,
+                        DataPosition{context_.config.training.epochs, {}}, reporter_,
+                        final_->minibatches);
+    return code;
   }
 
-  std::string awaited() const override { return "rank 1: allreduce progress from worker 1"; }
+  bool recover(const comm::TransportError& error) override {
+    if (!recovery_.repair(error)) return false;
+    // What the workers send at the end comes again from the repaired group.
+    final_.reset();
+    peak_memory_ = PeakMemory{};
+    const bool stop = recovery_.abort_after_recovery();
+    if (stop)
+      core::log_warn("fault_tolerance.on_worker_failure is abort: the workers checkpoint and "
+                     "stop; exiting with the requeue code");
+    for (int w : session_.live_workers())
+      send(session_.control(), w,
+           GroupResume{stop, reporter_.stop_early(), epochs_evaluated_, checkpoint_mark_});
+    recovery_.resumed();
+    return true;
+  }
+
+  std::string awaited() const override {
+    const auto live = session_.live_workers();
+    return "rank " + std::to_string(live.empty() ? 1 : live.front()) +
+           ": allreduce progress from worker index 0";
+  }
 
  private:
   void start_workers() {
     StartState start;
-    std::int64_t first_step = 0;
+    std::int64_t iteration = 0;
     if (auto resume = Checkpointer::find_resume(context_)) {
+      iteration = resume_iteration(*resume, "allreduce", batches_, context_.config.training.epochs);
       restore_checkpoint(*resume, "checkpoint", model_, nullptr);
       start.resume = true;
       start.parameters.assign(model_.parameters().begin(), model_.parameters().end());
       start.worker.optimizer_step = resume->optimizer_step;
       start.worker.optimizer_state = resume->optimizer_state;
-      first_step = resume->iteration;
+      note_resize(context_, *resume,
+                  "epoch " + std::to_string(iteration / batches_ + 1) + " continues at minibatch " +
+                      std::to_string(iteration % batches_) + " of " + std::to_string(batches_) +
+                      ", split over " + std::to_string(context_.worker_count()) + " workers");
+      epochs_evaluated_ = iteration / batches_;
     }
-    for (int w = 1; w <= context_.worker_count(); ++w) send(control_, w, Start{first_step, start});
+    for (int w : session_.live_workers()) send(session_.control(), w, Start{iteration, start});
   }
 
   void log_progress(const AllreduceProgress& progress) {
@@ -117,35 +156,40 @@ class AllreduceMaster : public MasterRole {
   }
 
   void take_parameters(const std::vector<float>& parameters) {
-    GS_CHECK(parameters.size() == model_.parameter_count(), "worker 1 sent a wrong-sized model");
+    GS_CHECK(parameters.size() == model_.parameter_count(), "a worker sent a wrong-sized model");
     std::copy(parameters.begin(), parameters.end(), model_.parameters().begin());
   }
 
-  // The step fixes the data position.
+  // The iteration (minibatches of the run trained) fixes the data position.
   void checkpoint(const AllreduceSnapshot& snapshot) {
     take_parameters(snapshot.parameters);
-    auto c = make_checkpoint(context_, model_, nullptr, snapshot.step,
-                             DataPosition{snapshot.step / per_epoch_, {}});
+    auto c = make_checkpoint(context_, model_, nullptr, snapshot.iteration,
+                             DataPosition{snapshot.iteration / batches_, {}});
     c.optimizer_step = snapshot.state.optimizer_step;
     c.optimizer_state = snapshot.state.optimizer_state;
     checkpointer_.write(c);
+    checkpoint_mark_ = snapshot.step;
   }
 
   RunContext& context_;
-  comm::ControlChannel& control_;
+  GroupSession& session_;
   nn::Model model_;
-  std::int64_t per_epoch_;
+  std::int64_t batches_;
   Checkpointer checkpointer_;
   EpochReporter reporter_;
+  GroupRecovery recovery_;
   PeakMemory peak_memory_;
   std::optional<AllreduceFinal> final_;
+  std::int64_t epochs_evaluated_ = 0;  // the newest epoch model evaluated
+  std::int64_t checkpoint_mark_ = -1;  // the step of the newest checkpoint written
 };
 
 }  // namespace
 
-int run_allreduce_master(RunContext& context, comm::ControlChannel& control) {
-  AllreduceMaster master(context, control);
-  return MasterLoop(control).run(master);
+int run_allreduce_master(RunContext& context, GroupSession& session) {
+  AllreduceMaster master(context, session);
+  return MasterLoop([&session]() -> comm::ControlChannel& { return session.control(); })
+      .run(master);
 }
 
 }  // namespace gradshare::train

@@ -13,20 +13,22 @@ AllreduceProgress AllreduceProgress::read(comm::ByteReader& reader) {
 }
 
 void AllreduceSnapshot::write(comm::ByteWriter& writer) const {
-  writer.put(step).put_vector(parameters);
+  writer.put(step).put(iteration).put_vector(parameters);
   state.write(writer);
 }
 
 AllreduceSnapshot AllreduceSnapshot::read(comm::ByteReader& reader) {
-  return {reader.get<std::int64_t>(), reader.get_vector<float>(), WorkerState::read(reader)};
+  return {reader.get<std::int64_t>(), reader.get<std::int64_t>(), reader.get_vector<float>(),
+          WorkerState::read(reader)};
 }
 
 void AllreduceFinal::write(comm::ByteWriter& writer) const {
-  writer.put(stopped).put(step).put_vector(parameters).put(peak_bytes);
+  writer.put(stopped).put(iteration).put(minibatches).put_vector(parameters).put(peak_bytes);
 }
 
 AllreduceFinal AllreduceFinal::read(comm::ByteReader& reader) {
-  return {reader.get<bool>(), reader.get<std::int64_t>(), reader.get_vector<float>(), reader.get<std::int64_t>()};
+  return {reader.get<bool>(), reader.get<std::int64_t>(), reader.get<std::int64_t>(),
+          reader.get_vector<float>(), reader.get<std::int64_t>()};
 }
 
 }  // namespace gradshare::train

@@ -1,18 +1,20 @@
 // allreduce/protocol.h: the dense all-reduce reference's control messages. The workers share a
-// communicator of their own and all-reduce every step; only worker 1 (index 0) talks to the
-// master, which evaluates, checkpoints and writes the final model:
+// group of their own and all-reduce every step; only worker index 0 reports to the master, which
+// evaluates, checkpoints and writes the final model (after a repair, group_recovery.h, index 0
+// may be another rank):
 //
 //  worker                                          master
 //                                             <--  Start {step, StartState} (every worker)
-//  every logging.every_steps steps (worker 1):
+//  every logging.every_steps steps (index 0):
 //    AllreduceProgress                        -->  progress line, metrics.jsonl
-//  after an epoch (worker 1): EpochModel      -->  evaluation; Finish to worker 1 when early
+//  after an epoch (index 0): EpochModel       -->  evaluation; Finish to index 0 when early
 //                                                  stopping says so
-//  at a checkpoint (worker 1): AllreduceSnapshot -->  checkpoint
-//  at the end or a stop (worker 1):
+//  at a checkpoint (index 0): AllreduceSnapshot -->  checkpoint
+//  at the end or a stop (index 0):
 //    AllreduceFinal                           -->  model.h5 (not after a stop)
 //  every other worker: PeakMemoryReport       -->  the peak memory summary
-//  on a divergence (worker 1): Diverged       -->  the run ends (exit 3)
+//                                             <--  Shutdown {exit code} (every worker)
+//  on a divergence (index 0): Diverged        -->  the run ends (exit 3)
 #pragma once
 
 #include <cstdint>
@@ -36,10 +38,12 @@ struct AllreduceProgress {
   static AllreduceProgress read(comm::ByteReader& reader);
 };
 
-// Worker 1's state for a checkpoint: the step, parameters and optimizer state.
+// Worker index 0's state for a checkpoint: the step, the minibatches of the run trained,
+// parameters and optimizer state.
 struct AllreduceSnapshot {
   static constexpr comm::Tag kTag = comm::Tag::kAllreduceSnapshot;
   std::int64_t step = 0;
+  std::int64_t iteration = 0;
   std::vector<float> parameters;
   WorkerState state;
   void write(comm::ByteWriter& writer) const;
@@ -49,9 +53,10 @@ struct AllreduceSnapshot {
 struct AllreduceFinal {
   static constexpr comm::Tag kTag = comm::Tag::kAllreduceFinal;
   bool stopped = false;  // a stop signal ended training (its checkpoint came first)
-  std::int64_t step = 0;
+  std::int64_t iteration = 0;  // minibatches of the run trained
+  std::int64_t minibatches = 0;  // trained in the last epoch (so far, after a stop)
   std::vector<float> parameters;
-  std::int64_t peak_bytes = 0;  // worker 1's peak resident memory
+  std::int64_t peak_bytes = 0;  // worker index 0's peak resident memory
   void write(comm::ByteWriter& writer) const;
   static AllreduceFinal read(comm::ByteReader& reader);
 };

@@ -1,18 +1,15 @@
 // allreduce/roles.h: the master and worker halves of the dense all-reduce reference (messages in
-// allreduce/protocol.h), each given the control channel (and the workers their group) by
+// allreduce/protocol.h), each given the session (control channel, workers' group, repair) by
 // run_allreduce.
 #pragma once
 
-#include <cstdint>
-
-#include "comm/control_channel.h"
-#include "comm/worker_group.h"
+#include "train/group_session.h"
 #include "train/run_context.h"
 
 namespace gradshare::train {
 
-int run_allreduce_master(RunContext& context, comm::ControlChannel& control);
-int run_allreduce_worker(RunContext& context, comm::ControlChannel& control,
-                         comm::WorkerGroup& workers);
+int run_allreduce_master(RunContext& context, GroupSession& session);
+// replacement: a process that takes a failed worker's place (its state comes from the others).
+int run_allreduce_worker(RunContext& context, GroupSession& session, bool replacement);
 
 }  // namespace gradshare::train

@@ -1,10 +1,12 @@
 // averaging/master.cpp: the parameter-averaging master: starts the workers, assembles the
 // checkpoints from their snapshots, evaluates the epoch models, sums the reports, and checks
-// at the end that averaging left the workers bit-identical (training.verify_averaging).
+// at the end that averaging left the workers bit-identical (training.verify_averaging); after
+// a process failure repairs the job and tells the workers where it stands (group_recovery.h).
 #include <algorithm>
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "core/errors.h"
@@ -17,6 +19,7 @@
 #include "train/checkpointer.h"
 #include "train/divergence_guard.h"
 #include "train/epoch_report.h"
+#include "train/group_recovery.h"
 #include "train/master_loop.h"
 #include "train/model_file.h"
 #include "train/partition_data.h"
@@ -74,35 +77,14 @@ void copy_parameters(std::span<const float> from, nn::Model& model, int worker) 
   std::copy(from.begin(), from.end(), model.parameters().begin());
 }
 
-// Where a resumed run starts: the checkpoint's iteration (minibatches trained by all workers
-// together, a round boundary) must lie in its epoch under this config. Another strategy's
-// iteration counts something else: such a run restarts the checkpoint's epoch.
-std::int64_t resume_iteration(const ckpt::Checkpoint& checkpoint, std::int64_t batches,
-                              std::int64_t epochs) {
-  if (checkpoint.strategy != "parameter_averaging") {
-    const std::int64_t epoch = std::clamp<std::int64_t>(checkpoint.epoch, 0, epochs);
-    core::log_info("the checkpoint was written by " + checkpoint.strategy +
-                   ": its position within an epoch does not carry over; epoch " +
-                   std::to_string(epoch + 1) + " starts from its first minibatch");
-    return epoch * batches;
-  }
-  if (checkpoint.iteration < 0 || checkpoint.iteration > batches * epochs ||
-      checkpoint.iteration / batches != checkpoint.epoch)
-    throw core::UserError("checkpoint at iteration " + std::to_string(checkpoint.iteration) +
-                          " of epoch " + std::to_string(checkpoint.epoch + 1) +
-                          " does not fit this config's " + std::to_string(batches) +
-                          " minibatches per epoch (did the data or training.batch_size change?)");
-  return checkpoint.iteration;
-}
-
 // Every worker gets where to start (iteration) and what from (parameters, its updater state).
-std::int64_t start_workers(RunContext& context, comm::ControlChannel& control, nn::Model& model,
+std::int64_t start_workers(RunContext& context, GroupSession& session, nn::Model& model,
                            std::int64_t batches) {
   const auto& cfg = context.config;
   const auto resume = Checkpointer::find_resume(context);
   std::int64_t iteration = 0;
   if (resume) {
-    iteration = resume_iteration(*resume, batches, cfg.training.epochs);
+    iteration = resume_iteration(*resume, "parameter_averaging", batches, cfg.training.epochs);
     restore_checkpoint(*resume, "checkpoint", model, nullptr);
     const auto workers = static_cast<std::int64_t>(context.worker_count());
     note_resize(
@@ -115,31 +97,30 @@ std::int64_t start_workers(RunContext& context, comm::ControlChannel& control, n
                  : "worker w starts from saved worker (w mod " +
                        std::to_string(resume->worker_optimizers.size()) + ")'s updater state"));
   }
-  for (int w = 1; w <= context.worker_count(); ++w)
-    send(control, w, Start{iteration, start_state(resume, static_cast<std::size_t>(w - 1))});
+  for (int w : session.live_workers())
+    send(session.control(), w, Start{iteration, start_state(resume, static_cast<std::size_t>(w - 1))});
   return iteration;
 }
 
 class AveragingMaster : public MasterRole {
  public:
-  AveragingMaster(RunContext& context, comm::ControlChannel& control)
+  AveragingMaster(RunContext& context, GroupSession& session)
       : context_(context),
         cfg_(context.config),
-        control_(control),
+        session_(session),
         model_(nn::Model::build(cfg_.model, static_cast<std::uint64_t>(cfg_.run.seed))),
         batches_(minibatches_per_epoch(context.config, context.data.train)),
         checkpointer_(context),
-        first_iteration_((log_model(), start_workers(context, control, model_, batches_))),
+        first_iteration_((log_model(), start_workers(context, session, model_, batches_))),
         reporter_(context),
         progress_(context, batches_, first_iteration_),
-        workers_(context.worker_count()),
-        // Averaged updater state is the same on every worker: worker 0's serves all.
-        snapshots_per_checkpoint_(cfg_.training.save_updater ? 1 : workers_) {}
+        recovery_(context, session),
+        epochs_evaluated_(first_iteration_ / batches_) {}
 
   void on_stop_signal() override {
     log_stop_request("stopping after the workers' next averaging round and a checkpoint", true,
                      *context_.job);
-    for (int w = 1; w <= workers_; ++w) send(control_, w, StateRequest{});
+    for (int w : session_.live_workers()) send(session_.control(), w, StateRequest{});
   }
 
   std::optional<int> handle(const comm::ControlMessage& message) override {
@@ -155,7 +136,10 @@ class AveragingMaster : public MasterRole {
         auto snapshot = decode<AveragingSnapshot>(message);
         stopped_ = stopped_ || snapshot.stop;
         snapshots_[message.source] = std::move(snapshot);
-        if (static_cast<int>(snapshots_.size()) == snapshots_per_checkpoint_) write_checkpoint();
+        // Averaged updater state is the same on every worker: worker index 0's serves all.
+        const auto per_checkpoint =
+            cfg_.training.save_updater ? 1 : session_.live_workers().size();
+        if (snapshots_.size() == per_checkpoint) write_checkpoint();
         return std::nullopt;
       }
       case Diverged::kTag: {  // every worker ends; nothing more is saved
@@ -166,15 +150,32 @@ class AveragingMaster : public MasterRole {
       }
       case AveragingDone::kTag:
         worker_done(decode<AveragingDone>(message), message.source);
-        return done_ == workers_ ? std::optional<int>(finish()) : std::nullopt;
+        return done_.size() == session_.live_workers().size() ? std::optional<int>(finish())
+                                                              : std::nullopt;
       default:
         unexpected_message(message);
     }
   }
 
+  bool recover(const comm::TransportError& error) override {
+    if (!recovery_.repair(error)) return false;
+    // The round in flight is done again: its snapshots and the workers' ends come again.
+    snapshots_.clear();
+    done_.clear();
+    const bool stop = recovery_.abort_after_recovery();
+    if (stop)
+      core::log_warn("fault_tolerance.on_worker_failure is abort: the workers checkpoint at "
+                     "their next round and stop; exiting with the requeue code");
+    for (int w : session_.live_workers())
+      send(session_.control(), w,
+           GroupResume{stop, reporter_.stop_early(), epochs_evaluated_, checkpoint_mark_});
+    recovery_.resumed();
+    return true;
+  }
+
   std::string awaited() const override {
-    return "the parameter-averaging workers (" + std::to_string(done_) + " of " +
-           std::to_string(workers_) + " finished)";
+    return "the parameter-averaging workers (" + std::to_string(done_.size()) + " of " +
+           std::to_string(session_.live_workers().size()) + " finished)";
   }
 
  private:
@@ -190,11 +191,13 @@ class AveragingMaster : public MasterRole {
   }
 
   void end_of_epoch(const EpochModel& epoch_model, int worker) {
+    if (epoch_model.epoch <= epochs_evaluated_) return;  // sent again after a repair
     copy_parameters(epoch_model.parameters, model_, worker);
     const bool stopping_early = reporter_.stop_early();
-    reporter_.end_of_epoch(model_, epoch_model.epoch, epoch_model.step);
+    reporter_.end_of_epoch(model_, epoch_model.epoch, epoch_model.step, epoch_model.minibatches);
+    epochs_evaluated_ = epoch_model.epoch;
     if (reporter_.stop_early() && !stopping_early)
-      for (int w = 1; w <= workers_; ++w) send(control_, w, Finish{});
+      for (int w : session_.live_workers()) send(session_.control(), w, Finish{});
   }
 
   void write_checkpoint() {
@@ -217,6 +220,7 @@ class AveragingMaster : public MasterRole {
             {snapshot.state.optimizer_step, snapshot.state.optimizer_state});
     }
     checkpointer_.write(c);
+    checkpoint_mark_ = first.iteration;
     snapshots_.clear();
   }
 
@@ -228,7 +232,8 @@ class AveragingMaster : public MasterRole {
     totals_.rounds = std::max(totals_.rounds, done.totals.rounds);
     totals_.verified_rounds = std::max(totals_.verified_rounds, done.totals.verified_rounds);
     totals_.mismatched_rounds = std::max(totals_.mismatched_rounds, done.totals.mismatched_rounds);
-    ++done_;
+    last_epoch_minibatches_ = done.minibatches;
+    done_.insert(worker);
   }
 
   // Every worker is done: the summary, then model.h5, or the stop's requeue.
@@ -236,19 +241,23 @@ class AveragingMaster : public MasterRole {
     GS_CHECK(snapshots_.empty(), "a checkpoint was left incomplete when the workers finished");
     summarize();
     peak_memory_.summarize(context_);
+    recovery_.summarize();
+    session_.release_spares();
     if (cfg_.training.verify_averaging && totals_.mismatched_rounds > 0)
       throw core::RuntimeError("parameter averaging: the workers' parameters differed after " +
                                std::to_string(totals_.mismatched_rounds) + " of " +
                                std::to_string(totals_.verified_rounds) + " rounds");
-    if (stopped_) {  // the checkpoint is written: the workers may exit now
+    // The checkpoint is written (after a stop): the workers may exit now.
+    const int code = stopped_ ? core::kExitRequeue : core::kExitOk;
+    for (int w : session_.live_workers()) send(session_.control(), w, Shutdown{code});
+    session_.control().flush();
+    if (stopped_) {
       core::log_info("stopped after the checkpoint; exiting with " +
                      std::to_string(core::kExitRequeue) + " (requeue me)");
-      for (int w = 1; w <= workers_; ++w) send(control_, w, Shutdown{core::kExitRequeue});
-      control_.flush();
       return core::kExitRequeue;
     }
     write_final_model(context_, model_, progress_.step(), DataPosition{cfg_.training.epochs, {}},
-                      reporter_);
+                      reporter_, last_epoch_minibatches_);
     return core::kExitOk;
   }
 
@@ -291,27 +300,30 @@ class AveragingMaster : public MasterRole {
 
   RunContext& context_;
   const config::ExperimentConfig& cfg_;
-  comm::ControlChannel& control_;
+  GroupSession& session_;
   nn::Model model_;
   std::int64_t batches_;
   Checkpointer checkpointer_;
   std::int64_t first_iteration_;
   EpochReporter reporter_;
   AveragingProgress progress_;
-  int workers_;
-  int snapshots_per_checkpoint_;
+  GroupRecovery recovery_;
+  std::int64_t epochs_evaluated_;  // the newest epoch model evaluated
+  std::int64_t checkpoint_mark_ = -1;  // the iteration of the newest checkpoint written
   std::map<int, AveragingSnapshot> snapshots_;  // of the checkpoint being assembled
   AveragingTotals totals_;
   PeakMemory peak_memory_;
-  int done_ = 0;
+  std::set<int> done_;  // workers whose AveragingDone is in
+  std::int64_t last_epoch_minibatches_ = 0;
   bool stopped_ = false;  // the workers stopped after a checkpoint
 };
 
 }  // namespace
 
-int run_averaging_master(RunContext& context, comm::ControlChannel& control) {
-  AveragingMaster master(context, control);
-  return MasterLoop(control).run(master);
+int run_averaging_master(RunContext& context, GroupSession& session) {
+  AveragingMaster master(context, session);
+  return MasterLoop([&session]() -> comm::ControlChannel& { return session.control(); })
+      .run(master);
 }
 
 }  // namespace gradshare::train

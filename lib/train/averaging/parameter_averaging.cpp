@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <vector>
 
-#include "comm/job.h"
 #include "core/errors.h"
 #include "kernels/cpu/elementwise.h"
 #include "train/averaging/roles.h"
+#include "train/group_session.h"
 
 namespace gradshare::train {
 
@@ -48,13 +48,7 @@ std::uint64_t fingerprint(std::span<const float> values) {
 }
 
 int run_parameter_averaging(RunContext& context) {
-  auto& job = *context.job;
-  const auto workers = job.worker_group();  // null on the master
-  const auto control =
-      job.control_channel(static_cast<double>(context.config.transport.timeout_ms) / 1000.0);
-  context.phase = RunContext::kTraining;
-  return context.is_master() ? run_averaging_master(context, *control)
-                             : run_averaging_worker(context, *control, *workers);
+  return run_group_strategy(context, run_averaging_master, run_averaging_worker);
 }
 
 }  // namespace gradshare::train

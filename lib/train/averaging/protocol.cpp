@@ -22,11 +22,12 @@ AveragingSnapshot AveragingSnapshot::read(comm::ByteReader& reader) {
 }
 
 void AveragingDone::write(comm::ByteWriter& writer) const {
-  writer.put(report).put(totals).put(peak_bytes).put_vector(parameters);
+  writer.put(report).put(totals).put(peak_bytes).put(minibatches).put_vector(parameters);
 }
 
 AveragingDone AveragingDone::read(comm::ByteReader& reader) {
-  return {reader.get<AveragingReport>(), reader.get<AveragingTotals>(), reader.get<std::int64_t>(), reader.get_vector<float>()};
+  return {reader.get<AveragingReport>(), reader.get<AveragingTotals>(), reader.get<std::int64_t>(),
+          reader.get<std::int64_t>(), reader.get_vector<float>()};
 }
 
 }  // namespace gradshare::train

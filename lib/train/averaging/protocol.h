@@ -47,13 +47,14 @@ struct AveragingSnapshot {
   static AveragingSnapshot read(comm::ByteReader& reader);
 };
 
-// worker -> master at its end: the last report, the run's totals, its peak memory and (worker
-// 1 only; empty for the others) the final parameters.
+// worker -> master at its end: the last report, the run's totals, its peak memory, the last
+// epoch's minibatches and (worker index 0 only; empty for the others) the final parameters.
 struct AveragingDone {
   static constexpr comm::Tag kTag = comm::Tag::kAveragingDone;
   AveragingReport report;
   AveragingTotals totals;
   std::int64_t peak_bytes = 0;
+  std::int64_t minibatches = 0;  // the group trained in the last epoch
   std::vector<float> parameters;
   void write(comm::ByteWriter& writer) const;
   static AveragingDone read(comm::ByteReader& reader);

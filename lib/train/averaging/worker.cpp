@@ -1,7 +1,9 @@
 // averaging/worker.cpp: a parameter-averaging worker: trains its share of each epoch's
 // minibatches on its own replica, and every training.averaging_frequency steps (and at an
 // epoch's end) averages parameters (and updater state) with the other workers, then votes with
-// them on stopping, checkpointing, divergence and early stopping.
+// them on stopping, checkpointing, divergence and early stopping. After a process failure the
+// group repairs and resumes from the newest round any member completed (group_recovery.h): the
+// steps since the previous round are trained again, by the workers that are left.
 #include <algorithm>
 #include <cstdio>
 #include <optional>
@@ -19,6 +21,7 @@
 #include "train/averaging/roles.h"
 #include "train/checkpointer.h"
 #include "train/divergence_guard.h"
+#include "train/group_recovery.h"
 #include "train/model_file.h"
 #include "train/partition_data.h"
 #include "train/replica.h"
@@ -39,82 +42,111 @@ bool same_on_all(std::uint64_t hash, comm::WorkerGroup& workers) {
 // What the workers decide together at a round: stop (a signal on some worker, or the master's
 // StateRequest), checkpoint (worker 0's Checkpointer says one is due), diverged (some worker's
 // divergence guard fired: the run ends and nothing more is saved) and finish (the master's
-// Finish: early stopping ends training as if this were the last round).
+// Finish: early stopping ends training as if this were the last round); and the minibatches
+// the workers trained since the previous round, summed.
 struct RoundVotes {
   bool stop = false;
   bool checkpoint = false;
   bool diverged = false;
   bool finish = false;
+  std::int64_t trained = 0;
 };
 
 RoundVotes agree(const RoundVotes& mine, comm::WorkerGroup& workers) {
-  std::int32_t votes[4] = {mine.stop, mine.checkpoint, mine.diverged, mine.finish};
-  workers.allreduce_max(votes);
-  return {votes[0] != 0, votes[1] != 0, votes[2] != 0, votes[3] != 0};
+  // Small integers add exactly in floats.
+  float votes[5] = {static_cast<float>(mine.stop), static_cast<float>(mine.checkpoint),
+                    static_cast<float>(mine.diverged), static_cast<float>(mine.finish),
+                    static_cast<float>(mine.trained)};
+  workers.allreduce_sum(votes);
+  return {votes[0] > 0, votes[1] > 0, votes[2] > 0, votes[3] > 0,
+          static_cast<std::int64_t>(votes[4])};
 }
 
 class AveragingWorker {
  public:
-  AveragingWorker(RunContext& context, comm::ControlChannel& control, comm::WorkerGroup& workers)
+  AveragingWorker(RunContext& context, GroupSession& session, bool replacement)
       : context_(context),
         cfg_(context.config),
-        control_(control),
-        workers_(workers),
-        index_(workers.index()),
-        count_(workers.size()),
+        session_(session),
         batches_(minibatches_per_epoch(context.config, context.data.train)),
-        steps_per_epoch_(steps_per_epoch(cfg_, context.data.train, count_)),
+        // The schedule's clock: steps as an undisturbed run with the starting workers counts them.
+        steps_per_epoch_(steps_per_epoch(cfg_, context.data.train, context.worker_count())),
         replica_(cfg_, steps_per_epoch_ * cfg_.training.epochs, steps_per_epoch_,
                  static_cast<std::uint64_t>(context.rank)),
+        buffer_(replica_.parameters(), cfg_.training.save_updater ? &replica_.optimizer() : nullptr),
         checkpointer_(context),
-        divergence_(cfg_.training) {
-    auto start = receive<Start>(control_, 0, "initial model");
+        divergence_(cfg_.training),
+        joining_(replacement) {}
+
+  int run() {
+    return run_with_recovery(
+        session_,
+        [this] {
+          if (joining_) rejoin();  // a replacement: the state comes from the survivors
+          if (!started_) start();
+          return train();
+        },
+        [this] { rejoin(); });
+  }
+
+ private:
+  comm::ControlChannel& control() { return session_.control(); }
+  comm::WorkerGroup& workers() { return session_.workers(); }
+
+  void start() {
+    auto start = receive<Start>(control(), 0, "initial model");
     iteration_ = start.step;
     apply_start_state(start.state, replica_.model(), replica_.optimizer());
-    buffer_.emplace(replica_.parameters(),
-                    cfg_.training.save_updater ? &replica_.optimizer() : nullptr);
     checkpointer_.mark_written(iteration_);
     // The epoch of a resumed run continues at its first untrained minibatch; step_ (the
     // schedule's clock) counts steps as an undisturbed run with this many workers would.
-    step_ =
-        iteration_ / batches_ * steps_per_epoch_ + (iteration_ % batches_ + count_ - 1) / count_;
+    const std::int64_t count = workers().size();
+    step_ = iteration_ / batches_ * steps_per_epoch_ + (iteration_ % batches_ + count - 1) / count;
+    started_ = true;
+    committed_ = save_state();
   }
 
-  int run() {
+  int train() {
     for (std::int64_t epoch = iteration_ / batches_;
          epoch < cfg_.training.epochs && !stopped_ && !finished_early_; ++epoch) {
       if (const auto code = train_epoch(epoch)) return *code;
-      if (!stopped_ && !finished_early_ && index_ == 0 && epoch + 1 < cfg_.training.epochs) {
-        // The step the epoch record gets: minibatches trained by all workers together.
-        send(control_, 0, EpochModel{epoch + 1, (epoch + 1) * batches_, replica_.copy_parameters()});
-      }
+      if (!stopped_ && !finished_early_ && workers().index() == 0 &&
+          epoch + 1 < cfg_.training.epochs)
+        send_epoch_model();
     }
     return finish();
   }
 
- private:
+  // The step the epoch record gets: minibatches trained by all workers together.
+  void send_epoch_model() {
+    const std::int64_t epochs = iteration_ / batches_;
+    send(control(), 0,
+         EpochModel{epochs, epochs * batches_, last_epoch_minibatches_, replica_.copy_parameters()});
+  }
+
   // This worker's minibatches of `epoch`, from `first` on (those trained before a resume
   // skipped); an exit code when the run ends inside it.
   std::optional<int> train_epoch(std::int64_t epoch) {
     const auto& train_set = context_.data.train;
     const std::int64_t first = iteration_ - epoch * batches_;
-    const std::int64_t steps = (batches_ - first + count_ - 1) / count_;
+    const int count = workers().size(), index = workers().index();
+    const std::int64_t steps = (batches_ - first + count - 1) / count;
     data::EpochPlan plan(train_set.size(), static_cast<std::size_t>(cfg_.training.batch_size),
                          static_cast<std::size_t>(cfg_.data.partition_batches),
                          static_cast<std::uint64_t>(cfg_.run.seed), epoch, cfg_.data.shuffle);
     std::vector<std::vector<std::uint32_t>> mine;
     for (std::int64_t s = 0; s < steps; ++s)
-      if (const std::int64_t b = first + s * count_ + index_; b < batches_) {
+      if (const std::int64_t b = first + s * count + index; b < batches_) {
         const auto indices = plan.batch_indices(static_cast<std::size_t>(b));
         mine.emplace_back(indices.begin(), indices.end());
       }
     data::read_ahead(train_set, std::move(mine));
     for (std::int64_t s = 0; s < steps; ++s, ++step_) {
-      if (const std::int64_t b = first + s * count_ + index_; b < batches_)
+      if (const std::int64_t b = first + s * count + index; b < batches_)
         train_step(plan.batch_indices(static_cast<std::size_t>(b)));
       const bool epoch_end = s + 1 == steps;
       if (++since_round_ == cfg_.training.averaging_frequency || epoch_end) {
-        iteration_ = epoch * batches_ + std::min(first + (s + 1) * count_, batches_);
+        iteration_ = epoch * batches_ + std::min(first + (s + 1) * count, batches_);
         if (const auto code = round(epoch_end)) return code;
         if (stopped_ || finished_early_) return std::nullopt;
       }
@@ -129,6 +161,7 @@ class AveragingWorker {
     replica_.compute_update(step_);
     replica_.apply_update();
     report_.count(result);
+    ++trained_since_round_;
   }
 
   // A round: the average, then the votes; an exit code when the workers diverged.
@@ -136,42 +169,47 @@ class AveragingWorker {
     average();
     since_round_ = 0;
     stop_asked_ =
-        stop_asked_ || core::stop_requested() || try_receive<StateRequest>(control_, 0).has_value();
-    finish_asked_ = finish_asked_ || try_receive<Finish>(control_, 0).has_value();
+        stop_asked_ || core::stop_requested() || try_receive<StateRequest>(control(), 0).has_value();
+    finish_asked_ = finish_asked_ || try_receive<Finish>(control(), 0).has_value();
     // Nothing to save at the very end: model.h5 follows.
     const bool unfinished = iteration_ < batches_ * cfg_.training.epochs;
     const auto votes =
         agree({stop_asked_,
-               index_ == 0 && unfinished &&
+               workers().index() == 0 && unfinished &&
                    (checkpointer_.due(iteration_) || (epoch_end && checkpointer_.at_epoch_end())),
-               diverged_.has_value(), finish_asked_},
-              workers_);
+               diverged_.has_value(), finish_asked_, trained_since_round_},
+              workers());
     if (votes.diverged) {  // the averaged model is not saved: the master ends the run
-      if (diverged_) send(control_, 0, Diverged{step_ + 1, *diverged_});
-      control_.flush();
+      if (diverged_) send(control(), 0, Diverged{step_ + 1, *diverged_});
+      control().flush();
       return core::kExitDiverged;
     }
-    stopped_ = votes.stop && unfinished;
-    if (stopped_ || votes.checkpoint) {
-      send_snapshot(stopped_);
-      checkpointer_.mark_written(iteration_);
+    trained_since_round_ = 0;
+    epoch_minibatches_ += votes.trained;
+    if (epoch_end) {
+      last_epoch_minibatches_ = epoch_minibatches_;
+      epoch_minibatches_ = 0;
     }
-    if (stopped_ && index_ == 0)
+    stopped_ = votes.stop && unfinished;
+    finished_early_ = !stopped_ && votes.finish;
+    if (stopped_ || votes.checkpoint) checkpoint_mark_ = iteration_;
+    committed_ = save_state();  // what a recovery resumes from
+    if (stopped_ || votes.checkpoint) send_snapshot(stopped_);
+    if (stopped_ && workers().index() == 0)
       core::log_warn("stop requested: checkpoint sent at minibatch " + std::to_string(iteration_) +
                      ", stopping");
-    finished_early_ = !stopped_ && votes.finish;
     return std::nullopt;
   }
 
   void average() {
-    auto values = buffer_->gather();
+    auto values = buffer_.gather();
     core::Stopwatch clock;
-    workers_.allreduce_sum(values);
+    workers().allreduce_sum(values);
     const double waited = clock.seconds();
-    buffer_->scatter_mean(count_);
+    buffer_.scatter_mean(workers().size());
     ++totals_.rounds;
     ++report_.rounds;
-    report_.bytes += static_cast<std::int64_t>(buffer_->bytes());
+    report_.bytes += static_cast<std::int64_t>(buffer_.bytes());
     report_.wait_sum += waited;
     report_.wait_max = std::max(report_.wait_max, waited);
     if (core::Logger::instance().enabled(core::LogLevel::kDebug)) {
@@ -182,7 +220,7 @@ class AveragingWorker {
     }
     if (!cfg_.training.verify_averaging) return;
     ++totals_.verified_rounds;
-    if (!same_on_all(fingerprint(buffer_->gather()), workers_)) {
+    if (!same_on_all(fingerprint(buffer_.gather()), workers())) {
       ++totals_.mismatched_rounds;
       core::log_warn("averaging round " + std::to_string(totals_.rounds) +
                      ": the workers' parameters are not bit-identical");
@@ -192,56 +230,113 @@ class AveragingWorker {
   // After a round every worker holds the same parameters: worker 0 sends them, and its updater
   // state serves all when that state is averaged too; otherwise every worker sends its own.
   void send_snapshot(bool stop) {
-    if (index_ != 0 && cfg_.training.save_updater) return;
+    checkpointer_.mark_written(iteration_);
+    const int index = workers().index();
+    if (index != 0 && cfg_.training.save_updater) return;
     AveragingSnapshot snapshot{
         stop, iteration_, {}, capture_worker_state(replica_.optimizer(), 0.0f)};
-    if (index_ == 0) snapshot.parameters = replica_.copy_parameters();
-    send(control_, 0, snapshot);
+    if (index == 0) snapshot.parameters = replica_.copy_parameters();
+    send(control(), 0, snapshot);
   }
 
   void send_report() {
     report_.seconds = report_clock_.seconds();
     report_clock_.restart();
-    send(control_, 0, report_);
+    send(control(), 0, report_);
     report_ = AveragingReport{};
   }
 
+  // The end: AveragingDone, then the master's word (a failure then is repaired like any other).
   int finish() {
     report_.seconds = report_clock_.seconds();
-    AveragingDone done{report_, totals_, core::peak_resident_bytes(), {}};
-    if (index_ == 0) done.parameters = replica_.copy_parameters();
-    send(control_, 0, done);
-    control_.flush();
-    const int code = stopped_
-                         ? receive<Shutdown>(control_, 0, "the master's stop checkpoint").exit_code
-                         : core::kExitOk;
+    AveragingDone done{report_, totals_, core::peak_resident_bytes(), last_epoch_minibatches_, {}};
+    if (workers().index() == 0) done.parameters = replica_.copy_parameters();
+    send(control(), 0, done);
+    report_ = AveragingReport{};
+    const int code = receive<Shutdown>(control(), 0, "the master's end of the run").exit_code;
     core::log_info("worker done: " + std::to_string(step_) + " steps, " +
                    std::to_string(totals_.rounds) + " averaging rounds" +
                    (stopped_ ? " (stopped for a requeue)" : ""));
     return code;
   }
 
+  // After a repair (or as a replacement): every worker takes the newest round any member
+  // completed, then the master's GroupResume; what the master lacks is sent again.
+  void rejoin() {
+    joining_ = false;
+    load_state(furthest_state(workers(), static_cast<std::uint64_t>(totals_.rounds + 1),
+                              started_ ? committed_ : std::vector<std::uint8_t>{}));
+    const auto resume = receive<GroupResume>(control(), 0, "the master's resume after a repair");
+    stop_asked_ = stop_asked_ || resume.stop;
+    finish_asked_ = finish_asked_ || resume.finish;
+    const std::int64_t epochs = iteration_ / batches_;
+    if (workers().index() == 0 && epochs > resume.epochs_evaluated &&
+        epochs < cfg_.training.epochs && iteration_ % batches_ == 0)
+      send_epoch_model();
+    if (checkpoint_mark_ > resume.checkpoint_mark) send_snapshot(stopped_);
+  }
+
+  // The state after a round, the same on every worker but for the updater state when it is not
+  // averaged: {iteration, step, rounds, minibatches this epoch and last, checkpoint mark: i64 x 6,
+  //  stopped, finished early, finish asked: u8 x 3, parameters: f32[], worker state}
+  std::vector<std::uint8_t> save_state() {
+    comm::ByteWriter writer;
+    writer.put(iteration_).put(step_).put(totals_.rounds).put(epoch_minibatches_);
+    writer.put(last_epoch_minibatches_).put(checkpoint_mark_);
+    writer.put<std::uint8_t>(stopped_).put<std::uint8_t>(finished_early_);
+    writer.put<std::uint8_t>(finish_asked_);
+    writer.put_vector(std::span<const float>(replica_.parameters()));
+    capture_worker_state(replica_.optimizer(), 0.0f).write(writer);
+    return writer.take();
+  }
+
+  void load_state(std::span<const std::uint8_t> bytes) {
+    comm::ByteReader reader(bytes, "a worker's state after a repair");
+    iteration_ = reader.get<std::int64_t>();
+    step_ = reader.get<std::int64_t>();
+    totals_.rounds = reader.get<std::int64_t>();
+    epoch_minibatches_ = reader.get<std::int64_t>();
+    last_epoch_minibatches_ = reader.get<std::int64_t>();
+    checkpoint_mark_ = reader.get<std::int64_t>();
+    stopped_ = reader.get<std::uint8_t>() != 0;
+    finished_early_ = reader.get<std::uint8_t>() != 0;
+    finish_asked_ = reader.get<std::uint8_t>() != 0;
+    StartState state{true, reader.get_vector<float>(), WorkerState::read(reader)};
+    reader.expect_end();
+    apply_start_state(state, replica_.model(), replica_.optimizer());
+    checkpointer_.mark_written(std::max<std::int64_t>(checkpoint_mark_, 0));
+    since_round_ = 0;
+    trained_since_round_ = 0;
+    diverged_.reset();
+    started_ = true;
+    committed_ = save_state();
+  }
+
   RunContext& context_;
   const config::ExperimentConfig& cfg_;
-  comm::ControlChannel& control_;
-  comm::WorkerGroup& workers_;
-  int index_;
-  int count_;
+  GroupSession& session_;
   std::int64_t batches_;
   std::int64_t steps_per_epoch_;
   Replica replica_;
-  std::optional<AveragingBuffer> buffer_;
+  AveragingBuffer buffer_;
   Checkpointer checkpointer_;
   DivergenceGuard divergence_;
+  bool joining_;          // a replacement that has not joined yet
+  bool started_ = false;  // holds the run's state (from the master's Start or a resync)
+  std::vector<std::uint8_t> committed_;  // save_state() after the latest round
   // Minibatches of the run trained by all workers together (a round boundary on resume).
   std::int64_t iteration_ = 0;
   std::int64_t step_ = 0;
   std::int64_t since_round_ = 0;
+  std::int64_t trained_since_round_ = 0;     // by this worker
+  std::int64_t epoch_minibatches_ = 0;       // by the group in the epoch under way
+  std::int64_t last_epoch_minibatches_ = 0;  // by the group in the epoch completed last
+  std::int64_t checkpoint_mark_ = -1;        // the iteration of the newest checkpoint (-1: none)
   AveragingReport report_;
   AveragingTotals totals_;
   core::Stopwatch report_clock_;
   std::optional<std::string> diverged_;  // this worker's guard fired: the reason
-  bool stop_asked_ = false;              // a signal here, or the master's StateRequest
+  bool stop_asked_ = false;              // a signal here, the master's StateRequest or resume
   bool finish_asked_ = false;            // the master's Finish arrived (early stopping)
   bool stopped_ = false;
   bool finished_early_ = false;  // the workers agreed to end training at this round
@@ -249,9 +344,8 @@ class AveragingWorker {
 
 }  // namespace
 
-int run_averaging_worker(RunContext& context, comm::ControlChannel& control,
-                         comm::WorkerGroup& workers) {
-  return AveragingWorker(context, control, workers).run();
+int run_averaging_worker(RunContext& context, GroupSession& session, bool replacement) {
+  return AveragingWorker(context, session, replacement).run();
 }
 
 }  // namespace gradshare::train

@@ -132,9 +132,6 @@ class SharingMaster : public MasterRole {
   // A process failed: repair the job (comm/repair.h), then the resync (sharing/recovery.h).
   void repair_and_resync(const std::string& cause);
 
-  // What a replacement must know to join: the run directory and the job's size.
-  std::vector<std::uint8_t> join_info() const;
-
   // `worker` finished its partition; its updates up to `last_seq` carry the training. Kept
   // until they are applied here, for reopen_lost_partitions.
   void finish_partition(int worker, std::uint64_t last_seq);

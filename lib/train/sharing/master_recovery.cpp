@@ -3,6 +3,8 @@
 // start of a replacement (sharing/recovery.h).
 #include "train/sharing/master.h"
 
+#include "train/join_info.h"
+
 namespace gradshare::train {
 
 void SharingMaster::repair_and_resync(const std::string& cause) {
@@ -11,7 +13,7 @@ void SharingMaster::repair_and_resync(const std::string& cause) {
   for (;;) {
     try {
       const auto tree_before = session_.tree();
-      auto job = session_.repair(join_info());
+      auto job = session_.repair(join_info(context_));
       core::log_info("tree version " + std::to_string(session_.tree().version) + " (" +
                      cfg_.topology.remap + " remap): new parents: " +
                      topology::parent_changes(tree_before, session_.tree()));
@@ -39,14 +41,6 @@ void SharingMaster::repair_and_resync(const std::string& cause) {
         "flight, checkpointing, and exiting with the requeue code");
     stopping_ = true;
   }
-}
-
-std::vector<std::uint8_t> SharingMaster::join_info() const {
-  comm::ByteWriter writer;
-  writer.put_string(context_.run_directory.path());
-  writer.put<std::int32_t>(context_.size);
-  writer.put_vector(std::span<const std::uint8_t>(serialize(context_.data.normalization)));
-  return {writer.bytes().begin(), writer.bytes().end()};
 }
 
 void SharingMaster::finish_partition(int worker, std::uint64_t last_seq) {

@@ -19,16 +19,9 @@
 #include "ft/process_identity.h"
 #include "topology/mode.h"
 #include "topology/tree.h"
+#include "train/repair_outcome.h"
 
 namespace gradshare::train {
-
-// What a failure repair did: the logical ranks whose processes died and those a new process
-// took, and how many rounds it took (a failure during a repair starts another).
-struct RepairOutcome {
-  std::vector<int> lost;
-  std::vector<int> replaced;
-  int rounds = 0;
-};
 
 class SharingSession {
  public:

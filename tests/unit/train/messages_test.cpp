@@ -12,6 +12,7 @@
 #include "train/allreduce/protocol.h"
 #include "train/averaging/protocol.h"
 #include "train/downpour/protocol.h"
+#include "train/group_recovery.h"
 #include "train/messages.h"
 #include "train/partition_messages.h"
 #include "train/sharing/protocol.h"
@@ -52,19 +53,20 @@ auto samples() {
   return std::make_tuple(
       StateRequest{}, StateTaken{}, Finish{}, Heartbeat{}, PeakMemoryRequest{}, ResyncStateFetch{},
       ResyncDone{}, DownpourFinalPull{}, Shutdown{75}, Diverged{12, "loss exploded"},
-      PeakMemoryReport{1 << 20}, EpochModel{1, 22, {0.5f, 1.5f}},
+      PeakMemoryReport{1 << 20}, EpochModel{1, 22, 7, {0.5f, 1.5f}},
       Start{4, StartState{true, {1.0f}, sample_state()}},
       AllreduceProgress{8, 0.5, 0.9, 1000.0, 1e-3, "epoch 1/2"},
-      AllreduceSnapshot{8, {1.0f, 2.0f}, sample_state()}, AllreduceFinal{false, 44, {3.0f}, 99},
+      AllreduceSnapshot{8, 60, {1.0f, 2.0f}, sample_state()},
+      AllreduceFinal{false, 44, 12, {3.0f}, 99},
       averaging_report, AveragingSnapshot{true, 64, {1.0f}, sample_state()},
-      AveragingDone{averaging_report, AveragingTotals{4, 4, 0}, 77, {}}, downpour_report,
+      AveragingDone{averaging_report, AveragingTotals{4, 4, 0}, 77, 9, {}}, downpour_report,
       DownpourState{sample_state()}, DownpourDone{downpour_report, 55},
       DownpourFinalModel{{1.0f, 2.0f}}, SharingDone{17, 1e-7, 33}, SharingDrainTarget{{0, 4, 6}},
       sharing_report, drained, StateReply{6, sample_state()}, status,
       ReplicaState{{1.0f, 2.0f}, AppliedIds{{0, 2}, {{}, {}}}},
       ReplacementStart{ReplicaState{{1.0f}, AppliedIds{{0, 1}, {{}, {}}}}, sample_state(), 9},
       ResyncFetch{{{1, 2}, {2, 5}}}, ResyncUpdates{{{1, 2, 3}, {}}},
-      PartitionRequest{true, 8}, PartitionGrantReply{assignment});
+      PartitionRequest{true, 8}, PartitionGrantReply{assignment}, GroupResume{true, false, 3, 120});
 }
 
 template <typename M>

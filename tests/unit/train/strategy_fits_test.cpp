@@ -27,8 +27,13 @@ TEST(StrategyFits, Spares) {
   EXPECT_EQ(error_of(config, 4), "");  // master, 2 workers, 1 spare
   EXPECT_NE(error_of(config, 2).find("fault_tolerance.spares 1 leaves no worker"), std::string::npos);
   config.training.strategy = "allreduce";
+  EXPECT_EQ(error_of(config, 4), "");
+  config.training.strategy = "parameter_averaging";
+  EXPECT_EQ(error_of(config, 4), "");
+  config.training.strategy = "downpour";
   EXPECT_NE(error_of(config, 4).find("fault_tolerance.spares is used by training.strategy "
-                                     "gradient_sharing only"),
+                                     "gradient_sharing, allreduce and parameter_averaging, not "
+                                     "'downpour'"),
             std::string::npos);
   EXPECT_EQ(error_of(config, 1), "");  // one process: spares do not apply
 }

@@ -1,0 +1,49 @@
+// cli/replacement.cpp: run_replacement_worker.
+#include "cli/replacement.h"
+
+#include <string>
+
+#include "cli/mpi_group_session.h"
+#include "cli/mpi_sharing_session.h"
+#include "data/loader.h"
+#include "train/allreduce/roles.h"
+#include "train/averaging/roles.h"
+#include "train/join_info.h"
+#include "train/sharing/gradient_sharing.h"
+#include "train/sharing/roles.h"
+
+namespace gradshare::cli {
+
+namespace {
+
+// The training split with the master's normalisation (partitioned reading then reads no
+// feature at start-up), and this process's log as the worker's.
+void become_worker(train::RunContext& context, const train::JoinInfo& info) {
+  context.data = data::load_data(context.config.data,
+                                 static_cast<std::uint64_t>(context.config.run.seed),
+                                 /*evaluation_sets=*/false, info.normalization);
+  context.run_directory = report::RunDirectory::attach(info.run_path);
+  train::log_as_worker(context);
+}
+
+}  // namespace
+
+int run_replacement_worker(train::RunContext& context, comm::RepairedJob joined) {
+  const auto info = train::parse_join_info(joined.join_info);
+  context.size = info.size;
+  context.phase = train::RunContext::kTraining;
+  const auto& strategy = context.config.training.strategy;
+  if (strategy == "gradient_sharing") {
+    // Collective with the survivors' repair.
+    train::MpiSharingSession session(context, std::move(joined));
+    become_worker(context, info);
+    return train::run_sharing_worker(context, session, /*replacement=*/true);
+  }
+  train::MpiGroupSession session(context, joined);  // collective with the survivors' repair
+  become_worker(context, info);
+  return strategy == "allreduce"
+             ? train::run_allreduce_worker(context, session, /*replacement=*/true)
+             : train::run_averaging_worker(context, session, /*replacement=*/true);
+}
+
+}  // namespace gradshare::cli

@@ -1,0 +1,96 @@
+// group_recovery.cpp: GroupResume, GroupRecovery, furthest_state, run_with_recovery.
+#include "train/group_recovery.h"
+
+#include "core/errors.h"
+#include "core/log.h"
+#include "train/join_info.h"
+
+namespace gradshare::train {
+
+void GroupResume::write(comm::ByteWriter& writer) const {
+  writer.put<std::uint8_t>(stop).put<std::uint8_t>(finish);
+  writer.put(epochs_evaluated).put(checkpoint_mark);
+}
+
+GroupResume GroupResume::read(comm::ByteReader& reader) {
+  return {reader.get<std::uint8_t>() != 0, reader.get<std::uint8_t>() != 0,
+          reader.get<std::int64_t>(), reader.get<std::int64_t>()};
+}
+
+GroupRecovery::GroupRecovery(RunContext& context, GroupSession& session)
+    : context_(context), session_(session), log_(context.metrics) {}
+
+bool GroupRecovery::repair(const comm::TransportError& error) {
+  if (!error.is_process_failure() || !session_.fault_tolerant()) return false;
+  core::log_warn(std::string("process failure: ") + error.what() + "; recovering");
+  clock_.restart();
+  pending_ = {};
+  for (;;) {
+    try {
+      const auto outcome = session_.repair(join_info(context_));
+      pending_.lost.insert(pending_.lost.end(), outcome.lost.begin(), outcome.lost.end());
+      pending_.replaced.insert(pending_.replaced.end(), outcome.replaced.begin(),
+                               outcome.replaced.end());
+      pending_.rounds += outcome.rounds;
+      return true;
+    } catch (const comm::TransportError& again) {
+      if (!again.is_process_failure()) throw;
+      core::log_warn(std::string("another process failed during recovery: ") + again.what());
+    }
+  }
+}
+
+void GroupRecovery::resumed() {
+  pending_.seconds = clock_.seconds();
+  pending_.resumed_from =
+      "the workers go on from the newest state any of them held (the step or averaging round "
+      "the failure interrupted is trained again)";
+  log_.add(pending_);
+}
+
+bool GroupRecovery::abort_after_recovery() const {
+  return context_.config.fault_tolerance.on_worker_failure == "abort";
+}
+
+std::vector<std::uint8_t> furthest_state(comm::WorkerGroup& group, std::uint64_t progress,
+                                         std::vector<std::uint8_t> state) {
+  std::uint64_t furthest[1] = {state.empty() ? 0 : progress};
+  group.allreduce_max(furthest);
+  // Lower indices count higher, so MAX picks the lowest index among the furthest.
+  std::int32_t donor[1] = {!state.empty() && progress == furthest[0] ? group.size() - group.index()
+                                                                      : 0};
+  group.allreduce_max(donor);
+  if (donor[0] == 0)
+    throw core::RuntimeError("every worker that held the model was lost; rerun the same command "
+                             "to resume from the newest checkpoint");
+  const int root = group.size() - donor[0];
+  std::uint64_t length[1] = {group.index() == root ? state.size() : 0};
+  group.allreduce_max(length);
+  state.resize(length[0]);
+  group.broadcast(state, root);
+  return state;
+}
+
+int run_with_recovery(GroupSession& session, const std::function<int()>& train,
+                      const std::function<void()>& rejoin) {
+  for (;;) {
+    try {
+      return train();
+    } catch (const comm::TransportError& error) {
+      if (!error.is_process_failure() || !session.fault_tolerant()) throw;
+      core::log_warn(std::string("process failure: ") + error.what() + "; recovering");
+    }
+    for (;;) {
+      try {
+        session.repair({});
+        rejoin();
+        break;
+      } catch (const comm::TransportError& error) {
+        if (!error.is_process_failure()) throw;
+        core::log_warn(std::string("another process failed during recovery: ") + error.what());
+      }
+    }
+  }
+}
+
+}  // namespace gradshare::train

@@ -1,0 +1,79 @@
+// group_recovery.h: in-job recovery of the synchronous strategies (the dense all-reduce and
+// parameter averaging) under ULFM. Their workers hold the same state after every collective
+// step, so a lost worker costs only the collective it died in:
+//
+//  survivors and master                 replacement (a spare, or spawned)
+//  a transport call fails with a process failure
+//  repair (GroupSession::repair)  <-->  joins the repair
+//  workers: furthest_state: the member furthest along (highest progress; a collective that
+//    completed at some members only leaves them one step ahead) hands its whole state to
+//    every member, the replacement included; the others drop what they did since
+//  master -> every live worker: GroupResume (where the run stands at the master)
+//  the worker that reports to the master sends again what the master says it lacks (an epoch
+//    model, a checkpoint, the final model); every worker then trains on
+//
+// A failure during any of this starts it again. fault_tolerance.on_worker_failure: replace
+// (spares, or MPI_Comm_spawn without them), shrink (the others go on; the epoch's remaining
+// minibatches are split over fewer workers) or abort (shrink, then stop with a checkpoint and
+// the requeue code).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "comm/transport_error.h"
+#include "comm/worker_group.h"
+#include "core/timer.h"
+#include "ft/recovery_report.h"
+#include "train/group_session.h"
+#include "train/messages.h"
+#include "train/run_context.h"
+
+namespace gradshare::train {
+
+// master -> each live worker after a repair: what the master has.
+struct GroupResume {
+  static constexpr comm::Tag kTag = comm::Tag::kGroupResume;
+  bool stop = false;                   // stop with a checkpoint (a stop signal, or abort)
+  bool finish = false;                 // early stopping asked the workers to finish
+  std::int64_t epochs_evaluated = 0;   // epoch models it has evaluated
+  std::int64_t checkpoint_mark = -1;   // the position of its newest checkpoint (-1: none)
+  void write(comm::ByteWriter& writer) const;
+  static GroupResume read(comm::ByteReader& reader);
+};
+
+// The master's side: repairs and records each recovery.
+class GroupRecovery {
+ public:
+  GroupRecovery(RunContext& context, GroupSession& session);
+  // A transport call failed: true once the job is repaired (repaired again while more processes
+  // fail during it); false when the failure is not one the session can repair.
+  bool repair(const comm::TransportError& error);
+  // After repair() and the role's GroupResume to every live worker: the recovery's record.
+  void resumed();
+  // on_worker_failure abort: the run stops with a checkpoint after a recovery.
+  bool abort_after_recovery() const;
+  void summarize() const { log_.summarize(); }
+
+ private:
+  RunContext& context_;
+  GroupSession& session_;
+  ft::RecoveryLog log_;
+  ft::RecoveryRecord pending_;
+  core::Stopwatch clock_;  // from the failure seen
+};
+
+// The workers' side, collective over the repaired group: the state of the member furthest
+// along (the highest `progress`, the lowest index among equals) to every member, as bytes. A
+// replacement passes an empty state. Throws RuntimeError when no member has a state.
+std::vector<std::uint8_t> furthest_state(comm::WorkerGroup& group, std::uint64_t progress,
+                                         std::vector<std::uint8_t> state);
+
+// A worker's run: `train` until it returns its exit code; after a process failure the session
+// repairs and `rejoin` brings the worker back (furthest_state, then the master's GroupResume),
+// again while more processes fail. Any other failure propagates.
+int run_with_recovery(GroupSession& session, const std::function<int()>& train,
+                      const std::function<void()>& rejoin);
+
+}  // namespace gradshare::train
