@@ -5,7 +5,8 @@
                        [--max-bytes-ratio R] [--no-duplicates] [--none-applied-twice]
                        [--recoveries N] [--replaced N] [--averaging-identical]
                        [--downpour-consistent] [--staleness-present]
-                       [--minibatches-like OTHER_RUN_DIR] [--encoding-debug WORKERS]
+                       [--minibatches-like OTHER_RUN_DIR] [--same-final OTHER_RUN_DIR]
+                       [--encoding-debug WORKERS]
 
 Reads RUN_DIR/metrics.jsonl; exits 1 with one line per failed assertion.
 """
@@ -76,17 +77,37 @@ def check_downpour(records, steps, consistent, staleness):
     return failures
 
 
+def check_same_final(records, other_dir):
+    """The final evaluation equals OTHER_RUN_DIR's, to the last printed digit (the same model)."""
+    def final(recs):
+        found = [r for r in recs if r.get("kind") == "final"]
+        return (found[-1]["test_accuracy"], found[-1]["test_loss"]) if found else None
+    with open(os.path.join(other_dir, "metrics.jsonl")) as f:
+        other = final(json.loads(line) for line in f if line.strip())
+    mine = final(records)
+    print(f"final accuracy and loss: {mine}, other run {other}")
+    if mine is None or other is None:
+        return ["a run has no final record"]
+    return [] if mine == other else [f"final evaluation {mine} differs from the other run's {other}"]
+
+
 def check_minibatches(records, other_dir):
     """Every epoch trained at least as many minibatches as the same epoch of OTHER_RUN_DIR."""
     def per_epoch(recs):
-        return {r["epoch"]: r.get("minibatches") for r in recs if r.get("kind") == "epoch"}
+        counts = {}
+        for r in recs:
+            if r.get("kind") == "epoch":
+                counts[r["epoch"]] = r.get("minibatches")
+            elif r.get("kind") == "final" and "minibatches" in r:
+                counts["last"] = r["minibatches"]  # the last epoch, where the final record counts it
+        return counts
     with open(os.path.join(other_dir, "metrics.jsonl")) as f:
         other = per_epoch(json.loads(line) for line in f if line.strip())
     mine = per_epoch(records)
     print("minibatches per epoch: " + ", ".join(
-        f"epoch {e}: {mine.get(e)} (other run {other[e]})" for e in sorted(other)))
+        f"epoch {e}: {mine.get(e)} (other run {other[e]})" for e in sorted(other, key=str)))
     failures = []
-    for epoch, count in sorted(other.items()):
+    for epoch, count in sorted(other.items(), key=lambda item: str(item[0])):
         if count is None:
             failures.append(f"epoch {epoch} of the other run has no minibatch count")
         elif mine.get(epoch) is None:
@@ -195,6 +216,8 @@ def main():
                              "worker held exactly the servers' parameters")
     parser.add_argument("--staleness-present", action="store_true",
                         help="downpour: staleness mean/max in the step records and the summary")
+    parser.add_argument("--same-final", metavar="OTHER_RUN_DIR",
+                        help="the final test accuracy and loss equal OTHER_RUN_DIR's")
     parser.add_argument("--minibatches-like", metavar="OTHER_RUN_DIR",
                         help="every epoch trained at least as many minibatches as in that run")
     parser.add_argument("--encoding-debug", type=int, metavar="WORKERS",
@@ -276,6 +299,8 @@ def main():
         failures += check_relays(records, args.relays_as_tree)
     if args.minibatches_like:
         failures += check_minibatches(records, args.minibatches_like)
+    if args.same_final:
+        failures += check_same_final(records, args.same_final)
     for failure in failures:
         print("FAIL:", failure)
     sys.exit(1 if failures else 0)

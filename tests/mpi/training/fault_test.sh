@@ -35,8 +35,19 @@
 #                     MPI_Init failure and a non-zero exit), or (killed once
 #                     training runs) replaces it and finishes; never exit 0 without a recovery,
 #                     never a garbled message
-#   lost-averaging, lost-downpour, lost-allreduce
-#                     a strategy that cannot replace a worker, worker 2 killed from outside:
+#   lost-allreduce    the dense all-reduce, 4 workers + 1 spare, worker 2 killed from outside:
+#                     replaced in-job, the interrupted step trained again; the run finishes with
+#                     exit 0 and the same final model, bit for bit, as an undisturbed run (before:
+#                     exit 1 and a rerun from the newest checkpoint)
+#   lost-averaging    parameter averaging, 4 workers, no spare, worker index 0 (rank 1, the one
+#                     that reports) killed: a spawned process takes its place, the interrupted
+#                     round is trained again; every epoch's minibatches trained, workers
+#                     bit-identical after every round, within 1 pp of an undisturbed run
+#   group-shrink      the dense all-reduce with on_worker_failure shrink: 3 workers go on, the
+#                     epoch's remaining minibatches split over them; within 1 pp
+#   group-abort       parameter averaging with on_worker_failure abort: the survivors checkpoint
+#                     and the job exits 75; the same command resumes and finishes
+#   lost-downpour     Downpour, which cannot replace a worker yet, worker 2 killed from outside:
 #                     exit 1 and one line naming the checkpoint to resume from; the same
 #                     command resumes and finishes
 #   lost-master       gradient sharing, 4 workers + 1 spare, the master killed from outside:
@@ -45,11 +56,11 @@
 #                     ended with 0, which `gradshare run` took for a finished job); the same
 #                     command resumes and finishes
 #   lost-master-allreduce
-#                     allreduce under ULFM, the master killed: worker 1 ends with the line
-#                     naming the checkpoint, and the others, left in an all-reduce that Open
-#                     MPI never fails, end after transport.timeout_ms (10 s here) by the
-#                     collective watchdog (before: they spun for good); the job ends non-zero
-#                     and the same command resumes and finishes
+#                     allreduce under ULFM, the master killed: the workers' repair finds the
+#                     master gone and every worker ends with the line that says so (before the
+#                     in-job repair they sat in an all-reduce Open MPI never failed until the
+#                     collective watchdog, transport.timeout_ms, ended them); the job ends
+#                     non-zero and the same command resumes and finishes
 #   frozen            4 workers + 1 spare, worker 2 stopped from outside (SIGSTOP) for longer
 #                     than fault_tolerance.timeout_ms, then continued (SIGCONT): declared dead
 #                     and replaced; within 1 pp of an undisturbed run, epoch records in order,
@@ -277,10 +288,42 @@ case "$scenario" in
       fi
     done
     ;;
-  lost-averaging|lost-downpour|lost-allreduce)
-    declare -A strategies=([lost-averaging]=parameter_averaging [lost-downpour]=downpour
-                           [lost-allreduce]=allreduce)
-    strategy=${strategies[$scenario]}
+  lost-allreduce|lost-averaging|group-shrink)
+    case "$scenario" in
+      lost-allreduce) args=(training.strategy=allreduce fault_tolerance.spares=1) ranks=6 victim=2
+                      expect=(--replaced 1 --same-final "$work/undisturbed") ;;
+      lost-averaging) args=(training.strategy=parameter_averaging training.verify_averaging=true)
+                      ranks=5 victim=1 expect=(--replaced 1 --averaging-identical) ;;
+      group-shrink) args=(training.strategy=allreduce fault_tolerance.on_worker_failure=shrink)
+                    ranks=5 victim=2 expect=(--replaced 0) ;;
+    esac
+    args+=(training.epochs=6 checkpoint.every_steps=100)
+    run undisturbed "$ranks" "${args[@]}" || fail "the undisturbed run failed"
+    run killed "$ranks" "${args[@]}" &
+    job=$!
+    kill_when killed "$victim" 400 || fail "could not kill rank $victim"
+    wait_ranks "$job" killed
+    [ "$code" -eq 0 ] || fail "exit code $code: the job did not survive a killed worker"
+    python3 "$here/check_run.py" "$work/killed" --recoveries 1 "${expect[@]}" \
+      --minibatches-like "$work/undisturbed" || fail "checks"
+    within "$work/killed" "$work/undisturbed" 0.01 || fail "accuracy"
+    ;;
+  group-abort)
+    args=(training.epochs=3 training.strategy=parameter_averaging
+          fault_tolerance.on_worker_failure=abort checkpoint.every_steps=100)
+    run killed 5 "${args[@]}" &
+    job=$!
+    kill_when killed 3 400 || fail "could not kill rank 3"
+    wait_ranks "$job" killed
+    [ "$code" -eq 75 ] || fail "exit code $code, expected 75 (requeue)"
+    grep -aq "on_worker_failure is abort: the workers checkpoint" "$work/killed.log" ||
+      fail "no line saying why the job stops"
+    run killed 5 "${args[@]}" || fail "the rerun failed"
+    grep -q '"kind":"resume"' "$work/killed/metrics.jsonl" || fail "the rerun did not resume"
+    python3 "$here/check_run.py" "$work/killed" --min-accuracy 0.8 || fail "checks"
+    ;;
+  lost-downpour)
+    strategy=downpour
     args=(training.epochs=2 training.strategy="$strategy" checkpoint.every_steps=100)
     run killed 5 "${args[@]}" &
     job=$!
@@ -306,7 +349,7 @@ case "$scenario" in
     else
       args=(training.epochs=2 training.strategy=allreduce checkpoint.every_steps=100
             transport.timeout_ms=10000) ranks=5
-      lost_line="the workers' all-reduce did not complete within 10 s"
+      lost_line="the master (rank 0) failed: the job cannot be repaired"
     fi
     run killed "$ranks" "${args[@]}" &
     job=$!
