@@ -10,6 +10,7 @@
 
 #include "comm/mpi_control_channel.h"
 #include "comm/mpi_job.h"
+#include "comm/mpi_worker_group.h"
 #include "comm/repairable_job.h"
 #include "train/group_session.h"
 #include "train/run_context.h"

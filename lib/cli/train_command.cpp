@@ -137,7 +137,7 @@ train::StrategyLinks mpi_links() {
 // survivors wait in the repair), then becomes that worker.
 int run_replacement(const config::ExperimentConfig& config, MPI_Comm parent) {
   RunContext context;
-  comm::MpiJob world(MPI_COMM_WORLD, static_cast<double>(config.transport.timeout_ms) / 1000.0);
+  comm::MpiJob world(MPI_COMM_WORLD);
   context.job = &world;
   context.links = mpi_links();
   context.config = config;
@@ -185,7 +185,7 @@ int train_in_session(const config::ExperimentConfig& config, MpiSession& mpi) {
     return run_replacement(config, parent);
   }
   RunContext context;
-  comm::MpiJob world(MPI_COMM_WORLD, static_cast<double>(config.transport.timeout_ms) / 1000.0);
+  comm::MpiJob world(MPI_COMM_WORLD);
   context.job = &world;
   context.links = mpi_links();
   context.rank = world.rank();

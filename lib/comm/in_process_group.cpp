@@ -72,8 +72,11 @@ class InProcessWorkerGroup : public WorkerGroup {
 
 }  // namespace
 
-InProcessGroupHub::InProcessGroupHub(int size, double timeout_seconds)
-    : size_(size), timeout_seconds_(timeout_seconds), buffers_(static_cast<std::size_t>(size)) {
+InProcessGroupHub::InProcessGroupHub(int size, double timeout_seconds, Check interrupt)
+    : size_(size),
+      timeout_seconds_(timeout_seconds),
+      interrupt_(std::move(interrupt)),
+      buffers_(static_cast<std::size_t>(size)) {
   GS_CHECK(size > 0, "an in-process group of " + std::to_string(size) + " members");
   for (int m = 0; m < size; ++m)
     members_.push_back(std::make_unique<InProcessWorkerGroup>(*this, m));
@@ -89,6 +92,18 @@ WorkerGroup& InProcessGroupHub::member(int index) {
 
 void InProcessGroupHub::collective(int index, std::span<std::uint8_t> bytes, const Reduce& reduce) {
   std::unique_lock lock(mutex_);
+  const auto check = [&] {
+    if (interrupt_) try {
+        interrupt_();
+      } catch (...) {
+        // The others must not reduce this member's buffer: it is gone with the exception.
+        broken_ = true;
+        arrived_all_.notify_all();
+        throw;
+      }
+    GS_CHECK(!broken_, "a collective on an in-process group that a failure broke");
+  };
+  check();
   buffers_[static_cast<std::size_t>(index)] = bytes;
   const std::uint64_t generation = generation_;
   if (++arrived_ == size_) {
@@ -98,10 +113,17 @@ void InProcessGroupHub::collective(int index, std::span<std::uint8_t> bytes, con
     ++generation_;
     arrived_all_.notify_all();
   } else {
-    const auto timeout = std::chrono::duration<double>(timeout_seconds_);
-    if (!arrived_all_.wait_for(lock, timeout, [&] { return generation_ != generation; }))
-      throw core::RuntimeError("timed out after " + std::to_string(timeout_seconds_) +
-                               " s waiting for every member of the in-process group");
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                              std::chrono::duration<double>(timeout_seconds_));
+    // In slices, so that a failure elsewhere interrupts the wait.
+    while (generation_ == generation) {
+      check();
+      if (std::chrono::steady_clock::now() >= deadline)
+        throw core::RuntimeError("timed out after " + std::to_string(timeout_seconds_) +
+                                 " s waiting for every member of the in-process group");
+      arrived_all_.wait_for(lock, std::chrono::milliseconds(20));
+    }
   }
   GS_CHECK(result_.size() == bytes.size(), "all-reduce of different lengths");
   std::copy(result_.begin(), result_.end(), bytes.begin());

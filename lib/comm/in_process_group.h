@@ -2,7 +2,10 @@
 // waits until every member has arrived; the last to arrive reduces the members' buffers in
 // member order into one result, which every member copies back: all get the same bits, as from
 // MPI. A member that does not arrive within the timeout makes the others throw (a test fails
-// instead of hanging).
+// instead of hanging). A hub given an interrupt check calls it while a member waits: when it
+// throws (a process failed, comm/in_process_failures.h), the member leaves with its exception
+// and the hub is broken: every collective on it throws from then on, as on a revoked
+// communicator.
 #pragma once
 
 #include <condition_variable>
@@ -18,7 +21,8 @@ namespace gradshare::comm {
 
 class InProcessGroupHub {
  public:
-  InProcessGroupHub(int size, double timeout_seconds);
+  using Check = std::function<void()>;
+  InProcessGroupHub(int size, double timeout_seconds, Check interrupt = {});
   ~InProcessGroupHub();
   int size() const { return size_; }
   // Member `index`'s group; one thread uses it.
@@ -34,6 +38,8 @@ class InProcessGroupHub {
  private:
   int size_;
   double timeout_seconds_;
+  Check interrupt_;
+  bool broken_ = false;  // a member left a collective by the interrupt check
   std::mutex mutex_;
   std::condition_variable arrived_all_;
   int arrived_ = 0;

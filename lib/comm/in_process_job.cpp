@@ -72,12 +72,23 @@ std::unique_ptr<ControlChannel> InProcessJob::heartbeat_channel_of(int logical) 
   return std::make_unique<ChannelView>(hub_.heartbeats_.channel(logical), hub_.failures_);
 }
 
-std::unique_ptr<WorkerGroup> InProcessJob::worker_group() {
-  if (rank_ == 0) return nullptr;
-  return std::make_unique<GroupView>(hub_.workers_.member(rank_ - 1));
-}
-
 void InProcessJob::barrier() { hub_.everyone_.member(rank_).barrier(); }
+
+std::unique_ptr<WorkerGroup> InProcessJob::worker_group_of(const std::vector<int>& live,
+                                                                 int logical) {
+  const auto found = std::find(live.begin(), live.end(), logical);
+  GS_CHECK(found != live.end(), "rank " + std::to_string(logical) + " is not a live worker");
+  const int repaired = hub_.failures_.repaired_failures();
+  auto& group = shared<InProcessGroupHub>("workers after " + std::to_string(repaired) + " failures", [&] {
+    const InProcessFailures& failures = hub_.failures_;
+    return std::make_unique<InProcessGroupHub>(static_cast<int>(live.size()),
+                                               hub_.timeout_seconds_,
+                                               [&failures, repaired] { failures.check(repaired); });
+  });
+  GS_CHECK(group.size() == static_cast<int>(live.size()),
+           "members of an in-process job's workers' group disagree on who lives");
+  return std::make_unique<GroupView>(group.member(static_cast<int>(found - live.begin())));
+}
 
 namespace {
 // The rings of the tree the first rank asked for, and that tree.
@@ -121,11 +132,11 @@ void InProcessJobHub::fail(int thread) {
 }
 
 InProcessJobHub::InProcessJobHub(int ranks, double timeout_seconds, InProcessFaults faults)
-    : control_(ranks, timeout_seconds),
+    : timeout_seconds_(timeout_seconds),
+      control_(ranks, timeout_seconds),
       heartbeats_(ranks, timeout_seconds),
       repairable_(faults.repairable),
       failures_(ranks, faults.spares, timeout_seconds),
-      workers_(std::max(ranks - 1, 1), timeout_seconds),
       everyone_(ranks, timeout_seconds) {
   GS_CHECK(ranks >= 1, "an in-process job of " + std::to_string(ranks) + " ranks");
   for (int r = 0; r < ranks; ++r) jobs_.push_back(std::make_unique<InProcessJob>(*this, r));

@@ -1,6 +1,6 @@
 // in_process_job.h: a job whose ranks are threads of one process, for tests that run a
 // strategy's master and workers together: rank r's Job hands out rank r's in-process control
-// channel and (ranks 1 ..) worker group member. Each rank's thread uses only its own Job.
+// channel and (ranks 1 ..) workers' group member. Each rank's thread uses only its own Job.
 // A hub made repairable lets a rank's thread die and the others repair the job as under ULFM
 // (comm/in_process_failures.h); its control channels then fail after a failure until repaired.
 #pragma once
@@ -37,10 +37,13 @@ class InProcessJob : public Job {
   int size() const override;
   bool fault_tolerant() const override;
   std::unique_ptr<ControlChannel> control_channel(double timeout_seconds) override;
-  std::unique_ptr<WorkerGroup> worker_group() override;
   void barrier() override;
   // The control channel of logical rank `logical` (after a repair: a spare's new rank).
   std::unique_ptr<ControlChannel> control_channel_of(int logical);
+  // Logical rank `logical`'s member of the group of the live workers `live` (ascending, the same
+  // list on every member; spares are not members): a group of its own per repair (the first
+  // member to ask makes it), whose collectives fail once a rank fails, as the channels do.
+  std::unique_ptr<WorkerGroup> worker_group_of(const std::vector<int>& live, int logical);
   // A second channel of its own, for heartbeats from another thread (never counted unreceived).
   std::unique_ptr<ControlChannel> heartbeat_channel_of(int logical);
   // Logical rank `logical`'s data plane to its neighbours in `tree` (the same tree on every
@@ -79,11 +82,11 @@ class InProcessJobHub {
  private:
   friend class InProcessJob;
 
+  double timeout_seconds_;
   InProcessControlHub control_;
   InProcessControlHub heartbeats_;
   bool repairable_;
   InProcessFailures failures_;
-  InProcessGroupHub workers_;
   InProcessGroupHub everyone_;  // the job's barrier
   std::mutex shared_mutex_;
   std::map<std::string, std::shared_ptr<void>> shared_;

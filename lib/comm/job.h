@@ -1,14 +1,13 @@
 // job.h: what a strategy asks of the job it runs in, whether its ranks are MPI processes
 // (mpi_job.h) or threads of one test process (in_process_job.h): its rank and size, a control
-// channel among all ranks, the workers' group (every rank but the master, rank 0), a barrier.
-// control_channel, worker_group and barrier are collective: every rank calls them in the same
-// order.
+// channel among all ranks, a barrier. control_channel and barrier are collective: every rank
+// calls them in the same order. (The synchronous strategies' workers' group comes with their
+// session, train/group_session.h, which rebuilds it after a repair.)
 #pragma once
 
 #include <memory>
 
 #include "comm/control_channel.h"
-#include "comm/worker_group.h"
 
 namespace gradshare::comm {
 
@@ -21,8 +20,6 @@ class Job {
   // Whether a failed rank can be repaired (an MPI job under `mpirun --with-ft ulfm`).
   virtual bool fault_tolerant() const = 0;
   virtual std::unique_ptr<ControlChannel> control_channel(double timeout_seconds) = 0;
-  // The group of ranks 1 .. size() - 1; nullptr on rank 0.
-  virtual std::unique_ptr<WorkerGroup> worker_group() = 0;
   virtual void barrier() = 0;
 };
 

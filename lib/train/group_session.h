@@ -1,8 +1,8 @@
 // group_session.h: what the synchronous strategies (the dense all-reduce and parameter
 // averaging) run on: the control channel among all ranks and the workers' group, and their
-// repair after a process failure. Two kinds: job_group_session(), the job's own channel and
-// group, which cannot be repaired (a run without ULFM, a thread test); and MpiGroupSession
-// (cli/mpi_group_session.h), an MPI job's under `mpirun --with-ft ulfm`, repaired in-job.
+// repair after a process failure. Two kinds: MpiGroupSession (cli/mpi_group_session.h), an MPI
+// job's, repaired in-job under `mpirun --with-ft ulfm`, and InProcessGroupSession
+// (in_process_group_session.h), threads of one test process.
 //
 // Ranks are logical, as in a sharing session: a replacement takes the logical rank of the
 // process it replaces; after a shrink the workers' group is smaller and its indices shift.
@@ -43,7 +43,7 @@ class GroupSession {
   virtual void release_spares() {}
 };
 
-// The session of context.links.group_session, or the job's own channel and group.
+// The session context.links.group_session makes for this job.
 std::unique_ptr<GroupSession> make_group_session(RunContext& context);
 
 // A synchronous strategy on this rank: the master role, a worker, or a spare that waits to

@@ -20,6 +20,7 @@
 #include "train/allreduce/roles.h"
 #include "train/checkpointer.h"
 #include "train/divergence_guard.h"
+#include "ft/fault_injection.h"
 #include "train/group_recovery.h"
 #include "train/model_file.h"
 #include "train/partition_data.h"
@@ -46,6 +47,9 @@ class AllreduceWorker {
         reduced_(n_ + kFlags),
         checkpointer_(context),
         divergence_(cfg_.training),
+        injector_(cfg_.fault_tolerance.inject, context.rank, replacement,
+                  3.0 * static_cast<double>(cfg_.fault_tolerance.timeout_ms) / 1000.0,
+                  context.end_rank),
         joining_(replacement) {}
 
   int run() {
@@ -82,6 +86,7 @@ class AllreduceWorker {
   int train() {
     while (iteration_ < batches_ * cfg_.training.epochs) {
       if (!step()) return core::kExitDiverged;
+      injector_.at_step(++steps_here_);
       const bool stop = reduced_[n_ + kStop] > 0;
       const bool finish = reduced_[n_ + kFinish] > 0 && !stop;
       if (index() == 0) report(finish);
@@ -206,6 +211,7 @@ class AllreduceWorker {
   // After a repair (or as a replacement): every worker takes the state of the most advanced,
   // then the master's GroupResume; worker index 0 sends what the master lacks.
   void rejoin() {
+    if (!joining_) injector_.at_recovery();
     joining_ = false;
     plan_epoch_ = -1;  // the minibatches are split anew
     load_state(furthest_state(workers(), static_cast<std::uint64_t>(step_),
@@ -260,6 +266,8 @@ class AllreduceWorker {
   std::optional<report::ProgressMeter> progress_;
   std::optional<data::EpochPlan> plan_;
   std::int64_t plan_epoch_ = -1;
+  ft::FaultInjector injector_;  // fault_tolerance.inject
+  std::int64_t steps_here_ = 0;  // training steps this process took (what injections count)
   bool joining_;          // a replacement that has not joined yet
   bool started_ = false;  // holds the run's state (from the master's Start or a resync)
   std::int64_t step_ = 0;       // the schedule's clock

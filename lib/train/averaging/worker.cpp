@@ -21,6 +21,7 @@
 #include "train/averaging/roles.h"
 #include "train/checkpointer.h"
 #include "train/divergence_guard.h"
+#include "ft/fault_injection.h"
 #include "train/group_recovery.h"
 #include "train/model_file.h"
 #include "train/partition_data.h"
@@ -76,6 +77,9 @@ class AveragingWorker {
         buffer_(replica_.parameters(), cfg_.training.save_updater ? &replica_.optimizer() : nullptr),
         checkpointer_(context),
         divergence_(cfg_.training),
+        injector_(cfg_.fault_tolerance.inject, context.rank, replacement,
+                  3.0 * static_cast<double>(cfg_.fault_tolerance.timeout_ms) / 1000.0,
+                  context.end_rank),
         joining_(replacement) {}
 
   int run() {
@@ -162,6 +166,7 @@ class AveragingWorker {
     replica_.apply_update();
     report_.count(result);
     ++trained_since_round_;
+    injector_.at_step(++steps_here_);
   }
 
   // A round: the average, then the votes; an exit code when the workers diverged.
@@ -263,6 +268,7 @@ class AveragingWorker {
   // After a repair (or as a replacement): every worker takes the newest round any member
   // completed, then the master's GroupResume; what the master lacks is sent again.
   void rejoin() {
+    if (!joining_) injector_.at_recovery();
     joining_ = false;
     load_state(furthest_state(workers(), static_cast<std::uint64_t>(totals_.rounds + 1),
                               started_ ? committed_ : std::vector<std::uint8_t>{}));
@@ -321,6 +327,8 @@ class AveragingWorker {
   AveragingBuffer buffer_;
   Checkpointer checkpointer_;
   DivergenceGuard divergence_;
+  ft::FaultInjector injector_;  // fault_tolerance.inject
+  std::int64_t steps_here_ = 0;  // training steps this process took (what injections count)
   bool joining_;          // a replacement that has not joined yet
   bool started_ = false;  // holds the run's state (from the master's Start or a resync)
   std::vector<std::uint8_t> committed_;  // save_state() after the latest round

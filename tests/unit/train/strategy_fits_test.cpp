@@ -35,6 +35,7 @@ TEST(StrategyFits, Spares) {
                                      "gradient_sharing, allreduce and parameter_averaging, not "
                                      "'downpour'"),
             std::string::npos);
+  config.training.strategy = "allreduce";
   EXPECT_EQ(error_of(config, 1), "");  // one process: spares do not apply
 }
 

@@ -14,6 +14,7 @@
 #include "train/run_context.h"
 #include "report/run_directory.h"
 #include "train/downpour/in_process_transport.h"
+#include "train/in_process_group_session.h"
 #include "train/sharing/in_process_session.h"
 #include "train/strategy.h"
 
@@ -94,6 +95,9 @@ ThreadRun run_as_threads(const config::ExperimentConfig& config, const data::Dat
         context.job = &job;
         context.links.sharing_session = [&job](RunContext& c) {
           return std::unique_ptr<SharingSession>(std::make_unique<InProcessSharingSession>(c, job));
+        };
+        context.links.group_session = [&job](RunContext& c) {
+          return std::unique_ptr<GroupSession>(std::make_unique<InProcessGroupSession>(c, job));
         };
         context.links.downpour = [&job](RunContext&, const DownpourLayout& layout) {
           return make_in_process_downpour_transport(job, layout);
