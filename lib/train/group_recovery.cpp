@@ -1,6 +1,8 @@
 // group_recovery.cpp: GroupResume, GroupRecovery, furthest_state, run_with_recovery.
 #include "train/group_recovery.h"
 
+#include <cstdio>
+
 #include "core/errors.h"
 #include "core/log.h"
 #include "train/join_info.h"
@@ -80,10 +82,14 @@ int run_with_recovery(GroupSession& session, const std::function<int()>& train,
       if (!error.is_process_failure() || !session.fault_tolerant()) throw;
       core::log_warn(std::string("process failure: ") + error.what() + "; recovering");
     }
+    core::Stopwatch paused;  // what the failure cost this surviving worker's training
     for (;;) {
       try {
         session.repair({});
         rejoin();
+        char line[96];
+        std::snprintf(line, sizeof line, "training paused %.3f s by the recovery", paused.seconds());
+        core::log_info(line);
         break;
       } catch (const comm::TransportError& error) {
         if (!error.is_process_failure()) throw;

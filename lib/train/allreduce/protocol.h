@@ -28,7 +28,7 @@ namespace gradshare::train {
 
 struct AllreduceProgress {
   static constexpr comm::Tag kTag = comm::Tag::kAllreduceProgress;
-  std::int64_t step = 0;
+  std::int64_t step = 0;  // minibatches of the run trained (the records' unit, as elsewhere)
   double loss = 0;
   double accuracy = 0;
   double samples_per_second = 0;

@@ -134,11 +134,11 @@ class AllreduceWorker {
       epoch_minibatches_ = 0;
     }
     // Every worker knows when a checkpoint is taken, so a survivor can send it again.
+    // Not at the end of training (model.h5 follows) unless every epoch's end is asked for.
     const bool unfinished = iteration_ < batches_ * cfg_.training.epochs;
     const bool ending = reduced_[n_ + kFinish] > 0 && reduced_[n_ + kStop] == 0;
-    if (unfinished && !ending &&
-        (reduced_[n_ + kCheckpoint] > 0 || reduced_[n_ + kStop] > 0 ||
-         (iteration_ % batches_ == 0 && checkpointer_.at_epoch_end())))
+    if (!ending && ((unfinished && (reduced_[n_ + kCheckpoint] > 0 || reduced_[n_ + kStop] > 0)) ||
+                    (iteration_ % batches_ == 0 && checkpointer_.at_epoch_end())))
       checkpoint_mark_ = step_;
     progress_->record(reduced_[n_ + kLoss] / total,
                       static_cast<std::int64_t>(reduced_[n_ + kCorrect]),
@@ -170,7 +170,7 @@ class AllreduceWorker {
                     4.0 * static_cast<double>(n_));
       const std::int64_t in_epoch = (step_ - 1) % per_epoch_ + 1;
       send(control(), 0,
-           AllreduceProgress{step_, progress_->mean_loss(), progress_->accuracy(),
+           AllreduceProgress{iteration_, progress_->mean_loss(), progress_->accuracy(),
                              progress_->samples_per_second(), learning_rate_,
                              progress_->report(epoch + 1, cfg_.training.epochs, in_epoch,
                                                per_epoch_, step_, learning_rate_) +
@@ -184,7 +184,7 @@ class AllreduceWorker {
 
   void send_epoch_model() {
     send(control(), 0,
-         EpochModel{iteration_ / batches_, step_, last_epoch_minibatches_,
+         EpochModel{iteration_ / batches_, iteration_, last_epoch_minibatches_,
                     replica_.copy_parameters()});
   }
 
