@@ -145,9 +145,10 @@ class AveragingWorker {
         mine.emplace_back(indices.begin(), indices.end());
       }
     data::read_ahead(train_set, std::move(mine));
-    for (std::int64_t s = 0; s < steps; ++s, ++step_) {
+    for (std::int64_t s = 0; s < steps; ++s) {
       if (const std::int64_t b = first + s * count + index; b < batches_)
         train_step(plan.batch_indices(static_cast<std::size_t>(b)));
+      ++step_;  // before a round, whose state a recovery resumes from
       const bool epoch_end = s + 1 == steps;
       if (++since_round_ == cfg_.training.averaging_frequency || epoch_end) {
         iteration_ = epoch * batches_ + std::min(first + (s + 1) * count, batches_);
@@ -162,6 +163,10 @@ class AveragingWorker {
   void train_step(std::span<const std::uint32_t> indices) {
     const auto result = replica_.gradient(context_.data.train, indices);
     if (!diverged_) diverged_ = divergence_.check(step_ + 1, result.loss);
+    // The updater's step count (Adam's bias correction) follows the schedule's clock, the same
+    // on every worker: a worker idle at an epoch's end would otherwise lag one step per epoch,
+    // and a recovery could not give each worker back its own count.
+    replica_.optimizer().set_step(step_);
     replica_.compute_update(step_);
     replica_.apply_update();
     report_.count(result);
@@ -185,7 +190,7 @@ class AveragingWorker {
                diverged_.has_value(), finish_asked_, trained_since_round_},
               workers());
     if (votes.diverged) {  // the averaged model is not saved: the master ends the run
-      if (diverged_) send(control(), 0, Diverged{step_ + 1, *diverged_});
+      if (diverged_) send(control(), 0, Diverged{step_, *diverged_});
       control().flush();
       return core::kExitDiverged;
     }
@@ -283,12 +288,13 @@ class AveragingWorker {
   }
 
   // The state after a round, the same on every worker but for the updater state when it is not
-  // averaged: {iteration, step, rounds, minibatches this epoch and last, checkpoint mark: i64 x 6,
-  //  stopped, finished early, finish asked: u8 x 3, parameters: f32[], worker state}
+  // averaged: {iteration, step, minibatches this epoch and last, checkpoint mark: i64 x 5,
+  //  totals (rounds, verified, mismatched), stopped, finished early, finish asked: u8 x 3,
+  //  parameters: f32[], worker state}
   std::vector<std::uint8_t> save_state() {
     comm::ByteWriter writer;
-    writer.put(iteration_).put(step_).put(totals_.rounds).put(epoch_minibatches_);
-    writer.put(last_epoch_minibatches_).put(checkpoint_mark_);
+    writer.put(iteration_).put(step_).put(epoch_minibatches_);
+    writer.put(last_epoch_minibatches_).put(checkpoint_mark_).put(totals_);
     writer.put<std::uint8_t>(stopped_).put<std::uint8_t>(finished_early_);
     writer.put<std::uint8_t>(finish_asked_);
     writer.put_vector(std::span<const float>(replica_.parameters()));
@@ -300,10 +306,10 @@ class AveragingWorker {
     comm::ByteReader reader(bytes, "a worker's state after a repair");
     iteration_ = reader.get<std::int64_t>();
     step_ = reader.get<std::int64_t>();
-    totals_.rounds = reader.get<std::int64_t>();
     epoch_minibatches_ = reader.get<std::int64_t>();
     last_epoch_minibatches_ = reader.get<std::int64_t>();
     checkpoint_mark_ = reader.get<std::int64_t>();
+    totals_ = reader.get<AveragingTotals>();
     stopped_ = reader.get<std::uint8_t>() != 0;
     finished_early_ = reader.get<std::uint8_t>() != 0;
     finish_asked_ = reader.get<std::uint8_t>() != 0;

@@ -42,7 +42,7 @@
 #   lost-averaging    parameter averaging, 4 workers, no spare, worker index 0 (rank 1, the one
 #                     that reports) killed: a spawned process takes its place, the interrupted
 #                     round is trained again; every epoch's minibatches trained, workers
-#                     bit-identical after every round, within 1 pp of an undisturbed run
+#                     bit-identical after every round, and the undisturbed run's final model
 #   group-shrink      the dense all-reduce with on_worker_failure shrink: 3 workers go on, the
 #                     epoch's remaining minibatches split over them; within 1 pp
 #   group-abort       parameter averaging with on_worker_failure abort: the survivors checkpoint
@@ -293,7 +293,8 @@ case "$scenario" in
       lost-allreduce) args=(training.strategy=allreduce fault_tolerance.spares=1) ranks=6 victim=2
                       expect=(--replaced 1 --same-final "$work/undisturbed") ;;
       lost-averaging) args=(training.strategy=parameter_averaging training.verify_averaging=true)
-                      ranks=5 victim=1 expect=(--replaced 1 --averaging-identical) ;;
+                      ranks=5 victim=1
+                      expect=(--replaced 1 --averaging-identical --same-final "$work/undisturbed") ;;
       group-shrink) args=(training.strategy=allreduce fault_tolerance.on_worker_failure=shrink)
                     ranks=5 victim=2 expect=(--replaced 0) ;;
     esac

@@ -41,6 +41,8 @@ class GroupRecoveryThreads : public ::testing::Test {
   Result run(const std::string& strategy, int ranks, int victim,
              std::vector<std::string> overrides, int code = 0) {
     overrides.push_back("training.epochs=3");
+    // A schedule, so that a recovery that resumes one step off the learning rate's clock shows.
+    overrides.push_back("optimizer.schedule=cosine");
     if (victim > 0)
       overrides.push_back("fault_tolerance.inject=[{rank: " + std::to_string(victim) +
                           ", at_step: 10, kind: sigkill}]");
