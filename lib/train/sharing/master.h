@@ -148,9 +148,10 @@ class SharingMaster : public MasterRole {
 
   static bool same(const PartitionGrant& a, const PartitionGrant& b);
 
-  // A replacement starts from the master's model and applied IDs, and the optimizer state of a
-  // live worker (the master does not train); its residual starts empty.
-  void start_replacement(int worker, const std::map<int, ResyncStatus>& status);
+  // A replacement starts from the master's model and applied IDs, and the optimizer state of
+  // live worker `donor` (the master does not train; none: a fresh optimizer); its residual
+  // starts empty.
+  void start_replacement(int worker, int donor, const std::optional<WorkerState>& donor_state);
 
   // Every worker first gets the model to start from: fresh, or the resumed checkpoint's.
   void start_workers(const std::optional<ckpt::Checkpoint>& resume);

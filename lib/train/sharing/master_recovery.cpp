@@ -106,8 +106,25 @@ void SharingMaster::resync(ft::RecoveryRecord& record) {
   record.resync_updates += moved.updates;
   record.resync_whole_states += moved.whole_states;
   reopen_lost_partitions(record.lost);
-  for (int w : joining) start_replacement(w, status);
-  for (int w : live_) send(control(), w, ResyncDone{});
+  // The survivors train on at once; a replacement catches up meanwhile, from the master's model
+  // and applied IDs (the updates the others publish from now on reach it on the data plane and
+  // are applied if newer than that snapshot, by update ID). Only the survivor whose optimizer
+  // state the replacement copies waits for that copy.
+  int donor = -1;
+  if (!joining.empty())
+    for (const auto& [w, s] : survivors) donor = w;
+  for (const auto& [w, s] : survivors)
+    if (w != donor) send(control(), w, ResyncDone{});
+  std::optional<WorkerState> donor_state;
+  if (donor > 0) {
+    send(control(), donor, StateRequest{});
+    donor_state = receive<StateReply>(control(), donor, "optimizer state for a replacement").state;
+    send(control(), donor, ResyncDone{});
+  }
+  for (int w : joining) {
+    start_replacement(w, donor, donor_state);
+    send(control(), w, ResyncDone{});
+  }
   // Every worker asks for partitions again and reports kDone anew; the drain restarts.
   done_.clear();
   drained_.clear();
@@ -124,17 +141,14 @@ bool SharingMaster::same(const PartitionGrant& a, const PartitionGrant& b) {
   return a.epoch == b.epoch && a.partition == b.partition;
 }
 
-void SharingMaster::start_replacement(int worker, const std::map<int, ResyncStatus>& status) {
+void SharingMaster::start_replacement(int worker, int donor,
+                                      const std::optional<WorkerState>& donor_state) {
   ReplacementStart start;
   start.replica = {{model_.parameters().begin(), model_.parameters().end()},
                    exchange_.applied_ids()};
   start.clock = clocks_[static_cast<std::size_t>(worker)];
-  int donor = -1;
-  for (const auto& [w, s] : status)
-    if (s.phase != WorkerPhase::kJoining) donor = w;
-  if (donor > 0) {
-    send(control(), donor, StateRequest{});
-    start.worker = receive<StateReply>(control(), donor, "optimizer state for a replacement").state;
+  if (donor_state) {
+    start.worker = *donor_state;
     start.worker.residual.clear();
   } else {
     core::log_warn("no live worker to copy the optimizer state from: rank " +

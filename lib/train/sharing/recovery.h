@@ -17,11 +17,19 @@
 //                                                 <-- ResyncUpdates {what this one lacks}, or
 //  applies them / adopts it                            ReplicaState when some of those are no
 //                                                      longer kept here
-//                                                      replacement: StateRequest to a live
-//                                                      worker, ReplacementStart to it
-//                                                 <-- ResyncDone
+//                                                 <-- ResyncDone (every survivor but the
+//                                                      donor below: they train on at once)
+//                                                      a replacement: StateRequest to a live
+//                                                      worker (the donor), ResyncDone to it,
+//                                                      ReplacementStart and ResyncDone to the
+//                                                      replacement
 //  carries on where it was (a request for a partition is sent again; a worker that had no
 //  partition left asks again, since a dead worker's partition may be back in the queue)
+//
+// The survivors do not wait for the replacement's start (its model, 3 x the parameters with
+// Adam's state, crosses the network meanwhile): the updates they publish after their ResyncDone
+// reach the replacement on the data plane and are applied after its snapshot, each only if its
+// ID is not in the snapshot's applied IDs.
 //
 // Updates that were in flight on the abandoned data plane are in some replica's kept messages
 // (UpdateExchange keeps its own newest and the newest peer messages within

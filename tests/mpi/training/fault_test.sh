@@ -346,15 +346,16 @@ case "$scenario" in
   lost-master|lost-master-allreduce)
     if [ "$scenario" = lost-master ]; then
       args=(training.epochs=2 fault_tolerance.spares=1 checkpoint.every_steps=100) ranks=6
-      lost_line="the master (rank 0) failed: the job cannot be repaired"
+      lost_line="the master (rank 0) failed: the job cannot be repaired" after=200
     else
       args=(training.epochs=2 training.strategy=allreduce checkpoint.every_steps=100
             transport.timeout_ms=10000) ranks=5
-      lost_line="the master (rank 0) failed: the job cannot be repaired"
+      # Step records count minibatches: 1200 is 300 all-reduce steps, past the third checkpoint.
+      lost_line="the master (rank 0) failed: the job cannot be repaired" after=1200
     fi
     run killed "$ranks" "${args[@]}" &
     job=$!
-    kill_when killed 0 200 || fail "could not kill rank 0"
+    kill_when killed 0 "$after" || fail "could not kill rank 0"
     wait_ranks "$job" killed
     [ "$code" -ne 0 ] || fail "exit code 0 after the master was lost"
     grep -aq "$lost_line" "$work/killed.log" || fail "no line: $lost_line"
