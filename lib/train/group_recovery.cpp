@@ -42,16 +42,19 @@ bool GroupRecovery::repair(const comm::TransportError& error) {
   }
 }
 
-void GroupRecovery::resumed() {
+void GroupRecovery::resume(bool finish, std::int64_t epochs_evaluated,
+                           std::int64_t checkpoint_mark) {
+  const bool stop = context_.config.fault_tolerance.on_worker_failure == "abort";
+  if (stop)
+    core::log_warn("fault_tolerance.on_worker_failure is abort: the workers checkpoint and stop; "
+                   "exiting with the requeue code");
+  for (int w : session_.live_workers())
+    send(session_.control(), w, GroupResume{stop, finish, epochs_evaluated, checkpoint_mark});
   pending_.seconds = clock_.seconds();
   pending_.resumed_from =
       "the workers go on from the newest state any of them held (the step or averaging round "
       "the failure interrupted is trained again)";
   log_.add(pending_);
-}
-
-bool GroupRecovery::abort_after_recovery() const {
-  return context_.config.fault_tolerance.on_worker_failure == "abort";
 }
 
 std::vector<std::uint8_t> furthest_state(comm::WorkerGroup& group, std::uint64_t progress,
@@ -73,10 +76,15 @@ std::vector<std::uint8_t> furthest_state(comm::WorkerGroup& group, std::uint64_t
   return state;
 }
 
-int run_with_recovery(GroupSession& session, const std::function<int()>& train,
+int run_with_recovery(GroupSession& session, bool replacement, const std::function<int()>& train,
                       const std::function<void()>& rejoin) {
+  bool join = replacement;  // the state comes from the survivors
   for (;;) {
     try {
+      if (join) {
+        join = false;
+        rejoin();
+      }
       return train();
     } catch (const comm::TransportError& error) {
       if (!error.is_process_failure() || !session.fault_tolerant()) throw;

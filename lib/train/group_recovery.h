@@ -50,10 +50,10 @@ class GroupRecovery {
   // A transport call failed: true once the job is repaired (repaired again while more processes
   // fail during it); false when the failure is not one the session can repair.
   bool repair(const comm::TransportError& error);
-  // After repair() and the role's GroupResume to every live worker: the recovery's record.
-  void resumed();
-  // on_worker_failure abort: the run stops with a checkpoint after a recovery.
-  bool abort_after_recovery() const;
+  // After repair() (and the role's own reset): tells every live worker where the run stands —
+  // a GroupResume with what the master has; stop under on_worker_failure abort — and records
+  // the recovery.
+  void resume(bool finish, std::int64_t epochs_evaluated, std::int64_t checkpoint_mark);
   void summarize() const { log_.summarize(); }
 
  private:
@@ -72,8 +72,8 @@ std::vector<std::uint8_t> furthest_state(comm::WorkerGroup& group, std::uint64_t
 
 // A worker's run: `train` until it returns its exit code; after a process failure the session
 // repairs and `rejoin` brings the worker back (furthest_state, then the master's GroupResume),
-// again while more processes fail. Any other failure propagates.
-int run_with_recovery(GroupSession& session, const std::function<int()>& train,
+// again while more processes fail. A replacement rejoins first. Any other failure propagates.
+int run_with_recovery(GroupSession& session, bool replacement, const std::function<int()>& train,
                       const std::function<void()>& rejoin);
 
 }  // namespace gradshare::train

@@ -105,14 +105,7 @@ class AllreduceMaster : public MasterRole {
     // What the workers send at the end comes again from the repaired group.
     final_.reset();
     peak_memory_ = PeakMemory{};
-    const bool stop = recovery_.abort_after_recovery();
-    if (stop)
-      core::log_warn("fault_tolerance.on_worker_failure is abort: the workers checkpoint and "
-                     "stop; exiting with the requeue code");
-    for (int w : session_.live_workers())
-      send(session_.control(), w,
-           GroupResume{stop, reporter_.stop_early(), epochs_evaluated_, checkpoint_mark_});
-    recovery_.resumed();
+    recovery_.resume(reporter_.stop_early(), epochs_evaluated_, checkpoint_mark_);
     return true;
   }
 

@@ -50,17 +50,11 @@ class AllreduceWorker {
         injector_(cfg_.fault_tolerance.inject, context.rank, replacement,
                   3.0 * static_cast<double>(cfg_.fault_tolerance.timeout_ms) / 1000.0,
                   context.end_rank),
-        joining_(replacement) {}
+        replacement_(replacement) {}
 
   int run() {
-    return run_with_recovery(
-        session_,
-        [this] {
-          if (joining_) rejoin();  // a replacement: the state comes from the survivors
-          if (!started_) start();
-          return train();
-        },
-        [this] { rejoin(); });
+    return run_with_recovery(session_, replacement_, [this] { return train(); },
+                             [this] { rejoin(); });
   }
 
  private:
@@ -84,6 +78,7 @@ class AllreduceWorker {
   }
 
   int train() {
+    if (!started_) start();
     while (iteration_ < batches_ * cfg_.training.epochs) {
       if (!step()) return core::kExitDiverged;
       injector_.at_step(++steps_here_);
@@ -211,8 +206,7 @@ class AllreduceWorker {
   // After a repair (or as a replacement): every worker takes the state of the most advanced,
   // then the master's GroupResume; worker index 0 sends what the master lacks.
   void rejoin() {
-    if (!joining_) injector_.at_recovery();
-    joining_ = false;
+    injector_.at_recovery();
     plan_epoch_ = -1;  // the minibatches are split anew
     load_state(furthest_state(workers(), static_cast<std::uint64_t>(step_),
                               started_ ? save_state() : std::vector<std::uint8_t>{}));
@@ -268,7 +262,7 @@ class AllreduceWorker {
   std::int64_t plan_epoch_ = -1;
   ft::FaultInjector injector_;  // fault_tolerance.inject
   std::int64_t steps_here_ = 0;  // training steps this process took (what injections count)
-  bool joining_;          // a replacement that has not joined yet
+  bool replacement_;      // took a failed worker's place
   bool started_ = false;  // holds the run's state (from the master's Start or a resync)
   std::int64_t step_ = 0;       // the schedule's clock
   std::int64_t iteration_ = 0;  // minibatches of the run the group trained

@@ -162,14 +162,7 @@ class AveragingMaster : public MasterRole {
     // The round in flight is done again: its snapshots and the workers' ends come again.
     snapshots_.clear();
     done_.clear();
-    const bool stop = recovery_.abort_after_recovery();
-    if (stop)
-      core::log_warn("fault_tolerance.on_worker_failure is abort: the workers checkpoint at "
-                     "their next round and stop; exiting with the requeue code");
-    for (int w : session_.live_workers())
-      send(session_.control(), w,
-           GroupResume{stop, reporter_.stop_early(), epochs_evaluated_, checkpoint_mark_});
-    recovery_.resumed();
+    recovery_.resume(reporter_.stop_early(), epochs_evaluated_, checkpoint_mark_);
     return true;
   }
 

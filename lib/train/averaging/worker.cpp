@@ -80,17 +80,11 @@ class AveragingWorker {
         injector_(cfg_.fault_tolerance.inject, context.rank, replacement,
                   3.0 * static_cast<double>(cfg_.fault_tolerance.timeout_ms) / 1000.0,
                   context.end_rank),
-        joining_(replacement) {}
+        replacement_(replacement) {}
 
   int run() {
-    return run_with_recovery(
-        session_,
-        [this] {
-          if (joining_) rejoin();  // a replacement: the state comes from the survivors
-          if (!started_) start();
-          return train();
-        },
-        [this] { rejoin(); });
+    return run_with_recovery(session_, replacement_, [this] { return train(); },
+                             [this] { rejoin(); });
   }
 
  private:
@@ -111,6 +105,7 @@ class AveragingWorker {
   }
 
   int train() {
+    if (!started_) start();
     for (std::int64_t epoch = iteration_ / batches_;
          epoch < cfg_.training.epochs && !stopped_ && !finished_early_; ++epoch) {
       if (const auto code = train_epoch(epoch)) return *code;
@@ -273,8 +268,7 @@ class AveragingWorker {
   // After a repair (or as a replacement): every worker takes the newest round any member
   // completed, then the master's GroupResume; what the master lacks is sent again.
   void rejoin() {
-    if (!joining_) injector_.at_recovery();
-    joining_ = false;
+    injector_.at_recovery();
     load_state(furthest_state(workers(), static_cast<std::uint64_t>(totals_.rounds + 1),
                               started_ ? committed_ : std::vector<std::uint8_t>{}));
     const auto resume = receive<GroupResume>(control(), 0, "the master's resume after a repair");
@@ -335,7 +329,7 @@ class AveragingWorker {
   DivergenceGuard divergence_;
   ft::FaultInjector injector_;  // fault_tolerance.inject
   std::int64_t steps_here_ = 0;  // training steps this process took (what injections count)
-  bool joining_;          // a replacement that has not joined yet
+  bool replacement_;      // took a failed worker's place
   bool started_ = false;  // holds the run's state (from the master's Start or a resync)
   std::vector<std::uint8_t> committed_;  // save_state() after the latest round
   // Minibatches of the run trained by all workers together (a round boundary on resume).
