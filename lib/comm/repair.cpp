@@ -58,12 +58,16 @@ constexpr int kReleaseTag = 9001;  // master -> spares on the universe: the run 
 // Keeps a repair from hanging. A round step that takes longer than `step_seconds` (an MPI call
 // that does not return, e.g. waiting for a process that stopped without ULFM noticing) gets its
 // round's communicator revoked from this thread, which makes the call fail and the round start
-// again; a repair still unfinished after `seconds` ends the process.
+// again; a repair still unfinished after `seconds` ends the process: a worker by SIGKILL (the
+// one way of leaving that ULFM reports to the others, so the master can repair it away), the
+// master by MPI_Abort with exit code 1 (nothing can repair the job without it, and every rank
+// ending by a signal would leave `mpirun --with-ft ulfm` with 0: seen across emulated nodes,
+// where a shrink after a kill during start-up never returned).
 // Needs MPI_THREAD_MULTIPLE (asked for under fault tolerance, see train_command).
 class RepairWatchdog {
  public:
-  RepairWatchdog(double seconds, double step_seconds)
-      : thread_([this, seconds, step_seconds] {
+  RepairWatchdog(double seconds, double step_seconds, bool master)
+      : thread_([this, seconds, step_seconds, master] {
           const auto start = core::Clock::now();
           std::unique_lock lock(mutex_);
           while (!done_) {
@@ -76,7 +80,7 @@ class RepairWatchdog {
                            "after %.0f s; ending this process (rerun to resume from the newest "
                            "checkpoint)\n",
                            where_.c_str(), seconds);
-              // Killed by a signal, the one way of leaving that ULFM reports to the others.
+              if (master) MPI_Abort(MPI_COMM_WORLD, 1);
               std::raise(SIGKILL);
             }
             if (round_comm_ != MPI_COMM_NULL && !revoked_ &&
@@ -152,7 +156,8 @@ class RepairLoop {
  public:
   RepairLoop(int my_logical, std::vector<int> job_logical, const RepairOptions& options)
       : options_(options), expected_(std::move(job_logical)),
-        watchdog_(options.deadline_seconds, std::max(5.0, options.deadline_seconds / 8)) {
+        watchdog_(options.deadline_seconds, std::max(5.0, options.deadline_seconds / 8),
+                  my_logical == 0) {
     job_.my_logical = my_logical;
   }
 
