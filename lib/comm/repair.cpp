@@ -109,7 +109,12 @@ class RepairWatchdog {
       if (round_comm != round_comm_) revoked_ = false;
       round_comm_ = round_comm;
     }
-    core::log_debug(std::string("repair: ") + where);
+    if (core::Logger::instance().enabled(core::LogLevel::kDebug)) {
+      char line[160];  // where a repair's time goes (logging.level: debug)
+      std::snprintf(line, sizeof line, "repair: %s (%.3f s into the repair)", where,
+                    std::chrono::duration<double>(core::Clock::now() - started_).count());
+      core::log_debug(line);
+    }
   }
 
  private:
@@ -117,6 +122,7 @@ class RepairWatchdog {
   std::condition_variable done_cv_;
   bool done_ = false;
   std::string where_ = "starting";
+  const core::Clock::time_point started_ = core::Clock::now();
   core::Clock::time_point step_start_ = core::Clock::now();
   MPI_Comm round_comm_ = MPI_COMM_NULL;
   bool revoked_ = false;
@@ -156,8 +162,11 @@ class RepairLoop {
  public:
   RepairLoop(int my_logical, std::vector<int> job_logical, const RepairOptions& options)
       : options_(options), expected_(std::move(job_logical)),
-        watchdog_(options.deadline_seconds, std::max(5.0, options.deadline_seconds / 8),
-                  my_logical == 0) {
+        // The master's watchdog fires one step before the others': its MPI_Abort reaches
+        // processes still alive (every rank gone by a signal first left mpirun with 0).
+        watchdog_(options.deadline_seconds +
+                      (my_logical == 0 ? 0.0 : std::max(5.0, options.deadline_seconds / 8)),
+                  std::max(5.0, options.deadline_seconds / 8), my_logical == 0) {
     job_.my_logical = my_logical;
   }
 
