@@ -13,7 +13,7 @@
 //    model, a checkpoint, the final model); every worker then trains on
 //
 // A failure during any of this starts it again. fault_tolerance.on_worker_failure: replace
-// (spares, or MPI_Comm_spawn without them), shrink (the others go on; the epoch's remaining
+// (spares, or processes spawned without them), shrink (the others go on; the epoch's remaining
 // minibatches are split over fewer workers) or abort (shrink, then stop with a checkpoint and
 // the requeue code).
 #pragma once
