@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Fault tolerance of gradient sharing under `mpirun --with-ft ulfm`: real processes killed with
-# SIGKILL (from outside or injected), made to exit, or hung; the job must finish with every
-# replica equal to the master (the replacements included) and no update applied twice.
+# Fault tolerance under `mpirun --with-ft ulfm`: real processes killed with SIGKILL (from
+# outside or injected), made to exit, or hung. Gradient sharing must finish with every replica
+# equal to the master (the replacements included) and no update applied twice; allreduce and
+# parameter averaging repair in-job too (the lost-allreduce, lost-averaging and group-*
+# scenarios); Downpour and a lost master end the job with a line, and the rerun resumes.
 #   fault_test.sh GRADSHARE MPIEXEC CONFIG SCENARIO
 # SCENARIO:
 #   plain-kill        4 workers + 1 spare, `kill -9` of worker 2 from outside mid-epoch; final
