@@ -30,23 +30,33 @@ run "$work/undisturbed" >"$work/undisturbed.log" 2>&1 || { cat "$work/undisturbe
 echo "== run interrupted by SIG$signal to rank $rank"
 run "$work/killed" >"$work/killed-1.log" 2>&1 &
 job=$!
-# Find the rank's process, then wait until the run is past its second checkpoint and 20 to
-# every/2 steps beyond its newest one: well before the next is due, so the bound on repeated
-# work is what is tested, not the timing of the poll. Rank 0 writes both the step records and
+# Find the rank's process, then wait until the run is past its second checkpoint and a fifth to
+# a half of the checkpoint spacing beyond its newest one (in the records' unit, minibatches: for
+# allreduce checkpoint.every_steps all-reduce steps are every_steps x workers minibatches): well
+# before the next is due, so the bound on repeated work is what is tested, not the timing of
+# the poll. Rank 0 writes both the step records and
 # the checkpoints, so it is stopped (SIGSTOP) while the window is checked: a check that raced
 # the run could otherwise signal it in the middle of its next checkpoint.
 target=""
-newest_checkpoint() {
-  ls "$work/killed/checkpoints" 2>/dev/null | sed -n 's/^ckpt-0*\([0-9][0-9]*\)\.h5$/\1/p' | sort -n | tail -1 || true
+checkpoints() {
+  ls "$work/killed/checkpoints" 2>/dev/null | sed -n 's/^ckpt-0*\([0-9][0-9]*\)\.h5$/\1/p' | sort -n || true
+}
+newest_checkpoint() { checkpoints | tail -1; }
+# The distance between the two newest checkpoints (empty before there are two).
+spacing() {
+  local two
+  two=$(checkpoints | tail -2 | tr '\n' ' ')
+  set -- $two
+  [ $# -eq 2 ] && echo $(($2 - $1)) || true
 }
 last_step() {
   grep -o '"kind":"step","step":[0-9]*' "$work/killed/metrics.jsonl" 2>/dev/null | tail -1 | grep -o '[0-9]*$' || true
 }
 in_window() {
-  local last newest
-  last=$(last_step) newest=$(newest_checkpoint)
-  [ -n "$last" ] && [ -n "$newest" ] && [ "$newest" -ge $((2 * every)) ] &&
-    [ "$last" -ge $((newest + 20)) ] && [ "$last" -lt $((newest + every / 2)) ]
+  local last newest gap
+  last=$(last_step) newest=$(newest_checkpoint) gap=$(spacing)
+  [ -n "$last" ] && [ -n "$newest" ] && [ -n "$gap" ] &&
+    [ "$last" -ge $((newest + gap / 5)) ] && [ "$last" -lt $((newest + gap / 2)) ]
 }
 master=""
 for _ in $(seq 6000); do
@@ -56,8 +66,7 @@ for _ in $(seq 6000); do
     if grep -qx "OMPI_COMM_WORLD_RANK=$rank" <<<"$env"; then target=$pid; fi
     if grep -qx "OMPI_COMM_WORLD_RANK=0" <<<"$env"; then master=$pid; fi
   done
-  newest=$(newest_checkpoint)
-  if [ -n "$target" ] && [ -n "$master" ] && [ -n "$newest" ] && [ "$newest" -ge $((2 * every)) ]; then
+  if [ -n "$target" ] && [ -n "$master" ] && [ -n "$(spacing)" ]; then
     kill -STOP "$master"
     if in_window; then break; fi
     kill -CONT "$master"
@@ -74,7 +83,7 @@ code=0
 wait "$job" || code=$?
 if [ "$signal" = KILL ]; then
   [ "$code" -ne 0 ] || { echo "FAIL: the job survived its rank $rank"; exit 1; }
-  lost_bound=$every
+  lost_bound=$(spacing)
 else
   [ "$code" -eq 75 ] || { echo "FAIL: exit code $code after SIG$signal, expected 75"; cat "$work/killed-1.log"; exit 1; }
   echo "SIG$signal to rank $rank: job exited 75 after $(echo "$(date +%s.%N) - $signalled" | bc) s"
