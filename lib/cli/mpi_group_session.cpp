@@ -5,7 +5,7 @@
 #include "comm/mpi_error.h"
 #include "comm/ulfm.h"
 #include "core/errors.h"
-#include "train/sharing/gradient_sharing.h"
+#include "train/worker_log.h"
 
 namespace gradshare::train {
 

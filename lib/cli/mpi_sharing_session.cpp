@@ -16,7 +16,7 @@
 #include "core/log.h"
 #include "core/timer.h"
 #include "topology/render.h"
-#include "train/sharing/gradient_sharing.h"
+#include "train/worker_log.h"
 
 namespace gradshare::train {
 

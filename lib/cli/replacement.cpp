@@ -9,8 +9,8 @@
 #include "train/allreduce/roles.h"
 #include "train/averaging/roles.h"
 #include "train/join_info.h"
-#include "train/sharing/gradient_sharing.h"
 #include "train/sharing/roles.h"
+#include "train/worker_log.h"
 
 namespace gradshare::cli {
 

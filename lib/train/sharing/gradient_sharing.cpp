@@ -19,12 +19,6 @@ double relative_max_difference(std::span<const float> a, std::span<const float> 
   return scale > 0 ? difference / scale : difference;
 }
 
-void log_as_worker(RunContext& context) {
-  auto& logger = core::Logger::instance();
-  logger.set_tag("rank " + std::to_string(context.rank));
-  logger.open_file(context.run_directory.file("rank-" + std::to_string(context.rank) + ".log"));
-}
-
 int run_gradient_sharing(RunContext& context) {
   GS_CHECK(context.links.sharing_session, "no gradient-sharing session for this job");
   const auto session = context.links.sharing_session(context);

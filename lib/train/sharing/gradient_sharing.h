@@ -39,10 +39,6 @@ namespace gradshare::train {
 
 int run_gradient_sharing(RunContext& context);
 
-// A process that took a failed worker's place (a spare, or one spawned for it: the command
-// layer's cli/sharing_replacement.h) logs to that worker's file from here on.
-void log_as_worker(RunContext& context);
-
 // Relative max-norm difference max|a - b| / max|b| (0 when both are zero).
 double relative_max_difference(std::span<const float> a, std::span<const float> b);
 inline constexpr double kEquivalenceTolerance = 1e-5;
