@@ -31,14 +31,19 @@
 //                                               <--  StateRequest when a signal arrives here
 //  AveragingReport {deltas} every
 //    logging.every_steps trained steps           -->  aggregates, prints the progress line
-//  worker 1 after an epoch's last round:
-//    EpochModel {epoch, step, parameters}        -->  evaluates the averaged model
+//  worker 0 after an epoch's last round:
+//    EpochModel {epoch, step, minibatches,
+//    parameters}                                 -->  evaluates the averaged model
 //  AveragingDone {AveragingReport, AveragingTotals,
-//    peak memory, parameters (worker 1; empty for
-//    the others)}                                 -->  after every worker's AveragingDone: final
+//    peak memory, the last epoch's minibatches,
+//    parameters (worker 0; empty for the
+//    others)}                                     -->  after every live worker's AveragingDone:
+//  waits                                        <--  Shutdown {0, or 75 after a stop's
+//  exits with that code                              checkpoint (see checkpointer.h)}; final
 //                                                      evaluation, model.h5, summary record
-//  after a stop: waits                          <--  Shutdown {75} once the checkpoint is
-//  exits 75                                          written (see checkpointer.h); exits 75
+//
+// After a process failure under ULFM the group repairs and resumes from the newest round any
+// member completed (group_recovery.h).
 //
 // Every worker takes the same number of steps per epoch (ceil(minibatches / W)); a worker whose
 // minibatch index runs past the epoch's end idles that step, so the rounds always line up.
