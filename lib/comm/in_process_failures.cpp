@@ -68,6 +68,9 @@ InProcessRepair InProcessFailures::complete_repair(bool replace, const Complete&
     repair.replaced.push_back(lost);
     spares_taken.push_back(spare);
   }
+  for (int logical : logical_)
+    if (logical > 0) repair.workers.push_back(logical);  // 0 is the master, < 0 spare or dead
+  std::sort(repair.workers.begin(), repair.workers.end());
   for (std::size_t i = 0; i < spares_taken.size(); ++i)
     assigned_[static_cast<std::size_t>(spares_taken[i])] = Assignment{repair.replaced[i], repair};
   lost_.clear();

@@ -25,6 +25,7 @@ namespace gradshare::comm {
 struct InProcessRepair {
   std::vector<int> lost;      // logical ranks whose threads died since the previous repair
   std::vector<int> replaced;  // the lost ranks a spare took, ascending
+  std::vector<int> workers;   // logical ranks of the live workers after it, ascending
   int rounds = 1;
 };
 

@@ -39,11 +39,12 @@ std::vector<config::FaultInjection> parse_injections(const std::string& text) {
   return injections;
 }
 
-FaultInjector::FaultInjector(const std::vector<config::FaultInjection>& configured, int rank,
-                             bool replacement, double stall_seconds, EndRank end_rank)
-    : stall_seconds_(stall_seconds), end_rank_(std::move(end_rank)) {
+FaultInjector::FaultInjector(const config::FaultToleranceConfig& config, int rank,
+                             bool replacement, EndRank end_rank)
+    : stall_seconds_(3.0 * static_cast<double>(config.timeout_ms) / 1000.0),
+      end_rank_(std::move(end_rank)) {
   if (replacement) return;
-  auto all = configured;
+  auto all = config.inject;
   if (const char* text = std::getenv("GRADSHARE_INJECT")) {
     const auto extra = parse_injections(text);
     all.insert(all.end(), extra.begin(), extra.end());

@@ -30,10 +30,11 @@ using EndRank = std::function<void(const std::string& kind)>;
 
 class FaultInjector {
  public:
-  // end_rank unset: the process ends as the kind says.
-  // stall_seconds: how long a stall lasts.
-  FaultInjector(const std::vector<config::FaultInjection>& configured, int rank, bool replacement,
-                double stall_seconds, EndRank end_rank = {});
+  // The injections of fault_tolerance.inject (and GRADSHARE_INJECT) for logical rank `rank`;
+  // a stall lasts 3 x fault_tolerance.timeout_ms. end_rank unset: the process ends as the kind
+  // says.
+  FaultInjector(const config::FaultToleranceConfig& config, int rank, bool replacement,
+                EndRank end_rank = {});
   // Called after every training step with the worker's step count (1, 2, ...).
   void at_step(std::int64_t step) const;
   // Called as the worker enters a recovery.

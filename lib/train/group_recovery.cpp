@@ -1,8 +1,6 @@
 // group_recovery.cpp: GroupResume, GroupRecovery, furthest_state, run_with_recovery.
 #include "train/group_recovery.h"
 
-#include <cstdio>
-
 #include "core/errors.h"
 #include "core/log.h"
 #include "train/join_info.h"
@@ -27,19 +25,14 @@ bool GroupRecovery::repair(const comm::TransportError& error) {
   core::log_warn(std::string("process failure: ") + error.what() + "; recovering");
   clock_.restart();
   pending_ = {};
-  for (;;) {
-    try {
-      const auto outcome = session_.repair(join_info(context_));
-      pending_.lost.insert(pending_.lost.end(), outcome.lost.begin(), outcome.lost.end());
-      pending_.replaced.insert(pending_.replaced.end(), outcome.replaced.begin(),
-                               outcome.replaced.end());
-      pending_.rounds += outcome.rounds;
-      return true;
-    } catch (const comm::TransportError& again) {
-      if (!again.is_process_failure()) throw;
-      core::log_warn(std::string("another process failed during recovery: ") + again.what());
-    }
-  }
+  repeat_while_processes_fail([&] {
+    const auto outcome = session_.repair(join_info(context_));
+    pending_.lost.insert(pending_.lost.end(), outcome.lost.begin(), outcome.lost.end());
+    pending_.replaced.insert(pending_.replaced.end(), outcome.replaced.begin(),
+                             outcome.replaced.end());
+    pending_.rounds += outcome.rounds;
+  });
+  return true;
 }
 
 void GroupRecovery::resume(bool finish, std::int64_t epochs_evaluated,
@@ -91,19 +84,11 @@ int run_with_recovery(GroupSession& session, bool replacement, const std::functi
       core::log_warn(std::string("process failure: ") + error.what() + "; recovering");
     }
     core::Stopwatch paused;  // what the failure cost this surviving worker's training
-    for (;;) {
-      try {
-        session.repair({});
-        rejoin();
-        char line[96];
-        std::snprintf(line, sizeof line, "training paused %.3f s by the recovery", paused.seconds());
-        core::log_info(line);
-        break;
-      } catch (const comm::TransportError& error) {
-        if (!error.is_process_failure()) throw;
-        core::log_warn(std::string("another process failed during recovery: ") + error.what());
-      }
-    }
+    repeat_while_processes_fail([&] {
+      session.repair({});
+      rejoin();
+    });
+    log_recovery_pause(paused.seconds());
   }
 }
 

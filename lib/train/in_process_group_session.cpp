@@ -1,8 +1,6 @@
 // in_process_group_session.cpp: InProcessGroupSession.
 #include "train/in_process_group_session.h"
 
-#include <algorithm>
-
 #include "core/errors.h"
 
 namespace gradshare::train {
@@ -46,9 +44,7 @@ RepairOutcome InProcessGroupSession::repair(const std::vector<std::uint8_t>&) {
 }
 
 void InProcessGroupSession::adopt(const comm::InProcessRepair& repair) {
-  for (int lost : repair.lost)
-    if (std::find(repair.replaced.begin(), repair.replaced.end(), lost) == repair.replaced.end())
-      std::erase(live_, lost);
+  live_ = repair.workers;
   control_ = job_.control_channel_of(context_.rank);
   if (!context_.is_master()) workers_ = job_.worker_group_of(live_, context_.rank);
 }

@@ -47,9 +47,7 @@ class AllreduceWorker {
         reduced_(n_ + kFlags),
         checkpointer_(context),
         divergence_(cfg_.training),
-        injector_(cfg_.fault_tolerance.inject, context.rank, replacement,
-                  3.0 * static_cast<double>(cfg_.fault_tolerance.timeout_ms) / 1000.0,
-                  context.end_rank),
+        injector_(cfg_.fault_tolerance, context.rank, replacement, context.end_rank),
         replacement_(replacement) {}
 
   int run() {

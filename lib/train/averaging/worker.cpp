@@ -77,9 +77,7 @@ class AveragingWorker {
         buffer_(replica_.parameters(), cfg_.training.save_updater ? &replica_.optimizer() : nullptr),
         checkpointer_(context),
         divergence_(cfg_.training),
-        injector_(cfg_.fault_tolerance.inject, context.rank, replacement,
-                  3.0 * static_cast<double>(cfg_.fault_tolerance.timeout_ms) / 1000.0,
-                  context.end_rank),
+        injector_(cfg_.fault_tolerance, context.rank, replacement, context.end_rank),
         replacement_(replacement) {}
 
   int run() {

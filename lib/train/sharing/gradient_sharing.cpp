@@ -23,15 +23,10 @@ int run_gradient_sharing(RunContext& context) {
   GS_CHECK(context.links.sharing_session, "no gradient-sharing session for this job");
   const auto session = context.links.sharing_session(context);
   context.phase = RunContext::kTraining;
-  if (session->is_spare()) {
-    core::log_info("spare: waiting to replace a worker that fails");
-    if (!session->wait_for_assignment()) {
-      core::log_info("spare: released, not needed");
-      return 0;
-    }
-    core::log_info("spare: taking the place of rank " + std::to_string(context.rank));
-    return run_sharing_worker(context, *session, /*replacement=*/true);
-  }
+  if (session->is_spare())
+    return wait_as_spare(*session, context)
+               ? run_sharing_worker(context, *session, /*replacement=*/true)
+               : core::kExitOk;
   return context.is_master() ? run_sharing_master(context, *session)
                              : run_sharing_worker(context, *session, /*replacement=*/false);
 }

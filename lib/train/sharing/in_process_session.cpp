@@ -1,8 +1,6 @@
 // sharing/in_process_session.cpp: InProcessSharingSession.
 #include "train/sharing/in_process_session.h"
 
-#include <algorithm>
-
 #include "core/errors.h"
 
 namespace gradshare::train {
@@ -63,9 +61,7 @@ RepairOutcome InProcessSharingSession::repair(const std::vector<std::uint8_t>&) 
 
 void InProcessSharingSession::adopt(const comm::InProcessRepair& repair) {
   tree_ = job_tree_;
-  for (int lost : repair.lost)
-    if (std::find(repair.replaced.begin(), repair.replaced.end(), lost) == repair.replaced.end())
-      std::erase(live_, lost);
+  live_ = repair.workers;
   build();
 }
 

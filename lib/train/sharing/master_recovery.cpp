@@ -10,30 +10,24 @@ namespace gradshare::train {
 void SharingMaster::repair_and_resync(const std::string& cause) {
   core::log_warn("process failure: " + cause + "; recovering");
   core::Stopwatch clock;
-  for (;;) {
-    try {
-      const auto tree_before = session_.tree();
-      auto job = session_.repair(join_info(context_));
-      core::log_info("tree version " + std::to_string(session_.tree().version) + " (" +
-                     cfg_.topology.remap + " remap): new parents: " +
-                     topology::parent_changes(tree_before, session_.tree()));
-      exchange_.attach(session_.plane());
-      live_ = session_.live_workers();
-      ft::RecoveryRecord record;
-      record.lost = job.lost;
-      record.replaced = job.replaced;
-      record.rounds = job.rounds;
-      record.tree_version = session_.tree().version;
-      for (int w : job.lost) forget_worker(w, record);
-      resync(record);
-      record.seconds = clock.seconds();
-      recoveries_.add(record);
-      break;
-    } catch (const comm::TransportError& error) {
-      if (!error.is_process_failure()) throw;
-      core::log_warn(std::string("another process failed during recovery: ") + error.what());
-    }
-  }
+  repeat_while_processes_fail([&] {
+    const auto tree_before = session_.tree();
+    auto job = session_.repair(join_info(context_));
+    core::log_info("tree version " + std::to_string(session_.tree().version) + " (" +
+                   cfg_.topology.remap + " remap): new parents: " +
+                   topology::parent_changes(tree_before, session_.tree()));
+    exchange_.attach(session_.plane());
+    live_ = session_.live_workers();
+    ft::RecoveryRecord record;
+    record.lost = job.lost;
+    record.replaced = job.replaced;
+    record.rounds = job.rounds;
+    record.tree_version = session_.tree().version;
+    for (int w : job.lost) forget_worker(w, record);
+    resync(record);
+    record.seconds = clock.seconds();
+    recoveries_.add(record);
+  });
   liveness_.restart(live_);
   if (cfg_.fault_tolerance.on_worker_failure == "abort" && !stopping_) {
     core::log_warn(

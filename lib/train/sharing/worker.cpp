@@ -35,9 +35,7 @@ SharingWorker::SharingWorker(RunContext& context, SharingSession& session, bool 
       encoder_(cfg_.encoding, n_),
       exchange_(session.plane(), context.rank, context.size, n_,
                 keep_budget(session, cfg_)),
-      injector_(cfg_.fault_tolerance.inject, context.rank, replacement,
-                3.0 * static_cast<double>(cfg_.fault_tolerance.timeout_ms) / 1000.0,
-                context.end_rank),
+      injector_(cfg_.fault_tolerance, context.rank, replacement, context.end_rank),
       // encoding.combine: mean shares update / workers (see the key's help).
       update_scale_(cfg_.encoding.combine == "mean"
                         ? 1.0f / static_cast<float>(context.worker_count())

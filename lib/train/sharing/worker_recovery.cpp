@@ -1,7 +1,5 @@
 // sharing/worker_recovery.cpp: a worker after a process failure: the repair, the resync with
 // the master (what it has, what it lacks), and a replacement's start from the master's model.
-#include <cstdio>
-
 #include "train/sharing/worker.h"
 
 namespace gradshare::train {
@@ -15,23 +13,15 @@ void SharingWorker::recover() {
   core::Stopwatch paused;  // what the failure cost this surviving worker's training
   injector_.at_recovery();
   if (heartbeat_) heartbeat_->pause();  // the repair replaces the channel the beats go on
-  for (;;) {
-    try {
-      session_.repair({});
-      exchange_.attach(session_.plane());
-      // The dead are gone; a replacement counts from its first update.
-      staleness_.forget_peers(session_.live_workers());
-      resync();
-      if (heartbeat_) heartbeat_->resume();
-      char line[96];
-      std::snprintf(line, sizeof line, "training paused %.3f s by the recovery", paused.seconds());
-      core::log_info(line);
-      return;
-    } catch (const comm::TransportError& error) {
-      if (!error.is_process_failure()) throw;
-      core::log_warn(std::string("another process failed during recovery: ") + error.what());
-    }
-  }
+  repeat_while_processes_fail([&] {
+    session_.repair({});
+    exchange_.attach(session_.plane());
+    // The dead are gone; a replacement counts from its first update.
+    staleness_.forget_peers(session_.live_workers());
+    resync();
+  });
+  if (heartbeat_) heartbeat_->resume();
+  log_recovery_pause(paused.seconds());
 }
 
 void SharingWorker::resync() {

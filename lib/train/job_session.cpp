@@ -1,0 +1,40 @@
+// job_session.cpp: wait_as_spare, repeat_while_processes_fail, log_recovery_pause.
+#include "train/job_session.h"
+
+#include <cstdio>
+#include <string>
+
+#include "comm/transport_error.h"
+#include "core/log.h"
+
+namespace gradshare::train {
+
+bool wait_as_spare(JobSession& session, const RunContext& context) {
+  core::log_info("spare: waiting to replace a worker that fails");
+  if (!session.wait_for_assignment()) {
+    core::log_info("spare: released, not needed");
+    return false;
+  }
+  core::log_info("spare: taking the place of rank " + std::to_string(context.rank));
+  return true;
+}
+
+void repeat_while_processes_fail(const std::function<void()>& attempt) {
+  for (;;) {
+    try {
+      attempt();
+      return;
+    } catch (const comm::TransportError& error) {
+      if (!error.is_process_failure()) throw;
+      core::log_warn(std::string("another process failed during recovery: ") + error.what());
+    }
+  }
+}
+
+void log_recovery_pause(double seconds) {
+  char line[96];
+  std::snprintf(line, sizeof line, "training paused %.3f s by the recovery", seconds);
+  core::log_info(line);
+}
+
+}  // namespace gradshare::train

@@ -1,0 +1,60 @@
+// job_session.h: what every session that repairs the job in-job shares — gradient sharing's
+// (sharing/session.h) and the synchronous strategies' (group_session.h): the control channel,
+// the live workers, the repair after a process failure and the spares that wait for one; and
+// the steps every strategy takes around a repair (a spare's wait, a repair repeated while more
+// processes fail, the pause a survivor logs).
+//
+// Ranks are logical: a replacement takes the logical rank of the process it replaces.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "comm/control_channel.h"
+#include "train/run_context.h"
+
+namespace gradshare::train {
+
+// What a repair did: the logical ranks whose processes died and those a new process took (each
+// ascending), and how many rounds it took (a failure during a repair starts another).
+struct RepairOutcome {
+  std::vector<int> lost;
+  std::vector<int> replaced;
+  int rounds = 0;
+};
+
+class JobSession {
+ public:
+  virtual ~JobSession() = default;
+
+  // A spare process (fault_tolerance.spares): it waits, untrained, to replace a failed worker.
+  virtual bool is_spare() const { return false; }
+  // A spare: waits for a repair (true once it holds a logical rank) or the end of the run.
+  virtual bool wait_for_assignment() { return false; }
+
+  virtual comm::ControlChannel& control() = 0;
+  // Logical ranks of the live workers, ascending.
+  virtual std::vector<int> live_workers() const = 0;
+  // Whether a process failure can be repaired (an MPI job under ULFM, a repairable thread job).
+  virtual bool fault_tolerant() const = 0;
+  // After a process failure, collective over every live process: repairs the job per
+  // fault_tolerance.on_worker_failure and rebuilds what the session carries; context.rank
+  // becomes this process's logical rank. join_info goes to newcomers (read on the master only).
+  virtual RepairOutcome repair(const std::vector<std::uint8_t>& join_info) = 0;
+  // The master at the end of the run: spares never called may exit.
+  virtual void release_spares() {}
+};
+
+// A spare's life until it trains: logs its wait, and returns true once a repair gave it a
+// worker's place, false when the run ended without needing it.
+bool wait_as_spare(JobSession& session, const RunContext& context);
+
+// Runs `attempt` (a repair and what follows it) again for as long as it fails because yet
+// another process failed; any other error propagates.
+void repeat_while_processes_fail(const std::function<void()>& attempt);
+
+// The line a surviving worker logs once it trains again (the benches read it).
+void log_recovery_pause(double seconds);
+
+}  // namespace gradshare::train
