@@ -26,11 +26,16 @@ namespace {
 
 // Whether this run replaces a lost worker within the job.
 bool recovers_lost_workers(const config::ExperimentConfig& config) {
-  const auto& strategy = config.training.strategy;
-  return comm::fault_tolerance_active() &&
-         (strategy == "gradient_sharing" || strategy == "allreduce" ||
-          strategy == "parameter_averaging") &&
+  return comm::fault_tolerance_active() && config.training.strategy != "local" &&
          config.fault_tolerance.on_worker_failure != "abort";
+}
+
+// Whether this rank is a worker the master can replace (not a Downpour parameter server, whose
+// shard nothing restores in-job).
+bool replaceable(const RunContext& context) {
+  if (context.is_master() || !recovers_lost_workers(context.config)) return false;
+  return context.config.training.strategy != "downpour" ||
+         context.rank >= context.config.downpour.servers;
 }
 
 // The ranks this process knows to have failed (ULFM), or none when it cannot tell.
@@ -66,9 +71,9 @@ std::string describe_fatal_error(const std::exception& error, const RunContext& 
   const auto& strategy = context.config.training.strategy;
   if (std::find(failed.begin(), failed.end(), 0) != failed.end())
     return strategy + " lost its master (rank 0); " + resume;
-  return strategy + " cannot replace a lost worker yet (" +
-         (failed.empty() ? std::string("a process was lost") : rank_list(failed) + " lost") +
-         "); " + resume;
+  return strategy + " lost " +
+         (failed.empty() ? std::string("a process") : rank_list(failed)) +
+         " and repairs in-job only under `mpirun --with-ft ulfm`; " + resume;
 }
 
 }  // namespace
@@ -104,8 +109,7 @@ int end_run_after(const std::exception& error, const RunContext& context) {
   // The peers would wait on this rank: end the job. A worker the job can replace dies as a
   // failed process would; without a master nothing replaces it and the job must fail.
   const bool master_lost = dynamic_cast<const comm::MasterLost*>(&error) != nullptr;
-  if (context.size > 1)
-    end_job(code, !context.is_master() && !master_lost && recovers_lost_workers(context.config));
+  if (context.size > 1) end_job(code, !master_lost && replaceable(context));
   return code;
 }
 

@@ -4,10 +4,10 @@
 //   - Under `mpirun --with-ft ulfm` a process killed by a signal is reported to the others
 //     (so a lost worker can be replaced) but does not count in mpirun's exit code: a job whose
 //     ranks all die by signal exits 0. MPI_Abort still ends every rank with its code.
-// So a worker of a run that replaces lost workers (gradient sharing under ULFM, unless
-// fault_tolerance.on_worker_failure is abort, which checkpoints and exits 75 by itself) leaves
-// by SIGKILL, letting the master replace it; every other rank, the master always, ends the
-// job with MPI_Abort and a non-zero code.
+// So a worker of a run that replaces lost workers (every strategy with workers under ULFM,
+// unless fault_tolerance.on_worker_failure is abort, which checkpoints and exits 75 by itself)
+// leaves by SIGKILL, letting the master replace it; every other rank — the master always, a
+// Downpour parameter server — ends the job with MPI_Abort and a non-zero code.
 #pragma once
 
 #include <exception>
@@ -20,9 +20,9 @@ namespace gradshare::cli {
 
 // Reports `error`, which ended the run on this rank, in one line, and ends the job (see
 // above); returns the exit code only in a one-rank run. A process lost before training began
-// goes to end_job_lost_at_startup; one lost under a strategy that cannot replace it gives
-// "<strategy> cannot replace a lost worker yet (rank N lost); rerun the same command to resume
-// from <checkpoint>", exit 1.
+// goes to end_job_lost_at_startup; one lost where nothing repairs it (no ULFM) gives
+// "<strategy> lost rank N and repairs in-job only under `mpirun --with-ft ulfm`; rerun the same
+// command to resume from <checkpoint>", exit 1.
 int end_run_after(const std::exception& error, const train::RunContext& context);
 
 // A start-up collective failed with `rc` (under ULFM: a rank was lost before training began).

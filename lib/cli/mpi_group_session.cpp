@@ -20,6 +20,7 @@ MpiGroupSession::MpiGroupSession(RunContext& context)
 
 MpiGroupSession::MpiGroupSession(RunContext& context, comm::RepairedJob& joined)
     : context_(context), fault_tolerant_(true), job_(joined) {
+  last_repair_ = {joined.lost, joined.replaced, joined.rounds};
   context.rank = job_.my_logical();
   build();
 }
@@ -43,6 +44,7 @@ void MpiGroupSession::build() {
 bool MpiGroupSession::wait_for_assignment() {
   comm::RepairedJob repaired;
   if (!job_.wait_for_assignment(cli::repair_options(context_.config, {}), &repaired)) return false;
+  last_repair_ = {repaired.lost, repaired.replaced, repaired.rounds};
   context_.rank = job_.my_logical();
   build();
   log_as_worker(context_);  // this process's log is now the worker's
@@ -59,7 +61,8 @@ RepairOutcome MpiGroupSession::repair(const std::vector<std::uint8_t>& join_info
   const auto repaired = job_.repair(cli::repair_options(context_.config, join_info));
   context_.rank = job_.my_logical();
   if (!is_spare()) build();
-  return {repaired.lost, repaired.replaced, repaired.rounds};
+  last_repair_ = {repaired.lost, repaired.replaced, repaired.rounds};
+  return last_repair_;
 }
 
 }  // namespace gradshare::train

@@ -35,6 +35,10 @@ class MpiGroupSession : public GroupSession {
   RepairOutcome repair(const std::vector<std::uint8_t>& join_info) override;
   void release_spares() override { job_.release_spares(); }
 
+  // The job's communicator now (a repair replaces it) and the logical rank of each of its ranks.
+  MPI_Comm job_comm() const { return job_.job(); }
+  const std::vector<int>& logical() const { return job_.logical(); }
+
  private:
   // The channel and the group on the job's current communicator (collective over it).
   void build();

@@ -8,6 +8,7 @@
 #include "data/loader.h"
 #include "train/allreduce/roles.h"
 #include "train/averaging/roles.h"
+#include "train/downpour/roles.h"
 #include "train/join_info.h"
 #include "train/sharing/roles.h"
 #include "train/worker_log.h"
@@ -41,6 +42,7 @@ int run_replacement_worker(train::RunContext& context, comm::RepairedJob joined)
   }
   train::MpiGroupSession session(context, joined);  // collective with the survivors' repair
   become_worker(context, info);
+  if (strategy == "downpour") return train::run_downpour_replacement(context, session);
   return strategy == "allreduce"
              ? train::run_allreduce_worker(context, session, /*replacement=*/true)
              : train::run_averaging_worker(context, session, /*replacement=*/true);

@@ -129,7 +129,12 @@ train::StrategyLinks mpi_links() {
   links.group_session = [](RunContext& context) -> std::unique_ptr<train::GroupSession> {
     return std::make_unique<train::MpiGroupSession>(context);
   };
-  links.downpour = make_mpi_downpour_transport;
+  links.downpour = [](RunContext& context, train::GroupSession& session,
+                      const train::DownpourLayout& layout) {
+    // The MPI links make MPI sessions only.
+    return make_mpi_downpour_transport(context, dynamic_cast<train::MpiGroupSession&>(session),
+                                       layout);
+  };
   return links;
 }
 

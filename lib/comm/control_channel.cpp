@@ -85,6 +85,12 @@ const char* tag_name(Tag tag) {
       return "final model";
     case Tag::kGroupResume:
       return "group resume";
+    case Tag::kDownpourResync:
+      return "Downpour resync";
+    case Tag::kDownpourResume:
+      return "Downpour resume";
+    case Tag::kDownpourServerEnd:
+      return "Downpour server end";
   }
   return "unknown tag";
 }

@@ -57,9 +57,12 @@ enum class Tag : int {
   kDownpourFinalPull,
   kDownpourFinalModel,
   kGroupResume,  // recovery: the master tells a synchronous worker where the run stands
+  kDownpourResync,  // recovery: a parameter server tells a worker the last push it applied
+  kDownpourResume,  // recovery: the master tells a Downpour worker what it has from it
+  kDownpourServerEnd,  // at the end: a parameter server's peak memory and the seqs it applied
 };
 inline constexpr int kFirstTag = static_cast<int>(Tag::kPartitionRequest);
-inline constexpr int kLastTag = static_cast<int>(Tag::kGroupResume);
+inline constexpr int kLastTag = static_cast<int>(Tag::kDownpourServerEnd);
 
 // "partition request", "heartbeat", ...
 const char* tag_name(Tag tag);

@@ -58,6 +58,8 @@ class GroupView : public WorkerGroup {
 
 int InProcessJob::size() const { return hub_.ranks(); }
 
+int InProcessJob::repaired_failures() const { return hub_.failures_.repaired_failures(); }
+
 bool InProcessJob::fault_tolerant() const { return hub_.repairable_; }
 
 std::unique_ptr<ControlChannel> InProcessJob::control_channel(double) {
@@ -78,7 +80,7 @@ std::unique_ptr<WorkerGroup> InProcessJob::worker_group_of(const std::vector<int
                                                                  int logical) {
   const auto found = std::find(live.begin(), live.end(), logical);
   GS_CHECK(found != live.end(), "rank " + std::to_string(logical) + " is not a live worker");
-  const int repaired = hub_.failures_.repaired_failures();
+  const int repaired = repaired_failures();
   auto& group = shared<InProcessGroupHub>("workers after " + std::to_string(repaired) + " failures", [&] {
     const InProcessFailures& failures = hub_.failures_;
     return std::make_unique<InProcessGroupHub>(static_cast<int>(live.size()),

@@ -20,7 +20,8 @@ GroupResume GroupResume::read(comm::ByteReader& reader) {
 GroupRecovery::GroupRecovery(RunContext& context, GroupSession& session)
     : context_(context), session_(session), log_(context.metrics) {}
 
-bool GroupRecovery::repair(const comm::TransportError& error) {
+bool GroupRecovery::repair(const comm::TransportError& error,
+                           const std::function<void()>& rebuild) {
   if (!error.is_process_failure() || !session_.fault_tolerant()) return false;
   core::log_warn(std::string("process failure: ") + error.what() + "; recovering");
   clock_.restart();
@@ -31,6 +32,7 @@ bool GroupRecovery::repair(const comm::TransportError& error) {
     pending_.replaced.insert(pending_.replaced.end(), outcome.replaced.begin(),
                              outcome.replaced.end());
     pending_.rounds += outcome.rounds;
+    if (rebuild) rebuild();
   });
   return true;
 }
@@ -43,10 +45,14 @@ void GroupRecovery::resume(bool finish, std::int64_t epochs_evaluated,
                    "exiting with the requeue code");
   for (int w : session_.live_workers())
     send(session_.control(), w, GroupResume{stop, finish, epochs_evaluated, checkpoint_mark});
-  pending_.seconds = clock_.seconds();
-  pending_.resumed_from =
+  record(
       "the workers go on from the newest state any of them held (the step or averaging round "
-      "the failure interrupted is trained again)";
+      "the failure interrupted is trained again)");
+}
+
+void GroupRecovery::record(const std::string& resumed_from) {
+  pending_.seconds = clock_.seconds();
+  pending_.resumed_from = resumed_from;
   log_.add(pending_);
 }
 

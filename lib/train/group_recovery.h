@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "comm/transport_error.h"
@@ -47,13 +48,19 @@ struct GroupResume {
 class GroupRecovery {
  public:
   GroupRecovery(RunContext& context, GroupSession& session);
-  // A transport call failed: true once the job is repaired (repaired again while more processes
-  // fail during it); false when the failure is not one the session can repair.
-  bool repair(const comm::TransportError& error);
+  // A transport call failed: true once the job is repaired and `rebuild` (what the role builds on
+  // the repaired job, if anything) has run (both again while more processes fail meanwhile);
+  // false when the failure is not one the session can repair.
+  bool repair(const comm::TransportError& error, const std::function<void()>& rebuild = {});
+  // The recovery under way: who was lost and who replaced.
+  const ft::RecoveryRecord& current() const { return pending_; }
   // After repair() (and the role's own reset): tells every live worker where the run stands —
   // a GroupResume with what the master has; stop under on_worker_failure abort — and records
   // the recovery.
   void resume(bool finish, std::int64_t epochs_evaluated, std::int64_t checkpoint_mark);
+  // Records the recovery under way as done (resume() does it too): `resumed_from` says what the
+  // workers went on from.
+  void record(const std::string& resumed_from);
   void summarize() const { log_.summarize(); }
 
  private:

@@ -16,6 +16,12 @@ class GroupSession : public JobSession {
  public:
   // The workers' group (a worker's session only).
   virtual comm::WorkerGroup& workers() = 0;
+  // What the latest repair did, on every process it left live (a spare's: the repair that gave
+  // it its place); empty before any.
+  const RepairOutcome& last_repair() const { return last_repair_; }
+
+ protected:
+  RepairOutcome last_repair_;
 };
 
 // A synchronous strategy on this rank, on the session context.links.group_session makes: the

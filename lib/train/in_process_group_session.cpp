@@ -40,10 +40,11 @@ RepairOutcome InProcessGroupSession::repair(const std::vector<std::uint8_t>&) {
   workers_.reset();
   const auto repair = job_.repair(context_.rank, policy == "replace", [](const auto&) {});
   adopt(repair);
-  return {repair.lost, repair.replaced, repair.rounds};
+  return last_repair_;
 }
 
 void InProcessGroupSession::adopt(const comm::InProcessRepair& repair) {
+  last_repair_ = {repair.lost, repair.replaced, repair.rounds};
   live_ = repair.workers;
   control_ = job_.control_channel_of(context_.rank);
   if (!context_.is_master()) workers_ = job_.worker_group_of(live_, context_.rank);

@@ -28,7 +28,10 @@ class DownpourLayout;
 struct StrategyLinks {
   std::function<std::unique_ptr<SharingSession>(RunContext&)> sharing_session;
   std::function<std::unique_ptr<GroupSession>(RunContext&)> group_session;
-  std::function<std::unique_ptr<DownpourTransport>(RunContext&, const DownpourLayout&)> downpour;
+  // Made on the group session's job as it is now, again after every repair.
+  std::function<std::unique_ptr<DownpourTransport>(RunContext&, GroupSession&,
+                                                   const DownpourLayout&)>
+      downpour;
 };
 
 struct RunContext {

@@ -18,18 +18,20 @@ void check_strategy_fits(const config::ExperimentConfig& config, int ranks) {
   if (strategy == "local" && ranks > 1)
     throw core::UserError("training.strategy 'local' runs in one process, but the job has " +
                           std::to_string(ranks) + " ranks (start it without mpirun)");
-  if (strategy == "downpour" && ranks <= config.downpour.servers)
+  const auto spares = config.fault_tolerance.spares;
+  if (strategy == "downpour" && ranks - spares <= config.downpour.servers)
     throw core::UserError("training.strategy 'downpour' with downpour.servers " +
                           std::to_string(config.downpour.servers) +
                           " needs more ranks than servers, but the job has " +
-                          std::to_string(ranks) + " (start more ranks or use fewer servers)");
+                          std::to_string(ranks - spares) +
+                          (spares > 0 ? " besides its spares" : "") +
+                          " (start more ranks or use fewer servers)");
   if (strategy != "local" && strategy != "gradient_sharing" && strategy != "allreduce" &&
       strategy != "parameter_averaging" && strategy != "downpour")
     throw core::UserError("training.strategy '" + strategy + "' is not available yet in this build");
-  const auto spares = config.fault_tolerance.spares;
-  if (spares > 0 && ranks > 1 && (strategy == "downpour" || strategy == "local"))
-    throw core::UserError("fault_tolerance.spares is used by training.strategy gradient_sharing, "
-                          "allreduce and parameter_averaging, not '" + strategy + "'");
+  if (spares > 0 && ranks > 1 && strategy == "local")
+    throw core::UserError("fault_tolerance.spares is used by the strategies with workers, not "
+                          "'local'");
   if (spares > 0 && ranks > 1 && config.training.on_divergence == "rollback")
     throw core::UserError("training.on_divergence: rollback restarts the job's processes in "
                           "place, which fault_tolerance.spares does not support yet; use stop");

@@ -60,7 +60,13 @@ def check_downpour(records, steps, consistent, staleness):
         if s["consistent"] is not True:
             failures.append("a worker's final parameters differ from the servers' "
                             f"(max difference {s['consistency_max_difference']})")
-        if s["pushes"] < 1 or s["pushes_applied"] != s["pushes"]:
+        if s.get("pushes_applied_once") is not True:
+            failures.append("a server applied a worker's pushes other than exactly once "
+                            f"(pushes_applied_once {s.get('pushes_applied_once')})")
+        # The reported count is exact only without a recovery: a lost worker's last report, and
+        # reports in flight at a repair, are lost (the seq check above is exact regardless).
+        recovered = any(r.get("kind") == "recovery" for r in records)
+        if s["pushes"] < 1 or (not recovered and s["pushes_applied"] != s["pushes"]):
             failures.append(f"{s['pushes_applied']} of {s['pushes']} pushes applied")
     if staleness:
         mean, worst = s.get("staleness_mean"), s.get("staleness_max")
@@ -212,8 +218,9 @@ def main():
                         help="parameter averaging: every worker held bit-identical parameters "
                              "after every round (needs training.verify_averaging=true)")
     parser.add_argument("--downpour-consistent", action="store_true",
-                        help="downpour: every push was applied and after the final pull every "
-                             "worker held exactly the servers' parameters")
+                        help="downpour: every push was applied exactly once (by seq, per worker "
+                             "and shard) and after the final pull every worker held exactly the "
+                             "servers' parameters")
     parser.add_argument("--staleness-present", action="store_true",
                         help="downpour: staleness mean/max in the step records and the summary")
     parser.add_argument("--same-final", metavar="OTHER_RUN_DIR",

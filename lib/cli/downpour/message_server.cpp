@@ -12,11 +12,13 @@
 
 namespace gradshare::train {
 
-MessageShardServer::MessageShardServer(MPI_Comm comm, const DownpourLayout& layout, int shard,
+MessageShardServer::MessageShardServer(MPI_Comm comm, const DownpourLayout& layout,
+                                       WorkerRanks worker_ranks, int shard,
                                        const config::ExperimentConfig& config,
                                        std::span<const float> initial)
     : ShardServer(layout, shard, config),
       comm_(comm),
+      worker_ranks_(std::move(worker_ranks)),
       shard_(initial.begin(), initial.end()),
       incoming_(static_cast<std::size_t>(layout.workers())),
       sends_(comm) {
@@ -37,11 +39,13 @@ std::size_t MessageShardServer::poll() {
 
 bool MessageShardServer::apply_if_arrived(int worker) {
   Incoming& push = incoming_[static_cast<std::size_t>(worker)];
+  const int rank = worker_ranks_.at(static_cast<std::size_t>(worker));
+  if (rank < 0) return false;  // gone (a shrink)
   if (push.request == MPI_REQUEST_NULL) {
     int found = 0;
     MPI_Message handle = MPI_MESSAGE_NULL;
     MPI_Status status;
-    comm::check_mpi(MPI_Improbe(layout_.worker_rank(worker), DownpourTag::kPush, comm_, &found,
+    comm::check_mpi(MPI_Improbe(rank, DownpourTag::kPush, comm_, &found,
                                 &handle, &status),
                     "MPI_Improbe");
     if (!found) return false;
@@ -70,7 +74,7 @@ void MessageShardServer::apply(int worker, const std::vector<std::uint8_t>& mess
   updater_.apply(shard_);
   std::vector<std::uint8_t> bytes(sizeof ack);
   std::memcpy(bytes.data(), &ack, sizeof ack);
-  sends_.send(layout_.worker_rank(worker), DownpourTag::kAck, std::move(bytes));
+  sends_.send(worker_ranks_.at(static_cast<std::size_t>(worker)), DownpourTag::kAck, std::move(bytes));
 }
 
 std::size_t MessageShardServer::answer_pulls() {

@@ -18,19 +18,24 @@
 #include "cli/downpour/message_wire.h"
 #include "train/downpour/protocol.h"
 #include "train/downpour/server.h"
+#include "train/downpour/transport.h"
 
 namespace gradshare::train {
 
 class MessageShardServer final : public ShardServer {
  public:
   // `comm` is the transport's communicator; `initial` the shard's slice of the seeded model.
-  MessageShardServer(MPI_Comm comm, const DownpourLayout& layout, int shard,
-                     const config::ExperimentConfig& config, std::span<const float> initial);
+  // `worker_ranks`: where the workers are in `comm` (a gone worker is never polled).
+  MessageShardServer(MPI_Comm comm, const DownpourLayout& layout, WorkerRanks worker_ranks,
+                     int shard, const config::ExperimentConfig& config,
+                     std::span<const float> initial);
   // Pushes still being received (error paths) are abandoned (abandon_receive).
   ~MessageShardServer() override;
 
   std::size_t poll() override;
   std::span<const float> parameters() const override { return shard_; }
+
+  void publish_carried_state() override {}  // pulls read the updater's version
 
  private:
   // A worker's push on its way in.
@@ -44,6 +49,7 @@ class MessageShardServer final : public ShardServer {
   std::size_t answer_pulls();
 
   MPI_Comm comm_;
+  WorkerRanks worker_ranks_;
   std::vector<float> shard_;
   std::vector<Incoming> incoming_;  // per worker
   SendQueue sends_;                 // acks and pull replies on their way

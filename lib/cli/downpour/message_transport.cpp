@@ -2,6 +2,9 @@
 #include "cli/downpour/message_transport.h"
 
 #include <algorithm>
+#include <utility>
+
+#include "comm/mpi_error.h"
 
 #include "core/errors.h"
 #include "cli/downpour/message_link.h"
@@ -9,13 +12,21 @@
 
 namespace gradshare::train {
 
-MessageDownpourTransport::MessageDownpourTransport(MPI_Comm comm, const DownpourLayout& layout)
-    : layout_(layout), comm_(comm::Communicator::duplicate(comm)) {}
+MessageDownpourTransport::MessageDownpourTransport(MPI_Comm comm, const DownpourLayout& layout,
+                                                   WorkerRanks worker_ranks)
+    : layout_(layout),
+      worker_ranks_(std::move(worker_ranks)),
+      comm_(comm::Communicator::duplicate(comm)) {}
+
+void MessageDownpourTransport::wait_for_servers() {
+  comm::check_mpi(MPI_Barrier(comm_.get()), "MPI_Barrier");
+}
 
 std::unique_ptr<ShardServer> MessageDownpourTransport::serve(int shard,
                                                              const config::ExperimentConfig& config,
                                                              std::span<const float> initial) {
-  return std::make_unique<MessageShardServer>(comm_.get(), layout_, shard, config, initial);
+  return std::make_unique<MessageShardServer>(comm_.get(), layout_, worker_ranks_, shard, config,
+                                              initial);
 }
 
 std::unique_ptr<ShardLink> MessageDownpourTransport::link(int shard, int worker,

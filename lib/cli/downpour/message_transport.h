@@ -13,7 +13,7 @@ namespace gradshare::train {
 class MessageDownpourTransport final : public DownpourTransport {
  public:
   // Collective over `comm` (duplicated for the transport).
-  MessageDownpourTransport(MPI_Comm comm, const DownpourLayout& layout);
+  MessageDownpourTransport(MPI_Comm comm, const DownpourLayout& layout, WorkerRanks worker_ranks);
 
   std::unique_ptr<ShardServer> serve(int shard, const config::ExperimentConfig& config,
                                      std::span<const float> initial) override;
@@ -21,12 +21,15 @@ class MessageDownpourTransport final : public DownpourTransport {
                                   const config::ExperimentConfig& config) override;
   std::uint64_t read_shard(int shard, std::span<float> out, double timeout_seconds,
                            const std::function<void()>& meanwhile) override;
+  void wait_for_servers() override;
+  void abandon() override { comm_.release(); }
 
   // The transport's communicator (its ranks are the job's).
   MPI_Comm comm() const { return comm_.get(); }
 
  private:
   const DownpourLayout& layout_;
+  WorkerRanks worker_ranks_;
   comm::Communicator comm_;
 };
 

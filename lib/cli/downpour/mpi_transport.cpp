@@ -4,12 +4,14 @@
 #include <mpi.h>
 
 #include <string>
+#include <utility>
 
 #include "cli/downpour/message_transport.h"
 #include "cli/downpour/rma_transport.h"
 #include "comm/mpi_job.h"
 #include "comm/node_placement.h"
 #include "comm/plane_choice.h"
+#include "core/errors.h"
 #include "core/log.h"
 
 namespace gradshare::cli {
@@ -37,13 +39,25 @@ TransportChoice choose_transport(MPI_Comm comm, const std::string& data_plane) {
 }  // namespace
 
 std::unique_ptr<train::DownpourTransport> make_mpi_downpour_transport(
-    train::RunContext& context, const train::DownpourLayout& layout) {
-  const MPI_Comm comm = comm::mpi_comm(*context.job);
+    train::RunContext& context, train::MpiGroupSession& session,
+    const train::DownpourLayout& layout) {
+  const MPI_Comm comm = session.job_comm();
+  // Servers are never lost in-job, and the job keeps logical order: ranks 0..K-1 serve.
+  train::WorkerRanks worker_ranks(static_cast<std::size_t>(layout.workers()), -1);
+  const auto& logical = session.logical();
+  for (std::size_t rank = 0; rank < logical.size(); ++rank) {
+    if (logical[rank] < layout.servers())
+      GS_CHECK(logical[rank] == static_cast<int>(rank), "parameter servers out of place");
+    else
+      worker_ranks[static_cast<std::size_t>(layout.worker_index(logical[rank]))] =
+          static_cast<int>(rank);
+  }
   const TransportChoice choice = choose_transport(comm, context.config.transport.data_plane);
   if (context.is_master()) core::log_info("downpour transport: " + choice.description);
   if (choice.kind == comm::PlaneKind::kRma)
-    return std::make_unique<train::RmaDownpourTransport>(comm, context.rank, layout);
-  return std::make_unique<train::MessageDownpourTransport>(comm, layout);
+    return std::make_unique<train::RmaDownpourTransport>(comm, context.rank, layout,
+                                                         std::move(worker_ranks));
+  return std::make_unique<train::MessageDownpourTransport>(comm, layout, std::move(worker_ranks));
 }
 
 }  // namespace gradshare::cli

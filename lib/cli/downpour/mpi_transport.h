@@ -5,13 +5,16 @@
 
 #include <memory>
 
+#include "cli/mpi_group_session.h"
 #include "train/downpour/transport.h"
 #include "train/run_context.h"
 
 namespace gradshare::cli {
 
-// Collective over the job; the master logs the choice. `layout` must outlive the transport.
+// Collective over the session's job as it is now (after a repair: the repaired one); the master
+// logs the choice. `layout` must outlive the transport.
 std::unique_ptr<train::DownpourTransport> make_mpi_downpour_transport(
-    train::RunContext& context, const train::DownpourLayout& layout);
+    train::RunContext& context, train::MpiGroupSession& session,
+    const train::DownpourLayout& layout);
 
 }  // namespace gradshare::cli

@@ -99,7 +99,8 @@ void RmaShardLink::advance(DownpourReport& report) {
   }
   if (!push_outstanding()) return;
   const std::uint64_t word = read_ack();
-  if (ack_seq(word) != acked()) acknowledge(word, report);
+  // Seq 0 acknowledges nothing: the word of a window made after a repair, not yet written.
+  if (ack_seq(word) != 0 && ack_seq(word) != acked()) acknowledge(word, report);
 }
 
 void RmaShardLink::start_pull(DownpourReport& report) {

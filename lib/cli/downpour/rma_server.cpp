@@ -5,23 +5,37 @@
 #include <atomic>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "core/errors.h"
 
 namespace gradshare::train {
 
-RmaShardServer::RmaShardServer(comm::Window& window, const DownpourLayout& layout, int shard,
+RmaShardServer::RmaShardServer(comm::Window& window, const DownpourLayout& layout,
+                               WorkerRanks worker_ranks, int shard,
                                const config::ExperimentConfig& config,
                                std::span<const float> initial)
     : ShardServer(layout, shard, config),
       window_(window),
       shard_layout_(layout.shard_layout(shard)),
+      worker_ranks_(std::move(worker_ranks)),
       ack_values_(static_cast<std::size_t>(layout.workers()), 0) {
   GS_CHECK(initial.size() == shard_layout_.floats(),
            "initial shard of " + std::to_string(initial.size()));
   GS_CHECK(window.bytes() >= shard_layout_.window_bytes(), "Downpour server window too small");
   std::copy(initial.begin(), initial.end(), shard_memory().begin());
   store_seqlock(0);
+  window_.sync();
+}
+
+void RmaShardServer::publish_carried_state() {
+  store_seqlock(2 * version());
+  // A slot's seq is the newest push there; a fresh window's 0 would read as a new one.
+  for (int worker = 0; worker < layout_.workers(); ++worker) {
+    auto* seq = reinterpret_cast<std::uint64_t*>(window_.base() + shard_layout_.slot_offset(worker));
+    std::atomic_ref<std::uint64_t>(*seq).store(updater_.applied_seq(worker),
+                                               std::memory_order_release);
+  }
   window_.sync();
 }
 
@@ -63,7 +77,7 @@ bool RmaShardServer::apply_if_posted(int worker) {
   store_seqlock(2 * version + 2);  // even again: version + 1
   window_.sync();
 
-  const int rank = layout_.worker_rank(worker);
+  const int rank = worker_ranks_.at(static_cast<std::size_t>(worker));
   auto& origin = ack_values_[static_cast<std::size_t>(worker)];
   origin = ack;
   window_.put(&origin, sizeof origin, rank, DownpourLayout::ack_offset(shard()));

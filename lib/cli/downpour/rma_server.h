@@ -15,6 +15,7 @@
 #include "config/experiment_config.h"
 #include "train/downpour/protocol.h"
 #include "train/downpour/server.h"
+#include "train/downpour/transport.h"
 
 namespace gradshare::train {
 
@@ -22,11 +23,14 @@ class RmaShardServer final : public ShardServer {
  public:
   // Writes `initial` (the shard's slice of the seeded model) into the window. `window` is this
   // rank's Downpour window and must outlive the server.
-  RmaShardServer(comm::Window& window, const DownpourLayout& layout, int shard,
-                 const config::ExperimentConfig& config, std::span<const float> initial);
+  RmaShardServer(comm::Window& window, const DownpourLayout& layout, WorkerRanks worker_ranks,
+                 int shard, const config::ExperimentConfig& config,
+                 std::span<const float> initial);
 
   std::size_t poll() override;
   std::span<const float> parameters() const override { return shard_memory(); }
+
+  void publish_carried_state() override;
 
  private:
   bool apply_if_posted(int worker);
@@ -35,6 +39,7 @@ class RmaShardServer final : public ShardServer {
 
   comm::Window& window_;
   ShardLayout shard_layout_;
+  WorkerRanks worker_ranks_;
   std::vector<std::uint64_t> ack_values_;  // origin buffers of the ack Puts
 };
 

@@ -3,16 +3,28 @@
 
 #include "cli/downpour/rma_link.h"
 #include "cli/downpour/rma_server.h"
+#include "comm/mpi_error.h"
+
+#include <utility>
 
 namespace gradshare::train {
 
-RmaDownpourTransport::RmaDownpourTransport(MPI_Comm comm, int rank, const DownpourLayout& layout)
-    : layout_(layout), window_(comm, layout.window_bytes(rank)) {}
+RmaDownpourTransport::RmaDownpourTransport(MPI_Comm comm, int rank, const DownpourLayout& layout,
+                                           WorkerRanks worker_ranks)
+    : comm_(comm),
+      layout_(layout),
+      worker_ranks_(std::move(worker_ranks)),
+      window_(comm, layout.window_bytes(rank)) {}
+
+void RmaDownpourTransport::wait_for_servers() {
+  comm::check_mpi(MPI_Barrier(comm_), "MPI_Barrier");
+}
 
 std::unique_ptr<ShardServer> RmaDownpourTransport::serve(int shard,
                                                          const config::ExperimentConfig& config,
                                                          std::span<const float> initial) {
-  return std::make_unique<RmaShardServer>(window_, layout_, shard, config, initial);
+  return std::make_unique<RmaShardServer>(window_, layout_, worker_ranks_, shard, config,
+                                          initial);
 }
 
 std::unique_ptr<ShardLink> RmaDownpourTransport::link(int shard, int worker,

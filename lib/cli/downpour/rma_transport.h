@@ -12,8 +12,9 @@ namespace gradshare::train {
 
 class RmaDownpourTransport final : public DownpourTransport {
  public:
-  // Collective over `comm`: allocates this rank's window (`rank` is its rank in `comm`).
-  RmaDownpourTransport(MPI_Comm comm, int rank, const DownpourLayout& layout);
+  // Collective over `comm`: allocates this rank's window (`rank`: its logical rank).
+  RmaDownpourTransport(MPI_Comm comm, int rank, const DownpourLayout& layout,
+                       WorkerRanks worker_ranks);
 
   std::unique_ptr<ShardServer> serve(int shard, const config::ExperimentConfig& config,
                                      std::span<const float> initial) override;
@@ -22,11 +23,15 @@ class RmaDownpourTransport final : public DownpourTransport {
   // Reads under the seqlock without the server's help: `meanwhile` is not needed.
   std::uint64_t read_shard(int shard, std::span<float> out, double timeout_seconds,
                            const std::function<void()>& meanwhile) override;
+  void wait_for_servers() override;
+  void abandon() override { window_.abandon(); }
 
   comm::Window& window() { return window_; }
 
  private:
+  MPI_Comm comm_;
   const DownpourLayout& layout_;
+  WorkerRanks worker_ranks_;
   comm::Window window_;
 };
 

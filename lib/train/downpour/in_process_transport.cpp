@@ -27,6 +27,10 @@ class InProcessShardServer final : public ShardServer {
     return round_robin([this](int worker) { return apply_if_pushed(worker); });
   }
   std::span<const float> parameters() const override { return shard_; }
+  void publish_carried_state() override {
+    std::lock_guard lock(box_.mutex);
+    box_.version = updater_.version();
+  }
 
  private:
   bool apply_if_pushed(int worker) {
@@ -91,13 +95,20 @@ class InProcessShardLink final : public ShardLink {
 
 }  // namespace
 
-InProcessDownpourHub::InProcessDownpourHub(const DownpourLayout& layout) {
+InProcessDownpourHub::InProcessDownpourHub(const DownpourLayout& layout)
+    : expected_(layout.servers() + layout.workers()) {
   for (int s = 0; s < layout.servers(); ++s) {
     auto box = std::make_unique<InProcessShardBox>();
     box->pushes.resize(static_cast<std::size_t>(layout.workers()));
     box->acks.resize(static_cast<std::size_t>(layout.workers()));
     boxes_.push_back(std::move(box));
   }
+}
+
+void InProcessDownpourHub::arrive_and_wait() {
+  std::unique_lock lock(mutex_);
+  if (++arrived_ == expected_) all_arrived_.notify_all();
+  all_arrived_.wait(lock, [this] { return arrived_ >= expected_; });
 }
 
 std::unique_ptr<ShardServer> InProcessDownpourTransport::serve(
@@ -122,7 +133,8 @@ std::uint64_t InProcessDownpourTransport::read_shard(int shard, std::span<float>
 std::unique_ptr<DownpourTransport> make_in_process_downpour_transport(
     comm::InProcessJob& job, const DownpourLayout& layout) {
   auto& hub = job.shared<InProcessDownpourHub>(
-      "downpour", [&] { return std::make_unique<InProcessDownpourHub>(layout); });
+      "downpour after " + std::to_string(job.repaired_failures()) + " failures",
+      [&] { return std::make_unique<InProcessDownpourHub>(layout); });
   return std::make_unique<InProcessDownpourTransport>(hub, layout);
 }
 

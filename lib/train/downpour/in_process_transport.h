@@ -6,6 +6,7 @@
 // link's advance takes its ack word, and a pull copies the published shard.
 #pragma once
 
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -28,14 +29,21 @@ struct InProcessShardBox {
   std::vector<std::optional<std::uint64_t>> acks;  // per worker: the ack word not yet taken
 };
 
-// Every shard's box; one per job, shared by its threads.
+// Every shard's box; one per job and repair (what was in flight is dropped with it), shared by
+// its threads.
 class InProcessDownpourHub {
  public:
   explicit InProcessDownpourHub(const DownpourLayout& layout);
   InProcessShardBox& box(int shard) { return *boxes_[static_cast<std::size_t>(shard)]; }
+  // Returns once every rank of the layout has called it (the start's wait for the servers).
+  void arrive_and_wait();
 
  private:
   std::vector<std::unique_ptr<InProcessShardBox>> boxes_;
+  std::mutex mutex_;
+  std::condition_variable all_arrived_;
+  int expected_;
+  int arrived_ = 0;
 };
 
 class InProcessDownpourTransport final : public DownpourTransport {
@@ -49,13 +57,15 @@ class InProcessDownpourTransport final : public DownpourTransport {
                                   const config::ExperimentConfig& config) override;
   std::uint64_t read_shard(int shard, std::span<float> out, double timeout_seconds,
                            const std::function<void()>& meanwhile) override;
+  void wait_for_servers() override { hub_.arrive_and_wait(); }
 
  private:
   InProcessDownpourHub& hub_;
   const DownpourLayout& layout_;
 };
 
-// The transport of rank `job` of an in-process job (the hub is made by the first rank to ask).
+// The transport of rank `job` of an in-process job (the hub is made by the first rank to ask;
+// after a repair, a new one).
 std::unique_ptr<DownpourTransport> make_in_process_downpour_transport(comm::InProcessJob& job,
                                                                       const DownpourLayout& layout);
 

@@ -25,9 +25,8 @@ void ShardLink::post(PushFormat format, DownpourReport& report) {
            "push to parameter server " + std::to_string(server_) + " while one is in flight");
   GS_CHECK(payload_.size() <= payload_capacity_,
            "push of " + std::to_string(payload_.size()) + " bytes");
-  const PushHeader header{posted_ + 1, static_cast<std::uint64_t>(format), payload_.size(),
-                          base_version_};
-  send_push(header, payload_);
+  header_ = {posted_ + 1, static_cast<std::uint64_t>(format), payload_.size(), base_version_};
+  send_push(header_, payload_);
   ++posted_;
   ++report.pushes;
   report.push_bytes += static_cast<std::int64_t>(payload_.size());
@@ -73,6 +72,36 @@ void ShardLink::acknowledge(std::uint64_t word, DownpourReport& report) {
   ++report.ages;
   report.age_sum += static_cast<double>(age);
   report.age_max = std::max(report.age_max, age);
+}
+
+void ShardLink::take_over(ShardLink& old) {
+  GS_CHECK(old.server_ == server_ && old.rank_ == rank_, "a link taken over from another");
+  encoder_ = std::move(old.encoder_);
+  payload_ = std::move(old.payload_);
+  header_ = old.header_;
+  base_version_ = old.base_version_;
+  posted_ = old.posted_;
+  acked_ = old.acked_;
+}
+
+void ShardLink::resync(std::uint64_t applied) {
+  if (posted_ == 0) {
+    posted_ = acked_ = applied;  // a replacement (or a worker that never pushed: applied is 0)
+    return;
+  }
+  if (applied == posted_) {
+    acked_ = posted_;  // applied, its ack lost with the old transport (its age is not counted)
+    return;
+  }
+  if (applied + 1 == posted_ && acked_ < posted_) {
+    send_push(header_, payload_);
+    return;
+  }
+  throw core::RuntimeError("parameter server " + std::to_string(server_) +
+                           " says it applied push " + std::to_string(applied) +
+                           " of worker rank " + std::to_string(rank_) + ", which has posted " +
+                           std::to_string(posted_) + " and seen " + std::to_string(acked_) +
+                           " acknowledged");
 }
 
 std::span<const float> ShardLink::residual() const {

@@ -37,6 +37,8 @@ class ShardLink {
   virtual void advance(DownpourReport& report) = 0;
   // A push was posted and the server has not acknowledged it yet.
   bool push_outstanding() const { return acked_ < posted_; }
+  // Seq of the last push posted (a replacement's count goes on from its predecessor's).
+  std::uint64_t posted() const { return posted_; }
   // Posts `delta` (this shard's accumulated updates) as the next push, encoded when
   // downpour.encode (the encoder keeps what it does not send); zeroes `delta`. Requires
   // !push_outstanding().
@@ -53,6 +55,15 @@ class ShardLink {
   // What this worker has not yet sent of the shard (the encoder's residual; empty without
   // encoding).
   std::span<const float> residual() const;
+
+  // After a repair (downpour/recovery.h): this link, made on the new transport, continues
+  // `old`'s pushes: their seq, the push in flight, the encoder's residual, the base version.
+  void take_over(ShardLink& old);
+  // Then the server's word: `applied` is the seq of the last push it applied from this worker.
+  // The push in flight it did not apply is sent again (it was lost with the old transport); a
+  // replacement, which has posted nothing, continues the seq of the worker it replaces.
+  // RuntimeError when the two disagree otherwise.
+  void resync(std::uint64_t applied);
 
  protected:
   // `worker` is the worker's index (rank - servers).
@@ -78,6 +89,7 @@ class ShardLink {
   std::size_t payload_capacity_;
   std::unique_ptr<codec::Encoder> encoder_;  // null without downpour.encode
   std::vector<std::uint8_t> payload_;        // the push in flight
+  PushHeader header_;                        // its header
   std::uint64_t base_version_ = 0;
   std::uint64_t posted_ = 0;
   std::uint64_t acked_ = 0;

@@ -10,6 +10,8 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
+#include <set>
 #include <vector>
 
 #include "ckpt/checkpoint.h"
@@ -21,6 +23,8 @@
 #include "data/epoch_plan.h"
 #include "train/checkpointer.h"
 #include "train/divergence_guard.h"
+#include "train/downpour/network.h"
+#include "train/group_recovery.h"
 #include "train/downpour/checkpoint.h"
 #include "train/downpour/roles.h"
 #include "train/epoch_report.h"
@@ -89,38 +93,46 @@ class DownpourProgress {
   ProgressWindow<DownpourReport> window_;
 };
 
-// A checkpoint needs what other ranks hold (downpour/checkpoint.h): the master asks every rank
-// and collects the replies; several requests are never outstanding at once.
+// A checkpoint needs what other ranks hold (downpour/checkpoint.h): the master asks every live
+// rank and collects the replies; several requests are never outstanding at once.
 class StateRequests {
  public:
-  explicit StateRequests(comm::ControlChannel& control) : control_(control) {}
+  explicit StateRequests(DownpourNetwork& network) : network_(network) {}
   bool outstanding() const { return outstanding_; }
   void request() {
     GS_CHECK(!outstanding_, "a state request is already outstanding");
-    for (int rank = 1; rank < control_.size(); ++rank) send(control_, rank, StateRequest{});
+    asked_ = network_.live_ranks();
+    for (int rank : asked_) send(network_.control(), rank, StateRequest{});
     outstanding_ = true;
   }
-  // Takes one reply; true when every rank has replied.
+  // Takes one reply; true when every rank asked has replied.
   bool take(const comm::ControlMessage& reply) {
     if (!outstanding_ || replies_.count(reply.source))
       throw core::RuntimeError("unrequested state reply from rank " + std::to_string(reply.source));
     replies_[reply.source] = decode<DownpourState>(reply).state;
-    return static_cast<int>(replies_.size()) == control_.size() - 1;
+    return replies_.size() == asked_.size();
   }
   // Every rank's reply (requesting first when nothing is outstanding), waiting for the rest.
   std::map<int, WorkerState> collect() {
     if (!outstanding_) request();
-    for (int rank = 1; rank < control_.size(); ++rank)
+    for (int rank : asked_)
       if (!replies_.count(rank))
-        replies_[rank] = receive<DownpourState>(control_, rank, "state for a checkpoint").state;
+        replies_[rank] =
+            receive<DownpourState>(network_.control(), rank, "state for a checkpoint").state;
     outstanding_ = false;
     std::map<int, WorkerState> replies;
     replies.swap(replies_);
     return replies;
   }
+  // A repair dropped the requests and replies in flight.
+  void cancel() {
+    outstanding_ = false;
+    replies_.clear();
+  }
 
  private:
-  comm::ControlChannel& control_;
+  DownpourNetwork& network_;
+  std::vector<int> asked_;
   std::map<int, WorkerState> replies_;
   bool outstanding_ = false;
 };
@@ -143,18 +155,19 @@ Comparison compare(std::span<const float> a, std::span<const float> b) {
 
 class DownpourMaster : public MasterRole {
  public:
-  DownpourMaster(RunContext& context, nn::Model& model, DownpourTransport& transport,
-                 comm::ControlChannel& control, const DownpourLayout& layout, ShardServer& server,
+  DownpourMaster(RunContext& context, nn::Model& model, DownpourNetwork& network,
+                 std::unique_ptr<ShardServer> server,
                  const std::optional<ckpt::Checkpoint>& resume)
-      : context_(context), cfg_(context.config), model_(model), transport_(transport),
-        control_(control), layout_(layout), server_(server), workers_(layout.workers()),
+      : context_(context), cfg_(context.config), model_(model), network_(network),
+        layout_(network.layout()), server_(std::move(server)), workers_(layout_.workers()),
         shape_(epoch_shape(cfg_, context.data.train)),
         scheduler_(cfg_.training.epochs, static_cast<std::int64_t>(shape_.partition_count()),
                    resume ? data_position(*resume) : DataPosition{}, shape_.partition_sizes(),
                    cfg_.data.prefetch_partitions),
         progress_(context, static_cast<std::int64_t>(shape_.batch_count()), workers_,
                   resume ? resume->iteration : 0),
-        reporter_(context), checkpointer_(context), requests_(control) {
+        reporter_(context), checkpointer_(context), requests_(network),
+        recovery_(context, network.session()) {
     checkpointer_.mark_written(resume ? resume->iteration : 0);
     log_setup();
   }
@@ -167,7 +180,7 @@ class DownpourMaster : public MasterRole {
     switch (message.tag) {
       case PartitionRequest::kTag:
         if (decode<PartitionRequest>(message).finished_previous) scheduler_.complete(worker);
-        send(control_, worker,
+        send(control(), worker,
              PartitionGrantReply{stopping_ || diverged_ || reporter_.stop_early()
                                      ? PartitionAssignment{}
                                      : scheduler_.assign(worker)});
@@ -194,11 +207,11 @@ class DownpourMaster : public MasterRole {
         const auto worker_done = decode<DownpourDone>(message);
         progress_.add(worker_done.report);
         peak_memory_.add(worker, worker_done.peak_bytes);
-        ++done_;
+        done_.insert(worker);
         break;
       }
       case DownpourFinalModel::kTag:
-        drained_[worker] = decode<DownpourFinalModel>(message).parameters;
+        drained_[worker] = decode<DownpourFinalModel>(message);
         break;
       default:
         unexpected_message(message);
@@ -209,37 +222,76 @@ class DownpourMaster : public MasterRole {
   // Serves shard 0; evaluates finished epochs, asks for due checkpoints, logs progress, and
   // once every worker's last push is in, signals the final pull.
   bool poll() override {
-    const bool busy = server_.poll() > 0;
+    const bool busy = server_->poll() > 0;
+    const auto live = network_.live_workers();
+    const bool all_done = std::all_of(live.begin(), live.end(), [&](int w) { return done_.count(w); });
     bool checkpoint_due =
-        !stopping_ && !diverged_ && !pull_signalled_ && checkpointer_.due(progress_.step());
+        !stopping_ && !diverged_ && !all_done && checkpointer_.due(progress_.step());
     for (const auto epoch : scheduler_.take_completed_epochs()) {
       read_servers();
       const auto minibatches = scheduler_.minibatches_in(epoch);
       poll_during(
           [&] { reporter_.end_of_epoch(model_, epoch + 1, progress_.step(), minibatches); },
-          [&] { return server_.poll(); });
+          [&] { return server_->poll(); });
       checkpoint_due = checkpoint_due || (checkpointer_.at_epoch_end() && !stopping_ &&
                                           !diverged_ && epoch + 1 < cfg_.training.epochs);
     }
     if (checkpoint_due && !requests_.outstanding()) requests_.request();
     progress_.maybe_log();
-    if (done_ == workers_ && !pull_signalled_) {
+    if (all_done) {
       // Every worker's last push is applied on every shard: the servers are quiet from here on.
-      for (int w = 0; w < workers_; ++w) send(control_, layout_.worker_rank(w), DownpourFinalPull{});
-      pull_signalled_ = true;
+      for (int w : live)
+        if (!drained_.count(w) && signalled_.insert(w).second)
+          send(control(), w, DownpourFinalPull{});
     }
     return busy;
   }
 
   std::optional<int> finished() override {
-    if (static_cast<int>(drained_.size()) < workers_) return std::nullopt;
+    for (int w : network_.live_workers())
+      if (!drained_.count(w)) return std::nullopt;
     return finish();
   }
 
   std::string awaited() const override {
-    return "a push or a message from any worker (" + std::to_string(done_) + " of " +
-           std::to_string(workers_) + " finished, " + std::to_string(drained_.size()) +
-           " pulled)";
+    return "a push or a message from any worker (" + std::to_string(done_.size()) + " of " +
+           std::to_string(network_.live_workers().size()) + " finished, " +
+           std::to_string(drained_.size()) + " pulled)";
+  }
+
+  // A process failed: under ULFM the job is repaired (downpour/recovery.h), shard 0 moves onto
+  // the new transport, and every live worker learns what the master has from it.
+  bool recover(const comm::TransportError& error) override {
+    if (!recovery_.repair(error, [this] {
+          network_.rebuild();
+          server_ = network_.carry(*server_, cfg_);
+          network_.send_resync(*server_);
+        }))
+      return false;
+    if (network_.live_workers().empty())
+      throw core::RuntimeError("every Downpour worker was lost; rerun the same command to resume "
+                               "from the newest checkpoint");
+    requests_.cancel();  // the states asked for are asked again when the next one is due
+    // The partitions in flight are handed out again: a dead worker's, and those of workers whose
+    // request or grant the repair may have dropped.
+    for (int w = 0; w < layout_.workers(); ++w) scheduler_.requeue_worker(layout_.worker_rank(w));
+    const auto& record = recovery_.current();
+    for (const auto& ranks : {record.lost, record.replaced})
+      for (int rank : ranks) {
+        done_.erase(rank);
+        drained_.erase(rank);
+      }
+    signalled_.clear();  // a final pull signal in flight was dropped: sent again to who lacks it
+    for (int w : network_.live_workers())
+      send(control(), w, DownpourResume{done_.count(w) > 0, drained_.count(w) > 0});
+    if (cfg_.fault_tolerance.on_worker_failure == "abort")
+      stop("fault_tolerance.on_worker_failure is abort: the workers push what they hold, then "
+           "the checkpoint; exiting with the requeue code");
+    recovery_.record(
+        "the servers' shards as they were (every push applied once, by seq); the partitions in "
+        "flight are trained again; a lost worker's updates not yet pushed are lost with it "
+        "(under n_push steps' worth)");
+    return true;
   }
 
  private:
@@ -260,6 +312,8 @@ class DownpourMaster : public MasterRole {
     core::log_info(line);
   }
 
+  comm::ControlChannel& control() { return network_.control(); }
+
   void stop(const std::string& why) {
     if (stopping_) return;
     const std::string plan = "finishing the partitions in flight before the stop checkpoint";
@@ -271,28 +325,32 @@ class DownpourMaster : public MasterRole {
   // while it waits). Returns the sum of the shard versions (pushes applied over all shards).
   std::uint64_t read_servers() {
     auto parameters = model_.parameters();
-    const auto own = server_.parameters();
+    const auto own = server_->parameters();
     std::copy(own.begin(), own.end(),
               parameters.begin() + static_cast<std::ptrdiff_t>(layout_.shard(0).begin));
-    std::uint64_t versions = server_.version();
+    std::uint64_t versions = server_->version();
     for (int s = 1; s < layout_.servers(); ++s)
-      versions += transport_.read_shard(
+      versions += network_.transport().read_shard(
           s, parameters.subspan(layout_.shard(s).begin, layout_.shard(s).size()),
-          control_.timeout_seconds(), [&] { server_.poll(); });
+          control().timeout_seconds(), [&] { server_->poll(); });
     return versions;
   }
 
   void write_checkpoint(const std::map<int, WorkerState>& replies) {
     read_servers();
     auto c = make_checkpoint(context_, model_, nullptr, progress_.step(), scheduler_.position());
-    std::vector<WorkerState> shards{capture_worker_state(server_.optimizer(), 0.0f)};
+    std::vector<WorkerState> shards{capture_worker_state(server_->optimizer(), 0.0f)};
     for (int s = 1; s < layout_.servers(); ++s) shards.push_back(replies.at(s));
     put_server_state(c, shards, layout_);
+    // A worker gone in a shrink has no state: the first live worker's optimizer stands in for
+    // it (a resume gives every worker one).
+    const auto& stand_in = replies.at(network_.live_workers().at(0));
     for (int w = 0; w < workers_; ++w) {
-      const auto& state = replies.at(layout_.worker_rank(w));
+      const auto reply = replies.find(layout_.worker_rank(w));
+      const auto& state = reply != replies.end() ? reply->second : stand_in;
       c.worker_optimizers.push_back({state.optimizer_step, state.optimizer_state});
     }
-    poll_during([&] { checkpointer_.write(c); }, [&] { return server_.poll(); });
+    poll_during([&] { checkpointer_.write(c); }, [&] { return server_->poll(); });
   }
 
   // Every worker pulled at the end: the consistency check, the summary, the servers' peak
@@ -300,16 +358,22 @@ class DownpourMaster : public MasterRole {
   int finish() {
     const std::uint64_t versions = read_servers();
     Comparison worst;
-    for (const auto& [worker, parameters] : drained_) {
-      const Comparison c = compare(parameters, model_.parameters());
+    for (const auto& [worker, final_model] : drained_) {
+      const Comparison c = compare(final_model.parameters, model_.parameters());
       worst.identical = worst.identical && c.identical;
       worst.max_difference = std::max(worst.max_difference, c.max_difference);
     }
-    summarize(versions, worst);
-    // The other servers' peak memory: they are quiet now, and answer before their shutdown.
-    for (int s = 1; s < layout_.servers(); ++s) send(control_, s, PeakMemoryRequest{});
-    for (int s = 1; s < layout_.servers(); ++s)
-      peak_memory_.add(s, receive<PeakMemoryReport>(control_, s, "its peak memory").bytes);
+    // The other servers' peak memory and applied seqs: they are quiet now, and answer before
+    // their shutdown.
+    std::vector<std::vector<std::uint64_t>> applied{server_->applied_seqs()};
+    for (int s = 1; s < layout_.servers(); ++s) send(control(), s, PeakMemoryRequest{});
+    for (int s = 1; s < layout_.servers(); ++s) {
+      auto end = receive<DownpourServerEnd>(control(), s, "its peak memory and applied seqs");
+      peak_memory_.add(s, end.peak_bytes);
+      applied.push_back(std::move(end.applied));
+    }
+    const int mismatched = mismatched_slots(applied);
+    summarize(versions, worst, mismatched);
     peak_memory_.summarize(context_);
     // A stop checkpoints here: every worker's updates are applied and the servers are quiet.
     // An outstanding request is completed too, so that no reply is left unreceived. A
@@ -327,22 +391,52 @@ class DownpourMaster : public MasterRole {
       core::log_info("stopped after the checkpoint; exiting with " + std::to_string(exit_code) +
                      " (requeue me)");
     } else {
-      write_final_model(context_, model_, progress_.step(), scheduler_.position(), reporter_);
+      write_final_model(context_, model_, progress_.step(), scheduler_.position(), reporter_,
+                        scheduler_.minibatches_in(cfg_.training.epochs - 1));
     }
-    for (int rank = 1; rank < context_.size; ++rank) send(control_, rank, Shutdown{exit_code});
-    control_.flush();
+    for (int rank : network_.live_ranks()) send(control(), rank, Shutdown{exit_code});
+    control().flush();
+    network_.session().release_spares();
+    recovery_.summarize();
     if (!worst.identical && !diverged_)  // (NaNs compare unequal)
       throw core::RuntimeError("downpour: a worker's final parameters differ from the servers'");
+    if (mismatched > 0)
+      throw core::RuntimeError("downpour: a server applied a worker's pushes other than exactly "
+                               "once (the lines above name them)");
     return exit_code;
   }
 
-  void summarize(std::uint64_t versions, const Comparison& worst) {
+  // Slots (a worker on a shard) where the server applied another number of pushes than the
+  // worker posted: 0 when every push was applied exactly once.
+  int mismatched_slots(const std::vector<std::vector<std::uint64_t>>& applied) const {
+    int mismatched = 0;
+    for (const auto& [worker, final_model] : drained_)
+      for (int s = 0; s < layout_.servers(); ++s) {
+        const auto posted = final_model.pushed.at(static_cast<std::size_t>(s));
+        const auto done = applied.at(static_cast<std::size_t>(s))
+                              .at(static_cast<std::size_t>(layout_.worker_index(worker)));
+        if (posted != done) {
+          core::log_error("parameter server " + std::to_string(s) + " applied " +
+                          std::to_string(done) + " pushes of worker rank " +
+                          std::to_string(worker) + ", which posted " + std::to_string(posted));
+          ++mismatched;
+        }
+      }
+    return mismatched;
+  }
+
+  void summarize(std::uint64_t versions, const Comparison& worst, int mismatched) {
     char line[512];
     std::snprintf(line, sizeof line,
                   "downpour consistency: after the last push and a final pull, %d workers hold "
                   "the servers' parameters %s (max |difference| %.3e): %s",
-                  workers_, worst.identical ? "bit for bit" : "NOT exactly",
+                  static_cast<int>(drained_.size()), worst.identical ? "bit for bit" : "NOT exactly",
                   worst.max_difference, worst.identical ? "OK" : "FAILED");
+    core::log_info(line);
+    std::snprintf(line, sizeof line,
+                  "downpour pushes: every live worker's posted pushes applied exactly once on "
+                  "every shard (by seq): %s",
+                  mismatched == 0 ? "OK" : (std::to_string(mismatched) + " slots differ: FAILED").c_str());
     core::log_info(line);
     const auto& total = progress_.total();
     const double steps = static_cast<double>(total.steps);
@@ -379,38 +473,40 @@ class DownpourMaster : public MasterRole {
             .add("pull_bytes_per_worker_step", pull_bytes)
             .add("dense_bytes", static_cast<std::int64_t>(4 * model_.parameter_count()))
             .add("consistency_max_difference", worst.max_difference)
-            .add("consistent", worst.identical));
+            .add("consistent", worst.identical)
+            .add("pushes_applied_once", mismatched == 0));
   }
 
   RunContext& context_;
   const config::ExperimentConfig& cfg_;
   nn::Model& model_;
-  DownpourTransport& transport_;
-  comm::ControlChannel& control_;
+  DownpourNetwork& network_;
   const DownpourLayout& layout_;
-  ShardServer& server_;
-  int workers_;
+  std::unique_ptr<ShardServer> server_;  // shard 0 (a repair moves it onto the new transport)
+  int workers_;  // at the start
   data::EpochPlan shape_;
   PartitionScheduler scheduler_;
   DownpourProgress progress_;
   EpochReporter reporter_;
   Checkpointer checkpointer_;
   StateRequests requests_;
-  std::map<int, std::vector<float>> drained_;
+  GroupRecovery recovery_;
+  std::set<int> done_;                         // workers whose DownpourDone is in
+  std::set<int> signalled_;                    // workers sent the final pull signal
+  std::map<int, DownpourFinalModel> drained_;  // their final models
   PeakMemory peak_memory_;
-  int done_ = 0;
-  bool pull_signalled_ = false;
   bool stopping_ = false;
   bool diverged_ = false;  // a worker's divergence guard fired: no partition more, nothing saved
 };
 
 }  // namespace
 
-int run_downpour_master(RunContext& context, nn::Model& model, DownpourTransport& transport,
-                        comm::ControlChannel& control, const DownpourLayout& layout,
-                        ShardServer& server, const std::optional<ckpt::Checkpoint>& resume) {
-  DownpourMaster master(context, model, transport, control, layout, server, resume);
-  return MasterLoop(control).run(master);
+int run_downpour_master(RunContext& context, nn::Model& model, DownpourNetwork& network,
+                        std::unique_ptr<ShardServer> server,
+                        const std::optional<ckpt::Checkpoint>& resume) {
+  DownpourMaster master(context, model, network, std::move(server), resume);
+  return MasterLoop([&network]() -> comm::ControlChannel& { return network.control(); })
+      .run(master);
 }
 
 }  // namespace gradshare::train

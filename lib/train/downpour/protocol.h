@@ -141,7 +141,7 @@ struct DownpourReport : StepCounts {
 //  worker -> master      DownpourReport every logging.every_steps steps; DownpourDone after its
 //                        last push; DownpourFinalModel after the final pull
 //  master -> workers     DownpourFinalPull once every worker's last push is applied
-//  master -> servers     PeakMemoryRequest at the end (PeakMemoryReport back)
+//  master -> servers     PeakMemoryRequest at the end (DownpourServerEnd back)
 struct DownpourState {
   static constexpr comm::Tag kTag = comm::Tag::kDownpourState;
   WorkerState state;
@@ -164,13 +164,63 @@ struct DownpourDone {
 
 using DownpourFinalPull = Signal<comm::Tag::kDownpourFinalPull>;
 
-// A worker's parameters after the final pull: every worker's must equal the servers'.
+// A worker's parameters after the final pull: every worker's must equal the servers'. With
+// them the seq of its last push to each shard: each server must have applied exactly that many
+// from the worker's slot (a replacement continues its predecessor's seqs), none lost, none
+// twice.
 struct DownpourFinalModel {
   static constexpr comm::Tag kTag = comm::Tag::kDownpourFinalModel;
   std::vector<float> parameters;
-  void write(comm::ByteWriter& writer) const { writer.put_vector(parameters); }
+  std::vector<std::uint64_t> pushed;  // per shard
+  void write(comm::ByteWriter& writer) const {
+    writer.put_vector(parameters);
+    writer.put_vector(pushed);
+  }
   static DownpourFinalModel read(comm::ByteReader& reader) {
-    return {reader.get_vector<float>()};
+    auto parameters = reader.get_vector<float>();
+    return {std::move(parameters), reader.get_vector<std::uint64_t>()};
+  }
+};
+
+// A server 1..K-1 at the master's PeakMemoryRequest (the end): its peak memory and the seq of
+// the last push it applied from each worker.
+struct DownpourServerEnd {
+  static constexpr comm::Tag kTag = comm::Tag::kDownpourServerEnd;
+  std::int64_t peak_bytes = 0;
+  std::vector<std::uint64_t> applied;  // per worker index
+  void write(comm::ByteWriter& writer) const {
+    writer.put(peak_bytes);
+    writer.put_vector(applied);
+  }
+  static DownpourServerEnd read(comm::ByteReader& reader) {
+    const auto peak = reader.get<std::int64_t>();
+    return {peak, reader.get_vector<std::uint64_t>()};
+  }
+};
+
+// Recovery (downpour/recovery.h), after every repair:
+//  each server -> each live worker  DownpourResync: the seq of the last push it applied from
+//                                   that worker (a replacement continues from it)
+//  master -> each live worker       DownpourResume: what the master has from that worker
+struct DownpourResync {
+  static constexpr comm::Tag kTag = comm::Tag::kDownpourResync;
+  std::uint64_t applied = 0;  // seq of the worker's last push the shard applied
+  void write(comm::ByteWriter& writer) const { writer.put(applied); }
+  static DownpourResync read(comm::ByteReader& reader) {
+    return {reader.get<std::uint64_t>()};
+  }
+};
+
+struct DownpourResume {
+  static constexpr comm::Tag kTag = comm::Tag::kDownpourResume;
+  bool has_done = false;         // the worker's DownpourDone
+  bool has_final_model = false;  // its DownpourFinalModel
+  void write(comm::ByteWriter& writer) const {
+    writer.put<std::uint8_t>(has_done).put<std::uint8_t>(has_final_model);
+  }
+  static DownpourResume read(comm::ByteReader& reader) {
+    const bool done = reader.get<std::uint8_t>() != 0;
+    return {done, reader.get<std::uint8_t>() != 0};
   }
 };
 
@@ -180,15 +230,17 @@ struct DownpourFinalModel {
 // Shutdown {exit code}.
 class StopNotice {
  public:
-  StopNotice(comm::ControlChannel& control, const comm::Job& job)
-      : control_(control), job_(job) {}
+  // `sent`: whether this rank has told the master (the caller keeps it: a repair replaces the
+  // channel, not what was said).
+  StopNotice(comm::ControlChannel& control, const comm::Job& job, bool& sent)
+      : control_(control), job_(job), sent_(sent) {}
   // Tells the master, once, that a stop signal has arrived here.
   void check();
 
  private:
   comm::ControlChannel& control_;
   const comm::Job& job_;
-  bool sent_ = false;
+  bool& sent_;
 };
 
 }  // namespace gradshare::train

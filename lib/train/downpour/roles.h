@@ -2,6 +2,7 @@
 // downpour/strategy.h), each given the transport, control plane and layout run_downpour set up.
 #pragma once
 
+#include <memory>
 #include <optional>
 
 #include "ckpt/checkpoint.h"
@@ -9,7 +10,9 @@
 #include "nn/model.h"
 #include "train/downpour/protocol.h"
 #include "train/downpour/server.h"
+#include "train/downpour/network.h"
 #include "train/downpour/transport.h"
+#include "train/group_session.h"
 #include "train/run_context.h"
 #include "train/worker_state.h"
 
@@ -17,12 +20,15 @@ namespace gradshare::train {
 
 // `model` holds the parameters to start from (seeded, or the checkpoint's); `server` serves
 // shard 0; `resume` is the checkpoint being resumed, if any.
-int run_downpour_master(RunContext& context, nn::Model& model, DownpourTransport& transport,
-                        comm::ControlChannel& control, const DownpourLayout& layout,
-                        ShardServer& server, const std::optional<ckpt::Checkpoint>& resume);
-// `start` carries the worker's saved optimizer state on a resume.
-int run_downpour_worker(RunContext& context, nn::Model model, DownpourTransport& transport,
-                        comm::ControlChannel& control, const DownpourLayout& layout,
-                        const StartState& start);
+int run_downpour_master(RunContext& context, nn::Model& model, DownpourNetwork& network,
+                        std::unique_ptr<ShardServer> server,
+                        const std::optional<ckpt::Checkpoint>& resume);
+// `start` carries the worker's saved optimizer state on a resume. A replacement (a spare, or a
+// process spawned in a repair) gets its model from the servers.
+int run_downpour_worker(RunContext& context, nn::Model model, DownpourNetwork& network,
+                        const StartState& start, bool replacement);
+
+// A replacement for a lost Downpour worker, on the session its repair gave it.
+int run_downpour_replacement(RunContext& context, GroupSession& session);
 
 }  // namespace gradshare::train

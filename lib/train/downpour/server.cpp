@@ -12,7 +12,10 @@
 #include "core/log.h"
 #include "core/memory.h"
 #include "core/timer.h"
+#include "comm/transport_error.h"
 #include "train/checkpointer.h"
+#include "train/downpour/network.h"
+#include "train/job_session.h"
 #include "train/worker_state.h"
 
 namespace gradshare::train {
@@ -102,6 +105,27 @@ void ShardUpdater::apply(std::span<float> parameters) {
   ++version_;
 }
 
+void ShardUpdater::take_over(ShardUpdater& old) {
+  GS_CHECK(old.shard_ == shard_ && old.applied_.size() == applied_.size(),
+           "a shard taken over from another layout");
+  optimizer_ = std::move(old.optimizer_);
+  applied_ = old.applied_;
+  version_ = old.version_;
+}
+
+std::vector<std::uint64_t> ShardServer::applied_seqs() const {
+  std::vector<std::uint64_t> seqs;
+  for (int worker = 0; worker < layout_.workers(); ++worker)
+    seqs.push_back(updater_.applied_seq(worker));
+  return seqs;
+}
+
+void ShardServer::take_over(ShardServer& old) {
+  updater_.take_over(old.updater_);
+  next_worker_ = old.next_worker_;
+  publish_carried_state();
+}
+
 ShardServer::ShardServer(const DownpourLayout& layout, int shard,
                          const config::ExperimentConfig& config)
     : layout_(layout), updater_(layout, shard, config) {}
@@ -121,10 +145,14 @@ std::size_t ShardServer::round_robin(const std::function<bool(int worker)>& try_
   return applied;
 }
 
-int run_downpour_server(RunContext& context, comm::ControlChannel& control, ShardServer& server) {
+namespace {
+
+// Serves until the master's Shutdown; returns its exit code.
+int serve(RunContext& context, comm::ControlChannel& control, ShardServer& server,
+          bool& stop_sent) {
   core::Backoff backoff;
   core::Deadline deadline(control.timeout_seconds());
-  StopNotice stop_notice(control, *context.job);
+  StopNotice stop_notice(control, *context.job, stop_sent);
   for (;;) {
     bool busy = server.poll() > 0;
     while (try_receive<StateRequest>(control, 0)) {
@@ -132,7 +160,7 @@ int run_downpour_server(RunContext& context, comm::ControlChannel& control, Shar
       busy = true;
     }
     if (try_receive<PeakMemoryRequest>(control, 0)) {
-      send(control, 0, PeakMemoryReport{core::peak_resident_bytes()});
+      send(control, 0, DownpourServerEnd{core::peak_resident_bytes(), server.applied_seqs()});
       busy = true;
     }
     stop_notice.check();
@@ -153,6 +181,27 @@ int run_downpour_server(RunContext& context, comm::ControlChannel& control, Shar
                                  std::to_string(control.timeout_seconds()) + " s");
       backoff.wait();
     }
+  }
+}
+
+}  // namespace
+
+int run_downpour_server(RunContext& context, DownpourNetwork& network,
+                        std::unique_ptr<ShardServer> server) {
+  bool stop_sent = false;
+  for (;;) {
+    try {
+      return serve(context, network.control(), *server, stop_sent);
+    } catch (const comm::TransportError& error) {
+      if (!error.is_process_failure() || !network.session().fault_tolerant()) throw;
+      core::log_warn(std::string("process failure: ") + error.what() + "; recovering");
+    }
+    repeat_while_processes_fail([&] {
+      network.session().repair({});
+      network.rebuild();
+      server = network.carry(*server, context.config);
+      network.send_resync(*server);
+    });
   }
 }
 

@@ -45,6 +45,9 @@ class ShardUpdater {
   void apply(std::span<float> parameters);
   // A bad push from `worker`: RuntimeError naming the server and the worker.
   [[noreturn]] void reject(int worker, const std::string& detail) const;
+  // After a repair: continues `old`'s shard (its optimizer, version and the seq applied from
+  // each worker) on a new transport.
+  void take_over(ShardUpdater& old);
 
   // The server optimizer (shard-sized state): checkpoints save it, a resume restores it.
   nn::Optimizer& optimizer() { return *optimizer_; }
@@ -79,6 +82,13 @@ class ShardServer {
   std::uint64_t version() const { return updater_.version(); }
   int shard() const { return updater_.shard(); }
   nn::Optimizer& optimizer() { return updater_.optimizer(); }
+  // Seq of the last push applied from `worker` (what a worker resyncs from after a repair), and
+  // that of every worker.
+  std::uint64_t applied_seq(int worker) const { return updater_.applied_seq(worker); }
+  std::vector<std::uint64_t> applied_seqs() const;
+  // After a repair: this server, made on the new transport with `old`'s parameters, takes over
+  // the rest of `old`'s state (downpour/recovery.h).
+  void take_over(ShardServer& old);
 
  protected:
   ShardServer(const DownpourLayout& layout, int shard, const config::ExperimentConfig& config);
@@ -86,6 +96,9 @@ class ShardServer {
   // Gives every worker one turn, starting after the last one whose push applied; `try_apply`
   // applies the worker's push if one has arrived. Returns how many applied.
   std::size_t round_robin(const std::function<bool(int worker)>& try_apply);
+  // take_over() changed the version and the seq applied from each worker outside a push: what
+  // the transport shows the workers must follow.
+  virtual void publish_carried_state() = 0;
 
   const DownpourLayout& layout_;
   ShardUpdater updater_;
@@ -95,7 +108,10 @@ class ShardServer {
 };
 
 // Ranks 1..K-1: serve their shard and answer the master's state requests until its Shutdown,
-// whose exit code they return; a stop signal here is passed on to the master.
-int run_downpour_server(RunContext& context, comm::ControlChannel& control, ShardServer& server);
+// whose exit code they return; a stop signal here is passed on to the master. After a process
+// failure `network` is repaired and the shard goes on on its new transport.
+class DownpourNetwork;  // downpour/network.h
+int run_downpour_server(RunContext& context, DownpourNetwork& network,
+                        std::unique_ptr<ShardServer> server);
 
 }  // namespace gradshare::train

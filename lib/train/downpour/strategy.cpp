@@ -1,47 +1,62 @@
-// downpour/strategy.cpp: run_downpour: the layout, the transport, the shard servers, the roles.
+// downpour/strategy.cpp: run_downpour: the session, the layout, the transport, the shard
+// servers, the roles; and a replacement worker's start.
 #include "train/downpour/strategy.h"
 
 #include <memory>
 
-#include "comm/job.h"
 #include "core/errors.h"
 #include "core/log.h"
 #include "nn/model.h"
 #include "train/downpour/checkpoint.h"
+#include "train/downpour/network.h"
 #include "train/downpour/protocol.h"
 #include "train/downpour/roles.h"
 #include "train/downpour/server.h"
-#include "train/downpour/transport.h"
 #include "train/model_file.h"
 
 namespace gradshare::train {
 
-int run_downpour(RunContext& context) {
+int run_downpour_replacement(RunContext& context, GroupSession& session) {
   const auto& cfg = context.config;
   nn::Model model = nn::Model::build(cfg.model, static_cast<std::uint64_t>(cfg.run.seed));
   const DownpourLayout layout(cfg, model.parameter_count(), context.size);
-  auto& job = *context.job;
-  const auto channel = job.control_channel(static_cast<double>(cfg.transport.timeout_ms) / 1000.0);
-  auto& control = *channel;
-  GS_CHECK(context.links.downpour, "no Downpour transport for this job");
-  const auto transport = context.links.downpour(context, layout);
-  const DownpourStart start = share_downpour_start(context, control, layout, model);
+  if (layout.is_server(context.rank))
+    throw core::RuntimeError("a spare cannot replace parameter server " +
+                             std::to_string(context.rank) + " (its shard is lost)");
+  DownpourNetwork network(context, session, layout);  // collective with the survivors' rebuild
+  core::log_info("replacing worker rank " + std::to_string(context.rank) +
+                 ": the model comes from the servers, the local optimizer starts afresh");
+  return run_downpour_worker(context, std::move(model), network, StartState{},
+                             /*replacement=*/true);
+}
+
+int run_downpour(RunContext& context) {
+  const auto& cfg = context.config;
+  GS_CHECK(context.links.group_session, "no session for this job");
+  const auto session = context.links.group_session(context);
+  context.phase = RunContext::kTraining;
+  if (session->is_spare())
+    return wait_as_spare(*session, context) ? run_downpour_replacement(context, *session)
+                                            : core::kExitOk;
+  nn::Model model = nn::Model::build(cfg.model, static_cast<std::uint64_t>(cfg.run.seed));
+  const DownpourLayout layout(cfg, model.parameter_count(), context.size);
+  DownpourNetwork network(context, *session, layout);
+  const DownpourStart start = share_downpour_start(context, network.control(), layout, model);
   std::unique_ptr<ShardServer> server;
   if (layout.is_server(context.rank)) {
     const ShardRange range = layout.shard(context.rank);
-    server =
-        transport->serve(context.rank, cfg, model.parameters().subspan(range.begin, range.size()));
+    server = network.transport().serve(context.rank, cfg,
+                                       model.parameters().subspan(range.begin, range.size()));
     if (start.own.resume)
       restore_optimizer_state(start.own.worker, server->optimizer(),
                               "the resumed checkpoint's server optimizer");
   }
-  // Nobody pushes to or reads a server before every server has put its shard in place.
-  job.barrier();
-  context.phase = RunContext::kTraining;
+  network.transport().wait_for_servers();
   if (context.is_master())
-    return run_downpour_master(context, model, *transport, control, layout, *server, start.resume);
-  if (server) return run_downpour_server(context, control, *server);
-  return run_downpour_worker(context, std::move(model), *transport, control, layout, start.own);
+    return run_downpour_master(context, model, network, std::move(server), start.resume);
+  if (server) return run_downpour_server(context, network, std::move(server));
+  return run_downpour_worker(context, std::move(model), network, start.own,
+                             /*replacement=*/false);
 }
 
 }  // namespace gradshare::train

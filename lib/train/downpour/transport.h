@@ -21,6 +21,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "config/experiment_config.h"
 #include "train/downpour/link.h"
@@ -44,6 +45,16 @@ class DownpourTransport {
   // `timeout_seconds`.
   virtual std::uint64_t read_shard(int shard, std::span<float> out, double timeout_seconds,
                                    const std::function<void()>& meanwhile) = 0;
+  // Collective over the transport's ranks, once at the start: returns when every server has
+  // put its shard in place (nobody pushes to or reads a server before).
+  virtual void wait_for_servers() = 0;
+  // The job under the transport broke (a process failure) and its servers and links are gone:
+  // its destruction frees nothing that needs the other ranks.
+  virtual void abandon() {}
 };
+
+// The ranks a transport between processes reaches the workers at: per worker index, its rank in
+// the transport's communicator, -1 once it is gone (a shrink). Servers are ranks 0..K-1.
+using WorkerRanks = std::vector<int>;
 
 }  // namespace gradshare::train

@@ -1,7 +1,9 @@
 // downpour/worker.cpp: a Downpour worker: trains its replica on the partitions the master
 // grants, pushes its accumulated updates to every shard's server every n_push steps and pulls
 // every n_pull steps, without ever waiting for another worker. It answers the master's state
-// requests (checkpoints) between steps and while it waits at the end.
+// requests (checkpoints) between steps and while it waits at the end. After a process failure
+// it rejoins (downpour/recovery.h): links on the new transport, its push in flight sent again
+// if the server lacks it, and the end of the run taken up where the master stands.
 #include <memory>
 #include <vector>
 
@@ -17,7 +19,10 @@
 #include "nn/schedule.h"
 #include "train/checkpointer.h"
 #include "train/divergence_guard.h"
+#include "ft/fault_injection.h"
 #include "train/downpour/link.h"
+#include "train/downpour/network.h"
+#include "train/group_recovery.h"
 #include "train/downpour/roles.h"
 #include "train/model_file.h"
 #include "train/partition_data.h"
@@ -29,40 +34,99 @@ namespace {
 
 class DownpourWorker {
  public:
-  DownpourWorker(RunContext& context, nn::Model model, DownpourTransport& transport,
-                 comm::ControlChannel& control, const DownpourLayout& layout,
-                 const StartState& start)
-      : context_(context), cfg_(context.config), control_(control),
+  DownpourWorker(RunContext& context, nn::Model model, DownpourNetwork& network,
+                 const StartState& start, bool replacement)
+      : context_(context), cfg_(context.config), network_(network),
         batches_per_epoch_(minibatches_per_epoch(cfg_, context.data.train)),
         replica_(cfg_, std::move(model), batches_per_epoch_ * cfg_.training.epochs,
                  batches_per_epoch_, static_cast<std::uint64_t>(context.rank)),
-        n_(replica_.parameter_count()), timeout_(control.timeout_seconds()), stop_notice_(control, *context.job),
+        n_(replica_.parameter_count()),
+        timeout_(static_cast<double>(cfg_.transport.timeout_ms) / 1000.0),
         accumulator_(n_, 0.0f),
         partitions_(context.data.train, static_cast<std::size_t>(cfg_.training.batch_size),
                     static_cast<std::size_t>(cfg_.data.partition_batches),
                     static_cast<std::uint64_t>(cfg_.run.seed), cfg_.data.shuffle),
-        divergence_(cfg_.training) {
+        divergence_(cfg_.training),
+        injector_(cfg_.fault_tolerance, context.rank, replacement, context.end_rank),
+        replacement_(replacement),
+        rebuild_on_rejoin_(!replacement) {
     if (start.resume)
       restore_optimizer_state(start.worker, replica_.optimizer(), "the resumed checkpoint");
-    for (int s = 0; s < layout.servers(); ++s)
-      links_.push_back(transport.link(s, layout.worker_index(context.rank), cfg_));
+    relink();
     since_push_.assign(links_.size(), 0);
     since_pull_.assign(links_.size(), 0);
     pull_started_.assign(links_.size(), false);
   }
 
   int run() {
-    bool finished_previous = false;
-    while (!diverged_) {
-      const auto assignment = request_partition(control_, finished_previous);
-      if (!assignment.grant) break;
-      train_partition(*assignment.grant, assignment.read_ahead);
-      finished_previous = true;
-    }
-    return finish();
+    return run_with_recovery(network_.session(), replacement_, [this] { return train(); },
+                             [this] { rejoin(); });
   }
 
  private:
+  // Where this worker is in the end of the run.
+  enum class Phase { kTraining, kDone, kModelSent };
+
+  comm::ControlChannel& control() { return network_.control(); }
+
+  int train() {
+    if (phase_ == Phase::kTraining) {
+      while (!diverged_) {
+        const bool finished = finished_previous_;
+        finished_previous_ = false;  // a repair during the request hands the partition out again
+        const auto assignment = request_partition(control(), finished);
+        if (!assignment.grant) break;
+        train_partition(*assignment.grant, assignment.read_ahead);
+        finished_previous_ = true;
+      }
+      push_everything();
+    }
+    if (phase_ == Phase::kDone) final_pull();
+    return await_shutdown();
+  }
+
+  // Links to every shard on the network's transport as it is now, continuing the old ones.
+  void relink() {
+    std::vector<std::unique_ptr<ShardLink>> links;
+    const auto& layout = network_.layout();
+    for (int s = 0; s < layout.servers(); ++s) {
+      links.push_back(network_.transport().link(s, layout.worker_index(context_.rank), cfg_));
+      if (static_cast<std::size_t>(s) < links_.size()) links.back()->take_over(*links_[s]);
+    }
+    links_.swap(links);
+  }
+
+  // After a repair (or as a replacement): new links, each server's word on this worker's
+  // pushes, the master's on what it has; a replacement then pulls the model.
+  void rejoin() {
+    injector_.at_recovery();
+    if (rebuild_on_rejoin_) {
+      network_.rebuild();
+      relink();
+    }
+    rebuild_on_rejoin_ = true;
+    std::fill(pull_started_.begin(), pull_started_.end(), false);  // dropped with the old links
+    finished_previous_ = false;  // the master hands every partition in flight out again
+    for (int s = 0; s < network_.layout().servers(); ++s)
+      links_[static_cast<std::size_t>(s)]->resync(
+          receive<DownpourResync>(control(), s, "the server's resync after a repair").applied);
+    const auto resume =
+        receive<DownpourResume>(control(), 0, "the master's resume after a repair");
+    if (phase_ == Phase::kModelSent && !resume.has_final_model) phase_ = Phase::kDone;
+    if (phase_ == Phase::kDone && !resume.has_done) phase_ = Phase::kTraining;
+    if (replacement_ && steps_ == 0) pull_model();
+  }
+
+  // Every shard as the servers hold it (no push of this worker is in flight).
+  void pull_model() {
+    auto parameters = replica_.parameters();
+    for (auto& link : links_) {
+      link->start_pull(report_);
+      const auto shard = link->finish_pull(report_, timeout_);
+      std::copy(shard.begin(), shard.end(), slice(parameters, *link).begin());
+    }
+  }
+
   std::span<float> slice(std::span<float> values, const ShardLink& link) {
     return values.subspan(link.range().begin, link.range().size());
   }
@@ -76,16 +140,17 @@ class DownpourWorker {
       for (auto& link : links_) link->advance(report_);
       finish_pulls();
       answer_state_requests();
-      stop_notice_.check();
+      StopNotice(control(), *context_.job, stop_sent_).check();
       step(plan.batch_indices(b), grant.epoch * batches_per_epoch_ + static_cast<std::int64_t>(b));
     }
   }
 
   void step(std::span<const std::uint32_t> indices, std::int64_t schedule_step) {
+    injector_.at_step(steps_ + 1);
     const auto result = replica_.gradient(context_.data.train, indices);
     if (auto reason = divergence_.check(steps_ + 1, result.loss)) {
       core::log_error("diverged: " + *reason);
-      send(control_, 0, Diverged{steps_ + 1, *reason});
+      send(control(), 0, Diverged{steps_ + 1, *reason});
       diverged_ = true;  // no more steps: the end protocol runs, the master saves nothing
       return;
     }
@@ -93,12 +158,13 @@ class DownpourWorker {
     replica_.apply_update();
     kernels::cpu::axpy(1.0f, replica_.update().data(), accumulator_.data(), n_);
     ++steps_;
+    unpushed_ = true;
     report_.count(result);
     for (std::size_t s = 0; s < links_.size(); ++s) exchange(s);
     if (report_.steps >= cfg_.logging.every_steps) {
       report_.seconds = report_clock_.seconds();
       report_clock_.restart();
-      send(control_, 0, report_);
+      send(control(), 0, report_);
       report_ = DownpourReport{};
     }
   }
@@ -152,6 +218,7 @@ class DownpourWorker {
         outstanding = outstanding || link->push_outstanding();
       }
       if (!outstanding) return;
+      answer_state_requests();  // (a process failure meanwhile shows here)
       if (deadline.expired())
         throw core::RuntimeError("timed out after " + std::to_string(timeout_) +
                                  " s waiting for the parameter servers to apply this worker's "
@@ -161,8 +228,8 @@ class DownpourWorker {
   }
 
   void answer_state_requests() {
-    while (try_receive<StateRequest>(control_, 0))
-      send(control_, 0, DownpourState{capture_worker_state(replica_.optimizer(), 0.0f)});
+    while (try_receive<StateRequest>(control(), 0))
+      send(control(), 0, DownpourState{capture_worker_state(replica_.optimizer(), 0.0f)});
   }
 
   // Waits for the master's `tag`, answering its state requests and passing on a stop meanwhile.
@@ -171,8 +238,8 @@ class DownpourWorker {
     core::Backoff backoff;
     for (;;) {
       answer_state_requests();
-      stop_notice_.check();
-      if (auto message = control_.try_receive(tag, 0)) return std::move(*message);
+      StopNotice(control(), *context_.job, stop_sent_).check();
+      if (auto message = control().try_receive(tag, 0)) return std::move(*message);
       if (deadline.expired())
         throw core::RuntimeError("timed out after " + std::to_string(timeout_) +
                                  " s waiting for rank 0: " + awaited);
@@ -180,25 +247,34 @@ class DownpourWorker {
     }
   }
 
-  // The last push: everything this worker computed reaches the servers, then the final pull.
-  int finish() {
+  // The last push: everything this worker computed reaches the servers.
+  void push_everything() {
     finish_pulls();
     wait_for_acks();
-    for (auto& link : links_) link->push_all(slice(accumulator_, *link), report_);
-    wait_for_acks();
-    report_.seconds = report_clock_.seconds();
-    send(control_, 0, DownpourDone{report_, core::peak_resident_bytes()});
-    report_ = DownpourReport{};
-    await_master(DownpourFinalPull::kTag, "the master's signal for the final pull");
-    auto parameters = replica_.parameters();
-    for (auto& link : links_) {
-      link->start_pull(report_);
-      const auto shard = link->finish_pull(report_, timeout_);
-      std::copy(shard.begin(), shard.end(), slice(parameters, *link).begin());
+    if (unpushed_) {
+      for (auto& link : links_) link->push_all(slice(accumulator_, *link), report_);
+      wait_for_acks();
+      unpushed_ = false;
     }
-    send(control_, 0, DownpourFinalModel{replica_.copy_parameters()});
+    report_.seconds = report_clock_.seconds();
+    send(control(), 0, DownpourDone{report_, core::peak_resident_bytes()});
+    report_ = DownpourReport{};
+    phase_ = Phase::kDone;
+  }
+
+  // Once every worker's last push is applied, the servers' model: every worker ends with it.
+  void final_pull() {
+    await_master(DownpourFinalPull::kTag, "the master's signal for the final pull");
+    pull_model();
+    std::vector<std::uint64_t> pushed;
+    for (const auto& link : links_) pushed.push_back(link->posted());
+    send(control(), 0, DownpourFinalModel{replica_.copy_parameters(), pushed});
+    phase_ = Phase::kModelSent;
+  }
+
+  int await_shutdown() {
     const int code = decode<Shutdown>(await_master(Shutdown::kTag, "shutdown")).exit_code;
-    control_.flush();
+    control().flush();
     core::log_info("worker done: " + std::to_string(steps_) + " steps" +
                    (code == core::kExitRequeue ? " (stopped for a requeue)" : ""));
     return code;
@@ -206,12 +282,12 @@ class DownpourWorker {
 
   RunContext& context_;
   const config::ExperimentConfig& cfg_;
-  comm::ControlChannel& control_;
+  DownpourNetwork& network_;
   std::int64_t batches_per_epoch_;
   Replica replica_;
   std::size_t n_;
   double timeout_;
-  StopNotice stop_notice_;
+  bool stop_sent_ = false;  // this rank's stop signal passed on to the master
   std::vector<std::unique_ptr<ShardLink>> links_;
   std::vector<float> accumulator_;  // updates made locally and not yet pushed
   PartitionData partitions_;
@@ -222,14 +298,19 @@ class DownpourWorker {
   std::int64_t steps_ = 0;
   DivergenceGuard divergence_;
   bool diverged_ = false;
+  ft::FaultInjector injector_;  // fault_tolerance.inject
+  bool replacement_;
+  bool rebuild_on_rejoin_;  // false for a replacement's first rejoin: its network is new
+  Phase phase_ = Phase::kTraining;
+  bool finished_previous_ = false;  // the partition granted last is trained
+  bool unpushed_ = false;           // steps taken since the last push of everything
 };
 
 }  // namespace
 
-int run_downpour_worker(RunContext& context, nn::Model model, DownpourTransport& transport,
-                        comm::ControlChannel& control, const DownpourLayout& layout,
-                        const StartState& start) {
-  return DownpourWorker(context, std::move(model), transport, control, layout, start).run();
+int run_downpour_worker(RunContext& context, nn::Model model, DownpourNetwork& network,
+                        const StartState& start, bool replacement) {
+  return DownpourWorker(context, std::move(model), network, start, replacement).run();
 }
 
 }  // namespace gradshare::train

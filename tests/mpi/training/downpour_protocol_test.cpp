@@ -344,12 +344,17 @@ int run(const std::string& kind) {
   const train::DownpourLayout layout(config, kParameters, size);
   std::unique_ptr<train::DownpourTransport> transport;
   RawPusher pusher;
+  // Every worker at its world rank.
+  train::WorkerRanks worker_ranks;
+  for (int w = 0; w < layout.workers(); ++w) worker_ranks.push_back(layout.worker_rank(w));
   if (two_sided) {
-    auto messages = std::make_unique<train::MessageDownpourTransport>(MPI_COMM_WORLD, layout);
+    auto messages =
+        std::make_unique<train::MessageDownpourTransport>(MPI_COMM_WORLD, layout, worker_ranks);
     pusher = message_sender(*messages);
     transport = std::move(messages);
   } else {
-    auto rma = std::make_unique<train::RmaDownpourTransport>(MPI_COMM_WORLD, rank, layout);
+    auto rma =
+        std::make_unique<train::RmaDownpourTransport>(MPI_COMM_WORLD, rank, layout, worker_ranks);
     pusher = slot_writer(*rma, layout);
     transport = std::move(rma);
   }

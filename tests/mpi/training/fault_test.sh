@@ -3,7 +3,8 @@
 # outside or injected), made to exit, or hung. Gradient sharing must finish with every replica
 # equal to the master (the replacements included) and no update applied twice; allreduce and
 # parameter averaging repair in-job too (the lost-allreduce, lost-averaging and group-*
-# scenarios); Downpour and a lost master end the job with a line, and the rerun resumes.
+# scenarios), and so does Downpour for a worker (lost-downpour); a lost Downpour server and a
+# lost master end the job with a line, and the rerun resumes.
 #   fault_test.sh GRADSHARE MPIEXEC CONFIG SCENARIO
 # SCENARIO:
 #   plain-kill        4 workers + 1 spare, `kill -9` of worker 2 from outside mid-epoch; final
@@ -49,9 +50,15 @@
 #                     epoch's remaining minibatches split over them; within 1 pp
 #   group-abort       parameter averaging with on_worker_failure abort: the survivors checkpoint
 #                     and the job exits 75; the same command resumes and finishes
-#   lost-downpour     Downpour, which cannot replace a worker yet, worker 2 killed from outside:
-#                     exit 1 and one line naming the checkpoint to resume from; the same
-#                     command resumes and finishes
+#   lost-downpour     Downpour with 2 sharded servers (ranks 0, 1), 3 workers + 1 spare, worker
+#                     rank 3 killed from outside: the spare takes its place with the servers'
+#                     model, each shard resyncs the push sequence, the partitions in flight are
+#                     trained again; exit 0, every worker's final pull equal to the servers',
+#                     every epoch's minibatches, within 1 pp of an undisturbed run (before:
+#                     exit 1 and a rerun from the newest checkpoint)
+#   lost-server       Downpour, server rank 1 killed: its shard lived only there, so the job
+#                     ends (exit 1) with one line that says what is lost and names the
+#                     checkpoint; the same command resumes and finishes
 #   lost-master       gradient sharing, 4 workers + 1 spare, the master killed from outside:
 #                     nothing can repair the job, so it must end non-zero (before: every
 #                     survivor killed itself as a replaceable worker and mpirun, under ULFM,
@@ -326,11 +333,24 @@ case "$scenario" in
     python3 "$here/check_run.py" "$work/killed" --min-accuracy 0.8 || fail "checks"
     ;;
   lost-downpour)
-    strategy=downpour
-    args=(training.epochs=2 training.strategy="$strategy" checkpoint.every_steps=100)
+    args=(training.strategy=downpour downpour.servers=2 fault_tolerance.spares=1
+          training.epochs=6 checkpoint.every_steps=100)
+    run undisturbed 6 "${args[@]}" || fail "the undisturbed run failed"
+    run killed 6 "${args[@]}" &
+    job=$!
+    kill_when killed 3 400 || fail "could not kill rank 3"
+    wait_ranks "$job" killed
+    [ "$code" -eq 0 ] || fail "exit code $code: the job did not survive a killed worker"
+    python3 "$here/check_run.py" "$work/killed" --recoveries 1 --replaced 1 \
+      --downpour-consistent --minibatches-like "$work/undisturbed" || fail "checks"
+    within "$work/killed" "$work/undisturbed" 0.01 || fail "accuracy"
+    ;;
+  lost-server)
+    args=(training.epochs=2 training.strategy=downpour downpour.servers=2
+          checkpoint.every_steps=100)
     run killed 5 "${args[@]}" &
     job=$!
-    kill_when killed 2 400 || fail "could not kill rank 2"
+    kill_when killed 1 400 || fail "could not kill rank 1"
     wait_ranks "$job" killed
     if [ "$prterun_hung" -eq 1 ]; then
       # prterun, killed after the hang, cannot pass the code on: the ranks' MPI_Abort banner
@@ -339,8 +359,8 @@ case "$scenario" in
     else
       [ "$code" -eq 1 ] || fail "exit code $code, expected 1"
     fi
-    grep -aq "$strategy cannot replace a lost worker yet (rank 2 lost); rerun the same command to resume from $work/killed/checkpoints/ckpt-" \
-      "$work/killed.log" || fail "no line naming the checkpoint to resume from"
+    grep -aq "parameter server 1 (rank 1) failed: its shard lived only in that process.*resume every shard from $work/killed/checkpoints/ckpt-" \
+      "$work/killed.log" || fail "no line saying what is lost and naming the checkpoint"
     run killed 5 "${args[@]}" || fail "the rerun failed"
     grep -q '"kind":"resume"' "$work/killed/metrics.jsonl" || fail "the rerun did not resume"
     python3 "$here/check_run.py" "$work/killed" --min-accuracy 0.8 || fail "checks"

@@ -1,11 +1,13 @@
-// group_recovery_threads_test.cpp: in-job recovery of the synchronous strategies (the dense
-// all-reduce and parameter averaging, train/group_recovery.h) from a worker that dies, with the
-// master and workers as threads of this process over a repairable in-process job
+// group_recovery_threads_test.cpp: in-job recovery of the strategies on a group session from a
+// worker that dies — the synchronous ones (the dense all-reduce and parameter averaging,
+// train/group_recovery.h) and Downpour (train/downpour/network.h) — with the master, servers and
+// workers as threads of this process over a repairable in-process job
 // (comm/in_process_failures.h behaves as ULFM does). A fault injection ends one worker's thread
-// mid-training; the others repair (replace from a spare thread, shrink, or abort), resume from
-// their most advanced member and finish. Checked: every live rank's exit code, no control
-// message left unreceived, every epoch's minibatches counted in full, the recovery recorded,
-// and with a replacement the very model an undisturbed run ends with.
+// mid-training; the others repair (replace from a spare thread, shrink, or abort) and finish.
+// Checked: every live rank's exit code, no control message left unreceived, every epoch's
+// minibatches counted in full, the recovery recorded; for the synchronous strategies with a
+// replacement the very model an undisturbed run ends with, for Downpour every worker's final
+// pull equal to the servers' model.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -135,6 +137,43 @@ TEST_F(GroupRecoveryThreads, AveragingAbortCheckpointsAndStops) {
                           {"fault_tolerance.on_worker_failure=abort",
                            "training.averaging_frequency=4"},
                           /*code=*/75);
+  EXPECT_NE(killed.metrics.find("\"kind\":\"recovery\""), std::string::npos) << killed.metrics;
+  EXPECT_EQ(killed.metrics.find("\"kind\":\"final\""), std::string::npos) << killed.metrics;
+  EXPECT_TRUE(killed.model.empty());
+}
+
+TEST_F(GroupRecoveryThreads, DownpourReplaceFromSpare) {
+  // Rank 0 serves the one shard, ranks 1-3 work, thread 4 waits as a spare and becomes rank 2:
+  // it pulls the servers' model and continues rank 2's push sequence.
+  const auto killed = run("downpour", 5, 2, {"fault_tolerance.spares=1"});
+  EXPECT_NE(killed.metrics.find("\"kind\":\"recovery\",\"lost\":\"[2]\",\"replaced\":\"[2]\""),
+            std::string::npos)
+      << killed.metrics;
+  EXPECT_NE(killed.metrics.find("\"consistent\":true,\"pushes_applied_once\":true"),
+            std::string::npos)
+      << killed.metrics;
+  expect_every_minibatch(killed.metrics);
+  EXPECT_FALSE(killed.model.empty());
+}
+
+TEST_F(GroupRecoveryThreads, DownpourShrinkWithShardedServers) {
+  // Ranks 0 and 1 serve a shard each, ranks 2-4 work; rank 3 dies and the other two finish.
+  const auto killed = run("downpour", 5, 3,
+                          {"fault_tolerance.on_worker_failure=shrink", "downpour.servers=2",
+                           "downpour.encode=true"});
+  EXPECT_NE(killed.metrics.find("\"kind\":\"recovery\",\"lost\":\"[3]\",\"replaced\":\"[]\""),
+            std::string::npos)
+      << killed.metrics;
+  EXPECT_NE(killed.metrics.find("\"consistent\":true,\"pushes_applied_once\":true"),
+            std::string::npos)
+      << killed.metrics;
+  expect_every_minibatch(killed.metrics);
+  EXPECT_FALSE(killed.model.empty());
+}
+
+TEST_F(GroupRecoveryThreads, DownpourAbortCheckpointsAndStops) {
+  const auto killed =
+      run("downpour", 4, 1, {"fault_tolerance.on_worker_failure=abort"}, /*code=*/75);
   EXPECT_NE(killed.metrics.find("\"kind\":\"recovery\""), std::string::npos) << killed.metrics;
   EXPECT_EQ(killed.metrics.find("\"kind\":\"final\""), std::string::npos) << killed.metrics;
   EXPECT_TRUE(killed.model.empty());

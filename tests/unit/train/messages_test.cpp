@@ -61,12 +61,14 @@ auto samples() {
       averaging_report, AveragingSnapshot{true, 64, {1.0f}, sample_state()},
       AveragingDone{averaging_report, AveragingTotals{4, 4, 0}, 77, 9, {}}, downpour_report,
       DownpourState{sample_state()}, DownpourDone{downpour_report, 55},
-      DownpourFinalModel{{1.0f, 2.0f}}, SharingDone{17, 1e-7, 33}, SharingDrainTarget{{0, 4, 6}},
+      DownpourFinalModel{{1.0f, 2.0f}, {3, 4}}, SharingDone{17, 1e-7, 33}, SharingDrainTarget{{0, 4, 6}},
       sharing_report, drained, StateReply{6, sample_state()}, status,
       ReplicaState{{1.0f, 2.0f}, AppliedIds{{0, 2}, {{}, {}}}},
       ReplacementStart{ReplicaState{{1.0f}, AppliedIds{{0, 1}, {{}, {}}}}, sample_state(), 9},
       ResyncFetch{{{1, 2}, {2, 5}}}, ResyncUpdates{{{1, 2, 3}, {}}},
-      PartitionRequest{true, 8}, PartitionGrantReply{assignment}, GroupResume{true, false, 3, 120});
+      PartitionRequest{true, 8}, PartitionGrantReply{assignment}, GroupResume{true, false, 3, 120},
+      DownpourResync{41}, DownpourResume{true, false},
+      DownpourServerEnd{1 << 20, {5, 6, 7}});
 }
 
 template <typename M>

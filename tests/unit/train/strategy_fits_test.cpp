@@ -31,9 +31,10 @@ TEST(StrategyFits, Spares) {
   config.training.strategy = "parameter_averaging";
   EXPECT_EQ(error_of(config, 4), "");
   config.training.strategy = "downpour";
-  EXPECT_NE(error_of(config, 4).find("fault_tolerance.spares is used by training.strategy "
-                                     "gradient_sharing, allreduce and parameter_averaging, not "
-                                     "'downpour'"),
+  EXPECT_EQ(error_of(config, 3), "");  // server, worker, spare
+  // The spare is no server and no worker.
+  EXPECT_NE(error_of(config, 2).find("needs more ranks than servers, but the job has 1 besides "
+                                     "its spares"),
             std::string::npos);
   config.training.strategy = "allreduce";
   EXPECT_EQ(error_of(config, 1), "");  // one process: spares do not apply

@@ -99,7 +99,7 @@ ThreadRun run_as_threads(const config::ExperimentConfig& config, const data::Dat
         context.links.group_session = [&job](RunContext& c) {
           return std::unique_ptr<GroupSession>(std::make_unique<InProcessGroupSession>(c, job));
         };
-        context.links.downpour = [&job](RunContext&, const DownpourLayout& layout) {
+        context.links.downpour = [&job](RunContext&, GroupSession&, const DownpourLayout& layout) {
           return make_in_process_downpour_transport(job, layout);
         };
         context.end_rank = [](const std::string&) { throw RankEnded{}; };

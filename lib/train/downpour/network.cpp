@@ -1,0 +1,58 @@
+// downpour/network.cpp: DownpourNetwork.
+#include "train/downpour/network.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/errors.h"
+#include "train/checkpointer.h"
+
+namespace gradshare::train {
+
+DownpourNetwork::DownpourNetwork(RunContext& context, GroupSession& session,
+                                 const DownpourLayout& layout)
+    : context_(context), session_(session), layout_(layout) {
+  GS_CHECK(context.links.downpour, "no Downpour transport for this job");
+  transport_ = context.links.downpour(context, session, layout);
+}
+
+DownpourNetwork::~DownpourNetwork() {
+  if (previous_) previous_->abandon();  // on a broken job
+}
+
+std::vector<int> DownpourNetwork::live_workers() const {
+  auto live = session_.live_workers();
+  std::erase_if(live, [this](int rank) { return layout_.is_server(rank); });
+  return live;
+}
+
+void DownpourNetwork::rebuild() {
+  for (int lost : session_.last_repair().lost)
+    if (layout_.is_server(lost)) {
+      const auto checkpoint = newest_checkpoint(context_.run_directory);
+      throw core::RuntimeError(
+          "parameter server " + std::to_string(lost) + " (rank " + std::to_string(lost) +
+          ") failed: its shard lived only in that process, so the updates it applied since the "
+          "newest checkpoint are lost with it (the workers hold only what they have not pushed "
+          "yet); rerun the same command (gradshare run --max-restarts does) to resume every "
+          "shard from " +
+          (checkpoint ? *checkpoint : "the start (no checkpoint written yet)"));
+    }
+  if (previous_) previous_->abandon();
+  previous_ = std::move(transport_);
+  transport_ = context_.links.downpour(context_, session_, layout_);
+}
+
+std::unique_ptr<ShardServer> DownpourNetwork::carry(ShardServer& old,
+                                                    const config::ExperimentConfig& config) {
+  auto fresh = transport_->serve(old.shard(), config, old.parameters());
+  fresh->take_over(old);
+  return fresh;
+}
+
+void DownpourNetwork::send_resync(ShardServer& server) {
+  for (int rank : live_workers())
+    send(control(), rank, DownpourResync{server.applied_seq(layout_.worker_index(rank))});
+}
+
+}  // namespace gradshare::train
