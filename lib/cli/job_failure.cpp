@@ -71,9 +71,11 @@ std::string describe_fatal_error(const std::exception& error, const RunContext& 
   const auto& strategy = context.config.training.strategy;
   if (std::find(failed.begin(), failed.end(), 0) != failed.end())
     return strategy + " lost its master (rank 0); " + resume;
-  return strategy + " lost " +
-         (failed.empty() ? std::string("a process") : rank_list(failed)) +
-         " and repairs in-job only under `mpirun --with-ft ulfm`; " + resume;
+  const std::string why = comm::fault_tolerance_active()
+                              ? " (fault_tolerance.on_worker_failure is abort)"
+                              : " and repairs in-job only under `mpirun --with-ft ulfm`";
+  return strategy + " lost " + (failed.empty() ? std::string("a process") : rank_list(failed)) +
+         why + "; " + resume;
 }
 
 }  // namespace
@@ -108,8 +110,8 @@ int end_run_after(const std::exception& error, const RunContext& context) {
   const int code = user ? core::kExitUserError : core::kExitRuntimeFailure;
   // The peers would wait on this rank: end the job. A worker the job can replace dies as a
   // failed process would; without a master nothing replaces it and the job must fail.
-  const bool master_lost = dynamic_cast<const comm::MasterLost*>(&error) != nullptr;
-  if (context.size > 1) end_job(code, !master_lost && replaceable(context));
+  const bool cannot_go_on = dynamic_cast<const core::JobCannotGoOn*>(&error) != nullptr;
+  if (context.size > 1) end_job(code, !cannot_go_on && replaceable(context));
   return code;
 }
 

@@ -156,7 +156,8 @@ int run_replacement(const config::ExperimentConfig& config, MPI_Comm parent) {
     core::log_error(error.what());
     std::fprintf(stderr, "gradshare: error in the replacement of rank %d: %s\n", context.rank,
                  error.what());
-    end_job(core::kExitRuntimeFailure, /*replaceable_worker=*/true);
+    end_job(core::kExitRuntimeFailure,
+            /*replaceable_worker=*/dynamic_cast<const core::JobCannotGoOn*>(&error) == nullptr);
   }
 }
 

@@ -98,6 +98,10 @@ class ControlChannel {
   virtual void flush() = 0;
   // Sends posted and not yet completed.
   virtual std::size_t pending_sends() = 0;
+  // Throws the process failure try_receive would throw (a rank failed that no repair has dealt
+  // with yet), taking no message: for waits on something else (a shard pull) that must not
+  // outlast a failure. Nothing where the channel detects no failures.
+  virtual void check_failures() {}
 
   // Polls with back-off until a matching message arrives; after the timeout throws
   // RuntimeError "timed out after 120.0 s waiting for rank 3: partition grant".

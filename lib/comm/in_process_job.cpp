@@ -30,6 +30,7 @@ class ChannelView : public ControlChannel {
   }
   void flush() override { channel_.flush(); }
   std::size_t pending_sends() override { return channel_.pending_sends(); }
+  void check_failures() override { failures_.check(repaired_); }
 
  private:
   ControlChannel& channel_;

@@ -56,8 +56,8 @@ class InProcessJob : public Job {
   // A spare's wait for a repair that needs it.
   std::optional<InProcessFailures::Assignment> wait_as_spare();
   void release_spares();
-  // Failures the latest repair dealt with: the same on every live rank between repairs (what
-  // keys an object shared until the next repair).
+  // Failures repaired so far (all repairs together): the same on every live rank between
+  // repairs (what keys an object shared until the next repair).
   int repaired_failures() const;
   // An object every rank's thread shares, made by the first to ask for `key` with make() (a
   // strategy's in-process stand-in for what MPI carries between processes).

@@ -67,8 +67,12 @@ std::size_t MpiControlChannel::pending_sends() {
   return pending_.size();
 }
 
-std::optional<ControlMessage> MpiControlChannel::try_receive(std::optional<Tag> tag, int source) {
+void MpiControlChannel::check_failures() {
   if (detect_failures_) check_for_failures(comm_.get());
+}
+
+std::optional<ControlMessage> MpiControlChannel::try_receive(std::optional<Tag> tag, int source) {
+  check_failures();
   complete_sends();
   int found = 0;
   MPI_Message handle = MPI_MESSAGE_NULL;

@@ -38,6 +38,7 @@ class MpiControlChannel : public ControlChannel {
                                             int source = kAnySource) override;
   void flush() override;
   std::size_t pending_sends() override;
+  void check_failures() override;
 
  private:
   struct Pending {

@@ -33,10 +33,10 @@ namespace gradshare::comm {
 // The master (logical rank 0) is among the failed: nothing can repair the job. Every survivor
 // ends it with a non-zero exit (under ULFM a process that dies by a signal does not fail the
 // job, so a survivor that killed itself as a replaceable worker would leave mpirun with 0).
-class MasterLost : public core::RuntimeError {
+class MasterLost : public core::JobCannotGoOn {
  public:
   MasterLost()
-      : core::RuntimeError("the master (rank 0) failed: the job cannot be repaired; run the "
+      : core::JobCannotGoOn("the master (rank 0) failed: the job cannot be repaired; run the "
                            "same command again to resume from the newest checkpoint") {}
 };
 

@@ -30,6 +30,13 @@ class RuntimeError : public std::runtime_error {
   explicit RuntimeError(const std::string& message) : std::runtime_error(message) {}
 };
 
+// A failure nothing in the job can repair (the master lost, a Downpour parameter server lost):
+// every rank ends the job with a non-zero exit, none leaves as a replaceable worker would.
+class JobCannotGoOn : public RuntimeError {
+ public:
+  explicit JobCannotGoOn(const std::string& message) : RuntimeError(message) {}
+};
+
 [[noreturn]] void check_failed(const char* expression, const char* file, int line,
                                const std::string& detail);
 

@@ -110,8 +110,9 @@ void MessageShardLink::start_pull(DownpourReport& report) {
 }
 
 std::span<const float> MessageShardLink::finish_pull(DownpourReport& report,
-                                                     double timeout_seconds) {
-  pull_.finish(timeout_seconds, {});
+                                                     double timeout_seconds,
+                                                     const std::function<void()>& meanwhile) {
+  pull_.finish(timeout_seconds, meanwhile);
   set_base_version(pull_.version());
   ++report.pulls;
   return pull_.shard();

@@ -60,7 +60,8 @@ class MessageShardLink final : public ShardLink {
 
   void advance(DownpourReport& report) override;
   void start_pull(DownpourReport& report) override;
-  std::span<const float> finish_pull(DownpourReport& report, double timeout_seconds) override;
+  std::span<const float> finish_pull(DownpourReport& report, double timeout_seconds,
+                                     const std::function<void()>& meanwhile) override;
 
  private:
   void send_push(const PushHeader& header, std::span<const std::uint8_t> payload) override;

@@ -107,7 +107,8 @@ void RmaShardLink::start_pull(DownpourReport& report) {
   if (reader_.start()) report.pull_bytes += static_cast<std::int64_t>(reader_.bytes());
 }
 
-std::span<const float> RmaShardLink::finish_pull(DownpourReport& report, double timeout_seconds) {
+std::span<const float> RmaShardLink::finish_pull(DownpourReport& report, double timeout_seconds,
+                                                 const std::function<void()>& meanwhile) {
   bool consistent = reader_.in_flight() && reader_.finish();
   core::Deadline deadline(timeout_seconds);
   core::Backoff backoff;
@@ -118,6 +119,7 @@ std::span<const float> RmaShardLink::finish_pull(DownpourReport& report, double 
       if (reader_.finish()) break;
     }
     if (deadline.expired()) pull_timeout(server(), timeout_seconds);
+    if (meanwhile) meanwhile();
     backoff.wait();
   }
   set_base_version(reader_.version());

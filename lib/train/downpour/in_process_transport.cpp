@@ -72,7 +72,8 @@ class InProcessShardLink final : public ShardLink {
     report.pull_bytes += static_cast<std::int64_t>(range().size() * sizeof(float));
   }
 
-  std::span<const float> finish_pull(DownpourReport& report, double) override {
+  std::span<const float> finish_pull(DownpourReport& report, double,
+                                     const std::function<void()>&) override {
     std::lock_guard lock(box_.mutex);
     pulled_ = box_.published;
     set_base_version(box_.version);

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -49,14 +50,16 @@ class ShardLink {
 
   virtual void start_pull(DownpourReport& report) = 0;
   // Completes the pull started at the previous step; returns the shard, one version of the
-  // server's, which becomes the base version of later pushes. RuntimeError after
+  // server's, which becomes the base version of later pushes. `meanwhile` runs while it waits
+  // (the worker answers the master and sees a process failure there). RuntimeError after
   // `timeout_seconds`.
-  virtual std::span<const float> finish_pull(DownpourReport& report, double timeout_seconds) = 0;
+  virtual std::span<const float> finish_pull(DownpourReport& report, double timeout_seconds,
+                                             const std::function<void()>& meanwhile) = 0;
   // What this worker has not yet sent of the shard (the encoder's residual; empty without
   // encoding).
   std::span<const float> residual() const;
 
-  // After a repair (downpour/recovery.h): this link, made on the new transport, continues
+  // After a repair (downpour/network.h): this link, made on the new transport, continues
   // `old`'s pushes: their seq, the push in flight, the encoder's residual, the base version.
   void take_over(ShardLink& old);
   // Then the server's word: `applied` is the seq of the last push it applied from this worker.

@@ -181,9 +181,8 @@ class DownpourMaster : public MasterRole {
       case PartitionRequest::kTag:
         if (decode<PartitionRequest>(message).finished_previous) scheduler_.complete(worker);
         send(control(), worker,
-             PartitionGrantReply{stopping_ || diverged_ || reporter_.stop_early()
-                                     ? PartitionAssignment{}
-                                     : scheduler_.assign(worker)});
+             PartitionGrantReply{stopping_early() ? PartitionAssignment{}
+                                                  : scheduler_.assign(worker)});
         break;
       case DownpourState::kTag:
         if (requests_.take(message)) write_checkpoint(requests_.collect());
@@ -224,7 +223,9 @@ class DownpourMaster : public MasterRole {
   bool poll() override {
     const bool busy = server_->poll() > 0;
     const auto live = network_.live_workers();
-    const bool all_done = std::all_of(live.begin(), live.end(), [&](int w) { return done_.count(w); });
+    const bool all_done = nothing_to_train() && std::all_of(live.begin(), live.end(), [&](int w) {
+                            return done_.count(w) > 0;
+                          });
     bool checkpoint_due =
         !stopping_ && !diverged_ && !all_done && checkpointer_.due(progress_.step());
     for (const auto epoch : scheduler_.take_completed_epochs()) {
@@ -250,7 +251,14 @@ class DownpourMaster : public MasterRole {
   std::optional<int> finished() override {
     for (int w : network_.live_workers())
       if (!drained_.count(w)) return std::nullopt;
-    return finish();
+    EndState end;
+    try {
+      end = gather_end();
+    } catch (const comm::TransportError& error) {
+      if (!recover(error)) throw;
+      return std::nullopt;  // the replacement trains to the end too
+    }
+    return finish(end);
   }
 
   std::string awaited() const override {
@@ -259,31 +267,9 @@ class DownpourMaster : public MasterRole {
            std::to_string(drained_.size()) + " pulled)";
   }
 
-  // A process failed: under ULFM the job is repaired (downpour/recovery.h), shard 0 moves onto
-  // the new transport, and every live worker learns what the master has from it.
+  // A process failed: under ULFM the job is repaired (downpour/network.h) and goes on.
   bool recover(const comm::TransportError& error) override {
-    if (!recovery_.repair(error, [this] {
-          network_.rebuild();
-          server_ = network_.carry(*server_, cfg_);
-          network_.send_resync(*server_);
-        }))
-      return false;
-    if (network_.live_workers().empty())
-      throw core::RuntimeError("every Downpour worker was lost; rerun the same command to resume "
-                               "from the newest checkpoint");
-    requests_.cancel();  // the states asked for are asked again when the next one is due
-    // The partitions in flight are handed out again: a dead worker's, and those of workers whose
-    // request or grant the repair may have dropped.
-    for (int w = 0; w < layout_.workers(); ++w) scheduler_.requeue_worker(layout_.worker_rank(w));
-    const auto& record = recovery_.current();
-    for (const auto& ranks : {record.lost, record.replaced})
-      for (int rank : ranks) {
-        done_.erase(rank);
-        drained_.erase(rank);
-      }
-    signalled_.clear();  // a final pull signal in flight was dropped: sent again to who lacks it
-    for (int w : network_.live_workers())
-      send(control(), w, DownpourResume{done_.count(w) > 0, drained_.count(w) > 0});
+    if (!recovery_.repair(error, [this] { resume_after_repair(); })) return false;
     if (cfg_.fault_tolerance.on_worker_failure == "abort")
       stop("fault_tolerance.on_worker_failure is abort: the workers push what they hold, then "
            "the checkpoint; exiting with the requeue code");
@@ -294,7 +280,67 @@ class DownpourMaster : public MasterRole {
     return true;
   }
 
+  // After each repair round (again when another process fails meanwhile): shard 0 onto the new
+  // transport, the partitions in flight handed out again, and every live worker's resync and
+  // resume (what the master has from it).
+  void resume_after_repair() {
+    network_.rebuild();
+    server_ = network_.carry(*server_, cfg_);
+    if (network_.live_workers().empty())
+      throw core::RuntimeError("every Downpour worker was lost; rerun the same command to resume "
+                               "from the newest checkpoint");
+    requests_.cancel();  // the states asked for are asked again when the next one is due
+    // A dead worker's partition, and those whose request or grant the repair may have dropped.
+    for (int w = 0; w < layout_.workers(); ++w) scheduler_.requeue_worker(layout_.worker_rank(w));
+    const auto& record = recovery_.current();
+    for (const auto& ranks : {record.lost, record.replaced})
+      for (int rank : ranks) {
+        done_.erase(rank);
+        drained_.erase(rank);
+      }
+    // Workers that had finished take up training again when a partition came back (a shrink
+    // after the others found nothing left to train).
+    if (!nothing_to_train()) done_.clear();
+    signalled_.clear();  // a final pull signal in flight was dropped: sent again to who lacks it
+    network_.send_resync(*server_);
+    for (int w : network_.live_workers())
+      send(control(), w, DownpourResume{done_.count(w) > 0, drained_.count(w) > 0});
+  }
+
+  // No partition is handed out any more (a stop, a divergence, early stopping).
+  bool stopping_early() const { return stopping_ || diverged_ || reporter_.stop_early(); }
+  // Nothing is left to hand out: every partition went to a worker (a live worker's
+  // reservations are handed to it at its next request), or the run stops early.
+  bool nothing_to_train() const { return stopping_early() || scheduler_.all_granted(); }
+
  private:
+  // What the end of the run needs from the other ranks, gathered before anything is written
+  // (a failure meanwhile is repaired and the run goes on).
+  struct EndState {
+    std::uint64_t versions = 0;                          // pushes applied over all shards
+    std::vector<std::vector<std::uint64_t>> applied;     // per shard, per worker: last seq
+    std::map<int, std::int64_t> server_peaks;            // servers 1..K-1: peak memory
+    std::optional<std::map<int, WorkerState>> states;    // for the stop's or a due checkpoint
+  };
+
+  EndState gather_end() {
+    EndState end;
+    end.versions = read_servers();
+    end.applied.push_back(server_->applied_seqs());
+    // The other servers are quiet now, and answer before their shutdown.
+    for (int s = 1; s < layout_.servers(); ++s) send(control(), s, PeakMemoryRequest{});
+    for (int s = 1; s < layout_.servers(); ++s) {
+      auto reply = receive<DownpourServerEnd>(control(), s, "its peak memory and applied seqs");
+      end.server_peaks[s] = reply.peak_bytes;
+      end.applied.push_back(std::move(reply.applied));
+    }
+    // A stop checkpoints at the end: every worker's updates are applied and the servers are
+    // quiet. An outstanding request is completed too, so that no reply is left unreceived; a
+    // diverged model is never saved.
+    if (requests_.outstanding() || (stopping_ && !diverged_)) end.states = requests_.collect();
+    return end;
+  }
+
   void log_setup() {
     core::log_info("model: " + std::to_string(model_.parameter_count()) + " parameters\n" +
                    model_.summary());
@@ -338,6 +384,11 @@ class DownpourMaster : public MasterRole {
 
   void write_checkpoint(const std::map<int, WorkerState>& replies) {
     read_servers();
+    save_checkpoint(replies);
+  }
+
+  // The checkpoint of the servers' model as model_ holds it, with every rank's state.
+  void save_checkpoint(const std::map<int, WorkerState>& replies) {
     auto c = make_checkpoint(context_, model_, nullptr, progress_.step(), scheduler_.position());
     std::vector<WorkerState> shards{capture_worker_state(server_->optimizer(), 0.0f)};
     for (int s = 1; s < layout_.servers(); ++s) shards.push_back(replies.at(s));
@@ -353,36 +404,20 @@ class DownpourMaster : public MasterRole {
     poll_during([&] { checkpointer_.write(c); }, [&] { return server_->poll(); });
   }
 
-  // Every worker pulled at the end: the consistency check, the summary, the servers' peak
-  // memory, then the stop's checkpoint or model.h5, and every rank's shutdown.
-  int finish() {
-    const std::uint64_t versions = read_servers();
+  // Every worker pulled at the end and `end` is gathered: the consistency checks, the summary,
+  // the servers' peak memory, then the stop's checkpoint or model.h5, and every rank's shutdown.
+  int finish(const EndState& end) {
     Comparison worst;
     for (const auto& [worker, final_model] : drained_) {
       const Comparison c = compare(final_model.parameters, model_.parameters());
       worst.identical = worst.identical && c.identical;
       worst.max_difference = std::max(worst.max_difference, c.max_difference);
     }
-    // The other servers' peak memory and applied seqs: they are quiet now, and answer before
-    // their shutdown.
-    std::vector<std::vector<std::uint64_t>> applied{server_->applied_seqs()};
-    for (int s = 1; s < layout_.servers(); ++s) send(control(), s, PeakMemoryRequest{});
-    for (int s = 1; s < layout_.servers(); ++s) {
-      auto end = receive<DownpourServerEnd>(control(), s, "its peak memory and applied seqs");
-      peak_memory_.add(s, end.peak_bytes);
-      applied.push_back(std::move(end.applied));
-    }
-    const int mismatched = mismatched_slots(applied);
-    summarize(versions, worst, mismatched);
+    for (const auto& [server, bytes] : end.server_peaks) peak_memory_.add(server, bytes);
+    const int mismatched = mismatched_slots(end.applied);
+    summarize(end.versions, worst, mismatched);
     peak_memory_.summarize(context_);
-    // A stop checkpoints here: every worker's updates are applied and the servers are quiet.
-    // An outstanding request is completed too, so that no reply is left unreceived. A
-    // diverged model is never saved (an outstanding request is still collected).
-    if (diverged_) {
-      if (requests_.outstanding()) requests_.collect();
-    } else if (stopping_ || requests_.outstanding()) {
-      write_checkpoint(requests_.collect());
-    }
+    if (end.states && !diverged_) save_checkpoint(*end.states);
     const int exit_code =
         diverged_ ? core::kExitDiverged : stopping_ ? core::kExitRequeue : core::kExitOk;
     if (diverged_) {

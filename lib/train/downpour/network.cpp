@@ -30,7 +30,7 @@ void DownpourNetwork::rebuild() {
   for (int lost : session_.last_repair().lost)
     if (layout_.is_server(lost)) {
       const auto checkpoint = newest_checkpoint(context_.run_directory);
-      throw core::RuntimeError(
+      throw core::JobCannotGoOn(
           "parameter server " + std::to_string(lost) + " (rank " + std::to_string(lost) +
           ") failed: its shard lived only in that process, so the updates it applied since the "
           "newest checkpoint are lost with it (the workers hold only what they have not pushed "
@@ -38,9 +38,12 @@ void DownpourNetwork::rebuild() {
           "shard from " +
           (checkpoint ? *checkpoint : "the start (no checkpoint written yet)"));
     }
+  // Made first: when yet another failure breaks the making, the current transport (which this
+  // rank's server or links still use) stays, and the next try carries from it.
+  auto fresh = context_.links.downpour(context_, session_, layout_);
   if (previous_) previous_->abandon();
   previous_ = std::move(transport_);
-  transport_ = context_.links.downpour(context_, session_, layout_);
+  transport_ = std::move(fresh);
 }
 
 std::unique_ptr<ShardServer> DownpourNetwork::carry(ShardServer& old,

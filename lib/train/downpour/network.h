@@ -2,12 +2,31 @@
 // (group_session.h: the control channel, the repair, the spares) and the pushes' and pulls'
 // transport (downpour/transport.h) made on the session's job, made again after every repair.
 //
-// After a repair (downpour/recovery.h) every live process rebuilds the transport in the same
-// order (collective); each server moves its shard onto the new transport (carry) and tells every
-// live worker the last push it applied from it (send_resync). A parameter server cannot be
-// restored in-job: its shard lives only in its process, so a lost server ends the run with a
-// line that says what is lost (rebuild throws), and a rerun resumes every shard from the newest
-// checkpoint.
+// In-job recovery of a lost worker under ULFM (fault_tolerance.on_worker_failure replace, shrink
+// or abort), after a transport call fails with a process failure on any live process:
+//
+//  servers (master = server 0)             workers                    replacement
+//  session repair  <----------------------> session repair <--------> joins the repair
+//  rebuild: a new transport (collective, in the same order on every live process)
+//  carry: the shard onto it (parameters,    relink: links onto it (seq
+//    optimizer, version, seq applied per      counters, push in flight,
+//    worker, published to the transport)      encoder residual)
+//  DownpourResync {applied} to each live --> resync: applied push acked;  continues the seq
+//    worker                                  one lacking sent again        from `applied`
+//  master: the partitions in flight handed out again, then
+//  DownpourResume {has_done, has_final_model} --> goes back to the step    pulls every shard
+//                                                 whose message was lost
+//
+// A failure during any of it starts it again; every push is applied once (a server takes only
+// the next seq of a slot), and the end of the run checks that per worker and shard
+// (DownpourServerEnd). What a dead worker had not pushed yet (under n_push steps' worth) is lost
+// with it; its partition is trained again. With downpour.combine: mean the servers keep dividing
+// by the starting number of workers after a shrink (each worker's push weighs the same).
+//
+// A parameter server cannot be restored in-job: its shard lives only in its process, so a lost
+// server ends the run with a line that says what is lost (rebuild throws), and a rerun resumes
+// every shard from the newest checkpoint. The old transports are abandoned, not freed (their
+// windows or communicators stay allocated): a repair costs that much memory.
 #pragma once
 
 #include <memory>
@@ -40,7 +59,8 @@ class DownpourNetwork {
 
   // After the session's repair, collective over the live processes: RuntimeError when the
   // repair lost a parameter server; otherwise makes a new transport. The old one stays as it is
-  // until the next rebuild (then abandoned), so that its servers and links can hand over.
+  // until the next rebuild that succeeds (then abandoned), so that its servers and links can
+  // hand over.
   void rebuild();
   // `old`'s shard, moved onto the new transport.
   std::unique_ptr<ShardServer> carry(ShardServer& old, const config::ExperimentConfig& config);

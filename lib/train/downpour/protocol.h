@@ -198,7 +198,7 @@ struct DownpourServerEnd {
   }
 };
 
-// Recovery (downpour/recovery.h), after every repair:
+// Recovery (downpour/network.h), after every repair:
 //  each server -> each live worker  DownpourResync: the seq of the last push it applied from
 //                                   that worker (a replacement continues from it)
 //  master -> each live worker       DownpourResume: what the master has from that worker

@@ -196,6 +196,7 @@ int run_downpour_server(RunContext& context, DownpourNetwork& network,
       if (!error.is_process_failure() || !network.session().fault_tolerant()) throw;
       core::log_warn(std::string("process failure: ") + error.what() + "; recovering");
     }
+    stop_sent = false;  // a stop notice in flight was dropped; the master ignores a second one
     repeat_while_processes_fail([&] {
       network.session().repair({});
       network.rebuild();

@@ -87,7 +87,7 @@ class ShardServer {
   std::uint64_t applied_seq(int worker) const { return updater_.applied_seq(worker); }
   std::vector<std::uint64_t> applied_seqs() const;
   // After a repair: this server, made on the new transport with `old`'s parameters, takes over
-  // the rest of `old`'s state (downpour/recovery.h).
+  // the rest of `old`'s state (downpour/network.h).
   void take_over(ShardServer& old);
 
  protected:

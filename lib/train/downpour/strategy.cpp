@@ -21,7 +21,7 @@ int run_downpour_replacement(RunContext& context, GroupSession& session) {
   nn::Model model = nn::Model::build(cfg.model, static_cast<std::uint64_t>(cfg.run.seed));
   const DownpourLayout layout(cfg, model.parameter_count(), context.size);
   if (layout.is_server(context.rank))
-    throw core::RuntimeError("a spare cannot replace parameter server " +
+    throw core::JobCannotGoOn("a spare cannot replace parameter server " +
                              std::to_string(context.rank) + " (its shard is lost)");
   DownpourNetwork network(context, session, layout);  // collective with the survivors' rebuild
   core::log_info("replacing worker rank " + std::to_string(context.rank) +
@@ -34,10 +34,11 @@ int run_downpour(RunContext& context) {
   const auto& cfg = context.config;
   GS_CHECK(context.links.group_session, "no session for this job");
   const auto session = context.links.group_session(context);
-  context.phase = RunContext::kTraining;
-  if (session->is_spare())
+  if (session->is_spare()) {
+    context.phase = RunContext::kTraining;
     return wait_as_spare(*session, context) ? run_downpour_replacement(context, *session)
                                             : core::kExitOk;
+  }
   nn::Model model = nn::Model::build(cfg.model, static_cast<std::uint64_t>(cfg.run.seed));
   const DownpourLayout layout(cfg, model.parameter_count(), context.size);
   DownpourNetwork network(context, *session, layout);
@@ -52,6 +53,7 @@ int run_downpour(RunContext& context) {
                               "the resumed checkpoint's server optimizer");
   }
   network.transport().wait_for_servers();
+  context.phase = RunContext::kTraining;  // a rank lost before here is lost during start-up
   if (context.is_master())
     return run_downpour_master(context, model, network, std::move(server), start.resume);
   if (server) return run_downpour_server(context, network, std::move(server));

@@ -2,9 +2,10 @@
 // grants, pushes its accumulated updates to every shard's server every n_push steps and pulls
 // every n_pull steps, without ever waiting for another worker. It answers the master's state
 // requests (checkpoints) between steps and while it waits at the end. After a process failure
-// it rejoins (downpour/recovery.h): links on the new transport, its push in flight sent again
+// it rejoins (downpour/network.h): links on the new transport, its push in flight sent again
 // if the server lacks it, and the end of the run taken up where the master stands.
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "comm/byte_io.h"
@@ -93,6 +94,8 @@ class DownpourWorker {
       links.push_back(network_.transport().link(s, layout.worker_index(context_.rank), cfg_));
       if (static_cast<std::size_t>(s) < links_.size()) links.back()->take_over(*links_[s]);
     }
+    // Kept, never freed: a Get or Put the failure interrupted may still target their buffers.
+    for (auto& old : links_) retired_links_.push_back(std::move(old));
     links_.swap(links);
   }
 
@@ -107,6 +110,8 @@ class DownpourWorker {
     rebuild_on_rejoin_ = true;
     std::fill(pull_started_.begin(), pull_started_.end(), false);  // dropped with the old links
     finished_previous_ = false;  // the master hands every partition in flight out again
+    stop_sent_ = false;  // a stop notice in flight was dropped; the master ignores a second one
+    if (divergence_report_) send(control(), 0, *divergence_report_);  // it may have been dropped
     for (int s = 0; s < network_.layout().servers(); ++s)
       links_[static_cast<std::size_t>(s)]->resync(
           receive<DownpourResync>(control(), s, "the server's resync after a repair").applied);
@@ -122,7 +127,7 @@ class DownpourWorker {
     auto parameters = replica_.parameters();
     for (auto& link : links_) {
       link->start_pull(report_);
-      const auto shard = link->finish_pull(report_, timeout_);
+      const auto shard = link->finish_pull(report_, timeout_, [this] { answer_state_requests(); });
       std::copy(shard.begin(), shard.end(), slice(parameters, *link).begin());
     }
   }
@@ -150,7 +155,8 @@ class DownpourWorker {
     const auto result = replica_.gradient(context_.data.train, indices);
     if (auto reason = divergence_.check(steps_ + 1, result.loss)) {
       core::log_error("diverged: " + *reason);
-      send(control(), 0, Diverged{steps_ + 1, *reason});
+      divergence_report_ = Diverged{steps_ + 1, *reason};
+      send(control(), 0, *divergence_report_);
       diverged_ = true;  // no more steps: the end protocol runs, the master saves nothing
       return;
     }
@@ -203,7 +209,8 @@ class DownpourWorker {
   void finish_pulls() {
     for (std::size_t s = 0; s < links_.size(); ++s) {
       if (!pull_started_[s]) continue;
-      install(*links_[s], links_[s]->finish_pull(report_, timeout_));
+      install(*links_[s],
+              links_[s]->finish_pull(report_, timeout_, [this] { answer_state_requests(); }));
       pull_started_[s] = false;
     }
   }
@@ -289,6 +296,7 @@ class DownpourWorker {
   double timeout_;
   bool stop_sent_ = false;  // this rank's stop signal passed on to the master
   std::vector<std::unique_ptr<ShardLink>> links_;
+  std::vector<std::unique_ptr<ShardLink>> retired_links_;  // from transports a repair replaced
   std::vector<float> accumulator_;  // updates made locally and not yet pushed
   PartitionData partitions_;
   std::vector<std::int64_t> since_push_, since_pull_;
@@ -298,6 +306,7 @@ class DownpourWorker {
   std::int64_t steps_ = 0;
   DivergenceGuard divergence_;
   bool diverged_ = false;
+  std::optional<Diverged> divergence_report_;  // sent to the master (again after a repair)
   ft::FaultInjector injector_;  // fault_tolerance.inject
   bool replacement_;
   bool rebuild_on_rejoin_;  // false for a replacement's first rejoin: its network is new

@@ -115,7 +115,7 @@ void exact_pushes(int rank, train::DownpourTransport& transport, train::ShardSer
   MPI_Bcast(shard.data(), static_cast<int>(kParameters), MPI_FLOAT, 0, MPI_COMM_WORLD);
   if (rank != 0) {
     client->start_pull(report);
-    const auto pulled = client->finish_pull(report, kTimeout);
+    const auto pulled = client->finish_pull(report, kTimeout, {});
     check.expect(std::memcmp(pulled.data(), shard.data(), pulled.size_bytes()) == 0,
                  "a quiet server's pull is bit-exact");
     std::vector<float> out(kParameters);
@@ -151,7 +151,7 @@ void pulls_race_pushes(int rank, train::ShardServer* server, train::ShardLink* c
     std::uint64_t version = 3, pulls = 0;
     while (version < 3 + kPushes && !deadline.expired()) {
       client->start_pull(report);
-      const auto shard = client->finish_pull(report, kTimeout);
+      const auto shard = client->finish_pull(report, kTimeout, {});
       ++pulls;
       // Each push adds exactly 1 up to float rounding: a torn read would mix offsets k, k+1.
       const double offset = std::round(static_cast<double>(shard[0]) - base[0]);
