@@ -378,7 +378,10 @@ class DownpourMaster : public MasterRole {
     for (int s = 1; s < layout_.servers(); ++s)
       versions += network_.transport().read_shard(
           s, parameters.subspan(layout_.shard(s).begin, layout_.shard(s).size()),
-          control().timeout_seconds(), [&] { server_->poll(); });
+          control().timeout_seconds(), [&] {
+            server_->poll();
+            control().check_failures();  // a server in a repair never answers
+          });
     return versions;
   }
 
