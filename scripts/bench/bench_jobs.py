@@ -74,20 +74,7 @@ def wait_job(job, run_dir, hang_seconds=60):
 
 def rank_pid(run_dir, rank):
     """The pid of logical rank RANK of the job writing RUN_DIR, or None."""
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmdline = f.read().split(b"\0")
-            if b"train" not in cmdline or f"run.dir={run_dir}".encode() not in cmdline:
-                continue
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                if f"OMPI_COMM_WORLD_RANK={rank}".encode() in f.read().split(b"\0"):
-                    return int(pid)
-        except OSError:
-            continue
-    return None
+    return next((pid for pid, r in rank_pids(run_dir).items() if r == rank), None)
 
 
 def kill_later(run_dir, rank, delay, done, killed):

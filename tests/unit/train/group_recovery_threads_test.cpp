@@ -84,6 +84,18 @@ class GroupRecoveryThreads : public ::testing::Test {
     }
   }
 
+  // A Downpour run that recovered (`recovery`: the record's lost and replaced lists) to the
+  // end: every push applied exactly once, every worker on the servers' model, every minibatch.
+  static void expect_downpour_recovered(const Result& run, const std::string& recovery) {
+    EXPECT_NE(run.metrics.find("\"kind\":\"recovery\"," + recovery), std::string::npos)
+        << run.metrics;
+    EXPECT_NE(run.metrics.find("\"consistent\":true,\"pushes_applied_once\":true"),
+              std::string::npos)
+        << run.metrics;
+    expect_every_minibatch(run.metrics);
+    EXPECT_FALSE(run.model.empty());
+  }
+
   fs::path dir_;
   int runs_ = 0;
   data::DataSplits data_ = testing::blobs(2048, 512, 16, 11);
@@ -150,14 +162,7 @@ TEST_F(GroupRecoveryThreads, DownpourReplaceFromSpare) {
   // Rank 0 serves the one shard, ranks 1-3 work, thread 4 waits as a spare and becomes rank 2:
   // it pulls the servers' model and continues rank 2's push sequence.
   const auto killed = run("downpour", 5, 2, {"fault_tolerance.spares=1", kWholeFirstPartition});
-  EXPECT_NE(killed.metrics.find("\"kind\":\"recovery\",\"lost\":\"[2]\",\"replaced\":\"[2]\""),
-            std::string::npos)
-      << killed.metrics;
-  EXPECT_NE(killed.metrics.find("\"consistent\":true,\"pushes_applied_once\":true"),
-            std::string::npos)
-      << killed.metrics;
-  expect_every_minibatch(killed.metrics);
-  EXPECT_FALSE(killed.model.empty());
+  expect_downpour_recovered(killed, "\"lost\":\"[2]\",\"replaced\":\"[2]\"");
 }
 
 TEST_F(GroupRecoveryThreads, DownpourShrinkWithShardedServers) {
@@ -165,14 +170,7 @@ TEST_F(GroupRecoveryThreads, DownpourShrinkWithShardedServers) {
   const auto killed = run("downpour", 5, 3,
                           {"fault_tolerance.on_worker_failure=shrink", "downpour.servers=2",
                            "downpour.encode=true", kWholeFirstPartition});
-  EXPECT_NE(killed.metrics.find("\"kind\":\"recovery\",\"lost\":\"[3]\",\"replaced\":\"[]\""),
-            std::string::npos)
-      << killed.metrics;
-  EXPECT_NE(killed.metrics.find("\"consistent\":true,\"pushes_applied_once\":true"),
-            std::string::npos)
-      << killed.metrics;
-  expect_every_minibatch(killed.metrics);
-  EXPECT_FALSE(killed.model.empty());
+  expect_downpour_recovered(killed, "\"lost\":\"[3]\",\"replaced\":\"[]\"");
 }
 
 TEST_F(GroupRecoveryThreads, DownpourAbortCheckpointsAndStops) {
