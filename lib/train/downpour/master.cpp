@@ -159,12 +159,12 @@ class DownpourMaster : public MasterRole {
                  std::unique_ptr<ShardServer> server,
                  const std::optional<ckpt::Checkpoint>& resume)
       : context_(context), cfg_(context.config), model_(model), network_(network),
-        layout_(network.layout()), server_(std::move(server)), workers_(layout_.workers()),
+        layout_(network.layout()), server_(std::move(server)),
         shape_(epoch_shape(cfg_, context.data.train)),
         scheduler_(cfg_.training.epochs, static_cast<std::int64_t>(shape_.partition_count()),
                    resume ? data_position(*resume) : DataPosition{}, shape_.partition_sizes(),
                    cfg_.data.prefetch_partitions),
-        progress_(context, static_cast<std::int64_t>(shape_.batch_count()), workers_,
+        progress_(context, static_cast<std::int64_t>(shape_.batch_count()), layout_.workers(),
                   resume ? resume->iteration : 0),
         reporter_(context), checkpointer_(context), requests_(network),
         recovery_(context, network.session()) {
@@ -350,7 +350,7 @@ class DownpourMaster : public MasterRole {
         "downpour: %d parameter server%s (shards of %zu..%zu parameters), %d workers, "
         "push every %lld steps, pull every %lld, server optimizer %s lr %g (%s), pushes %s",
         layout_.servers(), layout_.servers() == 1 ? "" : "s",
-        layout_.shard(layout_.servers() - 1).size(), layout_.shard(0).size(), workers_,
+        layout_.shard(layout_.servers() - 1).size(), layout_.shard(0).size(), layout_.workers(),
         static_cast<long long>(cfg_.downpour.n_push), static_cast<long long>(cfg_.downpour.n_pull),
         cfg_.downpour.server_optimizer.c_str(), cfg_.downpour.server_learning_rate,
         cfg_.downpour.combine == "mean" ? "divided by the workers" : "pushes summed",
@@ -399,7 +399,7 @@ class DownpourMaster : public MasterRole {
     // A worker gone in a shrink has no state: the first live worker's optimizer stands in for
     // it (a resume gives every worker one).
     const auto& stand_in = replies.at(network_.live_workers().at(0));
-    for (int w = 0; w < workers_; ++w) {
+    for (int w = 0; w < layout_.workers(); ++w) {
       const auto reply = replies.find(layout_.worker_rank(w));
       const auto& state = reply != replies.end() ? reply->second : stand_in;
       c.worker_optimizers.push_back({state.optimizer_step, state.optimizer_state});
@@ -496,7 +496,7 @@ class DownpourMaster : public MasterRole {
             .add("kind", "downpour_summary")
             .add("steps", total.steps)
             .add("servers", layout_.servers())
-            .add("workers", workers_)
+            .add("workers", layout_.workers())
             .add("encode", cfg_.downpour.encode)
             .add("pushes", total.pushes)
             .add("pushes_applied", static_cast<std::int64_t>(versions))
@@ -521,7 +521,6 @@ class DownpourMaster : public MasterRole {
   DownpourNetwork& network_;
   const DownpourLayout& layout_;
   std::unique_ptr<ShardServer> server_;  // shard 0 (a repair moves it onto the new transport)
-  int workers_;  // at the start
   data::EpochPlan shape_;
   PartitionScheduler scheduler_;
   DownpourProgress progress_;

@@ -113,13 +113,6 @@ void ShardUpdater::take_over(ShardUpdater& old) {
   version_ = old.version_;
 }
 
-std::vector<std::uint64_t> ShardServer::applied_seqs() const {
-  std::vector<std::uint64_t> seqs;
-  for (int worker = 0; worker < layout_.workers(); ++worker)
-    seqs.push_back(updater_.applied_seq(worker));
-  return seqs;
-}
-
 void ShardServer::take_over(ShardServer& old) {
   updater_.take_over(old.updater_);
   next_worker_ = old.next_worker_;

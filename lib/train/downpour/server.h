@@ -34,8 +34,9 @@ class ShardUpdater {
   int shard() const { return shard_; }
   // Pushes applied so far.
   std::uint64_t version() const { return version_; }
-  // Seq of the last push applied from `worker` (its index, rank - servers).
+  // Seq of the last push applied from `worker` (its index, rank - servers), and per worker.
   std::uint64_t applied_seq(int worker) const;
+  const std::vector<std::uint64_t>& applied_seqs() const { return applied_; }
   // Validates `worker`'s push (`payload`: the bytes that came with the header) and computes the
   // update it makes to `parameters`, which it leaves as they are (a bad push changes nothing);
   // returns the push's ack word.
@@ -85,7 +86,7 @@ class ShardServer {
   // Seq of the last push applied from `worker` (what a worker resyncs from after a repair), and
   // that of every worker.
   std::uint64_t applied_seq(int worker) const { return updater_.applied_seq(worker); }
-  std::vector<std::uint64_t> applied_seqs() const;
+  const std::vector<std::uint64_t>& applied_seqs() const { return updater_.applied_seqs(); }
   // After a repair: this server, made on the new transport with `old`'s parameters, takes over
   // the rest of `old`'s state (downpour/network.h).
   void take_over(ShardServer& old);
