@@ -42,7 +42,7 @@ class DownpourWorker {
         replica_(cfg_, std::move(model), batches_per_epoch_ * cfg_.training.epochs,
                  batches_per_epoch_, static_cast<std::uint64_t>(context.rank)),
         n_(replica_.parameter_count()),
-        timeout_(static_cast<double>(cfg_.transport.timeout_ms) / 1000.0),
+        timeout_(network.control().timeout_seconds()),
         accumulator_(n_, 0.0f),
         partitions_(context.data.train, static_cast<std::size_t>(cfg_.training.batch_size),
                     static_cast<std::size_t>(cfg_.data.partition_batches),
