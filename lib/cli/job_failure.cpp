@@ -20,7 +20,6 @@
 namespace gradshare::cli {
 
 using train::RunContext;
-using train::newest_checkpoint;
 
 namespace {
 
@@ -65,9 +64,8 @@ std::string describe_fatal_error(const std::exception& error, const RunContext& 
   if (mpi == nullptr || !mpi->is_process_failure() || recovers_lost_workers(context.config))
     return error.what();
   const auto failed = known_failed(context);
-  const auto checkpoint = newest_checkpoint(context.run_directory);
-  const std::string resume = "rerun the same command to resume from " +
-                             (checkpoint ? *checkpoint : "the start (no checkpoint written yet)");
+  const std::string resume =
+      "rerun the same command to resume from " + train::resume_point(context.run_directory);
   const auto& strategy = context.config.training.strategy;
   if (std::find(failed.begin(), failed.end(), 0) != failed.end())
     return strategy + " lost its master (rank 0); " + resume;

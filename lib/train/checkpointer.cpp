@@ -45,6 +45,11 @@ std::optional<std::string> newest_checkpoint(const report::RunDirectory& directo
   return files.front().string();
 }
 
+std::string resume_point(const report::RunDirectory& directory) {
+  const auto checkpoint = newest_checkpoint(directory);
+  return checkpoint ? *checkpoint : "the start (no checkpoint written yet)";
+}
+
 Checkpointer::Checkpointer(RunContext& context)
     : directory_(context.run_directory.checkpoint_dir()),
       metrics_(context.metrics),

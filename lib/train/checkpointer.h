@@ -62,5 +62,8 @@ class Checkpointer {
 void log_stop_request(const std::string& plan, bool other_ranks, const comm::Job& job);
 // The run directory's newest checkpoint file, if any.
 std::optional<std::string> newest_checkpoint(const report::RunDirectory& directory);
+// Where a rerun resumes, for the line that ends a run: the newest checkpoint file, or "the
+// start (no checkpoint written yet)".
+std::string resume_point(const report::RunDirectory& directory);
 
 }  // namespace gradshare::train

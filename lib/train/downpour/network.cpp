@@ -28,16 +28,14 @@ std::vector<int> DownpourNetwork::live_workers() const {
 
 void DownpourNetwork::rebuild() {
   for (int lost : session_.last_repair().lost)
-    if (layout_.is_server(lost)) {
-      const auto checkpoint = newest_checkpoint(context_.run_directory);
+    if (layout_.is_server(lost))
       throw core::JobCannotGoOn(
           "parameter server " + std::to_string(lost) + " (rank " + std::to_string(lost) +
           ") failed: its shard lived only in that process, so the updates it applied since the "
           "newest checkpoint are lost with it (the workers hold only what they have not pushed "
           "yet); rerun the same command (gradshare run --max-restarts does) to resume every "
           "shard from " +
-          (checkpoint ? *checkpoint : "the start (no checkpoint written yet)"));
-    }
+          resume_point(context_.run_directory));
   // Made first: when yet another failure breaks the making, the current transport (which this
   // rank's server or links still use) stays, and the next try carries from it.
   auto fresh = context_.links.downpour(context_, session_, layout_);
