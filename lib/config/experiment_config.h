@@ -157,6 +157,10 @@ struct FaultInjection {
     "88.83 % over 4 seeds against 88.54-88.69 % with mean); mean: a server applies each push " \
     "divided by the number of workers, like one averaged step: keep it for workers with "     \
     "momentum (Adam beta1 0.9: mean 88.70 %, sum 86.94 %)")                                    \
+  X(downpour, stale_pushes, std::string, "scale", GS_CHOICES("scale", "full"),                   \
+    "How a server applies a push that is `age` server versions old (pushes of others applied " \
+    "since the worker pulled): scale: at server_learning_rate / max(1, age) (staleness-aware " \
+    "SGD, Zhang et al. 2016); full: at server_learning_rate whatever its age")                 \
   X(downpour, encode, bool, false, GS_ANY,                                                     \
     "Compress pushes with the threshold codec (encoding.* keys; what is not sent stays in "   \
     "the worker's residual and goes out with a later push)")

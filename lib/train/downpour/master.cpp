@@ -348,12 +348,13 @@ class DownpourMaster : public MasterRole {
     std::snprintf(
         line, sizeof line,
         "downpour: %d parameter server%s (shards of %zu..%zu parameters), %d workers, "
-        "push every %lld steps, pull every %lld, server optimizer %s lr %g (%s), pushes %s",
+        "push every %lld steps, pull every %lld, server optimizer %s lr %g (%s%s), pushes %s",
         layout_.servers(), layout_.servers() == 1 ? "" : "s",
         layout_.shard(layout_.servers() - 1).size(), layout_.shard(0).size(), layout_.workers(),
         static_cast<long long>(cfg_.downpour.n_push), static_cast<long long>(cfg_.downpour.n_pull),
         cfg_.downpour.server_optimizer.c_str(), cfg_.downpour.server_learning_rate,
         cfg_.downpour.combine == "mean" ? "divided by the workers" : "pushes summed",
+        cfg_.downpour.stale_pushes == "scale" ? ", divided by a push's age" : "",
         cfg_.downpour.encode ? "encoded" : "dense");
     core::log_info(line);
   }

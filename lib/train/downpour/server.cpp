@@ -39,6 +39,7 @@ ShardUpdater::ShardUpdater(const DownpourLayout& layout, int shard,
       optimizer_(server_optimizer(config, layout.shard(shard).size())),
       learning_rate_(config.downpour.server_learning_rate /
                      (config.downpour.combine == "mean" ? layout.workers() : 1)),
+      scale_stale_(config.downpour.stale_pushes == "scale"),
       applied_(static_cast<std::size_t>(layout.workers()), 0),
       delta_(layout.shard(shard).size()),
       update_(layout.shard(shard).size()) {}
@@ -91,10 +92,16 @@ std::uint64_t ShardUpdater::prepare(int worker, const PushHeader& header,
   if (header.base > version_)
     reject(worker, "base version " + std::to_string(header.base) + " is newer than the shard's " +
                        std::to_string(version_));
-  optimizer_->compute_update(delta_, parameters, update_, learning_rate_);
+  const std::uint64_t age = version_ - header.base;
+  optimizer_->compute_update(delta_, parameters, update_, learning_rate_ * age_scale(age));
   prepared_worker_ = worker;
   prepared_seq_ = header.seq;
-  return pack_ack(header.seq, version_ - header.base);
+  return pack_ack(header.seq, age);
+}
+
+double ShardUpdater::age_scale(std::uint64_t age) const {
+  if (!scale_stale_ || age <= 1) return 1.0;
+  return 1.0 / static_cast<double>(age);
 }
 
 void ShardUpdater::apply(std::span<float> parameters) {

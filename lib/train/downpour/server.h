@@ -4,7 +4,8 @@
 // ShardUpdater is what every shard does with a push: it validates it (seq order, format, size,
 // codec checks, finite values, base version; a bad push is a RuntimeError naming the worker and
 // leaves the shard as it was), computes the update with the server optimizer
-// (downpour.server_optimizer, at lr / workers with downpour.combine: mean) and counts the
+// (downpour.server_optimizer, at lr / workers with downpour.combine: mean, and / its age in
+// server versions with downpour.stale_pushes: scale) and counts the
 // shard's version, the clock staleness is measured in.
 //
 // ShardServer is the transport's server: poll() takes the pushes that have arrived in the
@@ -54,11 +55,15 @@ class ShardUpdater {
   nn::Optimizer& optimizer() { return *optimizer_; }
 
  private:
+  // downpour.stale_pushes: what a push `age` versions old is applied at, times the learning rate.
+  double age_scale(std::uint64_t age) const;
+
   const DownpourLayout& layout_;
   int shard_;
   std::size_t payload_capacity_;
   std::unique_ptr<nn::Optimizer> optimizer_;
   double learning_rate_;
+  bool scale_stale_;  // downpour.stale_pushes: scale
   std::vector<std::uint64_t> applied_;  // per worker: seq of its last push applied
   std::vector<float> delta_;
   std::vector<float> update_;

@@ -338,7 +338,8 @@ int run(const std::string& kind) {
   config.training.strategy = "downpour";
   config.downpour.servers = 1;
   config.downpour.encode = true;
-  config.downpour.combine = "sum";  // the server applies pushes exactly as sent
+  config.downpour.combine = "sum";  // the server applies pushes exactly as sent,
+  config.downpour.stale_pushes = "full";  // whatever their age (the age rule: unit tests)
   config.downpour.server_optimizer = "sgd";
   config.downpour.server_learning_rate = 1.0;
   const train::DownpourLayout layout(config, kParameters, size);

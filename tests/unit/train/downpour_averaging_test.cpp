@@ -1,6 +1,6 @@
 // downpour_averaging_test.cpp: the pieces of parameter averaging and Downpour that need no
-// MPI job: shard ranges, window layouts, ack words, reports, the averaging buffer and its
-// fingerprint. The protocols themselves run in tests/mpi/training.
+// MPI job: shard ranges, window layouts, ack words, reports, a shard's updater, the averaging
+// buffer and its fingerprint. The protocols themselves run in tests/mpi/training.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -10,6 +10,7 @@
 #include "core/errors.h"
 #include "nn/optimizer.h"
 #include "train/downpour/protocol.h"
+#include "train/downpour/server.h"
 #include "train/averaging/parameter_averaging.h"
 
 namespace gradshare::train {
@@ -82,6 +83,36 @@ TEST(DownpourLayout, EncodedSlotsHoldTheLargestMessage) {
 TEST(DownpourLayout, NeedsAWorkerAndAParameterPerServer) {
   EXPECT_THROW(DownpourLayout(downpour_config(3, false), 1000, 3), core::UserError);
   EXPECT_THROW(DownpourLayout(downpour_config(4, false), 3, 6), core::UserError);
+}
+
+// Applies a dense push of `value` everywhere from `worker`, pulled at version `base`; returns
+// the ack word.
+std::uint64_t push(ShardUpdater& updater, std::vector<float>& shard, int worker, std::uint64_t seq,
+                   std::uint64_t base, float value) {
+  const std::vector<float> delta(shard.size(), value);
+  PushHeader header{seq, static_cast<std::uint64_t>(PushFormat::kDense),
+                    delta.size() * sizeof(float), base};
+  const std::span<const std::uint8_t> payload(reinterpret_cast<const std::uint8_t*>(delta.data()),
+                                              header.bytes);
+  const std::uint64_t ack = updater.prepare(worker, header, payload, shard);
+  updater.apply(shard);
+  return ack;
+}
+
+TEST(ShardUpdater, ScalesAStalePushByItsAge) {
+  for (const char* rule : {"scale", "full"}) {
+    auto config = downpour_config(1, false);
+    config.downpour.stale_pushes = rule;
+    const DownpourLayout layout(config, 4, 3);  // 1 server, 2 workers; sgd at lr 1: p -= d
+    ShardUpdater updater(layout, 0, config);
+    std::vector<float> shard(4, 0.0f);
+    EXPECT_EQ(ack_age(push(updater, shard, 0, 1, 0, 1.0f)), 0u);  // fresh: full step
+    EXPECT_EQ(ack_age(push(updater, shard, 1, 1, 0, 1.0f)), 1u);  // one version old: full step
+    EXPECT_FLOAT_EQ(shard[0], -2.0f) << rule;
+    EXPECT_EQ(ack_age(push(updater, shard, 0, 2, 0, 3.0f)), 2u);  // pulled 2 versions ago
+    EXPECT_FLOAT_EQ(shard[3], std::string(rule) == "scale" ? -3.5f : -5.0f) << rule;
+    EXPECT_EQ(updater.version(), 3u);
+  }
 }
 
 TEST(AckWord, PacksSeqAndSaturatedAge) {
