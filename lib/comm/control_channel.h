@@ -102,6 +102,10 @@ class ControlChannel {
   // with yet), taking no message: for waits on something else (a shard pull) that must not
   // outlast a failure. Nothing where the channel detects no failures.
   virtual void check_failures() {}
+  // The next message matching `tag` from `source` if it has arrived, without try_receive's
+  // check for failures (and nothing where an error keeps it from looking): for the master's
+  // Shutdown, which ends a rank's run whatever failed after the master sent it.
+  virtual std::optional<ControlMessage> try_receive_despite_failures(Tag tag, int source) = 0;
 
   // Polls with back-off until a matching message arrives; after the timeout throws
   // RuntimeError "timed out after 120.0 s waiting for rank 3: partition grant".

@@ -28,6 +28,9 @@ class ChannelView : public ControlChannel {
     failures_.check(repaired_);
     return channel_.try_receive(tag, source);
   }
+  std::optional<ControlMessage> try_receive_despite_failures(Tag tag, int source) override {
+    return channel_.try_receive_despite_failures(tag, source);
+  }
   void flush() override { channel_.flush(); }
   std::size_t pending_sends() override { return channel_.pending_sends(); }
   void check_failures() override { failures_.check(repaired_); }

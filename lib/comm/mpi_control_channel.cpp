@@ -9,6 +9,7 @@
 #include "comm/deadline_wait.h"
 #include "comm/mpi_error.h"
 #include "comm/orphaned_sends.h"
+#include "comm/transport_error.h"
 #include "comm/ulfm.h"
 #include "core/errors.h"
 #include "core/timer.h"
@@ -74,6 +75,19 @@ void MpiControlChannel::check_failures() {
 std::optional<ControlMessage> MpiControlChannel::try_receive(std::optional<Tag> tag, int source) {
   check_failures();
   complete_sends();
+  return take_arrived(tag, source);
+}
+
+std::optional<ControlMessage> MpiControlChannel::try_receive_despite_failures(Tag tag,
+                                                                              int source) {
+  try {
+    return take_arrived(tag, source);
+  } catch (const TransportError&) {
+    return std::nullopt;  // a revoked communicator, say: nothing can be read from it
+  }
+}
+
+std::optional<ControlMessage> MpiControlChannel::take_arrived(std::optional<Tag> tag, int source) {
   int found = 0;
   MPI_Message handle = MPI_MESSAGE_NULL;
   MPI_Status status;

@@ -39,8 +39,11 @@ class MpiControlChannel : public ControlChannel {
   void flush() override;
   std::size_t pending_sends() override;
   void check_failures() override;
+  std::optional<ControlMessage> try_receive_despite_failures(Tag tag, int source) override;
 
  private:
+  // try_receive without the failure check.
+  std::optional<ControlMessage> take_arrived(std::optional<Tag> tag, int source);
   struct Pending {
     MPI_Request request = MPI_REQUEST_NULL;
     int dest = 0;

@@ -1,4 +1,5 @@
 // group_recovery.cpp: GroupResume, GroupRecovery, furthest_state, run_with_recovery.
+#include "train/job_session.h"
 #include "train/group_recovery.h"
 
 #include "core/errors.h"
@@ -87,6 +88,7 @@ int run_with_recovery(GroupSession& session, bool replacement, const std::functi
       return train();
     } catch (const comm::TransportError& error) {
       if (!error.is_process_failure() || !session.fault_tolerant()) throw;
+      if (const auto code = shutdown_before_repair(session.control())) return *code;
       core::log_warn(std::string("process failure: ") + error.what() + "; recovering");
     }
     core::Stopwatch paused;  // what the failure cost this surviving worker's training

@@ -6,6 +6,7 @@
 
 #include "comm/transport_error.h"
 #include "core/log.h"
+#include "train/messages.h"
 
 namespace gradshare::train {
 
@@ -29,6 +30,24 @@ void repeat_while_processes_fail(const std::function<void()>& attempt) {
       core::log_warn(std::string("another process failed during recovery: ") + error.what());
     }
   }
+}
+
+void send_shutdown(comm::ControlChannel& control, const std::vector<int>& ranks, int code) {
+  for (int rank : ranks) send(control, rank, Shutdown{code});
+  try {
+    control.flush();
+  } catch (const comm::TransportError& error) {
+    if (!error.is_process_failure()) throw;
+    core::log_warn(std::string("a process failed after the end of the run was sent (") +
+                   error.what() + "): nothing is left to repair");
+  }
+}
+
+std::optional<int> shutdown_before_repair(comm::ControlChannel& control) {
+  const auto message = control.try_receive_despite_failures(Shutdown::kTag, 0);
+  if (!message) return std::nullopt;
+  core::log_warn("a process failed after the master ended the run: nothing is left to repair");
+  return decode<Shutdown>(*message).exit_code;
 }
 
 void log_recovery_pause(double seconds) {

@@ -2,13 +2,20 @@
 // (sharing/session.h) and the synchronous strategies' (group_session.h): the control channel,
 // the live workers, the repair after a process failure and the spares that wait for one; and
 // the steps every strategy takes around a repair (a spare's wait, a repair repeated while more
-// processes fail, the pause a survivor logs).
+// processes fail, the pause a survivor logs) and around the end of the run.
+//
+// The end: the master sends every live rank Shutdown once the run's results are written and
+// joins no repair after it. A process that fails then leaves nothing to repair: the master
+// ignores it in the flush (send_shutdown), and a rank that sees the failure before it has read
+// its Shutdown ends with the Shutdown's code when it has arrived (shutdown_before_repair)
+// instead of starting a repair the master would never join.
 //
 // Ranks are logical: a replacement takes the logical rank of the process it replaces.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "comm/control_channel.h"
@@ -56,5 +63,13 @@ void repeat_while_processes_fail(const std::function<void()>& attempt);
 
 // The line a surviving worker logs once it trains again (the benches read it).
 void log_recovery_pause(double seconds);
+
+// The master, at the very end: Shutdown{code} to each of `ranks`, then waits until the messages
+// are taken; a process failure meanwhile is logged, not repaired.
+void send_shutdown(comm::ControlChannel& control, const std::vector<int>& ranks, int code);
+
+// A rank that saw a process failure, before it repairs: the master's Shutdown code if the
+// Shutdown has arrived (nothing is left to repair), else nothing.
+std::optional<int> shutdown_before_repair(comm::ControlChannel& control);
 
 }  // namespace gradshare::train

@@ -88,8 +88,7 @@ class AllreduceMaster : public MasterRole {
     const auto live = session_.live_workers();
     if (!final_ || peak_memory_.ranks() < static_cast<int>(live.size())) return std::nullopt;
     const int code = final_->stopped ? core::kExitRequeue : core::kExitOk;
-    for (int w : live) send(session_.control(), w, Shutdown{code});
-    session_.control().flush();
+    send_shutdown(session_.control(), live, code);
     session_.release_spares();
     peak_memory_.summarize(context_);
     recovery_.summarize();

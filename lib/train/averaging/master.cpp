@@ -242,8 +242,7 @@ class AveragingMaster : public MasterRole {
                                std::to_string(totals_.verified_rounds) + " rounds");
     // The checkpoint is written (after a stop): the workers may exit now.
     const int code = stopped_ ? core::kExitRequeue : core::kExitOk;
-    for (int w : session_.live_workers()) send(session_.control(), w, Shutdown{code});
-    session_.control().flush();
+    send_shutdown(session_.control(), session_.live_workers(), code);
     if (stopped_) {
       core::log_info("stopped after the checkpoint; exiting with " +
                      std::to_string(core::kExitRequeue) + " (requeue me)");

@@ -354,7 +354,9 @@ class DownpourMaster : public MasterRole {
         static_cast<long long>(cfg_.downpour.n_push), static_cast<long long>(cfg_.downpour.n_pull),
         cfg_.downpour.server_optimizer.c_str(), cfg_.downpour.server_learning_rate,
         cfg_.downpour.combine == "mean" ? "divided by the workers" : "pushes summed",
-        cfg_.downpour.stale_pushes == "scale" ? ", divided by a push's age" : "",
+        cfg_.downpour.stale_pushes == "scale" && cfg_.downpour.combine == "sum"
+            ? ", a stale push divided by its age, down to / workers"
+            : "",
         cfg_.downpour.encode ? "encoded" : "dense");
     core::log_info(line);
   }
@@ -433,8 +435,7 @@ class DownpourMaster : public MasterRole {
       write_final_model(context_, model_, progress_.step(), scheduler_.position(), reporter_,
                         scheduler_.minibatches_in(cfg_.training.epochs - 1));
     }
-    for (int rank : network_.live_ranks()) send(control(), rank, Shutdown{exit_code});
-    control().flush();
+    send_shutdown(control(), network_.live_ranks(), exit_code);
     network_.session().release_spares();
     recovery_.summarize();
     if (!worst.identical && !diverged_)  // (NaNs compare unequal)

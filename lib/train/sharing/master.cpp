@@ -51,8 +51,7 @@ int SharingMaster::run() {
 
 int SharingMaster::end_run(int exit_code, double cpu_seconds, double wall_seconds) {
   if (stopping_ && !diverged_) write_checkpoint(fetch_worker_states());
-  for (int w : live_) send(control(), w, Shutdown{exit_code});
-  control().flush();
+  send_shutdown(control(), live_, exit_code);
   session_.release_spares();
   // A diverged model is never saved: the newest checkpoint stays the newest good one.
   if (diverged_) return exit_code;

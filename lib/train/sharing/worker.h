@@ -28,6 +28,7 @@
 #include "nn/model.h"
 #include "nn/optimizer.h"
 #include "nn/schedule.h"
+#include "train/job_session.h"
 #include "train/checkpointer.h"
 #include "train/divergence_guard.h"
 #include "ft/fault_injection.h"
@@ -65,6 +66,7 @@ class SharingWorker {
       return true;
     } catch (const comm::TransportError& error) {
       if (!session_.fault_tolerant() || !error.is_process_failure()) throw;
+      if ((shutdown_code_ = shutdown_before_repair(control()))) return false;
       core::log_warn(std::string("process failure seen: ") + error.what());
       recover();
       return false;

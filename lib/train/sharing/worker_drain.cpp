@@ -80,7 +80,6 @@ int SharingWorker::finish() {
   bool done_sent = false;
   core::Backoff backoff;
   core::Deadline deadline(timeout_);
-  std::optional<int> exit_code;
   for (;;) {
     const bool intact = guarded([&] {
       if (!done_sent) {
@@ -106,13 +105,12 @@ int SharingWorker::finish() {
         send(control(), 0, report);
         drained_sent_ = true;
       }
-      exit_code = shutdown_code_;
       if (progress)
         backoff.reset();
       else
         backoff.wait();
     });
-    if (exit_code) break;
+    if (shutdown_code_) break;  // (also when a failure came after it)
     if (!intact) {
       // Back to asking for work: a dead worker's partition may be waiting.
       while (auto grant = next_grant()) train_partition(*grant);
@@ -126,7 +124,7 @@ int SharingWorker::finish() {
   }
   core::log_info("worker done: " + std::to_string(steps_) + " steps, " + std::to_string(seq_) +
                  " updates sent, " + std::to_string(exchange_.stats().duplicates) + " duplicates");
-  return *exit_code;
+  return *shutdown_code_;
 }
 
 bool SharingWorker::drained() const {

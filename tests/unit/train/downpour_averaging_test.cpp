@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "config/experiment_config.h"
@@ -99,20 +100,37 @@ std::uint64_t push(ShardUpdater& updater, std::vector<float>& shard, int worker,
   return ack;
 }
 
-TEST(ShardUpdater, ScalesAStalePushByItsAge) {
+TEST(ShardUpdater, ScalesAStalePushByItsAgeDownToOneOverTheWorkers) {
   for (const char* rule : {"scale", "full"}) {
     auto config = downpour_config(1, false);
     config.downpour.stale_pushes = rule;
-    const DownpourLayout layout(config, 4, 3);  // 1 server, 2 workers; sgd at lr 1: p -= d
+    const DownpourLayout layout(config, 4, 4);  // 1 server, 3 workers; sgd at lr 1: p -= d
     ShardUpdater updater(layout, 0, config);
     std::vector<float> shard(4, 0.0f);
-    EXPECT_EQ(ack_age(push(updater, shard, 0, 1, 0, 1.0f)), 0u);  // fresh: full step
-    EXPECT_EQ(ack_age(push(updater, shard, 1, 1, 0, 1.0f)), 1u);  // one version old: full step
+    const bool scale = std::string(rule) == "scale";
+    EXPECT_EQ(ack_age(push(updater, shard, 0, 1, 0, 1.0f)), 0u);  // fresh: a full step
+    EXPECT_EQ(ack_age(push(updater, shard, 1, 1, 0, 1.0f)), 1u);  // one version old: full
     EXPECT_FLOAT_EQ(shard[0], -2.0f) << rule;
-    EXPECT_EQ(ack_age(push(updater, shard, 0, 2, 0, 3.0f)), 2u);  // pulled 2 versions ago
-    EXPECT_FLOAT_EQ(shard[3], std::string(rule) == "scale" ? -3.5f : -5.0f) << rule;
-    EXPECT_EQ(updater.version(), 3u);
+    EXPECT_EQ(ack_age(push(updater, shard, 0, 2, 0, 4.0f)), 2u);  // pulled 2 versions ago
+    EXPECT_FLOAT_EQ(shard[1], scale ? -4.0f : -6.0f) << rule;     // at 1/2
+    EXPECT_EQ(ack_age(push(updater, shard, 2, 1, 0, 3.0f)), 3u);
+    EXPECT_FLOAT_EQ(shard[2], scale ? -5.0f : -9.0f) << rule;     // at 1/3
+    EXPECT_EQ(ack_age(push(updater, shard, 1, 2, 0, 3.0f)), 4u);
+    EXPECT_FLOAT_EQ(shard[3], scale ? -6.0f : -12.0f) << rule;    // 1/4, but at least 1/3
+    EXPECT_EQ(updater.version(), 5u);
   }
+}
+
+TEST(ShardUpdater, ScalesNothingUnderCombineMean) {
+  auto config = downpour_config(1, false);
+  config.downpour.combine = "mean";  // every push at lr / workers already
+  const DownpourLayout layout(config, 4, 3);
+  ShardUpdater updater(layout, 0, config);
+  std::vector<float> shard(4, 0.0f);
+  push(updater, shard, 0, 1, 0, 1.0f);
+  push(updater, shard, 1, 1, 0, 1.0f);
+  push(updater, shard, 0, 2, 0, 2.0f);  // 2 versions old: still at lr / 2
+  EXPECT_FLOAT_EQ(shard[0], -2.0f);
 }
 
 TEST(AckWord, PacksSeqAndSaturatedAge) {
