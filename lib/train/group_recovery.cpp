@@ -77,7 +77,7 @@ std::vector<std::uint8_t> furthest_state(comm::WorkerGroup& group, std::uint64_t
 }
 
 int run_with_recovery(GroupSession& session, bool replacement, const std::function<int()>& train,
-                      const std::function<void()>& rejoin) {
+                      const std::function<void()>& rejoin, RecoveryPause pause) {
   bool join = replacement;  // the state comes from the survivors
   for (;;) {
     try {
@@ -96,7 +96,7 @@ int run_with_recovery(GroupSession& session, bool replacement, const std::functi
       session.repair({});
       rejoin();
     });
-    log_recovery_pause(paused.seconds());
+    if (pause == RecoveryPause::kLogged) log_recovery_pause(paused.seconds());
   }
 }
 

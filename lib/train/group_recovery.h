@@ -77,10 +77,17 @@ class GroupRecovery {
 std::vector<std::uint8_t> furthest_state(comm::WorkerGroup& group, std::uint64_t progress,
                                          std::vector<std::uint8_t> state);
 
-// A worker's run: `train` until it returns its exit code; after a process failure the session
-// repairs and `rejoin` brings the worker back (furthest_state, then the master's GroupResume),
-// again while more processes fail. A replacement rejoins first. Any other failure propagates.
+// Whether a rank's recovery costs training: a worker logs the pause it saw ("training paused
+// ... by the recovery", which the benches read); a Downpour parameter server trains nothing.
+enum class RecoveryPause { kLogged, kNotTraining };
+
+// A worker's run (or a Downpour server's): `train` until it returns its exit code; after a
+// process failure the session repairs and `rejoin` brings the rank back (furthest_state, then
+// the master's GroupResume; a server's shard on the rebuilt transport), again while more
+// processes fail. A replacement rejoins first. A Shutdown that arrived before the failure ends
+// the run instead. Any other failure propagates.
 int run_with_recovery(GroupSession& session, bool replacement, const std::function<int()>& train,
-                      const std::function<void()>& rejoin);
+                      const std::function<void()>& rejoin,
+                      RecoveryPause pause = RecoveryPause::kLogged);
 
 }  // namespace gradshare::train

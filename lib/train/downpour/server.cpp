@@ -12,9 +12,9 @@
 #include "core/log.h"
 #include "core/memory.h"
 #include "core/timer.h"
-#include "comm/transport_error.h"
 #include "train/checkpointer.h"
 #include "train/downpour/network.h"
+#include "train/group_recovery.h"
 #include "train/job_session.h"
 #include "train/worker_state.h"
 
@@ -192,22 +192,16 @@ int serve(RunContext& context, comm::ControlChannel& control, ShardServer& serve
 int run_downpour_server(RunContext& context, DownpourNetwork& network,
                         std::unique_ptr<ShardServer> server) {
   bool stop_sent = false;
-  for (;;) {
-    try {
-      return serve(context, network.control(), *server, stop_sent);
-    } catch (const comm::TransportError& error) {
-      if (!error.is_process_failure() || !network.session().fault_tolerant()) throw;
-      if (const auto code = shutdown_before_repair(network.control())) return *code;
-      core::log_warn(std::string("process failure: ") + error.what() + "; recovering");
-    }
-    stop_sent = false;  // a stop notice in flight was dropped; the master ignores a second one
-    repeat_while_processes_fail([&] {
-      network.session().repair({});
-      network.rebuild();
-      server = network.carry(*server, context.config);
-      network.send_resync(*server);
-    });
-  }
+  return run_with_recovery(
+      network.session(), false,
+      [&] { return serve(context, network.control(), *server, stop_sent); },
+      [&] {
+        stop_sent = false;  // a stop notice in flight was dropped; the master ignores a second
+        network.rebuild();
+        server = network.carry(*server, context.config);
+        network.send_resync(*server);
+      },
+      RecoveryPause::kNotTraining);
 }
 
 }  // namespace gradshare::train
