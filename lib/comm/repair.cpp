@@ -349,8 +349,10 @@ SpareCall wait_as_spare(MPI_Comm universe) {
     int found = 0;
     MPI_Status status;
     try {
-      check_for_failures(universe);
+      // The release first: a process that fails after the master released the spares leaves
+      // nothing to repair.
       check_mpi(MPI_Iprobe(0, kReleaseTag, universe, &found, &status), "MPI_Iprobe");
+      if (!found) check_for_failures(universe);
     } catch (const MpiError& error) {
       if (!error.is_process_failure()) throw;
       return SpareCall::kRepair;
@@ -367,7 +369,13 @@ SpareCall wait_as_spare(MPI_Comm universe) {
 void release_spares(MPI_Comm universe, const std::vector<int>& spares) {
   for (int spare : spares) {
     const int nothing = 0;
-    check_mpi(MPI_Send(&nothing, 1, MPI_INT, spare, kReleaseTag, universe), "MPI_Send");
+    try {
+      check_mpi(MPI_Send(&nothing, 1, MPI_INT, spare, kReleaseTag, universe), "MPI_Send");
+    } catch (const MpiError& error) {
+      // At the end of the run a failure is not repaired: a spare that cannot be told ends by
+      // its own watchdog, or with the job.
+      if (!error.is_process_failure()) throw;
+    }
   }
 }
 

@@ -1,5 +1,4 @@
 // group_recovery.cpp: GroupResume, GroupRecovery, furthest_state, run_with_recovery.
-#include "train/job_session.h"
 #include "train/group_recovery.h"
 
 #include "core/errors.h"

@@ -32,15 +32,25 @@ void repeat_while_processes_fail(const std::function<void()>& attempt) {
   }
 }
 
-void send_shutdown(comm::ControlChannel& control, const std::vector<int>& ranks, int code) {
-  for (int rank : ranks) send(control, rank, Shutdown{code});
+void flush_at_end(comm::ControlChannel& control) {
   try {
     control.flush();
   } catch (const comm::TransportError& error) {
     if (!error.is_process_failure()) throw;
-    core::log_warn(std::string("a process failed after the end of the run was sent (") +
-                   error.what() + "): nothing is left to repair");
+    core::log_warn(std::string("a process failed at the end of the run (") + error.what() +
+                   "): nothing is left to repair");
   }
+}
+
+void send_shutdown(comm::ControlChannel& control, const std::vector<int>& ranks, int code) {
+  for (int rank : ranks) {
+    try {
+      send(control, rank, Shutdown{code});
+    } catch (const comm::TransportError& error) {
+      if (!error.is_process_failure()) throw;  // the others are still told
+    }
+  }
+  flush_at_end(control);
 }
 
 std::optional<int> shutdown_before_repair(comm::ControlChannel& control) {

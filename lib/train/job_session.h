@@ -6,9 +6,13 @@
 //
 // The end: the master sends every live rank Shutdown once the run's results are written and
 // joins no repair after it. A process that fails then leaves nothing to repair: the master
-// ignores it in the flush (send_shutdown), and a rank that sees the failure before it has read
-// its Shutdown ends with the Shutdown's code when it has arrived (shutdown_before_repair)
-// instead of starting a repair the master would never join.
+// ignores it while it sends and flushes (send_shutdown), a rank that has its Shutdown ignores
+// it in its last flush (flush_at_end), and a rank that sees the failure before it has read its
+// Shutdown ends with the Shutdown's code when it has arrived (shutdown_before_repair) instead
+// of starting a repair the master would never join. What remains: a rank whose Shutdown is
+// still in flight when it sees the failure repairs, and its repair revokes the channel the
+// others would read theirs from; they then wait for the repair watchdog
+// (transport.timeout_ms).
 //
 // Ranks are logical: a replacement takes the logical rank of the process it replaces.
 #pragma once
@@ -64,9 +68,11 @@ void repeat_while_processes_fail(const std::function<void()>& attempt);
 // The line a surviving worker logs once it trains again (the benches read it).
 void log_recovery_pause(double seconds);
 
-// The master, at the very end: Shutdown{code} to each of `ranks`, then waits until the messages
-// are taken; a process failure meanwhile is logged, not repaired.
+// The master, at the very end: Shutdown{code} to each of `ranks`, then flush_at_end.
 void send_shutdown(comm::ControlChannel& control, const std::vector<int>& ranks, int code);
+// Waits until every message sent is taken; a process failure meanwhile is logged, not
+// repaired (the run is over for this rank).
+void flush_at_end(comm::ControlChannel& control);
 
 // A rank that saw a process failure, before it repairs: the master's Shutdown code if the
 // Shutdown has arrived (nothing is left to repair), else nothing.

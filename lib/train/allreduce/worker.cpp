@@ -189,7 +189,8 @@ class AllreduceWorker {
   }
 
   // The end of training: worker index 0 sends the final model, every other worker its peak
-  // memory; all wait for the master's word (a failure then is repaired like any other).
+  // memory; all wait for the master's word (a failure then is repaired like any other, unless
+  // the master's Shutdown has arrived: job_session.h).
   int end(bool stopped) {
     if (index() == 0)
       send(control(), 0,

@@ -249,7 +249,8 @@ class AveragingWorker {
     report_ = AveragingReport{};
   }
 
-  // The end: AveragingDone, then the master's word (a failure then is repaired like any other).
+  // The end: AveragingDone, then the master's word (a failure then is repaired like any other,
+  // unless the master's Shutdown has arrived: job_session.h).
   int finish() {
     report_.seconds = report_clock_.seconds();
     AveragingDone done{report_, totals_, core::peak_resident_bytes(), last_epoch_minibatches_, {}};

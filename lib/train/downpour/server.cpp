@@ -171,7 +171,7 @@ int serve(RunContext& context, comm::ControlChannel& control, ShardServer& serve
       core::log_info("parameter server " + std::to_string(server.shard()) +
                      " done: " + std::to_string(server.parameters().size()) + " parameters, " +
                      std::to_string(server.version()) + " pushes applied");
-      control.flush();
+      flush_at_end(control);
       return shutdown->exit_code;
     }
     if (busy) {

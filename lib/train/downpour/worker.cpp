@@ -281,7 +281,7 @@ class DownpourWorker {
 
   int await_shutdown() {
     const int code = decode<Shutdown>(await_master(Shutdown::kTag, "shutdown")).exit_code;
-    control().flush();
+    flush_at_end(control());
     core::log_info("worker done: " + std::to_string(steps_) + " steps" +
                    (code == core::kExitRequeue ? " (stopped for a requeue)" : ""));
     return code;

@@ -65,8 +65,9 @@ int SharingWorker::run() {
   else
     start();
   while (auto grant = next_grant()) train_partition(*grant);
+  if (shutdown_code_) return *shutdown_code_;  // the master ended the run: it wants nothing more
   send_report();
-  if (diverged_ || shutdown_code_) return await_shutdown();
+  if (diverged_) return await_shutdown();
   return finish();
 }
 

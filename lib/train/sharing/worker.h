@@ -28,9 +28,9 @@
 #include "nn/model.h"
 #include "nn/optimizer.h"
 #include "nn/schedule.h"
-#include "train/job_session.h"
 #include "train/checkpointer.h"
 #include "train/divergence_guard.h"
+#include "train/job_session.h"
 #include "ft/fault_injection.h"
 #include "ft/heartbeat.h"
 #include "train/partition_data.h"
@@ -66,7 +66,8 @@ class SharingWorker {
       return true;
     } catch (const comm::TransportError& error) {
       if (!session_.fault_tolerant() || !error.is_process_failure()) throw;
-      if ((shutdown_code_ = shutdown_before_repair(control()))) return false;
+      if (!shutdown_code_) shutdown_code_ = shutdown_before_repair(control());
+      if (shutdown_code_) return false;  // the run is over: nothing to repair
       core::log_warn(std::string("process failure seen: ") + error.what());
       recover();
       return false;

@@ -17,8 +17,9 @@
 namespace gradshare::train {
 namespace {
 
-// A channel on which some process has failed: try_receive and flush throw what the MPI channel
-// throws under ULFM; messages that have arrived can still be taken despite the failure.
+// A channel on which rank 2 has failed: try_receive, flush and a send to rank 2 throw what the
+// MPI channel throws under ULFM; messages that have arrived can still be taken despite the
+// failure.
 class FailedJobChannel final : public comm::ControlChannel {
  public:
   explicit FailedJobChannel(bool process_failure) : process_failure_(process_failure) {}
@@ -26,6 +27,7 @@ class FailedJobChannel final : public comm::ControlChannel {
   int size() const override { return 3; }
   double timeout_seconds() const override { return 1.0; }
   void send(int dest, comm::Tag tag, std::span<const std::uint8_t> payload) override {
+    if (dest == 2) fail();
     sent.push_back({dest, tag, {payload.begin(), payload.end()}});
   }
   std::optional<comm::ControlMessage> try_receive(std::optional<comm::Tag>, int) override {
@@ -70,12 +72,14 @@ TEST(EndOfRun, ARankTakesTheShutdownThatArrivedBeforeTheFailure) {
 
 TEST(EndOfRun, TheMastersShutdownOutlivesAProcessFailureButNothingElse) {
   FailedJobChannel failed(true);
-  EXPECT_NO_THROW(send_shutdown(failed, {1, 2}, 0));
-  ASSERT_EQ(failed.sent.size(), 2u);
-  EXPECT_EQ(failed.sent[1].source, 2);
+  EXPECT_NO_THROW(send_shutdown(failed, {1, 2, 3}, 0));
+  ASSERT_EQ(failed.sent.size(), 2u);  // the dead rank 2 could not be told; rank 3 still was
+  EXPECT_EQ(failed.sent[1].source, 3);
   EXPECT_EQ(decode<Shutdown>(failed.sent[1]).exit_code, 0);
+  EXPECT_NO_THROW(flush_at_end(failed));
   FailedJobChannel broken(false);  // another transport error is not the end's to swallow
   EXPECT_THROW(send_shutdown(broken, {1}, 0), comm::TransportError);
+  EXPECT_THROW(flush_at_end(broken), comm::TransportError);
 }
 
 TEST(EndOfRun, InProcessChannelsHandTheShutdownOver) {
