@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <string>
 
 #include "ckpt/checkpoint.h"
 #include "core/log.h"
@@ -87,6 +89,18 @@ std::optional<report::JsonLine> EpochReporter::observe(nn::Model& model, std::in
       .add("reason", reason);
   if (best) record.add("best_epoch", *best).add("best_value", early_stopping_.best_value());
   return record;
+}
+
+void EpochReporter::record_if_missing(nn::Model& model, std::int64_t epoch, std::int64_t step,
+                                      std::int64_t minibatches) {
+  std::ifstream metrics(context_.run_directory.file("metrics.jsonl"));
+  const std::string record = "{\"kind\":\"epoch\",\"epoch\":" + std::to_string(epoch) + ",";
+  for (std::string line; std::getline(metrics, line);)
+    if (line.rfind(record, 0) == 0) return;
+  core::log_warn("metrics.jsonl has no record of epoch " + std::to_string(epoch) +
+                 " (the run ended between its checkpoint and its evaluation): evaluating the "
+                 "checkpoint's model for it");
+  end_of_epoch(model, epoch, step, minibatches);
 }
 
 void EpochReporter::end_of_epoch(nn::Model& model, std::int64_t epoch, std::int64_t step,

@@ -130,6 +130,8 @@ class AllreduceMaster : public MasterRole {
                       std::to_string(iteration % batches_) + " of " + std::to_string(batches_) +
                       ", split over " + std::to_string(context_.worker_count()) + " workers");
       epochs_evaluated_ = iteration / batches_;
+      if (iteration % batches_ == 0)
+        reporter_.record_if_missing(model_, epochs_evaluated_, iteration, batches_);
     }
     for (int w : session_.live_workers()) send(session_.control(), w, Start{iteration, start});
   }

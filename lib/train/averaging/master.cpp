@@ -115,7 +115,10 @@ class AveragingMaster : public MasterRole {
         reporter_(context),
         progress_(context, batches_, first_iteration_),
         recovery_(context, session),
-        epochs_evaluated_(first_iteration_ / batches_) {}
+        epochs_evaluated_(first_iteration_ / batches_) {
+    if (first_iteration_ > 0 && first_iteration_ % batches_ == 0)
+      reporter_.record_if_missing(model_, epochs_evaluated_, first_iteration_, batches_);
+  }
 
   void on_stop_signal() override {
     log_stop_request("stopping after the workers' next averaging round and a checkpoint", true,
