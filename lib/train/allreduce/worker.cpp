@@ -69,6 +69,9 @@ class AllreduceWorker {
     const auto start = receive<Start>(control(), 0, "initial model");
     apply_start_state(start.state, replica_.model(), replica_.optimizer());
     iteration_ = start.step;
+    // Resumed at an epoch's end: the checkpoint trained all of that epoch (what the final record
+    // reports when the run resumed at the very end).
+    if (iteration_ > 0 && iteration_ % batches_ == 0) last_epoch_minibatches_ = batches_;
     const std::int64_t count = workers().size();
     step_ = iteration_ / batches_ * per_epoch_ + (iteration_ % batches_ + count - 1) / count;
     started_ = true;

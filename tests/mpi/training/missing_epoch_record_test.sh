@@ -4,7 +4,8 @@
 # record). Reproduced without a kill: a run of 2 epochs, then a new run directory holding only
 # its checkpoint at the end of epoch 1, run again. The resumed run must evaluate the
 # checkpoint's model for epoch 1 (a synchronous strategy's: the same accuracy as the first run's
-# epoch 1), record it with every minibatch of the epoch, say so, and finish.
+# epoch 1), record it with every minibatch of the epoch, say so, and finish. Resumed from a
+# checkpoint at the very end, the final record must count the last epoch's minibatches.
 #   missing_epoch_record_test.sh GRADSHARE MPIEXEC CONFIG STRATEGY
 set -euo pipefail
 gradshare=$1 mpiexec=$2 config=$3 strategy=$4
@@ -35,5 +36,20 @@ grep -q "has no record of epoch 1" "$work/resumed.log" ||
 [ "$(field "$first" minibatches)" = "$(field "$resumed" minibatches)" ] ||
   { echo "FAIL: epoch 1 minibatches $(field "$resumed" minibatches), first run $(field "$first" minibatches)"; status=1; }
 grep -q '"kind":"final"' "$work/resumed/metrics.jsonl" || { echo "FAIL: no final record"; status=1; }
+
+# A checkpoint at the very end (allreduce writes one; averaging ends with model.h5 only): the
+# rerun only evaluates, and its final record, the last epoch's, counts every minibatch of it.
+last=$(ls "$work/first/checkpoints" | tail -1)
+if [ "$last" != "$checkpoint" ]; then
+  mkdir -p "$work/at-end/checkpoints"
+  cp "$work/first/checkpoints/$last" "$work/at-end/checkpoints/"
+  run "$work/at-end" >"$work/at-end.log" 2>&1 || { cat "$work/at-end.log"; exit 1; }
+  final_first=$(grep '"kind":"final"' "$work/first/metrics.jsonl")
+  final_end=$(grep '"kind":"final"' "$work/at-end/metrics.jsonl" || true)
+  [ "$(field "$final_first" minibatches)" = "$(field "$final_end" minibatches)" ] ||
+    { echo "FAIL: resumed at the end, the final record counts $(field "$final_end" minibatches) minibatches, the first run $(field "$final_first" minibatches)"; status=1; }
+  ! grep -q '"kind":"epoch","epoch":2,' "$work/at-end/metrics.jsonl" ||
+    { echo "FAIL: an epoch record for the last epoch, whose record is the final one"; status=1; }
+fi
 [ $status -eq 0 ] && echo "OK: epoch 1 recorded from the checkpoint: $resumed"
 exit $status
