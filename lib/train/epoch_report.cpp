@@ -8,6 +8,7 @@
 #include "ckpt/checkpoint.h"
 #include "core/log.h"
 #include "report/evaluation.h"
+#include "report/json_value.h"
 #include "train/model_file.h"
 #include "report/progress.h"
 
@@ -91,16 +92,26 @@ std::optional<report::JsonLine> EpochReporter::observe(nn::Model& model, std::in
   return record;
 }
 
-void EpochReporter::record_if_missing(nn::Model& model, std::int64_t epoch, std::int64_t step,
-                                      std::int64_t minibatches) {
+void EpochReporter::record_if_missing(nn::Model& model, std::int64_t iteration,
+                                      std::int64_t batches) {
+  const std::int64_t epoch = iteration / batches;
+  if (iteration == 0 || iteration % batches != 0 || epoch >= context_.config.training.epochs)
+    return;
   std::ifstream metrics(context_.run_directory.file("metrics.jsonl"));
-  const std::string record = "{\"kind\":\"epoch\",\"epoch\":" + std::to_string(epoch) + ",";
-  for (std::string line; std::getline(metrics, line);)
-    if (line.rfind(record, 0) == 0) return;
+  for (std::string line; std::getline(metrics, line);) {
+    try {
+      const auto record = report::parse_json(line);
+      if (record.string_at("kind") == "epoch" &&
+          record.number_at("epoch") == static_cast<double>(epoch))
+        return;
+    } catch (const report::JsonError&) {
+      // a line cut short by the lost master: not a record
+    }
+  }
   core::log_warn("metrics.jsonl has no record of epoch " + std::to_string(epoch) +
                  " (the run ended between its checkpoint and its evaluation): evaluating the "
                  "checkpoint's model for it");
-  end_of_epoch(model, epoch, step, minibatches);
+  end_of_epoch(model, epoch, iteration, batches);
 }
 
 void EpochReporter::end_of_epoch(nn::Model& model, std::int64_t epoch, std::int64_t step,

@@ -22,12 +22,12 @@ class EpochReporter {
   // early stopping: writes best.h5 on a new best, and an "early_stop" line once patience ran out.
   void end_of_epoch(nn::Model& model, std::int64_t epoch, std::int64_t step,
                     std::optional<std::int64_t> minibatches = std::nullopt);
-  // A run resumed from the checkpoint written at the end of epoch `epoch` (`model` holds it):
-  // when metrics.jsonl has no record of that epoch (the master died between writing the
-  // checkpoint and the epoch's evaluation), evaluates it now, as end_of_epoch, so that no epoch
-  // goes unrecorded.
-  void record_if_missing(nn::Model& model, std::int64_t epoch, std::int64_t step,
-                         std::int64_t minibatches);
+  // A synchronous strategy's run resumed at `iteration` (`model` holds the checkpoint; epochs of
+  // `batches` minibatches): when that is the end of an epoch other than the last (whose record
+  // is the final one) and metrics.jsonl has no record of it (the master died between writing
+  // the checkpoint and the epoch's evaluation), evaluates it now, as end_of_epoch, with every
+  // minibatch of the epoch trained, so that no epoch goes unrecorded.
+  void record_if_missing(nn::Model& model, std::int64_t iteration, std::int64_t batches);
   // True once early stopping ended the run: the strategy trains nothing more (the partitions or
   // rounds in flight finish) and ends as after its last epoch.
   bool stop_early() const { return stop_early_; }

@@ -130,9 +130,7 @@ class AllreduceMaster : public MasterRole {
                       std::to_string(iteration % batches_) + " of " + std::to_string(batches_) +
                       ", split over " + std::to_string(context_.worker_count()) + " workers");
       epochs_evaluated_ = iteration / batches_;
-      // (The last epoch's record is the final one, written at the end of this run.)
-      if (iteration % batches_ == 0 && epochs_evaluated_ < context_.config.training.epochs)
-        reporter_.record_if_missing(model_, epochs_evaluated_, iteration, batches_);
+      reporter_.record_if_missing(model_, iteration, batches_);
     }
     for (int w : session_.live_workers()) send(session_.control(), w, Start{iteration, start});
   }

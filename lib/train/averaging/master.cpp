@@ -116,9 +116,7 @@ class AveragingMaster : public MasterRole {
         progress_(context, batches_, first_iteration_),
         recovery_(context, session),
         epochs_evaluated_(first_iteration_ / batches_) {
-    if (first_iteration_ > 0 && first_iteration_ % batches_ == 0 &&
-        epochs_evaluated_ < cfg_.training.epochs)
-      reporter_.record_if_missing(model_, epochs_evaluated_, first_iteration_, batches_);
+    reporter_.record_if_missing(model_, first_iteration_, batches_);
   }
 
   void on_stop_signal() override {

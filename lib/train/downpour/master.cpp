@@ -354,9 +354,7 @@ class DownpourMaster : public MasterRole {
         static_cast<long long>(cfg_.downpour.n_push), static_cast<long long>(cfg_.downpour.n_pull),
         cfg_.downpour.server_optimizer.c_str(), cfg_.downpour.server_learning_rate,
         cfg_.downpour.combine == "mean" ? "divided by the workers" : "pushes summed",
-        cfg_.downpour.stale_pushes == "scale" && cfg_.downpour.combine == "sum"
-            ? ", a stale push divided by its age, down to / workers"
-            : "",
+        scales_stale_pushes(cfg_) ? ", a stale push divided by its age, down to / workers" : "",
         cfg_.downpour.encode ? "encoded" : "dense");
     core::log_info(line);
   }

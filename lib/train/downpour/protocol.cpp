@@ -64,6 +64,10 @@ std::size_t DownpourLayout::window_bytes(int rank) const {
   return static_cast<std::size_t>(servers_) * kLineBytes;  // the ack words
 }
 
+bool scales_stale_pushes(const config::ExperimentConfig& config) {
+  return config.downpour.stale_pushes == "scale" && config.downpour.combine == "sum";
+}
+
 std::uint64_t pack_ack(std::uint64_t seq, std::uint64_t age) {
   GS_CHECK(seq <= 0xFFFFFFFFull, "push seq " + std::to_string(seq) + " exceeds 32 bits");
   return (std::min<std::uint64_t>(age, 0xFFFFFFFFull) << 32) | seq;

@@ -110,6 +110,10 @@ class DownpourLayout {
   std::vector<ShardLayout> layouts_;
 };
 
+// downpour.stale_pushes: scale, which applies only with combine: sum (under mean every push is
+// at lr / workers already).
+bool scales_stale_pushes(const config::ExperimentConfig& config);
+
 // The ack word: ages saturate at 2^32 - 1; seq must stay below 2^32.
 std::uint64_t pack_ack(std::uint64_t seq, std::uint64_t age);
 inline std::uint64_t ack_seq(std::uint64_t word) { return word & 0xFFFFFFFFull; }

@@ -39,7 +39,7 @@ ShardUpdater::ShardUpdater(const DownpourLayout& layout, int shard,
       optimizer_(server_optimizer(config, layout.shard(shard).size())),
       learning_rate_(config.downpour.server_learning_rate /
                      (config.downpour.combine == "mean" ? layout.workers() : 1)),
-      scale_stale_(config.downpour.stale_pushes == "scale" && config.downpour.combine == "sum"),
+      scale_stale_(scales_stale_pushes(config)),
       applied_(static_cast<std::size_t>(layout.workers()), 0),
       delta_(layout.shard(shard).size()),
       update_(layout.shard(shard).size()) {}

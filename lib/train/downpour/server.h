@@ -64,7 +64,7 @@ class ShardUpdater {
   std::size_t payload_capacity_;
   std::unique_ptr<nn::Optimizer> optimizer_;
   double learning_rate_;
-  bool scale_stale_;  // downpour.stale_pushes: scale, with combine: sum
+  bool scale_stale_;  // scales_stale_pushes (downpour/protocol.h)
   std::vector<std::uint64_t> applied_;  // per worker: seq of its last push applied
   std::vector<float> delta_;
   std::vector<float> update_;
