@@ -5,6 +5,7 @@
 #include <string>
 
 #include "comm/mpi_error.h"
+#include "comm/ring_allreduce.h"
 #include "core/errors.h"
 
 namespace gradshare::comm {
@@ -19,9 +20,7 @@ int count_of(std::size_t size) {
 
 void MpiWorkerGroup::allreduce_sum(std::span<float> values) {
   const CollectiveWatchdog::Watch watch(watchdog_, "the workers' all-reduce");
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, values.data(), count_of(values.size()), MPI_FLOAT, MPI_SUM,
-                          comm_.get()),
-            "MPI_Allreduce");
+  ring_allreduce_sum(comm_.get(), values, scratch_);
 }
 
 void MpiWorkerGroup::allreduce_max(std::span<std::int32_t> values) {

@@ -1,8 +1,11 @@
 // mpi_worker_group.h: the workers' group (comm/worker_group.h) on an MPI communicator of their
-// own, each collective under the collective watchdog's deadline.
+// own, each collective under the collective watchdog's deadline. The float sum is the ring of
+// comm/ring_allreduce.h, whose bits do not depend on where the members run.
 #pragma once
 
 #include <mpi.h>
+
+#include <vector>
 
 #include "comm/collective_watchdog.h"
 #include "comm/communicator.h"
@@ -28,6 +31,7 @@ class MpiWorkerGroup : public WorkerGroup {
  private:
   Communicator comm_;
   CollectiveWatchdog watchdog_;
+  std::vector<float> scratch_;  // the ring all-reduce's receive buffer
 };
 
 }  // namespace gradshare::comm

@@ -1,8 +1,10 @@
 // worker_group.h: the collective operations of the synchronous strategies' workers (the master
 // is not a member): element-wise all-reduce and a barrier. Every member calls every collective
-// in the same order; each gets the same bits back (the reduction is computed once, or by MPI,
-// whose all-reduce gives every rank the same result). Implementations: MPI on a communicator
-// split from the job's (mpi_worker_group.h), threads of one process (in_process_group.h).
+// in the same order; each gets the same bits back, and those bits depend only on the members'
+// values in index order, never on where the members run (a replaced member on another node must
+// not change a float sum: the synchronous strategies' model equivalence after a recovery rests on
+// it). Implementations: MPI on a communicator split from the job's (mpi_worker_group.h: a ring
+// in a fixed order), threads of one process (in_process_group.h: index order).
 #pragma once
 
 #include <cstdint>
