@@ -60,9 +60,12 @@ constexpr int kReleaseTag = 9001;  // master -> spares on the universe: the run 
 // round's communicator revoked from this thread, which makes the call fail and the round start
 // again; a repair still unfinished after `seconds` ends the process: a worker by SIGKILL (the
 // one way of leaving that ULFM reports to the others, so the master can repair it away), the
-// master by MPI_Abort with exit code 1 (nothing can repair the job without it, and every rank
-// ending by a signal would leave `mpirun --with-ft ulfm` with 0: seen across emulated nodes,
-// where a shrink after a kill during start-up never returned).
+// master by exiting with code 1 (nothing can repair the job without it). Under
+// `mpirun --with-ft ulfm` a rank ending by a signal does not count in mpirun's exit code, so
+// every rank ending that way left it with 0 (seen across the emulated nodes, where the shrink
+// after the death of a node's only process sometimes never returns); MPI_Abort(1) from the stuck
+// master did not always help either (mpirun 0 in one of two such runs), while an exit status
+// always counts. The other ranks' watchdogs end them a step later.
 // Needs MPI_THREAD_MULTIPLE (asked for under fault tolerance, see train_command).
 class RepairWatchdog {
  public:
@@ -80,7 +83,7 @@ class RepairWatchdog {
                            "after %.0f s; ending this process (rerun to resume from the newest "
                            "checkpoint)\n",
                            where_.c_str(), seconds);
-              if (master) MPI_Abort(MPI_COMM_WORLD, 1);
+              if (master) std::_Exit(1);
               std::raise(SIGKILL);
             }
             if (round_comm_ != MPI_COMM_NULL && !revoked_ &&
