@@ -55,6 +55,24 @@ int launcher_rank() {
   return 0;
 }
 
+// Open MPI settings for a job under ULFM (`mpirun --with-ft ulfm` sets OMPI_MCA_mpi_ft_enable),
+// each found across the emulated nodes. A value the environment already has wins, and Open MPI
+// reads them in MPI_Init.
+void set_ulfm_defaults() {
+  const char* ft = std::getenv("OMPI_MCA_mpi_ft_enable");
+  if (ft == nullptr || std::string(ft) == "0" || std::string(ft) == "false") return;
+  // The agreement in every MPIX_Comm_shrink of a repair, on its default binary tree, hung for
+  // good on every survivor in 4 of 5 runs when the rank killed was the only one of its node and
+  // an inner node of the tree (rank 2 of 6, whose one child is the spare); on the star tree the
+  // same kills were repaired in 0.03 s. It only runs in repairs, where the root's p messages
+  // cost nothing.
+  setenv("OMPI_MCA_coll_ftagree_era_topology", "2", 0);
+  // coll/han (hierarchical collectives, which Open MPI picks once ranks span nodes) is not fault
+  // tolerant: a rank killed during start-up made every survivor's next MPI_Allreduce segfault
+  // inside it, and ranks ending by a signal left mpirun with 0 and no results.
+  setenv("OMPI_MCA_coll", "^han", 0);
+}
+
 MpiSession::MpiSession(double start_deadline_seconds) {
   char line[256];
   std::snprintf(line, sizeof line,
@@ -63,13 +81,7 @@ MpiSession::MpiSession(double start_deadline_seconds) {
                 start_deadline_seconds);
   start_deadline_ = std::make_unique<ExitDeadline>(start_deadline_seconds, core::kExitRuntimeFailure,
                                                    launcher_rank() == 0 ? line : "");
-  // Open MPI's ULFM agreement (in every MPIX_Comm_shrink of a repair) on its default binary tree
-  // hung for good on every survivor in 4 of 5 runs across the emulated nodes when the rank killed
-  // was the only one of its node and an inner node of the tree (rank 2 of 6, whose one child is
-  // the spare); on the star tree (`coll_ftagree_era_topology` 2) the same kills were repaired in
-  // 0.03 s. The agreement only runs in a repair, where the root's p messages cost nothing.
-  // Environment values win (overwrite 0), and Open MPI reads them in MPI_Init.
-  setenv("OMPI_MCA_coll_ftagree_era_topology", "2", 0);
+  set_ulfm_defaults();
   // MULTIPLE: under fault tolerance a watchdog thread may revoke a communicator whose repair
   // hangs (comm/repair.cpp); everything else stays on the main thread.
   int provided = 0;
