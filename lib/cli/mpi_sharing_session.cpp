@@ -105,6 +105,13 @@ void MpiSharingSession::build_planes() {
   auto made = comm::make_data_plane(context_.config.transport,
                                     graph_ ? graph_.get() : job_.job(), links);
   plane_ = std::move(made.plane);
+  int me = 0;
+  MPI_Comm_rank(job_.job(), &me);
+  const auto master = std::find(logical.begin(), logical.end(), 0);
+  master_on_another_node_ =
+      master != logical.end() &&
+      made.node_of[static_cast<std::size_t>(master - logical.begin())] !=
+          made.node_of[static_cast<std::size_t>(me)];
   if (context_.is_master()) core::log_info("data plane: " + made.description);
 }
 

@@ -46,6 +46,7 @@ class MpiSharingSession : public SharingSession {
   std::vector<int> live_workers() const override { return job_.live_workers(); }
   bool fault_tolerant() const override { return fault_tolerant_; }
   const std::map<int, ft::ProcessIdentity>& processes() const override { return processes_; }
+  bool master_on_another_node() const override { return master_on_another_node_; }
 
   // After a process failure, collective over every live process, spares included: repairs the
   // communicators per fault_tolerance.on_worker_failure (abort repairs like shrink, so the master
@@ -77,6 +78,7 @@ class MpiSharingSession : public SharingSession {
   std::unique_ptr<comm::MpiControlChannel> heartbeats_;  // null without MPI_THREAD_MULTIPLE
   std::unique_ptr<comm::DataPlane> plane_;
   std::map<int, ft::ProcessIdentity> processes_;
+  bool master_on_another_node_ = false;
 };
 
 }  // namespace gradshare::train

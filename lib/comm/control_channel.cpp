@@ -33,8 +33,6 @@ const char* tag_name(Tag tag) {
       return "resync done";
     case Tag::kDiverged:
       return "diverged";
-    case Tag::kStateTaken:
-      return "state taken";
     case Tag::kFinish:
       return "finish";
     case Tag::kResyncStateFetch:
@@ -65,6 +63,10 @@ const char* tag_name(Tag tag) {
       return "worker report";
     case Tag::kSharingState:
       return "worker state";
+    case Tag::kStateChunk:
+      return "worker state piece";
+    case Tag::kStateChunkAck:
+      return "worker state piece received";
     case Tag::kSharingDone:
       return "done";
     case Tag::kSharingDrainTarget:

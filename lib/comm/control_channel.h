@@ -31,7 +31,6 @@ enum class Tag : int {
   kResyncUpdates,     // recovery: encoded updates a replica missed
   kResyncDone,        // recovery: the master's go-ahead after the resync
   kDiverged,          // a worker's loss exploded (divergence guard): the step and the reason
-  kStateTaken,        // the master has its checkpoint snapshot: paused workers train on
   kFinish,            // early stopping: the synchronous workers end training at their next round
   kResyncStateFetch,  // recovery: the master asks a replica for its whole state
   kResyncState,       // recovery: a replica's whole state (parameters and applied IDs)
@@ -60,9 +59,11 @@ enum class Tag : int {
   kDownpourResync,  // recovery: a parameter server tells a worker the last push it applied
   kDownpourResume,  // recovery: the master tells a Downpour worker what it has from it
   kDownpourServerEnd,  // at the end: a parameter server's peak memory and the seqs it applied
+  kStateChunk,         // a sharing worker's checkpoint state, one piece at a time
+  kStateChunkAck,      // the master has a piece: the next may go
 };
 inline constexpr int kFirstTag = static_cast<int>(Tag::kPartitionRequest);
-inline constexpr int kLastTag = static_cast<int>(Tag::kDownpourServerEnd);
+inline constexpr int kLastTag = static_cast<int>(Tag::kStateChunkAck);
 
 // "partition request", "heartbeat", ...
 const char* tag_name(Tag tag);

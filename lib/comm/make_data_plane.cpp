@@ -36,6 +36,7 @@ MadeDataPlane make_data_plane(const config::TransportConfig& config, MPI_Comm co
   const PlaneChoice choice =
       choose_planes(config.data_plane, placement.rdma_everywhere, fault_tolerance_active());
   MadeDataPlane made;
+  made.node_of = placement.node_of;
   made.description = std::to_string(placement.nodes) + (placement.nodes == 1 ? " node: " : " nodes: ") +
                      choice.describe(placement.nodes);
   if (placement.nodes == 1 || choice.same_node == choice.between_nodes) {

@@ -16,6 +16,8 @@ struct MadeDataPlane {
   std::unique_ptr<DataPlane> plane;
   // Which plane each kind of link got and why, the same text on every rank (for the log).
   std::string description;
+  // Comm rank -> its node's lowest comm rank (comm/node_placement.h).
+  std::vector<int> node_of;
 };
 
 // rma -> RmaDataPlane, two_sided -> TwoSidedDataPlane, auto -> per link as plane_choice.h

@@ -114,7 +114,8 @@ class EventSimulation {
         std::make_unique<train::StalenessTracker>(ranks_, r, config.encoding.max_staleness);
     auto* tracker = replica.staleness.get();
     const auto* step = &replica.step;
-    replica.exchange->on_applied([tracker, step](const codec::MessageHeader& header) {
+    replica.exchange->on_applied([tracker, step](const codec::ParsedMessage& message) {
+      const auto& header = message.header;
       tracker->applied(static_cast<int>(header.origin), header.iteration,
                        (header.flags & train::kFlagIdle) != 0, *step);
     });

@@ -88,8 +88,6 @@ struct Signal {
 
 // master -> rank: a checkpoint is due (each strategy answers with its own state payload).
 using StateRequest = Signal<comm::Tag::kStateRequest>;
-// master -> sharing workers: the checkpoint snapshot is taken; paused workers train on.
-using StateTaken = Signal<comm::Tag::kStateTaken>;
 // master -> synchronous workers: early stopping; end training at the next round.
 using Finish = Signal<comm::Tag::kFinish>;
 // worker -> master: alive (sharing workers, while they wait).

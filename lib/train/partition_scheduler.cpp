@@ -1,5 +1,7 @@
 #include "train/partition_scheduler.h"
 
+#include <algorithm>
+
 #include "core/errors.h"
 
 namespace gradshare::train {
@@ -36,12 +38,17 @@ void PartitionScheduler::skip_done() {
   }
 }
 
-DataPosition PartitionScheduler::position() const {
+DataPosition PartitionScheduler::position_without(const std::vector<PartitionGrant>& excluded) const {
+  auto done = done_;
+  for (const auto& grant : excluded) done.erase({grant.epoch, grant.partition});
+  const auto done_in = [&](std::int64_t epoch) {
+    return std::count_if(done.begin(), done.end(), [&](const auto& p) { return p.first == epoch; });
+  };
   DataPosition position;
   position.first_epoch = first_epoch_;
-  while (position.first_epoch < epochs_ && partitions_done_in(position.first_epoch) == per_epoch_)
+  while (position.first_epoch < epochs_ && done_in(position.first_epoch) == per_epoch_)
     ++position.first_epoch;
-  for (const auto& [epoch, partition] : done_)
+  for (const auto& [epoch, partition] : done)
     if (epoch >= position.first_epoch)
       position.partitions_done.push_back((epoch - position.first_epoch) * per_epoch_ + partition);
   return position;

@@ -83,7 +83,10 @@ class PartitionScheduler {
   std::int64_t minibatches_in(std::int64_t epoch) const;
   std::int64_t partitions_per_epoch() const { return per_epoch_; }
   // The position to checkpoint: partitions granted but not done count as not done.
-  DataPosition position() const;
+  DataPosition position() const { return position_without({}); }
+  // The same with `excluded` (done partitions) counted as not done: a checkpoint taken at a
+  // cut that precedes them (sharing/checkpoint_cut.h).
+  DataPosition position_without(const std::vector<PartitionGrant>& excluded) const;
 
  private:
   void skip_done();  // moves the cursor past partitions done before a resume

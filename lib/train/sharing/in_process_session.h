@@ -29,6 +29,7 @@ class InProcessSharingSession : public SharingSession {
   std::vector<int> live_workers() const override { return live_; }
   bool fault_tolerant() const override { return job_.fault_tolerant(); }
   const std::map<int, ft::ProcessIdentity>& processes() const override { return processes_; }
+  bool master_on_another_node() const override { return false; }  // threads of one process
   RepairOutcome repair(const std::vector<std::uint8_t>& join_info) override;
   void release_spares() override;
 

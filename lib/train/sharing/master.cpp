@@ -22,9 +22,10 @@ SharingMaster::SharingMaster(RunContext& context, SharingSession& session)
       targets_(static_cast<std::size_t>(context.size), 0),
       tau_(static_cast<std::size_t>(context.worker_count()),
            static_cast<float>(cfg_.encoding.initial_threshold)) {
-  exchange_.on_applied([this](const codec::MessageHeader& header) {
-    auto& clock = clocks_[header.origin];
-    clock = std::max(clock, header.iteration);
+  exchange_.on_applied([this](const codec::ParsedMessage& message) {
+    auto& clock = clocks_[message.header.origin];
+    clock = std::max(clock, message.header.iteration);
+    if (cut_) cut_->applied(message);
   });
 }
 
@@ -50,7 +51,9 @@ int SharingMaster::run() {
 }
 
 int SharingMaster::end_run(int exit_code, double cpu_seconds, double wall_seconds) {
-  if (stopping_ && !diverged_) write_checkpoint(fetch_worker_states());
+  // A stop checkpoints; so does a checkpoint asked for during the drain (the workers answer
+  // until their Shutdown): nothing asked for goes unwritten.
+  if (!diverged_ && (stopping_ || checkpoint_requested_)) write_checkpoint(fetch_worker_states());
   send_shutdown(control(), live_, exit_code);
   session_.release_spares();
   // A diverged model is never saved: the newest checkpoint stays the newest good one.
@@ -61,7 +64,8 @@ int SharingMaster::end_run(int exit_code, double cpu_seconds, double wall_second
   summarize_relays();
   peak_memory_.summarize(context_);
   if (stopping_) return exit_code;
-  ckpt::write_checkpoint(context_.run_directory.file("model.h5"), checkpoint_now({}));
+  ckpt::write_checkpoint(context_.run_directory.file("model.h5"),
+                         checkpoint_of(model_, scheduler_->position(), exchange_.version_vector(), {}));
   reporter_.finish(model_);
   if (!equivalent) throw core::RuntimeError("replicas diverged: model-equivalence check failed");
   return exit_code;
@@ -112,7 +116,9 @@ bool SharingMaster::poll() {
     evaluation_cpu_ += core::process_cpu_seconds() - cpu_before;
     if (checkpointer_.at_epoch_end()) request_checkpoint();
   }
-  if (checkpointer_.due(progress_->steps())) request_checkpoint();
+  // (due() holds until a newer checkpoint is written: not a second one while this one is taken)
+  if (checkpointer_.due(progress_->steps()) && !checkpoint_requested_) request_checkpoint();
+  write_checkpoint_if_complete();
   progress_->maybe_log(static_cast<double>(exchange_.stats().relayed));
   if (static_cast<std::size_t>(done_.size()) == live_.size() && !drain_sent_) send_drain_targets();
   return busy;
@@ -184,9 +190,9 @@ std::optional<int> SharingMaster::handle(const comm::ControlMessage& message) {
                       std::to_string(report.staleness.wait_seconds) + " s");
       break;
     }
-    case StateReply::kTag:
-      state_replies_[worker] = decode<StateReply>(message);
-      if (state_replies_.size() == live_.size()) write_checkpoint(fetch_worker_states());
+    case StateChunk::kTag:
+      take_state_piece(worker, decode<StateChunk>(message));
+      write_checkpoint_if_complete();
       break;
     case SharingDone::kTag: {
       const auto done = decode<SharingDone>(message);

@@ -29,6 +29,7 @@
 #include "train/checkpointer.h"
 #include "train/divergence_guard.h"
 #include "train/master_loop.h"
+#include "train/sharing/checkpoint_cut.h"
 #include "train/sharing/encoding_debug.h"
 #include "train/epoch_report.h"
 #include "train/sharing/gradient_sharing.h"
@@ -161,25 +162,32 @@ class SharingMaster : public MasterRole {
   std::vector<std::vector<float>> split_residuals(const ckpt::Checkpoint& checkpoint) const;
 
   // Checkpoints need what only workers have (optimizer state, thresholds, residuals): ask
-  // every worker; the checkpoint is written once all have replied.
+  // every worker, starting a cut of the master's parameters (sharing/checkpoint_cut.h); the
+  // checkpoint is written once the cut is complete. Workers never stop training for it.
   void request_checkpoint();
+  void request_checkpoint_now();
+
+  // A piece of a worker's state: acknowledged; the first one sets the worker's cut, the last
+  // one completes its reply.
+  void take_state_piece(int worker, const StateChunk& piece);
 
   // Waits for every worker's reply to the outstanding request (made here if none is).
   std::map<int, StateReply> fetch_worker_states();
 
-  // Relays until every update a worker sent before its state reply has been applied here (the
-  // workers send nothing new meanwhile): then parameters plus saved residuals are exactly what
-  // was trained.
-  void apply_updates_sent_before(const std::map<int, StateReply>& replies);
+  // Relays until every update each worker sent before its reply has been applied here.
+  void complete_cut();
 
-  void request_checkpoint_now();
+  // Writes the checkpoint once every reply is in and the cut complete.
+  void write_checkpoint_if_complete();
 
-  // Parameters, position, version vector and thresholds from here; every worker's optimizer
-  // state and residual (the single optimizer state, for older readers, is the first worker's).
-  ckpt::Checkpoint checkpoint_now(const std::map<int, StateReply>& workers);
+  // Parameters from `model`, `position`, `version_vector` and thresholds from here; every
+  // worker's optimizer state and residual (the single optimizer state, for older readers, is
+  // the first worker's).
+  ckpt::Checkpoint checkpoint_of(const nn::Model& model, const DataPosition& position,
+                                 std::vector<std::uint64_t> version_vector,
+                                 const std::map<int, StateReply>& workers);
 
-  // A consistent snapshot (see apply_updates_sent_before), then the paused workers go on while
-  // the file is written.
+  // The checkpoint at the cut (complete_cut first), written while relaying goes on.
   void write_checkpoint(const std::map<int, StateReply>& workers);
 
   // Evaluations and checkpoint writes (no MPI, nothing that touches model_) run while this
@@ -251,6 +259,10 @@ class SharingMaster : public MasterRole {
   bool stopping_ = false;
   bool checkpoint_requested_ = false;
   std::map<int, StateReply> state_replies_;  // replies to the outstanding state request
+  std::optional<CheckpointCut> cut_;          // of the outstanding state request
+  std::map<int, std::vector<std::uint8_t>> state_pieces_;  // replies still arriving
+  std::vector<PartitionGrant> done_after_cut_;  // partitions finished past their worker's cut
+  bool checkpoint_again_ = false;  // another came due while this one was collected
   // Partitions each worker finished whose updates (up to the seq) are not all applied here yet.
   std::map<int, std::vector<std::pair<PartitionGrant, std::uint64_t>>> finished_unconfirmed_;
   double conservation_error_ = -1;  // worst worker's; -1 when not checked

@@ -1,6 +1,9 @@
-// sharing/master_checkpoint.cpp: the master's checkpoints: the workers' state, the updates
-// they sent before it applied here, then one consistent snapshot written while relaying goes on.
+// sharing/master_checkpoint.cpp: the master's checkpoints: the workers' state and the
+// master's parameters at the same cut (sharing/checkpoint_cut.h), taken while the workers train
+// on and written while relaying goes on.
 #include "train/sharing/master.h"
+
+#include <utility>
 
 namespace gradshare::train {
 
@@ -18,34 +21,68 @@ std::vector<std::vector<float>> SharingMaster::split_residuals(
 }
 
 void SharingMaster::request_checkpoint() {
-  if (checkpoint_requested_ || drain_sent_) return;
+  if (drain_sent_) return;
+  // One due while the last is still collected (its states crossing a slow link) follows it.
+  if (checkpoint_requested_) {
+    checkpoint_again_ = true;
+    return;
+  }
   request_checkpoint_now();
+}
+
+void SharingMaster::request_checkpoint_now() {
+  cut_.emplace(model_.parameters(), live_);  // before any worker can see the request
+  done_after_cut_.clear();
+  for (int w : live_) send(control(), w, StateRequest{});
+  checkpoint_requested_ = true;
+}
+
+void SharingMaster::take_state_piece(int worker, const StateChunk& piece) {
+  if (!cut_ || !cut_->asked(worker)) {
+    core::log_warn("rank " + std::to_string(worker) +
+                   " sent checkpoint state with no checkpoint asked of it: ignored");
+    return;
+  }
+  if (piece.index >= piece.count || (piece.index > 0 && !state_pieces_.count(worker))) {
+    core::log_warn("rank " + std::to_string(worker) + " sent checkpoint state piece " +
+                   std::to_string(piece.index) + " of " + std::to_string(piece.count) +
+                   " out of order: ignored");
+    return;
+  }
+  auto& bytes = state_pieces_[worker];
+  if (piece.index == 0) {
+    cut_->set_cut(worker, piece.sent_seq);
+    bytes.clear();
+  }
+  bytes.insert(bytes.end(), piece.bytes.begin(), piece.bytes.end());
+  send(control(), worker, StateChunkAck{});
+  if (piece.index + 1 < piece.count) return;
+  state_replies_[worker] = decode<StateReply>(bytes);
+  state_pieces_.erase(worker);
 }
 
 std::map<int, StateReply> SharingMaster::fetch_worker_states() {
   if (!checkpoint_requested_) request_checkpoint_now();
-  for (int w : live_)
-    if (!state_replies_.count(w))
-      state_replies_[w] = receive<StateReply>(control(), w, "worker state for the checkpoint");
-  checkpoint_requested_ = false;
+  for (;;) {
+    const bool all = std::all_of(live_.begin(), live_.end(),
+                                 [&](int w) { return state_replies_.count(w) > 0; });
+    if (all) break;
+    const auto message = control().receive(comm::kAnySource, StateChunk::kTag,
+                                           "worker state for the checkpoint");
+    take_state_piece(message.source, decode<StateChunk>(message));
+  }
   std::map<int, StateReply> replies;
   replies.swap(state_replies_);
   return replies;
 }
 
-void SharingMaster::apply_updates_sent_before(const std::map<int, StateReply>& replies) {
+void SharingMaster::complete_cut() {
   core::Deadline deadline(control().timeout_seconds());
   core::Backoff backoff;
-  for (;;) {
-    int behind = -1;
-    for (const auto& [worker, reply] : replies)
-      if (exchange_.highest_applied(worker) < reply.sent_seq) behind = worker;
-    if (behind < 0) return;
+  while (!cut_->complete(exchange_)) {
     if (deadline.expired())
-      throw core::RuntimeError("timed out waiting for rank " + std::to_string(behind) +
-                               "'s updates before a checkpoint (applied up to seq " +
-                               std::to_string(exchange_.highest_applied(behind)) + " of " +
-                               std::to_string(replies.at(behind).sent_seq) + ")");
+      throw core::RuntimeError("timed out waiting for the workers' updates sent before their "
+                               "checkpoint replies (a checkpoint's cut)");
     if (exchange_.poll(model_.parameters()) > 0)
       backoff.reset();
     else
@@ -53,13 +90,16 @@ void SharingMaster::apply_updates_sent_before(const std::map<int, StateReply>& r
   }
 }
 
-void SharingMaster::request_checkpoint_now() {
-  for (int w : live_) send(control(), w, StateRequest{});
-  checkpoint_requested_ = true;
+void SharingMaster::write_checkpoint_if_complete() {
+  if (checkpoint_requested_ && state_replies_.size() == live_.size() &&
+      cut_->complete(exchange_))
+    write_checkpoint(fetch_worker_states());
 }
 
-ckpt::Checkpoint SharingMaster::checkpoint_now(const std::map<int, StateReply>& workers) {
-  auto c = make_checkpoint(context_, model_, nullptr, progress_->steps(), scheduler_->position());
+ckpt::Checkpoint SharingMaster::checkpoint_of(const nn::Model& model, const DataPosition& position,
+                                              std::vector<std::uint64_t> version_vector,
+                                              const std::map<int, StateReply>& workers) {
+  auto c = make_checkpoint(context_, model, nullptr, progress_->steps(), position);
   if (!workers.empty()) {
     const auto& first = workers.begin()->second.state;
     c.optimizer_step = first.optimizer_step;
@@ -73,15 +113,22 @@ ckpt::Checkpoint SharingMaster::checkpoint_now(const std::map<int, StateReply>& 
     }
   }
   c.thresholds = tau_;
-  c.version_vector = exchange_.version_vector();
+  c.version_vector = std::move(version_vector);
   return c;
 }
 
 void SharingMaster::write_checkpoint(const std::map<int, StateReply>& workers) {
-  apply_updates_sent_before(workers);
-  const auto checkpoint = checkpoint_now(workers);
-  for (const auto& [worker, reply] : workers) send(control(), worker, StateTaken{});
+  complete_cut();
+  // The cut's parameters go through the evaluation model, which is idle outside relay_during.
+  std::copy(cut_->parameters().begin(), cut_->parameters().end(), snapshot_.parameters().begin());
+  const auto checkpoint =
+      checkpoint_of(snapshot_, scheduler_->position_without(done_after_cut_),
+                    cut_->version_vector(exchange_), workers);
+  cut_.reset();
+  done_after_cut_.clear();
+  checkpoint_requested_ = false;
   relay_during([&] { checkpointer_.write(checkpoint); });
+  if (std::exchange(checkpoint_again_, false) && !stopping_) request_checkpoint();
 }
 
 }  // namespace gradshare::train

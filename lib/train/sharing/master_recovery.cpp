@@ -40,6 +40,9 @@ void SharingMaster::repair_and_resync(const std::string& cause) {
 void SharingMaster::finish_partition(int worker, std::uint64_t last_seq) {
   const auto held = scheduler_->in_flight(worker);
   scheduler_->complete(worker);
+  // Reported after the worker's state for the checkpoint under way (the control channel keeps
+  // a worker's messages in order): trained past its cut, so not done in that checkpoint.
+  if (held && cut_ && cut_->has_cut(worker)) done_after_cut_.push_back(*held);
   auto& unconfirmed = finished_unconfirmed_[worker];
   if (held) unconfirmed.push_back({*held, last_seq});
   const auto applied = exchange_.highest_applied(worker);
@@ -127,6 +130,9 @@ void SharingMaster::resync(ft::RecoveryRecord& record) {
   if (checkpoint_requested_) {
     checkpoint_requested_ = false;
     state_replies_.clear();
+    state_pieces_.clear();
+    done_after_cut_.clear();
+    cut_.reset();
     request_checkpoint();
   }
 }

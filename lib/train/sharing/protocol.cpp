@@ -1,4 +1,4 @@
-// sharing/protocol.cpp: SharingDone's wire form.
+// sharing/protocol.cpp: the wire form of SharingDone and StateChunk.
 #include "train/sharing/protocol.h"
 
 namespace gradshare::train {
@@ -9,6 +9,19 @@ void SharingDone::write(comm::ByteWriter& writer) const {
 
 SharingDone SharingDone::read(comm::ByteReader& reader) {
   return {reader.get<std::uint64_t>(), reader.get<double>(), reader.get<std::int64_t>()};
+}
+
+void StateChunk::write(comm::ByteWriter& writer) const {
+  writer.put(sent_seq).put(index).put(count).put_vector(bytes);
+}
+
+StateChunk StateChunk::read(comm::ByteReader& reader) {
+  StateChunk chunk;
+  chunk.sent_seq = reader.get<std::uint64_t>();
+  chunk.index = reader.get<std::uint32_t>();
+  chunk.count = reader.get<std::uint32_t>();
+  chunk.bytes = reader.get_vector<std::uint8_t>();
+  return chunk;
 }
 
 }  // namespace gradshare::train

@@ -9,10 +9,15 @@
 //                                             <--  PartitionGrant (nothing left: empty)
 //  SharingReport every logging.every_steps     -->  progress line, metrics.jsonl
 //  Heartbeat while it waits                   -->  liveness
-//                                             <--  StateRequest (a checkpoint is due)
-//  StateReply {sent seq, WorkerState}         -->  applies every update up to the seq,
-//    then pauses (applies and relays only)         takes the snapshot
-//                                             <--  StateTaken: train on
+//                                             <--  StateRequest (a checkpoint is due; a
+//                                                    copy of its parameters starts the cut)
+//  StateChunk {sent seq, piece of a StateReply} the cut takes every update up to the seq
+//    one at a time, training on               -->  (sharing/checkpoint_cut.h); a partition
+//                                                  reported after the first piece is not done
+//                                                  in this checkpoint
+//                                             <--  StateChunkAck per piece
+//                                                  once every reply is whole and every update
+//                                                  up to the cuts applied: the checkpoint
 //  SharingDone {last seq, ...} when no
 //    partition is left                        -->
 //                                             <--  SharingDrainTarget {last seq per origin}
@@ -37,6 +42,21 @@ struct SharingDone {
   void write(comm::ByteWriter& writer) const;
   static SharingDone read(comm::ByteReader& reader);
 };
+
+// worker -> master: a piece of its checkpoint state (a StateReply's bytes). The next piece goes
+// once the master has acknowledged this one (StateChunkAck): on a slow link the worker's
+// updates, which share it, then wait behind one piece at most, and training goes on while the
+// state crosses (sharing/checkpoint_cut.h).
+struct StateChunk {
+  static constexpr comm::Tag kTag = comm::Tag::kStateChunk;
+  std::uint64_t sent_seq = 0;  // the worker's cut: the first piece tells the master
+  std::uint32_t index = 0;
+  std::uint32_t count = 0;
+  std::vector<std::uint8_t> bytes;
+  void write(comm::ByteWriter& writer) const;
+  static StateChunk read(comm::ByteReader& reader);
+};
+using StateChunkAck = Signal<comm::Tag::kStateChunkAck>;
 
 // master -> workers: the last seq of every origin (index = rank) each replica must reach.
 struct SharingDrainTarget {

@@ -35,6 +35,8 @@ class SharingSession : public JobSession {
   // On the master: host and pid of every live job process, by logical rank (empty where
   // processes cannot be told apart).
   virtual const std::map<int, ft::ProcessIdentity>& processes() const = 0;
+  // Whether this process and the master's are on different nodes (a network between them).
+  virtual bool master_on_another_node() const = 0;
 };
 
 // What replicas keep of the messages they applied for a resync (fault_tolerance.keep_bytes),

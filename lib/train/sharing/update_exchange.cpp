@@ -147,7 +147,7 @@ UpdateExchange::Accepted UpdateExchange::accept(std::span<const std::uint8_t> me
   mark_applied(origin, parsed.header.seq);
   keep(origin, parsed.header.seq, message);
   ++stats_.applied;
-  if (observer_) observer_(parsed.header);
+  if (observer_) observer_(parsed);
   return Accepted::kApplied;
 }
 

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "codec/decoder.h"
 #include "codec/message.h"
 #include "comm/data_plane.h"
 #include "comm/relay.h"
@@ -74,9 +75,9 @@ class UpdateExchange {
   bool has_backlog() const;
   // Links of this replica in the tree (parent and children).
   std::size_t link_count() const { return plane_->links().size(); }
-  // Called with the header of every peer message applied here (poll and deliver), e.g. to
-  // measure staleness (staleness.h).
-  void on_applied(std::function<void(const codec::MessageHeader&)> observer) {
+  // Called with every peer message applied here (poll and deliver), e.g. to measure staleness
+  // (staleness.h) or to build a checkpoint's cut (checkpoint_cut.h).
+  void on_applied(std::function<void(const codec::ParsedMessage&)> observer) {
     observer_ = std::move(observer);
   }
 
@@ -134,7 +135,7 @@ class UpdateExchange {
   std::size_t kept_peer_bytes_ = 0;
   ExchangeStats stats_;
   std::string last_error_;
-  std::function<void(const codec::MessageHeader&)> observer_;
+  std::function<void(const codec::ParsedMessage&)> observer_;
 };
 
 }  // namespace gradshare::train

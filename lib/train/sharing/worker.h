@@ -94,11 +94,14 @@ class SharingWorker {
 
   void send_state();
 
-  // A checkpoint: this worker's state, then no new update until the master has applied every
-  // update sent before it and taken its snapshot (StateTaken), so that the checkpoint's
-  // parameters and this residual add up to everything trained, nothing twice. Meanwhile it
-  // applies and relays (the master's snapshot may wait for updates relayed through here).
+  // A checkpoint: this worker's state with the seq of its last update sent (its cut: the
+  // master's parameters at the cut and this residual add up to everything it trained, nothing
+  // twice; sharing/checkpoint_cut.h), sent in pieces while training goes on.
   void checkpoint_state();
+  void send_state_piece();
+  // The master's acknowledgements of pieces; each lets the next piece go.
+  void take_state_acknowledgements();
+
 
   // Applies and relays peers' updates, notes the master's shutdown, tells the heartbeat thread
   // training goes on (or sends the heartbeat itself where there is no such thread).
@@ -188,6 +191,11 @@ class SharingWorker {
   std::optional<PartitionGrant> holding_;
   std::optional<PartitionGrant> finished_unacknowledged_;
   bool request_pending_ = false;
+  // The checkpoint state on its way to the master (see checkpoint_state).
+  std::vector<std::uint8_t> outgoing_state_;
+  std::uint64_t state_cut_seq_ = 0;
+  std::size_t piece_bytes_ = 0;
+  std::uint32_t pieces_ = 0, pieces_sent_ = 0, pieces_acknowledged_ = 0;
   std::optional<std::vector<std::uint64_t>> drain_targets_;
   bool drained_sent_ = false;
   std::uint64_t seq_ = 0;

@@ -71,6 +71,8 @@ void SharingWorker::resync() {
           request_pending_ = false;
         }
         finished_unacknowledged_.reset();
+        outgoing_state_ = {};  // the master dropped the checkpoint under way (if any)
+        pieces_ = pieces_sent_ = pieces_acknowledged_ = 0;
         drain_targets_.reset();
         drained_sent_ = false;
         return;

@@ -104,6 +104,28 @@ TEST(PartitionScheduler, PositionRoundTripsThroughAResume) {
   EXPECT_TRUE(resumed.all_done());
 }
 
+// A checkpoint at a cut leaves out partitions finished past it, even the one that completed an
+// epoch (the position goes back to that epoch).
+TEST(PartitionScheduler, PositionWithoutPartitionsFinishedPastACut) {
+  using gradshare::train::DataPosition;
+  using gradshare::train::PartitionGrant;
+  PartitionScheduler scheduler(3, 4);
+  for (int i = 0; i < 5; ++i) {  // epoch 0 whole, then (1, 0)
+    scheduler.next(1);
+    scheduler.complete(1);
+  }
+  const DataPosition all = scheduler.position();
+  EXPECT_EQ(all.first_epoch, 1);
+  EXPECT_EQ(all.partitions_done, (std::vector<std::int64_t>{0}));
+  const DataPosition without_last = scheduler.position_without({PartitionGrant{1, 0}});
+  EXPECT_EQ(without_last.first_epoch, 1);
+  EXPECT_TRUE(without_last.partitions_done.empty());
+  const DataPosition without_epoch_end =
+      scheduler.position_without({PartitionGrant{0, 3}, PartitionGrant{1, 0}});
+  EXPECT_EQ(without_epoch_end.first_epoch, 0);
+  EXPECT_EQ(without_epoch_end.partitions_done, (std::vector<std::int64_t>{0, 1, 2}));
+}
+
 TEST(PartitionScheduler, CountsTrainedMinibatchesPerEpoch) {
   PartitionScheduler scheduler(2, 3, {}, {20, 20, 7});
   for (int p = 0; p < 3; ++p) {
