@@ -51,9 +51,7 @@ int SharingMaster::run() {
 }
 
 int SharingMaster::end_run(int exit_code, double cpu_seconds, double wall_seconds) {
-  // A stop checkpoints; so does a checkpoint asked for during the drain (the workers answer
-  // until their Shutdown): nothing asked for goes unwritten.
-  if (!diverged_ && (stopping_ || checkpoint_requested_)) write_checkpoint(fetch_worker_states());
+  if (stopping_ && !diverged_) write_checkpoint(fetch_worker_states());
   send_shutdown(control(), live_, exit_code);
   session_.release_spares();
   // A diverged model is never saved: the newest checkpoint stays the newest good one.
@@ -80,7 +78,9 @@ void SharingMaster::on_stop_signal() {
 
 std::optional<int> SharingMaster::finished() {
   if (diverged_) return core::kExitDiverged;
-  if (!drained()) return std::nullopt;
+  // A checkpoint still being collected is finished in the loop, where a failure is repaired
+  // (the stop checkpoint follows the loop).
+  if (!drained() || (checkpoint_requested_ && !stopping_)) return std::nullopt;
   return stopping_ ? core::kExitRequeue : core::kExitOk;
 }
 
