@@ -51,7 +51,12 @@ int SharingMaster::run() {
 }
 
 int SharingMaster::end_run(int exit_code, double cpu_seconds, double wall_seconds) {
-  if (stopping_ && !diverged_) write_checkpoint(fetch_worker_states());
+  if (stopping_ && !diverged_) {
+    // One under way holds an older cut: it is finished (its pieces are on their way), then the
+    // stop checkpoint holds everything the drained workers trained.
+    if (checkpoint_requested_) write_checkpoint(fetch_worker_states());
+    write_checkpoint(fetch_worker_states());
+  }
   send_shutdown(control(), live_, exit_code);
   session_.release_spares();
   // A diverged model is never saved: the newest checkpoint stays the newest good one.
@@ -63,7 +68,8 @@ int SharingMaster::end_run(int exit_code, double cpu_seconds, double wall_second
   peak_memory_.summarize(context_);
   if (stopping_) return exit_code;
   ckpt::write_checkpoint(context_.run_directory.file("model.h5"),
-                         checkpoint_of(model_, scheduler_->position(), exchange_.version_vector(), {}));
+                         checkpoint_of(model_, progress_->steps(), scheduler_->position(),
+                                       exchange_.version_vector(), {}));
   reporter_.finish(model_);
   if (!equivalent) throw core::RuntimeError("replicas diverged: model-equivalence check failed");
   return exit_code;

@@ -180,10 +180,11 @@ class SharingMaster : public MasterRole {
   // Writes the checkpoint once every reply is in and the cut complete.
   void write_checkpoint_if_complete();
 
-  // Parameters from `model`, `position`, `version_vector` and thresholds from here; every
+  // Parameters from `model`, `iteration`, `position`, `version_vector`, thresholds; every
   // worker's optimizer state and residual (the single optimizer state, for older readers, is
   // the first worker's).
-  ckpt::Checkpoint checkpoint_of(const nn::Model& model, const DataPosition& position,
+  ckpt::Checkpoint checkpoint_of(const nn::Model& model, std::int64_t iteration,
+                                 const DataPosition& position,
                                  std::vector<std::uint64_t> version_vector,
                                  const std::map<int, StateReply>& workers);
 
@@ -263,6 +264,7 @@ class SharingMaster : public MasterRole {
   std::map<int, std::vector<std::uint8_t>> state_pieces_;  // replies still arriving
   std::vector<PartitionGrant> done_after_cut_;  // partitions finished past their worker's cut
   bool checkpoint_again_ = false;  // another came due while this one was collected
+  std::int64_t cut_steps_ = 0;     // the run's steps when the checkpoint under way was asked
   // Partitions each worker finished whose updates (up to the seq) are not all applied here yet.
   std::map<int, std::vector<std::pair<PartitionGrant, std::uint64_t>>> finished_unconfirmed_;
   double conservation_error_ = -1;  // worst worker's; -1 when not checked

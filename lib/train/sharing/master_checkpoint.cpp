@@ -32,9 +32,10 @@ void SharingMaster::request_checkpoint() {
 
 void SharingMaster::request_checkpoint_now() {
   cut_.emplace(model_.parameters(), live_);  // before any worker can see the request
+  cut_steps_ = progress_->steps();
   done_after_cut_.clear();
-  for (int w : live_) send(control(), w, StateRequest{});
   checkpoint_requested_ = true;
+  for (int w : live_) send(control(), w, StateRequest{});
 }
 
 void SharingMaster::take_state_piece(int worker, const StateChunk& piece) {
@@ -55,7 +56,7 @@ void SharingMaster::take_state_piece(int worker, const StateChunk& piece) {
     bytes.clear();
   }
   bytes.insert(bytes.end(), piece.bytes.begin(), piece.bytes.end());
-  send(control(), worker, StateChunkAck{});
+  send(control(), worker, StateChunkAck{piece.checkpoint, piece.index});
   if (piece.index + 1 < piece.count) return;
   state_replies_[worker] = decode<StateReply>(bytes);
   state_pieces_.erase(worker);
@@ -96,10 +97,11 @@ void SharingMaster::write_checkpoint_if_complete() {
     write_checkpoint(fetch_worker_states());
 }
 
-ckpt::Checkpoint SharingMaster::checkpoint_of(const nn::Model& model, const DataPosition& position,
+ckpt::Checkpoint SharingMaster::checkpoint_of(const nn::Model& model, std::int64_t iteration,
+                                              const DataPosition& position,
                                               std::vector<std::uint64_t> version_vector,
                                               const std::map<int, StateReply>& workers) {
-  auto c = make_checkpoint(context_, model, nullptr, progress_->steps(), position);
+  auto c = make_checkpoint(context_, model, nullptr, iteration, position);
   if (!workers.empty()) {
     const auto& first = workers.begin()->second.state;
     c.optimizer_step = first.optimizer_step;
@@ -122,7 +124,7 @@ void SharingMaster::write_checkpoint(const std::map<int, StateReply>& workers) {
   // The cut's parameters go through the evaluation model, which is idle outside relay_during.
   std::copy(cut_->parameters().begin(), cut_->parameters().end(), snapshot_.parameters().begin());
   const auto checkpoint =
-      checkpoint_of(snapshot_, scheduler_->position_without(done_after_cut_),
+      checkpoint_of(snapshot_, cut_steps_, scheduler_->position_without(done_after_cut_),
                     cut_->version_vector(exchange_), workers);
   cut_.reset();
   done_after_cut_.clear();

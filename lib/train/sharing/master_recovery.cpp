@@ -127,14 +127,14 @@ void SharingMaster::resync(ft::RecoveryRecord& record) {
   drained_.clear();
   applied_twice_.clear();
   drain_sent_ = false;
-  if (checkpoint_requested_) {
-    checkpoint_requested_ = false;
-    state_replies_.clear();
-    state_pieces_.clear();
-    done_after_cut_.clear();
-    cut_.reset();
-    request_checkpoint();
-  }
+  // A checkpoint under way (or whose request failed half sent) is asked for again.
+  const bool asked = checkpoint_requested_ || cut_.has_value();
+  checkpoint_requested_ = false;
+  state_replies_.clear();
+  state_pieces_.clear();
+  done_after_cut_.clear();
+  cut_.reset();
+  if (asked) request_checkpoint();
 }
 
 bool SharingMaster::same(const PartitionGrant& a, const PartitionGrant& b) {

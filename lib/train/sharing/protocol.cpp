@@ -12,11 +12,12 @@ SharingDone SharingDone::read(comm::ByteReader& reader) {
 }
 
 void StateChunk::write(comm::ByteWriter& writer) const {
-  writer.put(sent_seq).put(index).put(count).put_vector(bytes);
+  writer.put(checkpoint).put(sent_seq).put(index).put(count).put_vector(bytes);
 }
 
 StateChunk StateChunk::read(comm::ByteReader& reader) {
   StateChunk chunk;
+  chunk.checkpoint = reader.get<std::uint64_t>();
   chunk.sent_seq = reader.get<std::uint64_t>();
   chunk.index = reader.get<std::uint32_t>();
   chunk.count = reader.get<std::uint32_t>();

@@ -49,14 +49,28 @@ struct SharingDone {
 // state crosses (sharing/checkpoint_cut.h).
 struct StateChunk {
   static constexpr comm::Tag kTag = comm::Tag::kStateChunk;
-  std::uint64_t sent_seq = 0;  // the worker's cut: the first piece tells the master
+  std::uint64_t checkpoint = 0;  // the worker's count of state requests answered
+  std::uint64_t sent_seq = 0;    // the worker's cut: the first piece tells the master
   std::uint32_t index = 0;
   std::uint32_t count = 0;
   std::vector<std::uint8_t> bytes;
   void write(comm::ByteWriter& writer) const;
   static StateChunk read(comm::ByteReader& reader);
 };
-using StateChunkAck = Signal<comm::Tag::kStateChunkAck>;
+// master -> worker: piece `index` of the worker's state for its `checkpoint`-th request is in
+// (both echoed: a late acknowledgement of an earlier checkpoint is told apart and dropped).
+struct StateChunkAck {
+  static constexpr comm::Tag kTag = comm::Tag::kStateChunkAck;
+  std::uint64_t checkpoint = 0;
+  std::uint32_t index = 0;
+  void write(comm::ByteWriter& writer) const { writer.put(checkpoint).put(index); }
+  static StateChunkAck read(comm::ByteReader& reader) {
+    StateChunkAck ack;
+    ack.checkpoint = reader.get<std::uint64_t>();
+    ack.index = reader.get<std::uint32_t>();
+    return ack;
+  }
+};
 
 // master -> workers: the last seq of every origin (index = rank) each replica must reach.
 struct SharingDrainTarget {

@@ -104,6 +104,7 @@ void SharingWorker::checkpoint_state() {
                                                     encoder_.residual())};
   outgoing_state_ = encode(reply);
   state_cut_seq_ = seq_;
+  ++states_sent_;
   // Across a network the state goes in pieces of 16 KiB (at least; at most 256 of them), one
   // at a time: an update behind it on the link waits 1.3 ms at 100 Mbit/s at most, where the
   // whole state (2.8 MB for the MLP) held every update of three workers up for 0.7 s and the
@@ -119,7 +120,7 @@ void SharingWorker::checkpoint_state() {
 void SharingWorker::send_state_piece() {
   const std::size_t begin = static_cast<std::size_t>(pieces_sent_) * piece_bytes_;
   const std::size_t end = std::min(outgoing_state_.size(), begin + piece_bytes_);
-  StateChunk piece{state_cut_seq_, pieces_sent_, pieces_, {}};
+  StateChunk piece{states_sent_, state_cut_seq_, pieces_sent_, pieces_, {}};
   piece.bytes.assign(outgoing_state_.begin() + static_cast<std::ptrdiff_t>(begin),
                      outgoing_state_.begin() + static_cast<std::ptrdiff_t>(end));
   send(control(), 0, piece);
@@ -127,7 +128,11 @@ void SharingWorker::send_state_piece() {
 }
 
 void SharingWorker::take_state_acknowledgements() {
-  while (pieces_acknowledged_ < pieces_sent_ && try_receive<StateChunkAck>(control(), 0)) {
+  while (auto ack = try_receive<StateChunkAck>(control(), 0)) {
+    // A late one for an earlier checkpoint (this worker answered the next request first).
+    if (ack->checkpoint != states_sent_ || ack->index != pieces_acknowledged_ ||
+        pieces_acknowledged_ >= pieces_sent_)
+      continue;
     ++pieces_acknowledged_;
     if (pieces_sent_ < pieces_) send_state_piece();
   }

@@ -194,6 +194,7 @@ class SharingWorker {
   // The checkpoint state on its way to the master (see checkpoint_state).
   std::vector<std::uint8_t> outgoing_state_;
   std::uint64_t state_cut_seq_ = 0;
+  std::uint64_t states_sent_ = 0;  // state requests answered (echoed in the acknowledgements)
   std::size_t piece_bytes_ = 0;
   std::uint32_t pieces_ = 0, pieces_sent_ = 0, pieces_acknowledged_ = 0;
   std::optional<std::vector<std::uint64_t>> drain_targets_;

@@ -51,8 +51,8 @@ auto samples() {
   status.applied = AppliedIds{{0, 3}, {{}, {5}}};
   PartitionAssignment assignment{PartitionGrant{2, 7}, {PartitionGrant{2, 8}}};
   return std::make_tuple(
-      StateRequest{}, StateChunkAck{}, Finish{}, Heartbeat{}, PeakMemoryRequest{},
-      ResyncStateFetch{}, StateChunk{9, 1, 3, {1, 2, 3}},
+      StateRequest{}, StateChunkAck{4, 2}, Finish{}, Heartbeat{}, PeakMemoryRequest{},
+      ResyncStateFetch{}, StateChunk{4, 9, 1, 3, {1, 2, 3}},
       ResyncDone{}, DownpourFinalPull{}, Shutdown{75}, Diverged{12, "loss exploded"},
       PeakMemoryReport{1 << 20}, EpochModel{1, 22, 7, {0.5f, 1.5f}},
       Start{4, StartState{true, {1.0f}, sample_state()}},
