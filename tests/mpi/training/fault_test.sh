@@ -140,6 +140,13 @@ wait_ranks() {
   fi
   code=0
   wait "$job" || code=$?
+  # A rank can outlive mpirun by a moment (the start-up deadline prints its line, then waits so
+  # that mpirun forwards it): the log is whole once no process of the run is left. Twice this
+  # session the line checked below was missing when grep read the log and present a moment later.
+  for _ in $(seq 100); do
+    pgrep -f "$work/$name" >/dev/null || break
+    sleep 0.1
+  done
 }
 
 pid_of() {
