@@ -93,16 +93,15 @@ void SharingWorker::start() {
   }
 }
 
-void SharingWorker::send_state() {
-  send(control(), 0,
-       StateReply{seq_, capture_worker_state(replica_.optimizer(), encoder_.threshold(),
-                                             encoder_.residual())});
+StateReply SharingWorker::current_state() {
+  return {seq_, capture_worker_state(replica_.optimizer(), encoder_.threshold(),
+                                     encoder_.residual())};
 }
 
+void SharingWorker::send_state() { send(control(), 0, current_state()); }
+
 void SharingWorker::checkpoint_state() {
-  const StateReply reply{seq_, capture_worker_state(replica_.optimizer(), encoder_.threshold(),
-                                                    encoder_.residual())};
-  outgoing_state_ = encode(reply);
+  outgoing_state_ = encode(current_state());
   state_cut_seq_ = seq_;
   ++states_sent_;
   // Across a network the state goes in pieces of 16 KiB (at least; at most 256 of them), one

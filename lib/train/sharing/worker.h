@@ -92,6 +92,8 @@ class SharingWorker {
 
   void adopt(const ReplacementStart& start);
 
+  // This worker's state and the seq of its last update sent (a donor's reply, a checkpoint's).
+  StateReply current_state();
   void send_state();
 
   // A checkpoint: this worker's state with the seq of its last update sent (its cut: the
