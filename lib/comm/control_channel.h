@@ -107,6 +107,11 @@ class ControlChannel {
   // check for failures (and nothing where an error keeps it from looking): for the master's
   // Shutdown, which ends a rank's run whatever failed after the master sent it.
   virtual std::optional<ControlMessage> try_receive_despite_failures(Tag tag, int source) = 0;
+  // Whether a repair has begun (the channel was revoked: every repair revokes it first) or
+  // `rank` failed, without throwing: what a rank that has handed in its results watches for
+  // besides the master's Shutdown (train/job_session.h). False where the channel detects no
+  // failures.
+  virtual bool repair_begun_or_failed(int /*rank*/) { return false; }
 
   // Polls with back-off until a matching message arrives; after the timeout throws
   // RuntimeError "timed out after 120.0 s waiting for rank 3: partition grant".

@@ -46,6 +46,12 @@ void InProcessFailures::check(int repaired) const {
                        true);
 }
 
+bool InProcessFailures::repair_begun_or_failed(int logical, int repaired) const {
+  std::lock_guard lock(mutex_);
+  return repaired_failures_ > repaired || !arrived_.empty() ||
+         std::find(lost_.begin(), lost_.end(), logical) != lost_.end();
+}
+
 bool InProcessFailures::everyone_arrived() const {
   std::size_t spares = 0;
   for (int logical : logical_) {

@@ -1,8 +1,10 @@
 // in_process_failures.h: process failure and repair in a job whose ranks are threads of one
 // process, with the semantics ULFM gives an MPI job, so that recovery can be tested in one
 // process:
-//   - a rank's thread that dies (fail) is a failed process: from then on every control call of
-//     every live rank throws a TransportError that says so (a revoked communicator);
+//   - a rank's thread that dies (fail) is a failed process: from then on every control
+//     receive of every live rank throws a TransportError that says so, as ULFM's failure check
+//     on every poll does; a send throws to the failed rank, or once a repair has begun (the
+//     communicator revoked), and otherwise goes;
 //   - repair is collective over the live ranks: each calls it, the last to arrive completes it
 //     for all, and all return what it did: the logical ranks lost since the previous repair and
 //     those a spare took (replace) or that are gone (shrink);
@@ -43,6 +45,10 @@ class InProcessFailures {
   int repaired_failures() const;
   // Throws TransportError (a process failure) when more than `repaired` ranks failed.
   void check(int repaired) const;
+  // For a channel made when `repaired` failures were repaired: whether a repair has begun
+  // since (a rank joined one, or one completed: MPI would have revoked that channel) or logical
+  // rank `logical` failed.
+  bool repair_begun_or_failed(int logical, int repaired) const;
 
   // Logical rank `logical` takes part in a repair; returns once every live rank has. `replace`:
   // waiting spares take the lost ranks in ascending order. `complete` runs once, on the thread

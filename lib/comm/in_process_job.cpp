@@ -20,8 +20,10 @@ class ChannelView : public ControlChannel {
   int rank() const override { return channel_.rank(); }
   int size() const override { return channel_.size(); }
   double timeout_seconds() const override { return channel_.timeout_seconds(); }
+  // As over MPI under ULFM: a send fails once a repair began (the channel is revoked) or to a
+  // failed rank; to a live rank it goes even after another rank failed.
   void send(int dest, Tag tag, std::span<const std::uint8_t> payload) override {
-    failures_.check(repaired_);
+    if (failures_.repair_begun_or_failed(dest, repaired_)) failures_.check(repaired_);
     channel_.send(dest, tag, payload);
   }
   std::optional<ControlMessage> try_receive(std::optional<Tag> tag, int source) override {
@@ -34,6 +36,9 @@ class ChannelView : public ControlChannel {
   void flush() override { channel_.flush(); }
   std::size_t pending_sends() override { return channel_.pending_sends(); }
   void check_failures() override { failures_.check(repaired_); }
+  bool repair_begun_or_failed(int rank) override {
+    return failures_.repair_begun_or_failed(rank, repaired_);
+  }
 
  private:
   ControlChannel& channel_;

@@ -58,7 +58,14 @@ void MpiControlChannel::send(int logical_dest, Tag tag, std::span<const std::uin
 void MpiControlChannel::complete_sends() {
   for (auto it = pending_.begin(); it != pending_.end();) {
     int done = 0;
-    check_mpi(MPI_Test(&it->request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    const int status = MPI_Test(&it->request, &done, MPI_STATUS_IGNORE);
+    if (status != MPI_SUCCESS) {
+      // A send to a failed process: dropped, so that sends to live ranks still go (the
+      // master's Shutdown to every other rank after one died).
+      abandon_send(it->request, std::move(it->bytes));
+      pending_.erase(it);
+      check_mpi(status, "MPI_Test");
+    }
     it = done ? pending_.erase(it) : std::next(it);
   }
 }
@@ -85,6 +92,13 @@ std::optional<ControlMessage> MpiControlChannel::try_receive_despite_failures(Ta
   } catch (const TransportError&) {
     return std::nullopt;  // a revoked communicator, say: nothing can be read from it
   }
+}
+
+bool MpiControlChannel::repair_begun_or_failed(int rank) {
+  if (!detect_failures_) return false;
+  if (revoked(comm_.get())) return true;
+  const auto failed = failed_ranks(comm_.get());
+  return std::find(failed.begin(), failed.end(), comm_rank(rank)) != failed.end();
 }
 
 std::optional<ControlMessage> MpiControlChannel::take_arrived(std::optional<Tag> tag, int source) {

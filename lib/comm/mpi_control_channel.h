@@ -40,6 +40,7 @@ class MpiControlChannel : public ControlChannel {
   std::size_t pending_sends() override;
   void check_failures() override;
   std::optional<ControlMessage> try_receive_despite_failures(Tag tag, int source) override;
+  bool repair_begun_or_failed(int rank) override;
 
  private:
   // try_receive without the failure check.

@@ -34,10 +34,14 @@ std::vector<int> failed_ranks(MPI_Comm comm) {
   return in_comm;
 }
 
+bool revoked(MPI_Comm comm) {
+  int flag = 0;
+  check_mpi(MPIX_Comm_is_revoked(comm, &flag), "MPIX_Comm_is_revoked");
+  return flag != 0;
+}
+
 void check_for_failures(MPI_Comm comm) {
-  int revoked = 0;
-  check_mpi(MPIX_Comm_is_revoked(comm, &revoked), "MPIX_Comm_is_revoked");
-  if (revoked) throw MpiError("the communicator was revoked after a process failure", MPIX_ERR_REVOKED,
+  if (revoked(comm)) throw MpiError("the communicator was revoked after a process failure", MPIX_ERR_REVOKED,
                               MPIX_ERR_REVOKED);
   const auto failed = failed_ranks(comm);
   if (!failed.empty())
@@ -69,6 +73,7 @@ namespace {
 
 bool fault_tolerance_active() { return false; }
 void check_for_failures(MPI_Comm) {}
+bool revoked(MPI_Comm) { return false; }
 std::vector<int> failed_ranks(MPI_Comm) { return {}; }
 void revoke(MPI_Comm) { no_ulfm(); }
 Communicator shrink(MPI_Comm) { no_ulfm(); }

@@ -20,6 +20,9 @@ bool fault_tolerance_active();
 // MPI_ANY_SOURCE does not report a dead peer by itself.
 void check_for_failures(MPI_Comm comm);
 
+// Whether `comm` was revoked (MPIX_Comm_is_revoked).
+bool revoked(MPI_Comm comm);
+
 // Ranks of `comm` known to have failed (MPIX_Comm_get_failed).
 std::vector<int> failed_ranks(MPI_Comm comm);
 

@@ -105,10 +105,11 @@ const std::vector<EntryField<FaultInjection>>& fault_fields() {
        GS_ENTRY_ACCESS(F, rank, std::int64_t)},
       {"at_step",
        ValueType::kInt,
-       Constraint::range(0, 1.0e12),
+       Constraint::range(-1, 1.0e12),
        {},
        {},
-       "Worker step at which it fails (0: as it enters its first recovery from another failure)",
+       "Worker step at which it fails (0: as it enters its first recovery from another failure; "
+       "-1: right after it hands its results to the master at the end of the run)",
        GS_ENTRY_ACCESS(F, at_step, std::int64_t)},
       {"kind",
        ValueType::kString,

@@ -25,11 +25,11 @@ std::vector<config::FaultInjection> parse_injections(const std::string& text) {
     long long rank = 0, step = 0;
     int used = 0;
     if (std::sscanf(entry.c_str(), "%lld:%lld:%15[a-z]%n", &rank, &step, kind, &used) != 3 ||
-        used != static_cast<int>(entry.size()) || rank < 1 || step < 0 ||
+        used != static_cast<int>(entry.size()) || rank < 1 || step < -1 ||
         (std::string(kind) != "sigkill" && std::string(kind) != "exit" &&
          std::string(kind) != "hang" && std::string(kind) != "stall"))
       throw core::UserError("GRADSHARE_INJECT: bad entry '" + entry +
-                            "' (want RANK:STEP:KIND with RANK >= 1, STEP >= 0, KIND "
+                            "' (want RANK:STEP:KIND with RANK >= 1, STEP >= -1, KIND "
                             "sigkill|exit|hang|stall)");
     injection.rank = rank;
     injection.at_step = step;
@@ -63,6 +63,11 @@ void FaultInjector::at_recovery() {
   recovered_once_ = true;
   for (const auto& injection : mine_)
     if (injection.at_step == 0) fire(injection, "during a recovery");
+}
+
+void FaultInjector::at_hand_in() const {
+  for (const auto& injection : mine_)
+    if (injection.at_step == -1) fire(injection, "after handing in its results");
 }
 
 void FaultInjector::fire(const config::FaultInjection& injection, const std::string& when) const {

@@ -1,7 +1,8 @@
 // fault_injection.h: deliberate failures for testing recovery (fault_tolerance.inject, or
 // GRADSHARE_INJECT="RANK:STEP:KIND[,RANK:STEP:KIND...]" for external scripts, which adds to
 // the config's list). At its STEP-th training step (STEP 0: as it enters the first recovery
-// from another process's failure), the worker of logical rank RANK
+// from another process's failure; STEP -1: right after it hands its results to the master at
+// the end of the run, train/job_session.h), the worker of logical rank RANK
 //   sigkill: kills itself with SIGKILL (a crash: no cleanup, no message),
 //   exit:    leaves at once with exit code 3 (a process that quits without finalizing MPI),
 //   hang:    its training thread stops in place until something kills the process (the
@@ -39,6 +40,8 @@ class FaultInjector {
   void at_step(std::int64_t step) const;
   // Called as the worker enters a recovery.
   void at_recovery();
+  // Called right after the worker handed in its results (JobSession::hand_in_results).
+  void at_hand_in() const;
   bool armed() const { return !mine_.empty(); }
 
  private:

@@ -87,6 +87,7 @@ std::string Checkpointer::write(const ckpt::Checkpoint& checkpoint) {
   metrics_.write(report::JsonLine()
                      .add("kind", "checkpoint")
                      .add("step", checkpoint.iteration)
+                     .add("epochs_done", checkpoint.epoch)
                      .add("file", std::string(name))
                      .add("bytes", bytes)
                      .add("seconds", seconds));

@@ -7,7 +7,8 @@
 //   checkpoint.resume: auto (newest valid checkpoint of the run directory; corrupt ones are
 //   reported and skipped), never, or the path of a checkpoint.
 //   Every checkpoint written is logged and recorded in metrics.jsonl (on the master):
-//   {"kind":"checkpoint","step","file","bytes","seconds" (the write's)}.
+//   {"kind":"checkpoint","step","epochs_done" (the epochs whose every minibatch it holds),
+//    "file","bytes","seconds" (the write's)}.
 #pragma once
 
 #include <cstdint>

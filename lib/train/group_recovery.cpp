@@ -87,7 +87,7 @@ int run_with_recovery(GroupSession& session, bool replacement, const std::functi
       return train();
     } catch (const comm::TransportError& error) {
       if (!error.is_process_failure() || !session.fault_tolerant()) throw;
-      if (const auto code = shutdown_before_repair(session.control())) return *code;
+      if (const auto code = shutdown_before_repair(session)) return *code;
       core::log_warn(std::string("process failure: ") + error.what() + "; recovering");
     }
     core::Stopwatch paused;  // what the failure cost this surviving worker's training

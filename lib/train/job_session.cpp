@@ -5,7 +5,9 @@
 #include <string>
 
 #include "comm/transport_error.h"
+#include "core/errors.h"
 #include "core/log.h"
+#include "core/timer.h"
 #include "train/messages.h"
 
 namespace gradshare::train {
@@ -53,11 +55,38 @@ void send_shutdown(comm::ControlChannel& control, const std::vector<int>& ranks,
   flush_at_end(control);
 }
 
-std::optional<int> shutdown_before_repair(comm::ControlChannel& control) {
+namespace {
+
+std::optional<int> arrived_shutdown(comm::ControlChannel& control) {
   const auto message = control.try_receive_despite_failures(Shutdown::kTag, 0);
   if (!message) return std::nullopt;
   core::log_warn("a process failed after the master ended the run: nothing is left to repair");
   return decode<Shutdown>(*message).exit_code;
+}
+
+}  // namespace
+
+std::optional<int> shutdown_before_repair(JobSession& session) {
+  auto& control = session.control();
+  if (const auto code = arrived_shutdown(control)) return code;
+  if (session.handed_in_) {
+    core::log_warn("a process failed after this rank handed in its results: waiting for the "
+                   "master to end the run or to repair it");
+    core::Deadline deadline(control.timeout_seconds());
+    core::Backoff backoff;
+    while (!control.repair_begun_or_failed(0)) {
+      if (const auto code = arrived_shutdown(control)) return code;
+      if (deadline.expired())
+        throw core::RuntimeError("timed out after " + std::to_string(control.timeout_seconds()) +
+                                 " s waiting for rank 0 after a process failure: neither its end "
+                                 "of the run nor a repair came (transport.timeout_ms)");
+      backoff.wait();
+    }
+    // The Shutdown may have come just before the master failed.
+    if (const auto code = arrived_shutdown(control)) return code;
+  }
+  session.handed_in_ = false;  // the repair may ask for them again
+  return std::nullopt;
 }
 
 void log_recovery_pause(double seconds) {

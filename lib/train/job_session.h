@@ -6,13 +6,16 @@
 //
 // The end: the master sends every live rank Shutdown once the run's results are written and
 // joins no repair after it. A process that fails then leaves nothing to repair: the master
-// ignores it while it sends and flushes (send_shutdown), a rank that has its Shutdown ignores
-// it in its last flush (flush_at_end), and a rank that sees the failure before it has read its
-// Shutdown ends with the Shutdown's code when it has arrived (shutdown_before_repair) instead
-// of starting a repair the master would never join. What remains: a rank whose Shutdown is
-// still in flight when it sees the failure repairs, and its repair revokes the channel the
-// others would read theirs from; they then wait for the repair watchdog
-// (transport.timeout_ms).
+// ignores it while it sends and flushes (send_shutdown), and a rank that has its Shutdown
+// ignores it in its last flush (flush_at_end). A rank that sees a failure before it has read
+// its Shutdown must not start a repair the master would never join, and its own repair would
+// revoke the channel the others read theirs from. So a rank that has handed in its results
+// (JobSession::hand_in_results: the master can end the run without hearing from it again)
+// leaves the failure to the master (shutdown_before_repair): the master either is still in its
+// loop, where it sees the failure too and starts the repair (the revoked channel tells the
+// rank to join it), or has ended the run, and the Shutdown arrives. A rank that has not handed
+// in repairs at once: the master cannot have ended without its results. Only a Shutdown that
+// has already arrived ends its run instead.
 //
 // Ranks are logical: a replacement takes the logical rank of the process it replaces.
 #pragma once
@@ -55,6 +58,16 @@ class JobSession {
   virtual RepairOutcome repair(const std::vector<std::uint8_t>& join_info) = 0;
   // The master at the end of the run: spares never called may exit.
   virtual void release_spares() {}
+
+  // This rank's results are with the master, which may end the run without hearing from it
+  // again: a process failure it sees from now on is the master's to act on (the end, above).
+  // shutdown_before_repair clears it when the rank repairs after all.
+  void hand_in_results() { handed_in_ = true; }
+  bool results_handed_in() const { return handed_in_; }
+
+ private:
+  friend std::optional<int> shutdown_before_repair(JobSession& session);
+  bool handed_in_ = false;
 };
 
 // A spare's life until it trains: logs its wait, and returns true once a repair gave it a
@@ -75,7 +88,10 @@ void send_shutdown(comm::ControlChannel& control, const std::vector<int>& ranks,
 void flush_at_end(comm::ControlChannel& control);
 
 // A rank that saw a process failure, before it repairs: the master's Shutdown code if the
-// Shutdown has arrived (nothing is left to repair), else nothing.
-std::optional<int> shutdown_before_repair(comm::ControlChannel& control);
+// Shutdown has arrived (nothing is left to repair), else nothing (repair). A rank that has
+// handed in its results first waits for the master's word: its Shutdown, or a repair begun
+// (the channel revoked), or the master's failure; RuntimeError after the channel's timeout
+// with none of them.
+std::optional<int> shutdown_before_repair(JobSession& session);
 
 }  // namespace gradshare::train

@@ -147,6 +147,23 @@ def check_encoding_debug(records, workers):
     return failures[:10]
 
 
+def check_checkpoints_after_records(records, epochs):
+    """An asynchronous master evaluates an epoch before any checkpoint past its end is written:
+    a master lost between the two would otherwise resume past an epoch nobody recorded."""
+    recorded, failures = set(), []
+    for r in records:
+        if r.get("kind") == "epoch":
+            recorded.add(r["epoch"])
+        elif r.get("kind") == "checkpoint":
+            missing = [e for e in range(1, min(r["epochs_done"], epochs - 1) + 1) if e not in recorded]
+            if missing:
+                failures.append(f"checkpoint at step {r['step']} holds {r['epochs_done']} whole "
+                                f"epochs, written before the record of epoch {missing}")
+    if not any(r.get("kind") == "checkpoint" for r in records):
+        failures.append("no checkpoint record")
+    return failures
+
+
 def check_relays(records, max_children):
     """In the breadth-first tree (rank r's parent is (r - 1) // max_children) every message
     reaches every replica once: a replica with L links forwards the others' messages L - 1
@@ -229,6 +246,9 @@ def main():
                         help="every epoch trained at least as many minibatches as in that run")
     parser.add_argument("--encoding-debug", type=int, metavar="WORKERS",
                         help="logging.encoding_debug records from workers 1..WORKERS, plausible")
+    parser.add_argument("--checkpoints-after-records", type=int, metavar="EPOCHS",
+                        help="every checkpoint written after the records of the epochs it holds "
+                             "whole (a run of EPOCHS epochs, whose last has the final record)")
     parser.add_argument("--memory-ranks", type=int, metavar="RANKS",
                         help="a peak-memory record from every rank 0..RANKS-1")
     parser.add_argument("--relays-as-tree", type=int, metavar="MAX_CHILDREN",
@@ -304,6 +324,8 @@ def main():
         failures += check_memory(records, args.memory_ranks, args.max_peak_memory)
     if args.relays_as_tree:
         failures += check_relays(records, args.relays_as_tree)
+    if args.checkpoints_after_records:
+        failures += check_checkpoints_after_records(records, args.checkpoints_after_records)
     if args.minibatches_like:
         failures += check_minibatches(records, args.minibatches_like)
     if args.same_final:

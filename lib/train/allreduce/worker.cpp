@@ -192,8 +192,8 @@ class AllreduceWorker {
   }
 
   // The end of training: worker index 0 sends the final model, every other worker its peak
-  // memory; all wait for the master's word (a failure then is repaired like any other, unless
-  // the master's Shutdown has arrived: job_session.h).
+  // memory; all wait for the master's word (a failure then is the master's to act on:
+  // job_session.h).
   int end(bool stopped) {
     if (index() == 0)
       send(control(), 0,
@@ -202,6 +202,8 @@ class AllreduceWorker {
                           replica_.copy_parameters(), core::peak_resident_bytes()});
     else
       send(control(), 0, PeakMemoryReport{core::peak_resident_bytes()});
+    session_.hand_in_results();
+    injector_.at_hand_in();
     return receive<Shutdown>(control(), 0, "the master's end of the run").exit_code;
   }
 

@@ -249,14 +249,16 @@ class AveragingWorker {
     report_ = AveragingReport{};
   }
 
-  // The end: AveragingDone, then the master's word (a failure then is repaired like any other,
-  // unless the master's Shutdown has arrived: job_session.h).
+  // The end: AveragingDone, then the master's word (a failure then is the master's to act on:
+  // job_session.h).
   int finish() {
     report_.seconds = report_clock_.seconds();
     AveragingDone done{report_, totals_, core::peak_resident_bytes(), last_epoch_minibatches_, {}};
     if (workers().index() == 0) done.parameters = replica_.copy_parameters();
     send(control(), 0, done);
     report_ = AveragingReport{};
+    session_.hand_in_results();
+    injector_.at_hand_in();
     const int code = receive<Shutdown>(control(), 0, "the master's end of the run").exit_code;
     core::log_info("worker done: " + std::to_string(step_) + " steps, " +
                    std::to_string(totals_.rounds) + " averaging rounds" +

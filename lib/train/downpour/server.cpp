@@ -151,8 +151,8 @@ std::size_t ShardServer::round_robin(const std::function<bool(int worker)>& try_
 namespace {
 
 // Serves until the master's Shutdown; returns its exit code.
-int serve(RunContext& context, comm::ControlChannel& control, ShardServer& server,
-          bool& stop_sent) {
+int serve(RunContext& context, JobSession& session, ShardServer& server, bool& stop_sent) {
+  auto& control = session.control();
   core::Backoff backoff;
   core::Deadline deadline(control.timeout_seconds());
   StopNotice stop_notice(control, *context.job, stop_sent);
@@ -164,6 +164,7 @@ int serve(RunContext& context, comm::ControlChannel& control, ShardServer& serve
     }
     if (try_receive<PeakMemoryRequest>(control, 0)) {
       send(control, 0, DownpourServerEnd{core::peak_resident_bytes(), server.applied_seqs()});
+      session.hand_in_results();  // the master asks this once every final model is in
       busy = true;
     }
     stop_notice.check();
@@ -194,7 +195,7 @@ int run_downpour_server(RunContext& context, DownpourNetwork& network,
   bool stop_sent = false;
   return run_with_recovery(
       network.session(), false,
-      [&] { return serve(context, network.control(), *server, stop_sent); },
+      [&] { return serve(context, network.session(), *server, stop_sent); },
       [&] {
         stop_sent = false;  // a stop notice in flight was dropped; the master ignores a second
         network.rebuild();

@@ -280,6 +280,8 @@ class DownpourWorker {
   }
 
   int await_shutdown() {
+    network_.session().hand_in_results();  // the final model is with the master
+    injector_.at_hand_in();
     const int code = decode<Shutdown>(await_master(Shutdown::kTag, "shutdown")).exit_code;
     flush_at_end(control());
     core::log_info("worker done: " + std::to_string(steps_) + " steps" +

@@ -66,7 +66,7 @@ class SharingWorker {
       return true;
     } catch (const comm::TransportError& error) {
       if (!session_.fault_tolerant() || !error.is_process_failure()) throw;
-      if (!shutdown_code_) shutdown_code_ = shutdown_before_repair(control());
+      if (!shutdown_code_) shutdown_code_ = shutdown_before_repair(session_);
       if (shutdown_code_) return false;  // the run is over: nothing to repair
       core::log_warn(std::string("process failure seen: ") + error.what());
       recover();

@@ -104,6 +104,8 @@ int SharingWorker::finish() {
         report.parameters = replica_.copy_parameters();
         send(control(), 0, report);
         drained_sent_ = true;
+        session_.hand_in_results();
+        injector_.at_hand_in();
       }
       if (progress)
         backoff.reset();

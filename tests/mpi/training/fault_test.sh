@@ -79,6 +79,13 @@
 #                     heartbeats for longer than fault_tolerance.timeout_ms (500 ms here):
 #                     nobody is declared dead, no recovery (before the fix: all 4 workers
 #                     were killed and replaced at every epoch end)
+#   handed-in         every strategy, 4 workers + 1 spare, worker 2 killed right after it handed
+#                     its results to the master (GRADSHARE_INJECT=2:-1:sigkill): the other
+#                     ranks, which may see the failure before their Shutdown arrives, leave it
+#                     to the master, which either repairs in its loop or ends the run; exit 0,
+#                     the final record, no stuck repair and no timeout (before: a rank that saw
+#                     the failure first started a repair the master never joined, and the job
+#                     ended by the repair watchdog)
 #   no-ft             gradient sharing without --with-ft ulfm, worker 2 killed: mpirun ends the
 #                     job (non-zero); the master's SIGTERM line promises no checkpoint and says
 #                     that --with-ft ulfm and spares would have kept the job alive
@@ -436,6 +443,17 @@ PY
     if grep -q "declared dead" "$work/busy/rank-0.log"; then fail "a worker was declared dead"; fi
     python3 "$here/check_run.py" "$work/busy" --recoveries 0 --equivalent --min-accuracy 0.6 || fail "checks"
     grep "epoch .* done" "$work/busy/rank-0.log"
+    ;;
+  handed-in)
+    for strategy in gradient_sharing allreduce parameter_averaging downpour; do
+      GRADSHARE_INJECT=2:-1:sigkill run "$strategy" 6 training.strategy=$strategy \
+        training.epochs=1 fault_tolerance.spares=1 || fail "$strategy: the job failed"
+      grep -q "fault injection: sigkill after handing in its results" "$work/$strategy/rank-2.log" \
+        || fail "$strategy: worker 2 was not killed after handing in"
+      if grep -l "repair after a process failure is stuck\|timed out" "$work/$strategy"/*.log \
+        "$work/$strategy.log"; then fail "$strategy: a rank waited for a repair or timed out"; fi
+      python3 "$here/check_run.py" "$work/$strategy" --min-accuracy 0.6 || fail "$strategy: checks"
+    done
     ;;
   no-ft)
     FT_ARGS="" run killed 5 training.epochs=3 &

@@ -204,12 +204,14 @@ TEST(RecoveryMessages, RoundTrip) {
 }
 
 TEST(FaultInjection, ParsesTheEnvironmentSyntax) {
-  const auto parsed = ft::parse_injections("2:300:sigkill,3:0:hang");
-  ASSERT_EQ(parsed.size(), 2u);
+  const auto parsed = ft::parse_injections("2:300:sigkill,3:0:hang,1:-1:exit");
+  ASSERT_EQ(parsed.size(), 3u);
   EXPECT_EQ(parsed[0].rank, 2);
   EXPECT_EQ(parsed[0].at_step, 300);
   EXPECT_EQ(parsed[1].kind, "hang");
-  for (const char* bad : {"2:300", "0:5:sigkill", "2:x:exit", "2:5:explode", "2:5:exit:9"})
+  EXPECT_EQ(parsed[2].at_step, -1);  // right after handing in its results
+  for (const char* bad :
+       {"2:300", "0:5:sigkill", "2:x:exit", "2:5:explode", "2:5:exit:9", "2:-2:sigkill"})
     EXPECT_THROW(ft::parse_injections(bad), core::UserError) << bad;
 }
 
