@@ -12,6 +12,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <string>
 
@@ -48,9 +49,23 @@ class GroupRecoveryThreads : public ::testing::Test {
     if (victim > 0)
       overrides.push_back("fault_tolerance.inject=[{rank: " + std::to_string(victim) +
                           ", at_step: 10, kind: sigkill}]");
-    const auto config = testing::blobs_config(strategy, (dir_ / std::to_string(runs_++)).string(),
-                                              overrides);
-    const auto result = testing::run_as_threads(config, data_, ranks, /*repairable=*/true);
+    auto config = testing::blobs_config(strategy, (dir_ / std::to_string(runs_++)).string(),
+                                        overrides);
+    auto result = testing::run_as_threads(config, data_, ranks, /*repairable=*/true);
+    // Downpour's workers take partitions as they ask: a victim thread the scheduler kept off
+    // the cores while the others trained the whole (milliseconds long) run got none, never
+    // reached its step 10 and ended normally (about 1 run in 150 under two CPU burners). The
+    // failure this test is about did not happen then: the run is made again, a bounded number
+    // of times, and every check below applies to the run where it did.
+    for (int again = 0; again < 5 && victim > 0 &&
+                        result.exit_codes[static_cast<std::size_t>(victim)] == 0;
+         ++again) {
+      std::cerr << "worker " << victim << " trained to the end without reaching its step 10 "
+                << "(starved of partitions): running again\n";
+      config = testing::blobs_config(strategy, (dir_ / std::to_string(runs_++)).string(),
+                                     overrides);
+      result = testing::run_as_threads(config, data_, ranks, /*repairable=*/true);
+    }
     for (int r = 0; r < ranks; ++r) {
       EXPECT_EQ(result.errors[static_cast<std::size_t>(r)], "") << "rank " << r;
       EXPECT_EQ(result.exit_codes[static_cast<std::size_t>(r)],
