@@ -158,8 +158,8 @@ struct FaultInjection {
     "divided by the number of workers, like one averaged step: keep it for workers with "     \
     "momentum (Adam beta1 0.9: mean 88.70 %, sum 86.94 %)")                                    \
   X(downpour, stale_pushes, std::string, "scale", GS_CHOICES("scale", "full"),                   \
-    "With combine: sum, how a server applies a push that is `age` server versions old (pushes " \
-    "applied since its worker pulled): scale: at server_learning_rate / age, but at least / "  \
+    "With combine: sum, how a server applies a push that is `age` server versions old (other " \
+    "workers' pushes applied since its worker pulled): scale: at server_learning_rate / age, but at least / "  \
     "the number of workers (staleness-aware SGD, Zhang et al. 2016; a stale push moves the "   \
     "model as under combine: mean); full: at server_learning_rate whatever its age. 4 nodes "  \
     "at 100 Mbit/s, 2 epochs: scale 86.1-86.3 %, full 81.5-84.1 %")                          \

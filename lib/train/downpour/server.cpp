@@ -41,6 +41,7 @@ ShardUpdater::ShardUpdater(const DownpourLayout& layout, int shard,
                      (config.downpour.combine == "mean" ? layout.workers() : 1)),
       scale_stale_(scales_stale_pushes(config)),
       applied_(static_cast<std::size_t>(layout.workers()), 0),
+      own_versions_(static_cast<std::size_t>(layout.workers())),
       delta_(layout.shard(shard).size()),
       update_(layout.shard(shard).size()) {}
 
@@ -92,7 +93,12 @@ std::uint64_t ShardUpdater::prepare(int worker, const PushHeader& header,
   if (header.base > version_)
     reject(worker, "base version " + std::to_string(header.base) + " is newer than the shard's " +
                        std::to_string(version_));
-  const std::uint64_t age = version_ - header.base;
+  // The push's age: the other workers' pushes applied since its base. The worker's own pushes
+  // since then are no staleness (its replica holds them), and counting them slowed a worker
+  // whose pulls lag by its own updates.
+  auto& own = own_versions_[static_cast<std::size_t>(worker)];
+  while (!own.empty() && own.front() <= header.base) own.pop_front();
+  const std::uint64_t age = version_ - header.base - own.size();
   optimizer_->compute_update(delta_, parameters, update_, learning_rate_ * age_scale(age));
   prepared_worker_ = worker;
   prepared_seq_ = header.seq;
@@ -111,8 +117,9 @@ void ShardUpdater::apply(std::span<float> parameters) {
   GS_CHECK(prepared_worker_ >= 0, "no push prepared");
   nn::apply_update(parameters, update_);
   applied_[static_cast<std::size_t>(prepared_worker_)] = prepared_seq_;
-  prepared_worker_ = -1;
   ++version_;
+  own_versions_[static_cast<std::size_t>(prepared_worker_)].push_back(version_);
+  prepared_worker_ = -1;
 }
 
 void ShardUpdater::take_over(ShardUpdater& old) {
@@ -120,6 +127,7 @@ void ShardUpdater::take_over(ShardUpdater& old) {
            "a shard taken over from another layout");
   optimizer_ = std::move(old.optimizer_);
   applied_ = old.applied_;
+  own_versions_ = old.own_versions_;
   version_ = old.version_;
 }
 

@@ -5,7 +5,8 @@
 // codec checks, finite values, base version; a bad push is a RuntimeError naming the worker and
 // leaves the shard as it was), computes the update with the server optimizer
 // (downpour.server_optimizer, at lr / workers with downpour.combine: mean; with sum and
-// downpour.stale_pushes: scale, at lr / its age in server versions, at least lr / workers)
+// downpour.stale_pushes: scale, at lr / its age, at least lr / workers; the age: the other
+// workers' pushes applied since its base)
 // and counts the
 // shard's version, the clock staleness is measured in.
 //
@@ -15,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <span>
@@ -66,6 +68,9 @@ class ShardUpdater {
   double learning_rate_;
   bool scale_stale_;  // scales_stale_pushes (downpour/protocol.h)
   std::vector<std::uint64_t> applied_;  // per worker: seq of its last push applied
+  // Per worker: the first shard version that held each of its pushes applied, oldest first
+  // (those past the base of its latest push only).
+  std::vector<std::deque<std::uint64_t>> own_versions_;
   std::vector<float> delta_;
   std::vector<float> update_;
   std::uint64_t version_ = 0;

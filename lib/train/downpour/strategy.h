@@ -50,7 +50,8 @@
 //  exits                                      exits <------------------- and servers)
 //
 // Staleness: a push carries the shard version the worker last pulled; the server reports the
-// push's age (versions applied since) in the ack and workers report mean and maximum.
+// push's age (the other workers' pushes applied since) in the ack and workers report mean and
+// maximum.
 #pragma once
 
 #include "train/run_context.h"

@@ -101,6 +101,7 @@ std::uint64_t push(ShardUpdater& updater, std::vector<float>& shard, int worker,
 }
 
 TEST(ShardUpdater, ScalesAStalePushByItsAgeDownToOneOverTheWorkers) {
+  // A push's age counts the other workers' pushes applied since its base.
   for (const char* rule : {"scale", "full"}) {
     auto config = downpour_config(1, false);
     config.downpour.stale_pushes = rule;
@@ -111,14 +112,34 @@ TEST(ShardUpdater, ScalesAStalePushByItsAgeDownToOneOverTheWorkers) {
     EXPECT_EQ(ack_age(push(updater, shard, 0, 1, 0, 1.0f)), 0u);  // fresh: a full step
     EXPECT_EQ(ack_age(push(updater, shard, 1, 1, 0, 1.0f)), 1u);  // one version old: full
     EXPECT_FLOAT_EQ(shard[0], -2.0f) << rule;
-    EXPECT_EQ(ack_age(push(updater, shard, 0, 2, 0, 4.0f)), 2u);  // pulled 2 versions ago
+    EXPECT_EQ(ack_age(push(updater, shard, 2, 1, 0, 4.0f)), 2u);  // two others' pushes since
     EXPECT_FLOAT_EQ(shard[1], scale ? -4.0f : -6.0f) << rule;     // at 1/2
-    EXPECT_EQ(ack_age(push(updater, shard, 2, 1, 0, 3.0f)), 3u);
-    EXPECT_FLOAT_EQ(shard[2], scale ? -5.0f : -9.0f) << rule;     // at 1/3
-    EXPECT_EQ(ack_age(push(updater, shard, 1, 2, 0, 3.0f)), 4u);
-    EXPECT_FLOAT_EQ(shard[3], scale ? -6.0f : -12.0f) << rule;    // 1/4, but at least 1/3
-    EXPECT_EQ(updater.version(), 5u);
+    // Three versions since its base, one of them its own: age 2.
+    EXPECT_EQ(ack_age(push(updater, shard, 1, 2, 0, 3.0f)), 2u);
+    EXPECT_FLOAT_EQ(shard[2], scale ? -5.5f : -9.0f) << rule;
+    EXPECT_EQ(ack_age(push(updater, shard, 0, 2, 0, 6.0f)), 3u);  // 4 versions, 1 its own
+    EXPECT_FLOAT_EQ(shard[3], scale ? -7.5f : -15.0f) << rule;    // at 1/3
+    EXPECT_EQ(ack_age(push(updater, shard, 2, 2, 0, 6.0f)), 4u);  // 5 versions, 1 its own
+    EXPECT_FLOAT_EQ(shard[0], scale ? -9.5f : -21.0f) << rule;    // 1/4, but at least 1/3
+    EXPECT_EQ(updater.version(), 6u);
   }
+}
+
+TEST(ShardUpdater, AWorkersOwnPushesAreNoStaleness) {
+  // A worker whose pulls lag (base 0 throughout) while nobody else pushes: its replica holds
+  // every push it made, so each is applied in full (before, the third was at 1/2, the fourth
+  // at 1/3, and a lone worker trained on at a fraction of its learning rate).
+  auto config = downpour_config(1, false);
+  const DownpourLayout layout(config, 4, 4);
+  ShardUpdater updater(layout, 0, config);
+  std::vector<float> shard(4, 0.0f);
+  for (std::uint64_t seq = 1; seq <= 4; ++seq)
+    EXPECT_EQ(ack_age(push(updater, shard, 0, seq, 0, 1.0f)), 0u) << "push " << seq;
+  EXPECT_FLOAT_EQ(shard[0], -4.0f);
+  // Another worker's push from base 0 is 4 versions old; the first worker's next one, from a
+  // pull at version 2, has one other push (the second worker's) past it.
+  EXPECT_EQ(ack_age(push(updater, shard, 1, 1, 0, 1.0f)), 4u);
+  EXPECT_EQ(ack_age(push(updater, shard, 0, 5, 2, 1.0f)), 1u);
 }
 
 TEST(ShardUpdater, ScalesNothingUnderCombineMean) {
