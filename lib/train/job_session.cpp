@@ -1,4 +1,4 @@
-// job_session.cpp: wait_as_spare, repeat_while_processes_fail, log_recovery_pause.
+// job_session.cpp: the steps around a repair and around the end of a run (job_session.h).
 #include "train/job_session.h"
 
 #include <cstdio>
@@ -74,16 +74,17 @@ std::optional<int> shutdown_before_repair(JobSession& session) {
                    "master to end the run or to repair it");
     core::Deadline deadline(control.timeout_seconds());
     core::Backoff backoff;
-    while (!control.repair_begun_or_failed(0)) {
+    for (;;) {
+      // Read first: a Shutdown that came just before the master failed still ends the run.
+      const bool master_acted = control.repair_begun_or_failed(0);
       if (const auto code = arrived_shutdown(control)) return code;
+      if (master_acted) break;
       if (deadline.expired())
-        throw core::RuntimeError("timed out after " + std::to_string(control.timeout_seconds()) +
-                                 " s waiting for rank 0 after a process failure: neither its end "
-                                 "of the run nor a repair came (transport.timeout_ms)");
+        throw core::RuntimeError(comm::timeout_message(
+            control.timeout_seconds(), 0,
+            "its end of the run or a repair after a process failure (transport.timeout_ms)"));
       backoff.wait();
     }
-    // The Shutdown may have come just before the master failed.
-    if (const auto code = arrived_shutdown(control)) return code;
   }
   session.handed_in_ = false;  // the repair may ask for them again
   return std::nullopt;
