@@ -130,6 +130,10 @@ void subtract(float* params, const float* update, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) params[i] -= update[i];
 }
 
+void difference(const float* a, const float* b, float* out, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = a[i] - b[i];
+}
+
 void multiply(const float* a, const float* b, float* out, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) out[i] = a[i] * b[i];
 }

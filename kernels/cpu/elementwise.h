@@ -21,6 +21,9 @@ NormStats norm_stats(const float* x, std::size_t n);
 // params -= update
 void subtract(float* params, const float* update, std::size_t n);
 
+// out = a - b (the same bits as copying a and subtracting b, in one pass)
+void difference(const float* a, const float* b, float* out, std::size_t n);
+
 // out = a * b
 void multiply(const float* a, const float* b, float* out, std::size_t n);
 

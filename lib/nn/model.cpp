@@ -105,6 +105,13 @@ Model Model::build(const config::ModelConfig& spec, std::uint64_t seed) {
   return model;
 }
 
+void Model::swap_parameters(std::vector<float>& other) {
+  GS_CHECK(other.size() == parameters_.size(),
+           "swap_parameters: " + std::to_string(other.size()) + " values for " +
+               std::to_string(parameters_.size()) + " parameters");
+  parameters_.swap(other);
+}
+
 Pass Model::pass_for(std::size_t layer, std::size_t batch, bool training, core::Rng* rng) {
   Pass pass;
   pass.compute = compute_;

@@ -45,6 +45,9 @@ class Model {
   std::span<float> gradients() { return gradients_; }
   std::span<const float> gradients() const { return gradients_; }
   const std::vector<ParameterView>& parameter_views() const { return views_; }
+  // Exchanges the parameter buffer with `other` (the same size, else core::RuntimeError): a
+  // caller that trains one step at other parameters swaps them in and back without a copy.
+  void swap_parameters(std::vector<float>& other);
 
   // Forward + backward on inputs [batch][sample_size()] with labels in [0, num_classes).
   // Overwrites gradients() with the batch-mean gradient plus l2 * w on kernels. Dropout masks

@@ -2,6 +2,7 @@
 #include "train/replica.h"
 
 #include "core/errors.h"
+#include "kernels/cpu/elementwise.h"
 
 namespace gradshare::train {
 
@@ -31,6 +32,25 @@ StepResult Replica::gradient(const data::Dataset& dataset, std::span<const std::
 StepResult Replica::gradient(const float* inputs, const std::int32_t* labels, std::size_t samples) {
   const auto result = model_.train_batch(inputs, labels, samples, dropout_rng_);
   return {result.loss, result.correct, static_cast<std::int64_t>(samples)};
+}
+
+StepResult Replica::gradient_at_offset(std::span<const float> offset,
+                                       const data::Dataset& dataset,
+                                       std::span<const std::uint32_t> indices) {
+  const auto parameters = model_.parameters();
+  GS_CHECK(offset.size() == parameters.size(),
+           "an offset of " + std::to_string(offset.size()) + " values");
+  view_.resize(parameters.size());
+  kernels::cpu::difference(parameters.data(), offset.data(), view_.data(), view_.size());
+  // Swapped back on every path, a throw from a bad label included.
+  struct SwapBack {
+    nn::Model& model;
+    std::vector<float>& view;
+    ~SwapBack() { model.swap_parameters(view); }
+  };
+  model_.swap_parameters(view_);
+  const SwapBack swap_back{model_, view_};
+  return gradient(dataset, indices);
 }
 
 double Replica::compute_update(std::int64_t step, std::span<const float> gradient) {

@@ -48,6 +48,11 @@ class Replica {
   StepResult gradient(const data::Dataset& dataset, std::span<const std::uint32_t> indices);
   // The same on samples already gathered: inputs [samples][sample size], labels [samples].
   StepResult gradient(const float* inputs, const std::int32_t* labels, std::size_t samples);
+  // gradient() at parameters() - offset, leaving parameters() as they were, bit for bit:
+  // gradient sharing's local view, the shared model less the worker's own update not yet sent
+  // (its residual; quanta are subtracted from parameters, see codec/message.h).
+  StepResult gradient_at_offset(std::span<const float> offset, const data::Dataset& dataset,
+                                std::span<const std::uint32_t> indices);
   // The optimizer's update at schedule step `step` for `gradient` (model().gradients() when
   // empty), into update(); returns the learning rate it used.
   double compute_update(std::int64_t step, std::span<const float> gradient = {});
@@ -64,6 +69,7 @@ class Replica {
   std::vector<float> inputs_;
   std::vector<std::int32_t> labels_;
   std::vector<float> update_;
+  std::vector<float> view_;  // gradient_at_offset's parameters, swapped into the model
 };
 
 }  // namespace gradshare::train

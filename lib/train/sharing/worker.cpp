@@ -206,7 +206,11 @@ void SharingWorker::train_partition(const PartitionGrant& grant) {
     guarded([&] { service(); });
     wait_for_peers();
     if (shutdown_code_) return;  // the master ended the run (another worker diverged)
-    const auto result = replica_.gradient(context_.data.train, plan.batch_indices(b));
+    const auto batch = plan.batch_indices(b);
+    const auto& train = context_.data.train;
+    const auto result = cfg_.encoding.local_view
+                            ? replica_.gradient_at_offset(encoder_.residual(), train, batch)
+                            : replica_.gradient(train, batch);
     if (auto reason = divergence_.check(clock_ + 1, result.loss)) {
       report_divergence(*reason);
       return;
