@@ -207,8 +207,8 @@ struct FaultInjection {
     "A worker computes its gradient at the shared model less its own residual, as if its own " \
     "updates had been applied in full (the shared model, what messages move, is unchanged); "  \
     "false: at the shared model, as Strom and Deeplearning4j do (4 workers on one host, 15 "    \
-    "epochs of the shipped MLP: 89.38-89.61 % and 2.5-3.6 s to 88 % against 89.68-90.15 % "   \
-    "and 1.7-1.8 s with it)")                                                                 \
+    "epochs of the shipped MLP, 10 runs: 89.36-89.74 % and 2.8 s to 88 % against "             \
+    "89.72-90.08 % and 1.7 s with it)")                                                        \
   X(encoding, check_conservation, bool, false, GS_ANY,                                         \
     "Workers verify at the end that sent quanta + residual (+ clipped mass) == sum of updates")
 
