@@ -117,8 +117,9 @@ struct FaultInjection {
     "parameter_averaging: minibatches between averaging rounds")                              \
   X(training, save_updater, bool, true, GS_ANY, "parameter_averaging: average optimizer state too") \
   X(training, divergence_factor, double, 10.0, GS_RANGE(0.0, 1.0e12),                          \
-    "Divergence guard: a worker whose smoothed training loss exceeds this factor times its "   \
-    "running minimum (or turns NaN/Inf) stops the run; 0: only non-finite losses")            \
+    "Divergence guard: a worker whose smoothed training loss (about 10 steps) exceeds this "   \
+    "factor times its running minimum, never taken above ln(model.num_classes) (the loss of "  \
+    "guessing), or turns NaN/Inf stops the run; 0: only non-finite losses")                   \
   X(training, on_divergence, std::string, "stop", GS_CHOICES("stop", "rollback"),              \
     "stop: end the run (exit code 3) keeping the newest good checkpoint; rollback: restart "   \
     "from it with the learning rate scaled by rollback_lr_factor, at most max_rollbacks times") \

@@ -1,7 +1,11 @@
 // divergence_guard.h: notices a worker's training loss exploding. The loss is smoothed (an
-// exponential moving average over about 20 steps, so one hard minibatch is no alarm); the run
+// exponential moving average over about 10 steps, so one hard minibatch is no alarm); the run
 // has diverged when a step's loss is NaN or Inf, or when the smoothed loss exceeds
-// training.divergence_factor times its running minimum after the first kWarmupSteps steps.
+// training.divergence_factor times its running minimum. The running minimum is never taken
+// above ln(num_classes), the cross-entropy of guessing every class alike, which a fresh model
+// starts near: so the check holds from the first step (no warm-up), and an asynchronous worker
+// whose first minibatch already meets a model the other workers' updates blew up does not
+// measure the explosion against itself.
 #pragma once
 
 #include <cstdint>
@@ -15,14 +19,13 @@ namespace gradshare::train {
 
 class DivergenceGuard {
  public:
-  static constexpr std::int64_t kWarmupSteps = 10;
-
-  explicit DivergenceGuard(const config::TrainingConfig& training);
+  DivergenceGuard(const config::TrainingConfig& training, std::int64_t num_classes);
   // The step's mean minibatch loss; a one-line reason once the run has diverged.
   std::optional<std::string> check(std::int64_t step, double loss);
 
  private:
   double factor_;
+  double chance_loss_;  // ln(num_classes)
   double smoothed_ = 0;
   double minimum_ = 0;
   std::int64_t seen_ = 0;

@@ -46,7 +46,7 @@ class AllreduceWorker {
         n_(replica_.parameter_count()),
         reduced_(n_ + kFlags),
         checkpointer_(context),
-        divergence_(cfg_.training),
+        divergence_(cfg_.training, cfg_.model.num_classes),
         injector_(cfg_.fault_tolerance, context.rank, replacement, context.end_rank),
         replacement_(replacement) {}
 

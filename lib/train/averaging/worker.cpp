@@ -76,7 +76,7 @@ class AveragingWorker {
                  static_cast<std::uint64_t>(context.rank)),
         buffer_(replica_.parameters(), cfg_.training.save_updater ? &replica_.optimizer() : nullptr),
         checkpointer_(context),
-        divergence_(cfg_.training),
+        divergence_(cfg_.training, cfg_.model.num_classes),
         injector_(cfg_.fault_tolerance, context.rank, replacement, context.end_rank),
         replacement_(replacement) {}
 

@@ -63,7 +63,7 @@ int run_local(RunContext& context) {
     checkpointer.write(c);
   };
 
-  DivergenceGuard divergence(cfg.training);
+  DivergenceGuard divergence(cfg.training, cfg.model.num_classes);
   for (auto assigned = scheduler.assign(1); assigned.grant; assigned = scheduler.assign(1)) {
     const auto& grant = assigned.grant;
     partitions.read_ahead(*grant, assigned.read_ahead);

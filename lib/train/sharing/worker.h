@@ -210,7 +210,7 @@ class SharingWorker {
   std::int64_t clock_ = 0;
   std::int64_t sent_clock_ = 0;
   bool was_idle_ = false;
-  DivergenceGuard divergence_{cfg_.training};
+  DivergenceGuard divergence_{cfg_.training, cfg_.model.num_classes};
   bool diverged_ = false;
   std::optional<int> shutdown_code_;  // the master's Shutdown, whenever it came
   std::uint32_t current_epoch_ = 0;
