@@ -92,14 +92,27 @@ def frame_grey(image):
     return (r == g) & (g == b) & (r >= 0x80) & (r <= 0xD0)
 
 
+def frame_runs(row):
+    """[(start, end)] of the grey runs in one row, two runs of 40 px or more less than 16 px
+    apart joined: a curve that reaches the plot's top or bottom edge crosses the frame line
+    without ending it (tick marks and label glyphs, shorter, stay apart)."""
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], row.astype(np.int8), [0]))))
+    runs = []
+    for start, end in zip(edges[::2], edges[1::2]):
+        long_pieces = end - start >= 40 and runs and runs[-1][1] - runs[-1][0] >= 40
+        if long_pieces and start - runs[-1][1] < 16:
+            runs[-1][1] = end
+        else:
+            runs.append([start, end])
+    return runs
+
+
 def frame_lines(grey):
     """Horizontal runs (>= 500 px) of the frame grey: [(y, x_start, x_end)], a line that
     anti-aliasing spread over adjacent rows counted once."""
     lines = []  # [first row, last row, x_start, x_end]
     for y in range(grey.shape[0]):
-        row = np.concatenate(([0], grey[y].astype(np.int8), [0]))
-        edges = np.flatnonzero(np.diff(row))
-        for start, end in zip(edges[::2], edges[1::2]):
+        for start, end in frame_runs(grey[y]):
             if end - start < 500:
                 continue
             line = next((l for l in lines if l[1] == y - 1 and abs(l[2] - start) <= 3), None)
