@@ -80,19 +80,19 @@ std::string describe_fatal_error(const std::exception& error, const RunContext& 
 
 void end_job_lost_at_startup(const RunContext& context, int rc) {
   const auto failed = known_failed(context);
-  int reporter = 0;
-  while (std::find(failed.begin(), failed.end(), reporter) != failed.end()) ++reporter;
-  if (context.rank == reporter) {
-    const std::string line = lost_at_startup(failed, context) + " (" + comm::mpi_error_string(rc) + ")";
-    std::fprintf(stderr, "gradshare: error: %s\n", line.c_str());
-    std::fflush(nullptr);
-    // MPI_Abort makes mpirun kill every rank: give it a moment to forward the line first.
-    std::this_thread::sleep_for(std::chrono::seconds(1));
-  } else {
-    // The reporter's MPI_Abort ends this rank too; leaving it the time to print its line.
-    std::this_thread::sleep_for(std::chrono::seconds(2));
-  }
+  // The live ranks take turns, 3 s apart: the first prints the line and aborts the job, which
+  // ends the others before their turn. A later one speaks only when every one before it is
+  // still stuck (in MPI start-up, say) and would otherwise abort the job without a line.
+  int turn = 0;
+  for (int r = 0; r < context.rank; ++r)
+    if (std::find(failed.begin(), failed.end(), r) == failed.end()) ++turn;
+  std::this_thread::sleep_for(std::chrono::seconds(3 * std::min(turn, 3)));
+  const std::string line =
+      lost_at_startup(failed, context) + " (" + comm::mpi_error_string(rc) + ")";
+  std::fprintf(stderr, "gradshare: error: %s\n", line.c_str());
   std::fflush(nullptr);
+  // MPI_Abort makes mpirun kill every rank: give it a moment to forward the line first.
+  std::this_thread::sleep_for(std::chrono::seconds(1));
   MPI_Abort(MPI_COMM_WORLD, core::kExitRuntimeFailure);
   std::_Exit(core::kExitRuntimeFailure);
 }
