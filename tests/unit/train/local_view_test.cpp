@@ -88,6 +88,8 @@ class LocalView : public ::testing::Test {
     double nearest = 1e9;
     for (const auto& entry : fs::directory_iterator(fs::path(local_dir) / "checkpoints")) {
       const auto local = ckpt::read_checkpoint(entry.path().string());
+      EXPECT_EQ(local.parameters.size(), sharing.parameters.size());
+      if (local.parameters.size() != sharing.parameters.size()) return 1e9;
       double worst = 0;
       for (std::size_t i = 0; i < local.parameters.size(); ++i) {
         const double residual = i < sharing.residuals.size() ? sharing.residuals[i] : 0.0;
