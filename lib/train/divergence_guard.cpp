@@ -21,7 +21,8 @@ constexpr double kSmoothing = 0.1;
 DivergenceGuard::DivergenceGuard(const config::TrainingConfig& training,
                                  std::int64_t num_classes)
     : factor_(training.divergence_factor),
-      chance_loss_(std::log(static_cast<double>(std::max<std::int64_t>(num_classes, 2)))) {}
+      chance_loss_(std::log(static_cast<double>(std::max<std::int64_t>(num_classes, 2)))),
+      minimum_(chance_loss_) {}
 
 std::optional<std::string> DivergenceGuard::check(std::int64_t step, double loss) {
   char text[200];
@@ -32,7 +33,7 @@ std::optional<std::string> DivergenceGuard::check(std::int64_t step, double loss
   }
   smoothed_ = seen_ == 0 ? loss : (1 - kSmoothing) * smoothed_ + kSmoothing * loss;
   ++seen_;
-  minimum_ = std::min(seen_ == 1 ? chance_loss_ : minimum_, smoothed_);
+  minimum_ = std::min(minimum_, smoothed_);
   if (factor_ > 0 && smoothed_ > factor_ * minimum_) {
     std::snprintf(text, sizeof text,
                   "the smoothed training loss at step %lld is %.4g, over %.4g times %s %.4g "

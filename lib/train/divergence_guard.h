@@ -26,8 +26,8 @@ class DivergenceGuard {
  private:
   double factor_;
   double chance_loss_;  // ln(num_classes)
+  double minimum_;      // of the smoothed loss, starting at chance_loss_
   double smoothed_ = 0;
-  double minimum_ = 0;
   std::int64_t seen_ = 0;
 };
 
