@@ -14,6 +14,7 @@
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/device_buffer.h"
+#include "kernels/cuda/stream.h"
 
 namespace gradshare::kernels::cuda {
 namespace {
@@ -94,7 +95,7 @@ CudaCodecKernels::CudaCodecKernels() : state_(std::make_unique<State>()) {
   require_cuda_device();
   state_->result.reserve(1);
   state_->mass.reserve(1);
-  GS_CUDA_CHECK(cudaStreamCreateWithFlags(&state_->stream, cudaStreamNonBlocking));
+  state_->stream = create_stream();
 }
 
 CudaCodecKernels::~CudaCodecKernels() {

@@ -5,13 +5,14 @@
 
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device.h"
+#include "kernels/cuda/stream.h"
 
 namespace gradshare::kernels::cuda {
 
 CudaCompute::CudaCompute() {
   require_cuda_device();
   sums_.reserve(1);
-  GS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  stream_ = create_stream();
   try {
     GS_CUBLAS_CHECK(cublasCreate(&blas_));
     GS_CUBLAS_CHECK(cublasSetStream(blas_, stream_));

@@ -10,13 +10,14 @@
 #include "kernels/cuda/codec_device.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device.h"
+#include "kernels/cuda/stream.h"
 
 namespace gradshare::kernels::cuda {
 
 DeviceDecoder::DeviceDecoder(cudaStream_t stream) : stream_(stream) {
   require_cuda_device();
   if (stream_ == nullptr) {
-    GS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    stream_ = create_stream();
     owns_stream_ = true;
   }
   GS_CUDA_CHECK(cudaEventCreateWithFlags(&staged_, cudaEventDisableTiming));

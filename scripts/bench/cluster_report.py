@@ -119,7 +119,11 @@ def main():
             parts.append(f"accuracy {100 * (sharing['accuracy'] - allreduce['accuracy']):+.2f} pp vs allreduce")
         print(f"{setting}: sharing-plain " + ", ".join(parts))
 
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:  # a machine the bench was staged onto (scripts/dev/stage-for-device)
+        print("\nno plot: this python3 has no matplotlib (the table above is complete)")
+        return
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     mlp_settings = [s for s in settings if not s.startswith("cnn")]
