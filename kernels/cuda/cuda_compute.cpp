@@ -97,4 +97,28 @@ nn::LossSums CudaCompute::softmax_cross_entropy(const float* logits, const std::
   return {sums_.data()->loss_sum, static_cast<std::int64_t>(sums_.data()->correct)};
 }
 
+void* CudaCompute::allocate(std::size_t bytes) {
+  void* memory = nullptr;
+  GS_CUDA_CHECK(cudaMalloc(&memory, bytes == 0 ? 1 : bytes));
+  const cudaError_t zeroed = cudaMemset(memory, 0, bytes);
+  if (zeroed != cudaSuccess) {
+    cudaFree(memory);
+    cuda_failed(zeroed, "cudaMemset", __FILE__, __LINE__);
+  }
+  return memory;
+}
+
+// cudaFree waits for the device, so no enqueued work still uses the memory; a failure here
+// (the runtime already unloading at exit) leaves nothing to do.
+void CudaCompute::release(void* memory) noexcept { cudaFree(memory); }
+
+void CudaCompute::upload(void* to, const void* from, std::size_t bytes) {
+  GS_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, cudaMemcpyHostToDevice, stream_));
+}
+
+void CudaCompute::download(void* to, const void* from, std::size_t bytes) {
+  GS_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToHost, stream_));
+  synchronize();
+}
+
 }  // namespace gradshare::kernels::cuda

@@ -47,6 +47,13 @@ class CudaCompute final : public nn::Compute {
                                      std::size_t batch, std::size_t classes, float grad_scale,
                                      float* dlogits, std::int32_t* predicted) override;
 
+  // Device memory (cudaMalloc); upload enqueues its copy on the stream, download waits for it.
+  void* allocate(std::size_t bytes) override;
+  void release(void* memory) noexcept override;
+  bool computes_in_host_memory() const override { return false; }
+  void upload(void* to, const void* from, std::size_t bytes) override;
+  void download(void* to, const void* from, std::size_t bytes) override;
+
  private:
   cudaStream_t stream_ = nullptr;
   cublasHandle_t blas_ = nullptr;

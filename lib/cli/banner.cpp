@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include "topology/mode.h"
+#include "train/training_compute.h"
 
 namespace gradshare::cli {
 
@@ -47,6 +48,8 @@ std::string banner(const RunContext& context) {
   }
   if (cfg.training.strategy == "downpour")
     text += " | servers " + std::to_string(cfg.downpour.servers);
+  const std::string device = train::resolve_compute_device(cfg.compute);
+  if (device != "cpu") text += " | compute " + device;
   return text;
 }
 
@@ -54,8 +57,8 @@ std::string version_text() {
   return std::string("gradshare ") + GRADSHARE_VERSION + "\nMPI: " + mpi_library_version() +
          "\nULFM: " + (built_with_ulfm() ? "yes" : "no") +
          "\nCUDA: " +
-         (built_with_cuda() ? "kernels built (tested against the CPU); training on the GPU is "
-                              "not available in this version"
+         (built_with_cuda() ? "yes (compute.device: cuda runs the workers' forward and backward "
+                              "passes on the GPU)"
                             : "no") +
          "\n";
 }

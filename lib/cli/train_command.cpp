@@ -81,16 +81,12 @@ std::vector<std::string> check_resume(const config::ExperimentConfig& config,
   return check_resume_config(config, previous, run_path + "/config.yaml");
 }
 
-// compute.device: the CUDA kernels exist (kernels/cuda) but training does not run on them yet.
-void check_compute_device(const config::ComputeConfig& compute) {
-  if (compute.device == "cuda") {
-    kernels::cuda::require_cuda_device();  // says clearly when there is no GPU or no CUDA build
-    throw core::UserError("compute.device is cuda: training on the GPU is not available in this "
-                          "version yet (the CUDA kernels are built and tested against the CPU); "
-                          "use compute.device: cpu");
-  }
-  if (compute.device == "auto" && kernels::cuda::gpu_available())
-    core::log_info("compute.device auto: a GPU is visible, but training runs on the CPU in this version");
+// compute.device: cuda needs a GPU on every rank that trains (the master of a multi-rank job
+// trains nothing); require_cuda_device() says why there is none.
+void check_compute_device(const RunContext& context) {
+  if (context.config.compute.device != "cuda") return;
+  if (context.is_master() && context.size > 1) return;
+  kernels::cuda::require_cuda_device();
 }
 
 // The model must read what the data holds: same values per sample, enough classes.
@@ -217,7 +213,7 @@ int train_in_session(const config::ExperimentConfig& config, MpiSession& mpi) {
       notes = check_resume(context.config, model.parameter_count(), run_path);
     }
     apply_config(context);
-    check_compute_device(context.config.compute);
+    check_compute_device(context);
   });
   mpi.started();
   if (stop) return *stop;

@@ -275,7 +275,8 @@ struct FaultInjection {
 #define GS_COMPUTE_KEYS(X)                                                                     \
   X(compute, threads, std::int64_t, 1, GS_RANGE(1, 1024), "BLAS threads per rank")              \
   X(compute, device, std::string, "cpu", GS_CHOICES("cpu", "cuda", "auto"),                    \
-    "Where layers and the codec run; auto picks cuda when a GPU is visible")
+    "Where the workers' forward and backward passes run (the optimizer and the codec stay on " \
+    "the CPU); auto picks cuda when a GPU is visible")
 
 // Sections in the order they are printed and documented.
 #define GS_CONFIG_SECTIONS(S)                                             \

@@ -1,6 +1,7 @@
 // compute.h: the backend interface every layer computes through, and the CPU backend.
-// Layers hand it raw pointers and sizes only, never touch tensor elements themselves, so a CUDA
-// backend (issue 9) can implement the same calls on device pointers with cuBLAS and kernels.
+// Layers hand it raw pointers and sizes only, never touch tensor elements themselves, so the
+// CUDA backend (kernels/cuda/cuda_compute.h) implements the same calls on device pointers with
+// cuBLAS and kernels; layers' work buffers come from the backend's own memory (Scratch).
 #pragma once
 
 #include <cstddef>
@@ -48,6 +49,17 @@ class Compute {
   virtual LossSums softmax_cross_entropy(const float* logits, const std::int32_t* labels,
                                          std::size_t batch, std::size_t classes, float grad_scale,
                                          float* dlogits, std::int32_t* predicted) = 0;
+
+  // The memory this backend computes in: the host's for the CPU, the GPU's for CUDA.
+  // allocate() returns zeroed memory or throws; release(nullptr) does nothing.
+  virtual void* allocate(std::size_t bytes) = 0;
+  virtual void release(void* memory) noexcept = 0;
+  // True for host memory: a Model then computes on its own parameter and gradient vectors.
+  // Otherwise it uploads the parameters and each batch, and downloads the gradients (download
+  // waits for the work enqueued before it).
+  virtual bool computes_in_host_memory() const = 0;
+  virtual void upload(void* to, const void* from, std::size_t bytes) = 0;
+  virtual void download(void* to, const void* from, std::size_t bytes) = 0;
 };
 
 // The CPU backend (OpenBLAS and kernels/cpu); stateless, shared by every model of the process.

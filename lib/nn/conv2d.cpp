@@ -39,7 +39,7 @@ bool Conv2D::direct() const {
 
 const float* Conv2D::columns(const Pass& pass, const float* image) {
   if (direct()) return image;
-  float* col = col_.get(geometry_.col_rows() * geometry_.col_cols());
+  float* col = col_.get(geometry_.col_rows() * geometry_.col_cols(), *pass.compute);
   pass.compute->im2col(image, geometry_, col);
   return col;
 }
@@ -81,7 +81,7 @@ void Conv2D::backward(const Pass& pass, const float* x, const float* y, float* d
                          0.0f, dx_n, pixels);
       continue;
     }
-    float* dcol = dcol_.get(geometry_.col_rows() * geometry_.col_cols());
+    float* dcol = dcol_.get(geometry_.col_rows() * geometry_.col_cols(), *pass.compute);
     pass.compute->gemm(true, false, rows, pixels, filters_, 1.0f, pass.params, rows, dy_n, pixels,
                        0.0f, dcol, pixels);
     pass.compute->col2im(dcol, geometry_, dx_n);

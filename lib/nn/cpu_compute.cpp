@@ -1,4 +1,8 @@
 // cpu_compute.cpp: the CPU implementation of nn::Compute, forwarding to kernels/cpu.
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/gemm.h"
 #include "nn/compute.h"
@@ -56,13 +60,28 @@ class CpuCompute final : public Compute {
     return cpu::softmax_cross_entropy(logits, labels, batch, classes, grad_scale, dlogits,
                                       predicted);
   }
+
+  void* allocate(std::size_t bytes) override {
+    void* memory = std::calloc(bytes == 0 ? 1 : bytes, 1);
+    if (memory == nullptr) throw std::bad_alloc();
+    return memory;
+  }
+  void release(void* memory) noexcept override { std::free(memory); }
+  bool computes_in_host_memory() const override { return true; }
+  void upload(void* to, const void* from, std::size_t bytes) override {
+    std::memcpy(to, from, bytes);
+  }
+  void download(void* to, const void* from, std::size_t bytes) override {
+    std::memcpy(to, from, bytes);
+  }
 };
 
 }  // namespace
 
 Compute& cpu_compute() {
-  static CpuCompute instance;
-  return instance;
+  // Never destroyed: a Model with static storage may release its buffers after main returns.
+  static CpuCompute* const instance = new CpuCompute;
+  return *instance;
 }
 
 }  // namespace gradshare::nn

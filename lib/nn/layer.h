@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/rng.h"
@@ -37,23 +38,53 @@ struct Pass {
   core::Rng* rng = nullptr;  // dropout draws; only used when training
 };
 
-// A growable work buffer that copies as empty, so a cloned layer or model allocates its own
-// on first use and no pass allocates once the largest batch has been seen.
+// A growable work buffer in a backend's memory (Compute::allocate) that copies as empty, so a
+// cloned layer or model allocates its own on first use and no pass allocates once the largest
+// batch has been seen. Contents are kept only while it does not grow.
 template <class T>
 class Scratch {
  public:
   Scratch() = default;
+  ~Scratch() { reset(); }
   Scratch(const Scratch&) {}
-  Scratch& operator=(const Scratch&) { return *this; }
-  Scratch(Scratch&&) noexcept = default;
-  Scratch& operator=(Scratch&&) noexcept = default;
-  T* get(std::size_t n) {
-    if (buffer_.size() < n) buffer_.resize(n);
-    return buffer_.data();
+  Scratch& operator=(const Scratch& other) {
+    if (this != &other) reset();
+    return *this;
+  }
+  Scratch(Scratch&& other) noexcept
+      : data_(std::exchange(other.data_, nullptr)),
+        size_(std::exchange(other.size_, 0)),
+        compute_(std::exchange(other.compute_, nullptr)) {}
+  Scratch& operator=(Scratch&& other) noexcept {
+    if (this != &other) {
+      reset();
+      data_ = std::exchange(other.data_, nullptr);
+      size_ = std::exchange(other.size_, 0);
+      compute_ = std::exchange(other.compute_, nullptr);
+    }
+    return *this;
+  }
+  // At least n elements in compute's memory.
+  T* get(std::size_t n, Compute& compute) {
+    if (size_ < n || compute_ != &compute) {
+      reset();
+      data_ = static_cast<T*>(compute.allocate(n * sizeof(T)));
+      size_ = n;
+      compute_ = &compute;
+    }
+    return data_;
   }
 
  private:
-  std::vector<T> buffer_;
+  void reset() {
+    if (compute_ != nullptr) compute_->release(data_);
+    data_ = nullptr;
+    size_ = 0;
+    compute_ = nullptr;
+  }
+  T* data_ = nullptr;
+  std::size_t size_ = 0;
+  Compute* compute_ = nullptr;
 };
 
 class Layer {

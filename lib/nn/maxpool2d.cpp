@@ -15,14 +15,14 @@ MaxPool2D::MaxPool2D(Shape input, std::int64_t pool, std::int64_t stride)
 
 void MaxPool2D::forward(const Pass& pass, const float* x, float* y) {
   const std::size_t planes = pass.batch * static_cast<std::size_t>(input_shape()[0]);
-  std::int32_t* argmax = pass.training ? argmax_.get(pass.batch * output_size()) : nullptr;
+  std::int32_t* argmax = pass.training ? argmax_.get(pass.batch * output_size(), *pass.compute) : nullptr;
   pass.compute->maxpool_forward(x, geometry_, planes, y, argmax);
 }
 
 void MaxPool2D::backward(const Pass& pass, const float* x, const float* y, float* dy, float* dx) {
   if (dx == nullptr) return;
   const std::size_t planes = pass.batch * static_cast<std::size_t>(input_shape()[0]);
-  pass.compute->maxpool_backward(dy, argmax_.get(pass.batch * output_size()), geometry_, planes,
+  pass.compute->maxpool_backward(dy, argmax_.get(pass.batch * output_size(), *pass.compute), geometry_, planes,
                                  dx);
 }
 

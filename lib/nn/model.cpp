@@ -48,7 +48,6 @@ std::string with_commas(std::size_t n) {
 Model Model::build(const config::ModelConfig& spec, std::uint64_t seed) {
   ensure_default_compute_threads();
   Model model;
-  model.compute_ = &cpu_compute();
   model.input_shape_ = checked_input_shape(spec.input_shape);
   if (spec.num_classes < 2)
     throw core::UserError("model.num_classes: must be >= 2, got " +
@@ -114,9 +113,9 @@ void Model::swap_parameters(std::vector<float>& other) {
 
 Pass Model::pass_for(std::size_t layer, std::size_t batch, bool training, core::Rng* rng) {
   Pass pass;
-  pass.compute = compute_;
-  pass.params = parameters_.data() + offsets_[layer];
-  pass.grads = gradients_.data() + offsets_[layer];
+  pass.compute = &compute();
+  pass.params = active_parameters_ + offsets_[layer];
+  pass.grads = active_gradients_ + offsets_[layer];
   pass.batch = batch;
   pass.training = training;
   pass.rng = rng;
@@ -128,7 +127,7 @@ const float* Model::forward(const float* inputs, std::size_t batch, bool trainin
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     Layer& layer = *layers_[i];
     if (!layer.passes_through(training)) {
-      float* y = outputs_[i].get(batch * layer.output_size());
+      float* y = outputs_[i].get(batch * layer.output_size(), compute());
       layer.forward(pass_for(i, batch, training, rng), x, y);
       x = y;
     }
@@ -139,7 +138,8 @@ const float* Model::forward(const float* inputs, std::size_t batch, bool trainin
 
 void Model::backward(const float* inputs, std::size_t batch) {
   // dL/dlogits is in grad_a_; each layer's input gradient goes to the other buffer.
-  float* buffers[2] = {grad_a_.get(batch * max_width_), grad_b_.get(batch * max_width_)};
+  float* buffers[2] = {grad_a_.get(batch * max_width_, compute()),
+                       grad_b_.get(batch * max_width_, compute())};
   int current = 0;
   for (std::size_t i = layers_.size(); i-- > first_trainable_;) {
     Layer& layer = *layers_[i];
@@ -152,7 +152,7 @@ void Model::backward(const float* inputs, std::size_t batch) {
   if (l2_ > 0.0f) {
     for (const ParameterView& view : views_) {
       if (view.role == "kernel")
-        compute_->axpy(l2_, parameters_.data() + view.offset, gradients_.data() + view.offset,
+        compute().axpy(l2_, active_parameters_ + view.offset, active_gradients_ + view.offset,
                        view.size);
     }
   }
@@ -173,11 +173,15 @@ BatchResult Model::train_batch(const float* inputs, const std::int32_t* labels, 
   GS_CHECK(batch <= static_cast<std::size_t>(std::numeric_limits<int>::max()) / max_width_,
            "batch too large");
   check_labels(labels, batch);
-  const float* logits = forward(inputs, batch, true, &rng);
-  float* dlogits = grad_a_.get(batch * max_width_);
-  const LossSums sums = compute_->softmax_cross_entropy(
-      logits, labels, batch, num_classes_, 1.0f / static_cast<float>(batch), dlogits, nullptr);
-  backward(inputs, batch);
+  const Staged staged = stage(inputs, labels, batch);
+  const float* logits = forward(staged.inputs, batch, true, &rng);
+  float* dlogits = grad_a_.get(batch * max_width_, compute());
+  const LossSums sums =
+      compute().softmax_cross_entropy(logits, staged.labels, batch, num_classes_,
+                                      1.0f / static_cast<float>(batch), dlogits, nullptr);
+  backward(staged.inputs, batch);
+  if (active_gradients_ != gradients_.data())
+    compute().download(gradients_.data(), active_gradients_, gradients_.size() * sizeof(float));
   return {sums.loss_sum / static_cast<double>(batch), sums.correct};
 }
 
@@ -188,10 +192,37 @@ BatchResult Model::evaluate_batch(const float* inputs, const std::int32_t* label
   GS_CHECK(batch <= static_cast<std::size_t>(std::numeric_limits<int>::max()) / max_width_,
            "batch too large");
   if (labels != nullptr) check_labels(labels, batch);
-  const float* logits = forward(inputs, batch, false, nullptr);
-  const LossSums sums = compute_->softmax_cross_entropy(logits, labels, batch, num_classes_, 0.0f,
-                                                        nullptr, predicted);
+  const Staged staged = stage(inputs, labels, batch);
+  const float* logits = forward(staged.inputs, batch, false, nullptr);
+  std::int32_t* classes = compute().computes_in_host_memory() || predicted == nullptr
+                              ? predicted
+                              : staged_predicted_.get(batch, compute());
+  const LossSums sums = compute().softmax_cross_entropy(logits, staged.labels, batch,
+                                                        num_classes_, 0.0f, nullptr, classes);
+  if (classes != predicted) compute().download(predicted, classes, batch * sizeof(std::int32_t));
   return {sums.loss_sum / static_cast<double>(batch), sums.correct};
+}
+
+Model::Staged Model::stage(const float* inputs, const std::int32_t* labels, std::size_t batch) {
+  Compute& c = compute();
+  if (c.computes_in_host_memory()) {
+    active_parameters_ = parameters_.data();
+    active_gradients_ = gradients_.data();
+    return {inputs, labels};
+  }
+  const std::size_t count = parameters_.size(), values = batch * sample_size();
+  float* parameters = staged_parameters_.get(count, c);
+  c.upload(parameters, parameters_.data(), count * sizeof(float));
+  active_parameters_ = parameters;
+  active_gradients_ = staged_gradients_.get(count, c);
+  float* staged_inputs = staged_inputs_.get(values, c);
+  c.upload(staged_inputs, inputs, values * sizeof(float));
+  std::int32_t* staged_labels = nullptr;
+  if (labels != nullptr) {
+    staged_labels = staged_labels_.get(batch, c);
+    c.upload(staged_labels, labels, batch * sizeof(std::int32_t));
+  }
+  return {staged_inputs, staged_labels};
 }
 
 std::string Model::summary() const {

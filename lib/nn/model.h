@@ -59,6 +59,13 @@ class Model {
   BatchResult evaluate_batch(const float* inputs, const std::int32_t* labels, std::size_t batch,
                              std::int32_t* predicted);
 
+  // Computes on `compute` from now on (the CPU's until then); it must outlive this model, and a
+  // copy of the model computes on the CPU. Off host memory (the GPU) each train_batch and
+  // evaluate_batch uploads the parameters and the batch and train_batch downloads the
+  // gradients, so parameters() and gradients() stay the host vectors every caller works on.
+  void compute_on(Compute& compute) { backend_.compute = &compute; }
+  bool computes_on_host() const { return backend_.compute->computes_in_host_memory(); }
+
   // One line per layer (name, activation, output shape, parameters) and a total line.
   std::string summary() const;
   std::size_t sample_size() const { return element_count(input_shape_); }
@@ -71,12 +78,31 @@ class Model {
   // Backpropagates dL/dlogits, which forward's caller left in grad_a_.
   void backward(const float* inputs, std::size_t batch);
   void check_labels(const std::int32_t* labels, std::size_t batch) const;
+  // Where this call computes: the host vectors, or their copies in the backend's memory with
+  // the batch uploaded there (labels may be null).
+  struct Staged {
+    const float* inputs;
+    const std::int32_t* labels;
+  };
+  Staged stage(const float* inputs, const std::int32_t* labels, std::size_t batch);
+  Compute& compute() const { return *backend_.compute; }
   Pass pass_for(std::size_t layer, std::size_t batch, bool training, core::Rng* rng);
 
   Shape input_shape_;
   std::size_t num_classes_ = 0;
   float l2_ = 0.0f;
-  Compute* compute_ = nullptr;
+  // The backend; a copy of a Model gets the CPU's (the original's belongs to its owner).
+  struct Backend {
+    Compute* compute = &cpu_compute();
+    Backend() = default;
+    Backend(const Backend&) {}
+    Backend& operator=(const Backend&) {
+      compute = &cpu_compute();
+      return *this;
+    }
+    Backend(Backend&&) noexcept = default;
+    Backend& operator=(Backend&&) noexcept = default;
+  } backend_;
   std::vector<LayerPtr> layers_;
   std::vector<std::size_t> offsets_;  // first parameter of each layer
   std::size_t first_trainable_ = 0;   // no input gradient is needed at or before this layer
@@ -88,6 +114,12 @@ class Model {
   std::vector<Scratch<float>> outputs_;    // each layer's output
   std::vector<const float*> output_ptrs_;  // where each layer's output is in this pass
   Scratch<float> grad_a_, grad_b_;         // ping-pong buffers for dL/d(activation)
+  // The parameters and gradients this call computes with (the host vectors or their copies),
+  // and the copies with the batch when the backend computes off host memory.
+  const float* active_parameters_ = nullptr;
+  float* active_gradients_ = nullptr;
+  Scratch<float> staged_parameters_, staged_gradients_, staged_inputs_;
+  Scratch<std::int32_t> staged_labels_, staged_predicted_;
 };
 
 }  // namespace gradshare::nn

@@ -3,6 +3,7 @@
 
 #include "core/errors.h"
 #include "kernels/cpu/elementwise.h"
+#include "train/training_compute.h"
 
 namespace gradshare::train {
 
@@ -13,14 +14,17 @@ Replica::Replica(const config::ExperimentConfig& config, std::int64_t total_step
 
 Replica::Replica(const config::ExperimentConfig& config, nn::Model model, std::int64_t total_steps,
                  std::int64_t steps_per_epoch, std::uint64_t dropout_substream)
-    : model_(std::move(model)),
+    : compute_(make_training_compute(config.compute)),
+      model_(std::move(model)),
       optimizer_(nn::Optimizer::create(config.optimizer, model_.parameter_count())),
       schedule_(config.optimizer, total_steps, steps_per_epoch),
       dropout_rng_(core::Rng::derive(static_cast<std::uint64_t>(config.run.seed), /*stream=*/3,
                                      dropout_substream)),
       inputs_(static_cast<std::size_t>(config.training.batch_size) * model_.sample_size()),
       labels_(static_cast<std::size_t>(config.training.batch_size)),
-      update_(model_.parameter_count()) {}
+      update_(model_.parameter_count()) {
+  if (compute_) model_.compute_on(*compute_);
+}
 
 StepResult Replica::gradient(const data::Dataset& dataset, std::span<const std::uint32_t> indices) {
   GS_CHECK(indices.size() <= labels_.size(),

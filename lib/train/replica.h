@@ -62,6 +62,9 @@ class Replica {
   void apply_update();
 
  private:
+  // compute.device's backend (train/training_compute.h), null for the CPU; declared before the
+  // model, whose buffers live in its memory, so it is destroyed after them.
+  std::unique_ptr<nn::Compute> compute_;
   nn::Model model_;
   std::unique_ptr<nn::Optimizer> optimizer_;
   nn::LearningRateSchedule schedule_;

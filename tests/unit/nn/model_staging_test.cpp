@@ -1,0 +1,188 @@
+// model_staging_test.cpp: a Model on a backend that computes off host memory (the GPU's path:
+// parameters and batch uploaded on every call, gradients and predictions downloaded), run here
+// on a stand-in that computes with the CPU kernels in memory of its own. Its results must equal
+// the same model on the CPU bit for bit, follow parameters changed between calls, and never
+// leave a value of the backend's memory in what the caller reads.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <vector>
+
+#include "core/rng.h"
+#include "nn/model.h"
+
+namespace gradshare::nn {
+namespace {
+
+// The CPU kernels on memory that only upload() fills and only download() reads.
+class OffHostCompute final : public Compute {
+ public:
+  void gemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda,
+            const float* b, int ldb, float beta, float* c, int ldc) override {
+    cpu().gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
+  void bias_activation(float* y, const float* bias, std::size_t outer, std::size_t channels,
+                       std::size_t inner, Activation activation, float alpha) override {
+    cpu().bias_activation(y, bias, outer, channels, inner, activation, alpha);
+  }
+  void activation_backward(const float* y, float* dy, std::size_t n, Activation activation,
+                           float alpha) override {
+    cpu().activation_backward(y, dy, n, activation, alpha);
+  }
+  void bias_gradient(const float* dy, float* db, std::size_t outer, std::size_t channels,
+                     std::size_t inner) override {
+    cpu().bias_gradient(dy, db, outer, channels, inner);
+  }
+  void im2col(const float* image, const ConvGeometry& g, float* col) override {
+    cpu().im2col(image, g, col);
+  }
+  void col2im(const float* col, const ConvGeometry& g, float* image) override {
+    cpu().col2im(col, g, image);
+  }
+  void maxpool_forward(const float* x, const PoolGeometry& g, std::size_t planes, float* y,
+                       std::int32_t* argmax) override {
+    cpu().maxpool_forward(x, g, planes, y, argmax);
+  }
+  void maxpool_backward(const float* dy, const std::int32_t* argmax, const PoolGeometry& g,
+                        std::size_t planes, float* dx) override {
+    cpu().maxpool_backward(dy, argmax, g, planes, dx);
+  }
+  void dropout_forward(const float* x, float* y, float* mask, std::size_t n, float rate,
+                       std::uint64_t seed) override {
+    cpu().dropout_forward(x, y, mask, n, rate, seed);
+  }
+  void multiply(const float* a, const float* b, float* out, std::size_t n) override {
+    cpu().multiply(a, b, out, n);
+  }
+  void axpy(float alpha, const float* x, float* y, std::size_t n) override {
+    cpu().axpy(alpha, x, y, n);
+  }
+  LossSums softmax_cross_entropy(const float* logits, const std::int32_t* labels, std::size_t batch,
+                                 std::size_t classes, float grad_scale, float* dlogits,
+                                 std::int32_t* predicted) override {
+    return cpu().softmax_cross_entropy(logits, labels, batch, classes, grad_scale, dlogits,
+                                       predicted);
+  }
+  void* allocate(std::size_t bytes) override {
+    ++allocations;
+    return cpu().allocate(bytes);
+  }
+  void release(void* memory) noexcept override { cpu().release(memory); }
+  bool computes_in_host_memory() const override { return false; }
+  void upload(void* to, const void* from, std::size_t bytes) override {
+    uploaded += bytes;
+    std::memcpy(to, from, bytes);
+  }
+  void download(void* to, const void* from, std::size_t bytes) override {
+    downloaded += bytes;
+    std::memcpy(to, from, bytes);
+  }
+
+  std::size_t allocations = 0, uploaded = 0, downloaded = 0;
+
+ private:
+  static Compute& cpu() { return cpu_compute(); }
+};
+
+config::LayerSpec layer(const char* type, const char* activation = "none") {
+  config::LayerSpec spec;
+  spec.type = type;
+  spec.activation = activation;
+  return spec;
+}
+
+config::ModelConfig small_cnn() {
+  config::ModelConfig spec;
+  spec.input_shape = {1, 8, 8};
+  spec.num_classes = 5;
+  spec.l2 = 0.01;
+  config::LayerSpec conv = layer("conv2d", "relu");
+  conv.filters = 4;
+  conv.kernel = 3;
+  conv.padding = 1;
+  config::LayerSpec pool = layer("maxpool2d");
+  pool.pool = 2;
+  pool.stride = 2;
+  config::LayerSpec hidden = layer("dense", "tanh");
+  hidden.units = 12;
+  config::LayerSpec out = layer("dense");
+  out.units = 5;
+  spec.layers = {conv, pool, layer("flatten"), hidden, layer("dropout"), out};
+  return spec;
+}
+
+struct Batch {
+  std::vector<float> x;
+  std::vector<std::int32_t> labels;
+};
+
+Batch random_batch(const Model& model, std::size_t batch, std::uint64_t seed) {
+  core::Rng rng(seed);
+  Batch b;
+  b.x.resize(batch * model.sample_size());
+  for (float& v : b.x) v = rng.normal();
+  for (std::size_t i = 0; i < batch; ++i)
+    b.labels.push_back(static_cast<std::int32_t>(rng.below(model.num_classes())));
+  return b;
+}
+
+TEST(ModelOffHost, TrainsAndEvaluatesLikeTheCpuBitForBit) {
+  const Model reference = Model::build(small_cnn(), 11);
+  Model on_cpu = reference, off_host = reference;
+  OffHostCompute backend;
+  off_host.compute_on(backend);
+  ASSERT_FALSE(off_host.computes_on_host());
+  core::Rng rng_cpu(5), rng_off(5);
+  for (int step = 0; step < 3; ++step) {
+    const Batch batch = random_batch(reference, 6, 100 + step);
+    // What the caller reads must come from the download, not from before the call.
+    for (float& g : off_host.gradients()) g = std::numeric_limits<float>::quiet_NaN();
+    const BatchResult want = on_cpu.train_batch(batch.x.data(), batch.labels.data(), 6, rng_cpu);
+    const BatchResult got = off_host.train_batch(batch.x.data(), batch.labels.data(), 6, rng_off);
+    EXPECT_EQ(got.loss, want.loss) << "step " << step;
+    EXPECT_EQ(got.correct, want.correct) << "step " << step;
+    ASSERT_EQ(0, std::memcmp(off_host.gradients().data(), on_cpu.gradients().data(),
+                             on_cpu.parameter_count() * sizeof(float)))
+        << "step " << step;
+    // Parameters change on the host between calls, as an optimizer changes them.
+    for (Model* model : {&on_cpu, &off_host}) {
+      auto params = model->parameters();
+      const auto grads = model->gradients();
+      for (std::size_t i = 0; i < params.size(); ++i) params[i] -= 0.5f * grads[i];
+    }
+  }
+  const Batch test = random_batch(reference, 7, 999);
+  std::vector<std::int32_t> want_classes(7, -1), got_classes(7, -1);
+  const BatchResult want = on_cpu.evaluate_batch(test.x.data(), test.labels.data(), 7,
+                                                 want_classes.data());
+  const BatchResult got = off_host.evaluate_batch(test.x.data(), nullptr, 7, got_classes.data());
+  EXPECT_EQ(got_classes, want_classes);
+  EXPECT_EQ(got.correct, 0);  // no labels: nothing to count
+  EXPECT_EQ(off_host.evaluate_batch(test.x.data(), test.labels.data(), 7, nullptr).loss, want.loss);
+  const std::size_t parameter_bytes = reference.parameter_count() * sizeof(float);
+  EXPECT_GE(backend.uploaded, 6 * parameter_bytes);    // every call uploads the parameters
+  EXPECT_GE(backend.downloaded, 3 * parameter_bytes);  // every training call downloads gradients
+}
+
+TEST(ModelOffHost, ACopyComputesOnTheCpuAndBuffersAreReusedOnceGrown) {
+  Model model = Model::build(small_cnn(), 3);
+  OffHostCompute backend;
+  model.compute_on(backend);
+  const Model copy = model;
+  EXPECT_TRUE(copy.computes_on_host());
+  core::Rng rng(1);
+  const Batch big = random_batch(model, 8, 1), small = random_batch(model, 4, 2);
+  model.train_batch(big.x.data(), big.labels.data(), 8, rng);
+  const std::size_t after_first = backend.allocations;
+  EXPECT_GT(after_first, 0u);
+  model.train_batch(small.x.data(), small.labels.data(), 4, rng);
+  model.train_batch(big.x.data(), big.labels.data(), 8, rng);
+  EXPECT_EQ(backend.allocations, after_first);
+}
+
+}  // namespace
+}  // namespace gradshare::nn
