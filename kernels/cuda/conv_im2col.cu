@@ -19,10 +19,15 @@ Shape shape_of(const ConvGeometry& g) {
           g.stride,   g.padding, g.out_height(), g.out_width()};
 }
 
-__global__ void im2col_kernel(const float* __restrict__ image, Shape s, std::size_t total,
-                              float* __restrict__ col) {
-  const std::size_t i = global_index();
-  if (i >= total) return;
+// One thread per column entry of every image: entry i of image n is col[n * per + i].
+__global__ void im2col_kernel(const float* __restrict__ images, Shape s, std::size_t per,
+                              std::size_t total, float* __restrict__ cols) {
+  const std::size_t at = global_index();
+  if (at >= total) return;
+  const std::size_t n = at / per, i = at % per;
+  const float* image =
+      images + n * static_cast<std::size_t>(s.channels) * s.height * s.width;
+  float* col = cols + n * per;
   std::size_t t = i;
   const int ox = static_cast<int>(t % s.out_width);
   t /= s.out_width;
@@ -46,14 +51,18 @@ __device__ inline int output_at(int at, int k, int stride, int padding, int out_
   return o < out_size ? o : -1;
 }
 
-__global__ void col2im_kernel(const float* __restrict__ col, Shape s, std::size_t total,
-                              float* __restrict__ image) {
-  const std::size_t i = global_index();
-  if (i >= total) return;
+// One thread per pixel of every image: pixel i of image n is image[n * per + i].
+__global__ void col2im_kernel(const float* __restrict__ cols, Shape s, std::size_t per,
+                              std::size_t total, float* __restrict__ images) {
+  const std::size_t at = global_index();
+  if (at >= total) return;
+  const std::size_t n = at / per, i = at % per;
+  const std::size_t plane = static_cast<std::size_t>(s.out_height) * s.out_width;
+  const float* col = cols + n * static_cast<std::size_t>(s.channels) * s.kernel * s.kernel * plane;
+  float* image = images + n * per;
   const int ix = static_cast<int>(i % s.width);
   const int iy = static_cast<int>(i / s.width % s.height);
   const std::size_t c = i / (static_cast<std::size_t>(s.width) * s.height);
-  const std::size_t plane = static_cast<std::size_t>(s.out_height) * s.out_width;
   float sum = 0.0f;
   for (int ky = 0; ky < s.kernel; ++ky) {
     const int oy = output_at(iy, ky, s.stride, s.padding, s.out_height);
@@ -70,17 +79,22 @@ __global__ void col2im_kernel(const float* __restrict__ col, Shape s, std::size_
 
 }  // namespace
 
-void im2col(const float* image, const ConvGeometry& g, float* col, cudaStream_t stream) {
-  const std::size_t total = g.col_rows() * g.col_cols();
+void im2col(const float* images, const ConvGeometry& g, std::size_t count, float* cols,
+            cudaStream_t stream) {
+  const std::size_t per = g.col_rows() * g.col_cols(), total = per * count;
   if (total == 0) return;
-  im2col_kernel<<<grid_for(total), kBlockThreads, 0, stream>>>(image, shape_of(g), total, col);
+  im2col_kernel<<<grid_for(total), kBlockThreads, 0, stream>>>(images, shape_of(g), per, total,
+                                                                 cols);
   GS_CUDA_CHECK_LAUNCH();
 }
 
-void col2im(const float* col, const ConvGeometry& g, float* image, cudaStream_t stream) {
-  const std::size_t total = static_cast<std::size_t>(g.channels) * g.height * g.width;
+void col2im(const float* cols, const ConvGeometry& g, std::size_t count, float* images,
+            cudaStream_t stream) {
+  const std::size_t per = static_cast<std::size_t>(g.channels) * g.height * g.width;
+  const std::size_t total = per * count;
   if (total == 0) return;
-  col2im_kernel<<<grid_for(total), kBlockThreads, 0, stream>>>(col, shape_of(g), total, image);
+  col2im_kernel<<<grid_for(total), kBlockThreads, 0, stream>>>(cols, shape_of(g), per, total,
+                                                                 images);
   GS_CUDA_CHECK_LAUNCH();
 }
 

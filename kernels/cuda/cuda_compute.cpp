@@ -37,6 +37,14 @@ void CudaCompute::gemm(bool transpose_a, bool transpose_b, int m, int n, int k, 
   cuda::gemm(blas_, transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
+void CudaCompute::gemm_batch(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha,
+                             const float* a, int lda, std::size_t stride_a, const float* b,
+                             int ldb, std::size_t stride_b, float beta, float* c, int ldc,
+                             std::size_t stride_c, std::size_t count) {
+  cuda::gemm_batch(blas_, transpose_a, transpose_b, m, n, k, alpha, a, lda, stride_a, b, ldb,
+                   stride_b, beta, c, ldc, stride_c, count);
+}
+
 void CudaCompute::bias_activation(float* y, const float* bias, std::size_t outer,
                                   std::size_t channels, std::size_t inner,
                                   nn::Activation activation, float alpha) {
@@ -53,12 +61,14 @@ void CudaCompute::bias_gradient(const float* dy, float* db, std::size_t outer, s
   cuda::bias_gradient(dy, db, outer, channels, inner, stream_);
 }
 
-void CudaCompute::im2col(const float* image, const nn::ConvGeometry& g, float* col) {
-  cuda::im2col(image, g, col, stream_);
+void CudaCompute::im2col(const float* images, const nn::ConvGeometry& g, std::size_t count,
+                         float* cols) {
+  cuda::im2col(images, g, count, cols, stream_);
 }
 
-void CudaCompute::col2im(const float* col, const nn::ConvGeometry& g, float* image) {
-  cuda::col2im(col, g, image, stream_);
+void CudaCompute::col2im(const float* cols, const nn::ConvGeometry& g, std::size_t count,
+                         float* images) {
+  cuda::col2im(cols, g, count, images, stream_);
 }
 
 void CudaCompute::maxpool_forward(const float* x, const nn::PoolGeometry& g, std::size_t planes,

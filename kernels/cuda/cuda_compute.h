@@ -27,14 +27,20 @@ class CudaCompute final : public nn::Compute {
 
   void gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha, const float* a,
             int lda, const float* b, int ldb, float beta, float* c, int ldc) override;
+  void gemm_batch(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha,
+                  const float* a, int lda, std::size_t stride_a, const float* b, int ldb,
+                  std::size_t stride_b, float beta, float* c, int ldc, std::size_t stride_c,
+                  std::size_t count) override;
   void bias_activation(float* y, const float* bias, std::size_t outer, std::size_t channels,
                        std::size_t inner, nn::Activation activation, float alpha) override;
   void activation_backward(const float* y, float* dy, std::size_t n, nn::Activation activation,
                            float alpha) override;
   void bias_gradient(const float* dy, float* db, std::size_t outer, std::size_t channels,
                      std::size_t inner) override;
-  void im2col(const float* image, const nn::ConvGeometry& g, float* col) override;
-  void col2im(const float* col, const nn::ConvGeometry& g, float* image) override;
+  void im2col(const float* images, const nn::ConvGeometry& g, std::size_t count,
+              float* cols) override;
+  void col2im(const float* cols, const nn::ConvGeometry& g, std::size_t count,
+              float* images) override;
   void maxpool_forward(const float* x, const nn::PoolGeometry& g, std::size_t planes, float* y,
                        std::int32_t* argmax) override;
   void maxpool_backward(const float* dy, const std::int32_t* argmax, const nn::PoolGeometry& g,

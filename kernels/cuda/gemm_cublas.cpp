@@ -18,4 +18,16 @@ void gemm(cublasHandle_t handle, bool transpose_a, bool transpose_b, int m, int 
                               lda, &beta, c, ldc));
 }
 
+void gemm_batch(cublasHandle_t handle, bool transpose_a, bool transpose_b, int m, int n, int k,
+                float alpha, const float* a, int lda, std::size_t stride_a, const float* b,
+                int ldb, std::size_t stride_b, float beta, float* c, int ldc,
+                std::size_t stride_c, std::size_t count) {
+  if (m == 0 || n == 0 || count == 0) return;
+  GS_CUBLAS_CHECK(cublasSgemmStridedBatched(
+      handle, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, n,
+      m, k, &alpha, b, ldb, static_cast<long long>(stride_b), a, lda,
+      static_cast<long long>(stride_a), &beta, c, ldc, static_cast<long long>(stride_c),
+      static_cast<int>(count)));
+}
+
 }  // namespace gradshare::kernels::cuda

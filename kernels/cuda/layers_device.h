@@ -30,6 +30,11 @@ using cpu::PoolGeometry;
 void gemm(cublasHandle_t handle, bool transpose_a, bool transpose_b, int m, int n, int k,
           float alpha, const float* a, int lda, const float* b, int ldb, float beta, float* c,
           int ldc);
+// gemm for i < count on matrices `stride_*` floats apart (cublasSgemmStridedBatched).
+void gemm_batch(cublasHandle_t handle, bool transpose_a, bool transpose_b, int m, int n, int k,
+                float alpha, const float* a, int lda, std::size_t stride_a, const float* b,
+                int ldb, std::size_t stride_b, float beta, float* c, int ldc,
+                std::size_t stride_c, std::size_t count);
 
 void bias_activation(float* y, const float* bias, std::size_t outer, std::size_t channels,
                      std::size_t inner, Activation activation, float alpha, cudaStream_t stream);
@@ -38,8 +43,11 @@ void activation_backward(const float* y, float* dy, std::size_t n, Activation ac
 void bias_gradient(const float* dy, float* db, std::size_t outer, std::size_t channels,
                    std::size_t inner, cudaStream_t stream);
 
-void im2col(const float* image, const ConvGeometry& g, float* col, cudaStream_t stream);
-void col2im(const float* col, const ConvGeometry& g, float* image, cudaStream_t stream);
+// `count` images and their im2col matrices, each right after the one before.
+void im2col(const float* images, const ConvGeometry& g, std::size_t count, float* cols,
+            cudaStream_t stream);
+void col2im(const float* cols, const ConvGeometry& g, std::size_t count, float* images,
+            cudaStream_t stream);
 void maxpool_forward(const float* x, const PoolGeometry& g, std::size_t planes, float* y,
                      std::int32_t* argmax, cudaStream_t stream);
 void maxpool_backward(const float* dy, const std::int32_t* argmax, const PoolGeometry& g,

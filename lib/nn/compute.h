@@ -26,6 +26,12 @@ class Compute {
   virtual void gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha,
                     const float* a, int lda, const float* b, int ldb, float beta, float* c,
                     int ldc) = 0;
+  // gemm for i < count on a + i * stride_a, b + i * stride_b and c + i * stride_c (a stride of
+  // 0 uses the same matrix every time): one call for a whole batch where launches are costly.
+  virtual void gemm_batch(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha,
+                          const float* a, int lda, std::size_t stride_a, const float* b, int ldb,
+                          std::size_t stride_b, float beta, float* c, int ldc,
+                          std::size_t stride_c, std::size_t count) = 0;
   // y = f(y + bias[c]) over [outer][channels][inner]; dy *= f'(y); db = sums of dy per channel.
   virtual void bias_activation(float* y, const float* bias, std::size_t outer, std::size_t channels,
                                std::size_t inner, Activation activation, float alpha) = 0;
@@ -33,9 +39,11 @@ class Compute {
                                    float alpha) = 0;
   virtual void bias_gradient(const float* dy, float* db, std::size_t outer, std::size_t channels,
                              std::size_t inner) = 0;
-  // One image <-> its im2col matrix.
-  virtual void im2col(const float* image, const ConvGeometry& g, float* col) = 0;
-  virtual void col2im(const float* col, const ConvGeometry& g, float* image) = 0;
+  // `count` images <-> their im2col matrices, each stored right after the one before.
+  virtual void im2col(const float* images, const ConvGeometry& g, std::size_t count,
+                      float* cols) = 0;
+  virtual void col2im(const float* cols, const ConvGeometry& g, std::size_t count,
+                      float* images) = 0;
   virtual void maxpool_forward(const float* x, const PoolGeometry& g, std::size_t planes, float* y,
                                std::int32_t* argmax) = 0;
   virtual void maxpool_backward(const float* dy, const std::int32_t* argmax, const PoolGeometry& g,

@@ -1,6 +1,8 @@
-// conv2d.cpp: convolution as im2col + one GEMM per image. The im2col matrix of an image is
-// rebuilt in backward instead of kept from forward: it then stays in cache for both GEMMs, and
-// memory does not grow with the batch.
+// conv2d.cpp: convolution as im2col + GEMM. On the CPU one image at a time: the im2col matrix
+// of an image is rebuilt in backward instead of kept from forward, so it stays in cache for both
+// GEMMs and memory does not grow with the batch. Off host memory (the GPU) the whole batch at
+// once: each launch costs microseconds, and one image's work is far too small to fill the device,
+// so a step makes a few batched calls (cuBLAS strided-batched GEMMs) instead of several hundred.
 #include "nn/conv2d.h"
 
 namespace gradshare::nn {
@@ -37,21 +39,29 @@ bool Conv2D::direct() const {
   return geometry_.kernel == 1 && geometry_.stride == 1 && geometry_.padding == 0;
 }
 
-const float* Conv2D::columns(const Pass& pass, const float* image) {
-  if (direct()) return image;
-  float* col = col_.get(geometry_.col_rows() * geometry_.col_cols(), *pass.compute);
-  pass.compute->im2col(image, geometry_, col);
-  return col;
+const float* Conv2D::columns(const Pass& pass, const float* images, std::size_t count,
+                             Scratch<float>& buffer) {
+  if (direct()) return images;
+  float* cols = buffer.get(count * geometry_.col_rows() * geometry_.col_cols(), *pass.compute);
+  pass.compute->im2col(images, geometry_, count, cols);
+  return cols;
 }
 
 void Conv2D::forward(const Pass& pass, const float* x, float* y) {
   const int rows = static_cast<int>(geometry_.col_rows());
   const int pixels = static_cast<int>(geometry_.col_cols());
   const std::size_t in_size = input_size(), out_size = output_size();
-  for (std::size_t n = 0; n < pass.batch; ++n) {
-    const float* col = columns(pass, x + n * in_size);
-    pass.compute->gemm(false, false, filters_, pixels, rows, 1.0f, pass.params, rows, col, pixels,
-                       0.0f, y + n * out_size, pixels);
+  if (pass.compute->computes_in_host_memory()) {
+    for (std::size_t n = 0; n < pass.batch; ++n) {
+      const float* col = columns(pass, x + n * in_size, 1, col_);
+      pass.compute->gemm(false, false, filters_, pixels, rows, 1.0f, pass.params, rows, col,
+                         pixels, 0.0f, y + n * out_size, pixels);
+    }
+  } else {
+    const float* cols = columns(pass, x, pass.batch, col_);
+    pass.compute->gemm_batch(false, false, filters_, pixels, rows, 1.0f, pass.params, rows, 0,
+                             cols, pixels, geometry_.col_rows() * geometry_.col_cols(), 0.0f, y,
+                             pixels, out_size, pass.batch);
   }
   pass.compute->bias_activation(y, pass.params + static_cast<std::size_t>(filters_) * rows,
                                 pass.batch, static_cast<std::size_t>(filters_),
@@ -61,31 +71,63 @@ void Conv2D::forward(const Pass& pass, const float* x, float* y) {
 void Conv2D::backward(const Pass& pass, const float* x, const float* y, float* dy, float* dx) {
   const int rows = static_cast<int>(geometry_.col_rows());
   const int pixels = static_cast<int>(geometry_.col_cols());
-  const std::size_t in_size = input_size(), out_size = output_size();
-  float* dkernel = pass.grads;
+  const std::size_t out_size = output_size();
   pass.compute->activation_backward(y, dy, pass.batch * out_size, activation_, alpha_);
   pass.compute->bias_gradient(dy, pass.grads + static_cast<std::size_t>(filters_) * rows,
                               pass.batch, static_cast<std::size_t>(filters_),
                               static_cast<std::size_t>(pixels));
+  if (pass.compute->computes_in_host_memory()) {
+    backward_per_image(pass, x, dy, dx);
+  } else {
+    backward_batched(pass, x, dy, dx);
+  }
+}
+
+void Conv2D::backward_per_image(const Pass& pass, const float* x, const float* dy, float* dx) {
+  const int rows = static_cast<int>(geometry_.col_rows());
+  const int pixels = static_cast<int>(geometry_.col_cols());
+  const std::size_t in_size = input_size(), out_size = output_size();
   for (std::size_t n = 0; n < pass.batch; ++n) {
     const float* dy_n = dy + n * out_size;
-    const float* col = columns(pass, x + n * in_size);
+    const float* col = columns(pass, x + n * in_size, 1, col_);
     // dW (+)= dy_n col^T; the first image overwrites, the rest accumulate.
     pass.compute->gemm(false, true, filters_, rows, pixels, 1.0f, dy_n, pixels, col, pixels,
-                       n == 0 ? 0.0f : 1.0f, dkernel, rows);
+                       n == 0 ? 0.0f : 1.0f, pass.grads, rows);
     if (dx == nullptr) continue;
     // dcol = W^T dy_n, folded back onto the image.
     float* dx_n = dx + n * in_size;
-    if (direct()) {
-      pass.compute->gemm(true, false, rows, pixels, filters_, 1.0f, pass.params, rows, dy_n, pixels,
-                         0.0f, dx_n, pixels);
-      continue;
-    }
-    float* dcol = dcol_.get(geometry_.col_rows() * geometry_.col_cols(), *pass.compute);
+    float* dcol = direct() ? dx_n : dcol_.get(geometry_.col_rows() * geometry_.col_cols(),
+                                               *pass.compute);
     pass.compute->gemm(true, false, rows, pixels, filters_, 1.0f, pass.params, rows, dy_n, pixels,
                        0.0f, dcol, pixels);
-    pass.compute->col2im(dcol, geometry_, dx_n);
+    if (!direct()) pass.compute->col2im(dcol, geometry_, 1, dx_n);
   }
+}
+
+void Conv2D::backward_batched(const Pass& pass, const float* x, const float* dy, float* dx) {
+  const int rows = static_cast<int>(geometry_.col_rows());
+  const int pixels = static_cast<int>(geometry_.col_cols());
+  const std::size_t in_size = input_size(), out_size = output_size();
+  const std::size_t col_size = geometry_.col_rows() * geometry_.col_cols();
+  const std::size_t kernel_size = static_cast<std::size_t>(filters_) * rows;
+  Compute& compute = *pass.compute;
+  const float* cols = columns(pass, x, pass.batch, col_);
+  // Every image's dW_n = dy_n col_n^T, then their sum over the batch as ones^T [dW_0; dW_1; ...].
+  float* per_image = image_kernels_.get(pass.batch * kernel_size, compute);
+  compute.gemm_batch(false, true, filters_, rows, pixels, 1.0f, dy, pixels, out_size, cols,
+                     pixels, col_size, 0.0f, per_image, rows, kernel_size, pass.batch);
+  ones_host_.assign(pass.batch, 1.0f);
+  float* ones = ones_.get(pass.batch, compute);
+  compute.upload(ones, ones_host_.data(), pass.batch * sizeof(float));
+  const int batch = static_cast<int>(pass.batch), kernel_values = static_cast<int>(kernel_size);
+  compute.gemm(false, false, 1, kernel_values, batch, 1.0f, ones, batch, per_image, kernel_values,
+               0.0f, pass.grads, kernel_values);
+  if (dx == nullptr) return;
+  // dcol_n = W^T dy_n for every image, folded back onto the images.
+  float* dcols = direct() ? dx : dcol_.get(pass.batch * col_size, compute);
+  compute.gemm_batch(true, false, rows, pixels, filters_, 1.0f, pass.params, rows, 0, dy, pixels,
+                     out_size, 0.0f, dcols, pixels, direct() ? in_size : col_size, pass.batch);
+  if (!direct()) compute.col2im(dcols, geometry_, pass.batch, dx);
 }
 
 }  // namespace gradshare::nn

@@ -23,14 +23,21 @@ class Conv2D final : public Layer {
  private:
   // A 1x1 kernel with stride 1 and no padding needs no im2col: the image is its own matrix.
   bool direct() const;
-  // The im2col matrix of one image (or the image itself when direct()).
-  const float* columns(const Pass& pass, const float* image);
+  // The im2col matrices of `count` images in `buffer` (or the images themselves when direct()).
+  const float* columns(const Pass& pass, const float* images, std::size_t count,
+                       Scratch<float>& buffer);
+  // The kernel's gradient and dx, on the CPU image by image, elsewhere for the batch at once.
+  void backward_per_image(const Pass& pass, const float* x, const float* dy, float* dx);
+  void backward_batched(const Pass& pass, const float* x, const float* dy, float* dx);
 
   ConvGeometry geometry_;
   int filters_;
   Activation activation_;
   float alpha_;
   Scratch<float> col_, dcol_;
+  // The batched backward's per-image kernel gradients and the ones that sum them.
+  Scratch<float> image_kernels_, ones_;
+  std::vector<float> ones_host_;
 };
 
 }  // namespace gradshare::nn

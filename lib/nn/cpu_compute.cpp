@@ -12,11 +12,23 @@ namespace {
 
 namespace cpu = kernels::cpu;
 
+std::size_t image_size(const ConvGeometry& g) {
+  return static_cast<std::size_t>(g.channels) * g.height * g.width;
+}
+
 class CpuCompute final : public Compute {
  public:
   void gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha, const float* a,
             int lda, const float* b, int ldb, float beta, float* c, int ldc) override {
     cpu::gemm(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
+  void gemm_batch(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha,
+                  const float* a, int lda, std::size_t stride_a, const float* b, int ldb,
+                  std::size_t stride_b, float beta, float* c, int ldc, std::size_t stride_c,
+                  std::size_t count) override {
+    for (std::size_t i = 0; i < count; ++i)
+      cpu::gemm(transpose_a, transpose_b, m, n, k, alpha, a + i * stride_a, lda, b + i * stride_b,
+                ldb, beta, c + i * stride_c, ldc);
   }
   void bias_activation(float* y, const float* bias, std::size_t outer, std::size_t channels,
                        std::size_t inner, Activation activation, float alpha) override {
@@ -30,11 +42,15 @@ class CpuCompute final : public Compute {
                      std::size_t inner) override {
     cpu::bias_gradient(dy, db, outer, channels, inner);
   }
-  void im2col(const float* image, const ConvGeometry& g, float* col) override {
-    cpu::im2col(image, g, col);
+  void im2col(const float* images, const ConvGeometry& g, std::size_t count,
+              float* cols) override {
+    const std::size_t image = image_size(g), col = g.col_rows() * g.col_cols();
+    for (std::size_t i = 0; i < count; ++i) cpu::im2col(images + i * image, g, cols + i * col);
   }
-  void col2im(const float* col, const ConvGeometry& g, float* image) override {
-    cpu::col2im(col, g, image);
+  void col2im(const float* cols, const ConvGeometry& g, std::size_t count,
+              float* images) override {
+    const std::size_t image = image_size(g), col = g.col_rows() * g.col_cols();
+    for (std::size_t i = 0; i < count; ++i) cpu::col2im(cols + i * col, g, images + i * image);
   }
   void maxpool_forward(const float* x, const PoolGeometry& g, std::size_t planes, float* y,
                        std::int32_t* argmax) override {
