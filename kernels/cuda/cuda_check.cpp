@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/errors.h"
+#include "kernels/cuda/cublas_library.h"
 
 namespace gradshare::kernels::cuda {
 namespace {
@@ -45,8 +46,8 @@ void cuda_failed(cudaError_t error, const char* call, const char* file, int line
 }
 
 void cublas_failed(cublasStatus_t status, const char* call, const char* file, int line) {
-  std::string message = "cuBLAS error " + std::string(cublasGetStatusName(status)) + " (" +
-                        cublasGetStatusString(status) + ") at " + where(call, file, line);
+  std::string message = "cuBLAS error " + std::string(cublas().status_name(status)) + " (" +
+                        cublas().status_string(status) + ") at " + where(call, file, line);
   if (status == CUBLAS_STATUS_ALLOC_FAILED) message += "; hint: out of GPU memory";
   if (status == CUBLAS_STATUS_NOT_INITIALIZED) message += "; hint: no usable GPU or driver";
   throw core::RuntimeError(message);

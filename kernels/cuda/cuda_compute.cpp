@@ -1,7 +1,7 @@
 // cuda_compute.cpp: CudaCompute, forwarding each Compute call to its kernels/cuda twin.
 #include "kernels/cuda/cuda_compute.h"
 
-#include <cublas_v2.h>
+#include "kernels/cuda/cublas_library.h"
 
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device.h"
@@ -14,10 +14,10 @@ CudaCompute::CudaCompute() {
   sums_.reserve(1);
   stream_ = create_stream();
   try {
-    GS_CUBLAS_CHECK(cublasCreate(&blas_));
-    GS_CUBLAS_CHECK(cublasSetStream(blas_, stream_));
+    GS_CUBLAS_CHECK(cublas().create(&blas_));
+    GS_CUBLAS_CHECK(cublas().set_stream(blas_, stream_));
   } catch (...) {
-    if (blas_ != nullptr) cublasDestroy(blas_);
+    if (blas_ != nullptr) cublas().destroy(blas_);
     cudaStreamDestroy(stream_);
     throw;
   }
@@ -25,7 +25,7 @@ CudaCompute::CudaCompute() {
 
 CudaCompute::~CudaCompute() {
   cudaStreamSynchronize(stream_);  // the buffers below must outlive the work that uses them
-  cublasDestroy(blas_);
+  cublas().destroy(blas_);
   cudaStreamDestroy(stream_);
 }
 
