@@ -39,10 +39,9 @@ bool Conv2D::direct() const {
   return geometry_.kernel == 1 && geometry_.stride == 1 && geometry_.padding == 0;
 }
 
-const float* Conv2D::columns(const Pass& pass, const float* images, std::size_t count,
-                             Scratch<float>& buffer) {
+const float* Conv2D::columns(const Pass& pass, const float* images, std::size_t count) {
   if (direct()) return images;
-  float* cols = buffer.get(count * geometry_.col_rows() * geometry_.col_cols(), *pass.compute);
+  float* cols = col_.get(count * geometry_.col_rows() * geometry_.col_cols(), *pass.compute);
   pass.compute->im2col(images, geometry_, count, cols);
   return cols;
 }
@@ -53,12 +52,12 @@ void Conv2D::forward(const Pass& pass, const float* x, float* y) {
   const std::size_t in_size = input_size(), out_size = output_size();
   if (pass.compute->computes_in_host_memory()) {
     for (std::size_t n = 0; n < pass.batch; ++n) {
-      const float* col = columns(pass, x + n * in_size, 1, col_);
+      const float* col = columns(pass, x + n * in_size, 1);
       pass.compute->gemm(false, false, filters_, pixels, rows, 1.0f, pass.params, rows, col,
                          pixels, 0.0f, y + n * out_size, pixels);
     }
   } else {
-    const float* cols = columns(pass, x, pass.batch, col_);
+    const float* cols = columns(pass, x, pass.batch);
     pass.compute->gemm_batch(false, false, filters_, pixels, rows, 1.0f, pass.params, rows, 0,
                              cols, pixels, geometry_.col_rows() * geometry_.col_cols(), 0.0f, y,
                              pixels, out_size, pass.batch);
@@ -89,7 +88,7 @@ void Conv2D::backward_per_image(const Pass& pass, const float* x, const float* d
   const std::size_t in_size = input_size(), out_size = output_size();
   for (std::size_t n = 0; n < pass.batch; ++n) {
     const float* dy_n = dy + n * out_size;
-    const float* col = columns(pass, x + n * in_size, 1, col_);
+    const float* col = columns(pass, x + n * in_size, 1);
     // dW (+)= dy_n col^T; the first image overwrites, the rest accumulate.
     pass.compute->gemm(false, true, filters_, rows, pixels, 1.0f, dy_n, pixels, col, pixels,
                        n == 0 ? 0.0f : 1.0f, pass.grads, rows);
@@ -111,7 +110,7 @@ void Conv2D::backward_batched(const Pass& pass, const float* x, const float* dy,
   const std::size_t col_size = geometry_.col_rows() * geometry_.col_cols();
   const std::size_t kernel_size = static_cast<std::size_t>(filters_) * rows;
   Compute& compute = *pass.compute;
-  const float* cols = columns(pass, x, pass.batch, col_);
+  const float* cols = columns(pass, x, pass.batch);
   // Every image's dW_n = dy_n col_n^T, then their sum over the batch as ones^T [dW_0; dW_1; ...].
   float* per_image = image_kernels_.get(pass.batch * kernel_size, compute);
   compute.gemm_batch(false, true, filters_, rows, pixels, 1.0f, dy, pixels, out_size, cols,

@@ -23,9 +23,8 @@ class Conv2D final : public Layer {
  private:
   // A 1x1 kernel with stride 1 and no padding needs no im2col: the image is its own matrix.
   bool direct() const;
-  // The im2col matrices of `count` images in `buffer` (or the images themselves when direct()).
-  const float* columns(const Pass& pass, const float* images, std::size_t count,
-                       Scratch<float>& buffer);
+  // The im2col matrices of `count` images (or the images themselves when direct()).
+  const float* columns(const Pass& pass, const float* images, std::size_t count);
   // The kernel's gradient and dx, on the CPU image by image, elsewhere for the batch at once.
   void backward_per_image(const Pass& pass, const float* x, const float* dy, float* dx);
   void backward_batched(const Pass& pass, const float* x, const float* dy, float* dx);
