@@ -141,9 +141,9 @@ Batch random_batch(const Model& model, std::size_t batch, std::uint64_t seed) {
 }
 
 TEST(ModelOffHost, TrainsAndEvaluatesLikeTheCpuBitForBit) {
+  OffHostCompute backend;  // before the models: it must outlive the buffers they hold in it
   const Model reference = Model::build(small_cnn(), 11);
   Model on_cpu = reference, off_host = reference;
-  OffHostCompute backend;
   off_host.compute_on(backend);
   ASSERT_FALSE(off_host.computes_on_host());
   core::Rng rng_cpu(5), rng_off(5);
@@ -188,8 +188,8 @@ TEST(ModelOffHost, TrainsAndEvaluatesLikeTheCpuBitForBit) {
 }
 
 TEST(ModelOffHost, ACopyComputesOnTheCpuAndBuffersAreReusedOnceGrown) {
+  OffHostCompute backend;  // before the model: it must outlive the buffers the model holds in it
   Model model = Model::build(small_cnn(), 3);
-  OffHostCompute backend;
   model.compute_on(backend);
   const Model copy = model;
   EXPECT_TRUE(copy.computes_on_host());
