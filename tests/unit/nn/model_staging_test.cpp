@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/rng.h"
+#include "model_specs.h"
 #include "nn/model.h"
 
 namespace gradshare::nn {
@@ -98,46 +99,21 @@ class OffHostCompute final : public Compute {
   static Compute& cpu() { return cpu_compute(); }
 };
 
-config::LayerSpec layer(const char* type, const char* activation = "none") {
-  config::LayerSpec spec;
-  spec.type = type;
-  spec.activation = activation;
-  return spec;
-}
+using testing::conv;
+using testing::dense;
+using testing::layer;
+using testing::maxpool;
+using testing::random_batch;
+using testing::Batch;
 
 config::ModelConfig small_cnn() {
   config::ModelConfig spec;
   spec.input_shape = {1, 8, 8};
   spec.num_classes = 5;
   spec.l2 = 0.01;
-  config::LayerSpec conv = layer("conv2d", "relu");
-  conv.filters = 4;
-  conv.kernel = 3;
-  conv.padding = 1;
-  config::LayerSpec pool = layer("maxpool2d");
-  pool.pool = 2;
-  pool.stride = 2;
-  config::LayerSpec hidden = layer("dense", "tanh");
-  hidden.units = 12;
-  config::LayerSpec out = layer("dense");
-  out.units = 5;
-  spec.layers = {conv, pool, layer("flatten"), hidden, layer("dropout"), out};
+  spec.layers = {conv(4, 3, 1, 1, "relu"), maxpool(2, 2), layer("flatten"), dense(12, "tanh"),
+                 layer("dropout"), dense(5)};
   return spec;
-}
-
-struct Batch {
-  std::vector<float> x;
-  std::vector<std::int32_t> labels;
-};
-
-Batch random_batch(const Model& model, std::size_t batch, std::uint64_t seed) {
-  core::Rng rng(seed);
-  Batch b;
-  b.x.resize(batch * model.sample_size());
-  for (float& v : b.x) v = rng.normal();
-  for (std::size_t i = 0; i < batch; ++i)
-    b.labels.push_back(static_cast<std::int32_t>(rng.below(model.num_classes())));
-  return b;
 }
 
 TEST(ModelOffHost, TrainsAndEvaluatesLikeTheCpuBitForBit) {

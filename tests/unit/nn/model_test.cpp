@@ -12,6 +12,7 @@
 
 #include "core/errors.h"
 #include "core/rng.h"
+#include "model_specs.h"
 #include "reference.h"
 
 namespace gradshare::nn {
@@ -20,51 +21,12 @@ namespace {
 using ::testing::HasSubstr;
 using testing::Vec;
 
-config::LayerSpec layer(std::string type) {
-  config::LayerSpec spec;
-  spec.type = std::move(type);
-  return spec;
-}
-
-config::LayerSpec dense(std::int64_t units, std::string activation = "none") {
-  config::LayerSpec spec = layer("dense");
-  spec.units = units;
-  spec.activation = std::move(activation);
-  return spec;
-}
-
-config::LayerSpec conv(std::int64_t filters, std::int64_t kernel, std::int64_t stride,
-                       std::int64_t padding, std::string activation) {
-  config::LayerSpec spec = layer("conv2d");
-  spec.filters = filters;
-  spec.kernel = kernel;
-  spec.stride = stride;
-  spec.padding = padding;
-  spec.activation = std::move(activation);
-  return spec;
-}
-
-config::LayerSpec maxpool(std::int64_t pool, std::int64_t stride) {
-  config::LayerSpec spec = layer("maxpool2d");
-  spec.pool = pool;
-  spec.stride = stride;
-  return spec;
-}
-
-struct Batch {
-  std::vector<float> x;
-  std::vector<std::int32_t> labels;
-};
-
-Batch random_batch(const Model& model, std::size_t batch, std::uint64_t seed) {
-  core::Rng rng(seed);
-  Batch b;
-  b.x.resize(batch * model.sample_size());
-  for (float& v : b.x) v = rng.normal();
-  for (std::size_t i = 0; i < batch; ++i)
-    b.labels.push_back(static_cast<std::int32_t>(rng.below(model.num_classes())));
-  return b;
-}
+using testing::Batch;
+using testing::conv;
+using testing::dense;
+using testing::layer;
+using testing::maxpool;
+using testing::random_batch;
 
 void check_model_gradient(const config::ModelConfig& spec, std::size_t batch) {
   Model model = Model::build(spec, 17);
