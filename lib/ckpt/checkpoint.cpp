@@ -28,7 +28,8 @@ void fsync_path(const std::string& path, int flags) {
 
 // The bytes of the float arrays a checkpoint holds (what the file needs at least).
 std::uintmax_t payload_bytes(const Checkpoint& c) {
-  std::uintmax_t floats = c.parameters.size() + c.residuals.size() + c.thresholds.size();
+  std::uintmax_t floats =
+      c.parameters.size() + c.buffers.size() + c.residuals.size() + c.thresholds.size();
   for (const auto& buffer : c.optimizer_state) floats += buffer.values.size();
   for (const auto& worker : c.worker_optimizers)
     for (const auto& buffer : worker.buffers) floats += buffer.values.size();
@@ -58,6 +59,15 @@ void write_contents(Hdf5File& file, const Checkpoint& c) {
     const std::string dataset = "/model/" + view.layer + "/" + view.role;
     file.write_floats(dataset, c.parameters.data() + view.offset, shape);
     file.write_attribute(dataset, "offset", static_cast<std::int64_t>(view.offset));
+  }
+  if (!c.buffers.empty()) file.write_floats("/buffers", c.buffers.data(), {c.buffers.size()});
+  for (const auto& view : c.buffer_views) {
+    GS_CHECK(view.offset + view.size <= c.buffers.size(),
+             "buffer " + view.layer + "/" + view.role + " out of range");
+    std::vector<hsize_t> shape(view.shape.begin(), view.shape.end());
+    const std::string dataset = "/model/" + view.layer + "/" + view.role;
+    file.write_floats(dataset, c.buffers.data() + view.offset, shape);
+    file.write_attribute(dataset, "buffer_offset", static_cast<std::int64_t>(view.offset));
   }
   for (const auto& buffer : c.optimizer_state) {
     GS_CHECK(buffer.values.size() == n, "optimizer state '" + buffer.name + "' has the wrong size");
@@ -161,24 +171,32 @@ Checkpoint read_contents(const Hdf5File& file) {
   const std::size_t n = c.parameters.size();
   if (shape.size() != 1 || n == 0)
     throw std::runtime_error(file.path() + ": '/parameters' must be a non-empty vector");
+  if (file.has_object("/buffers")) c.buffers = file.read_floats("/buffers");
   if (file.has_object("/model")) {
     for (const auto& layer : file.list_group("/model")) {
       for (const auto& role : file.list_group("/model/" + layer)) {
         const std::string dataset = "/model/" + layer + "/" + role;
         std::vector<hsize_t> view_shape;
         const auto values = file.read_floats(dataset, &view_shape);
-        const auto offset = file.read_int_attribute(dataset, "offset");
-        if (offset < 0 || static_cast<std::size_t>(offset) + values.size() > n)
-          throw std::runtime_error(file.path() + ": '" + dataset + "' lies outside the parameters");
-        c.views.push_back({layer,
-                           role,
-                           {view_shape.begin(), view_shape.end()},
-                           static_cast<std::size_t>(offset),
-                           values.size()});
+        const bool buffer = file.has_attribute(dataset, "buffer_offset");
+        const auto offset = file.read_int_attribute(dataset, buffer ? "buffer_offset" : "offset");
+        const std::size_t limit = buffer ? c.buffers.size() : n;
+        if (offset < 0 || static_cast<std::size_t>(offset) + values.size() > limit)
+          throw std::runtime_error(file.path() + ": '" + dataset + "' lies outside the " +
+                                   (buffer ? "buffers" : "parameters"));
+        (buffer ? c.buffer_views : c.views)
+            .push_back({layer,
+                        role,
+                        {view_shape.begin(), view_shape.end()},
+                        static_cast<std::size_t>(offset),
+                        values.size()});
       }
     }
-    std::sort(c.views.begin(), c.views.end(),
-              [](const TensorView& a, const TensorView& b) { return a.offset < b.offset; });
+    const auto by_offset = [](const TensorView& a, const TensorView& b) {
+      return a.offset < b.offset;
+    };
+    std::sort(c.views.begin(), c.views.end(), by_offset);
+    std::sort(c.buffer_views.begin(), c.buffer_views.end(), by_offset);
   }
   if (file.has_object("/optimizer")) c.optimizer_state = read_buffers(file, "/optimizer", n);
   if (file.has_object("/workers")) c.worker_optimizers = read_worker_optimizers(file, n);

@@ -5,7 +5,12 @@
 //                           strategy, iteration, epoch, partitions_done (int64 list), rng_state
 //                           (4 x uint64), world_size, created (ISO time), complete (written last)
 //   /parameters             float32 [n]: the flat parameter vector
-//   /model/<layer>/<role>   float32 with the layer's shape (kernel | bias), a copy in Keras' spirit
+//   /model/<layer>/<role>   float32 with the layer's shape (kernel | bias), a copy in Keras' spirit;
+//                           attribute `offset` into /parameters. A TorchScript module's tensors
+//                           go under their module path and name (/model/stage1.bn1/weight), its
+//                           buffers too, with attribute `buffer_offset` into /buffers instead
+//   /buffers                optional float32 [m]: a TorchScript module's buffers (batch norm's
+//                           running statistics, num_batches_tracked as float), in module order
 //   /optimizer/<name>       float32 [n]: updater state (root attribute `optimizer_step`); for
 //                           Downpour the server optimizer's, its shards concatenated
 //   /workers/<w>/optimizer  optional: worker w's own updater state (w = 0, 1, ... in rank
@@ -60,6 +65,8 @@ struct Checkpoint {
   std::string created;
   std::vector<float> parameters;
   std::vector<TensorView> views;
+  std::vector<float> buffers;
+  std::vector<TensorView> buffer_views;  // offsets into buffers
   std::vector<NamedBuffer> optimizer_state;
   std::int64_t optimizer_step = 0;
   // Each worker's own optimizer state, in worker order; empty where the single state above

@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include "nn/torchscript_loader.h"
 #include "topology/mode.h"
 #include "train/training_compute.h"
 
@@ -48,8 +49,10 @@ std::string banner(const RunContext& context) {
   }
   if (cfg.training.strategy == "downpour")
     text += " | servers " + std::to_string(cfg.downpour.servers);
-  const std::string device = train::resolve_compute_device(cfg.compute);
+  const std::string device = train::resolve_compute_device(cfg);
   if (device != "cpu") text += " | compute " + device;
+  if (!cfg.model.torchscript.empty())
+    text += " | model TorchScript (" + nn::torchscript_support() + ")";
   return text;
 }
 
@@ -60,7 +63,7 @@ std::string version_text() {
          (built_with_cuda() ? "yes (compute.device: cuda runs the workers' forward and backward "
                               "passes on the GPU)"
                             : "no") +
-         "\n";
+         "\nTorchScript models: " + nn::torchscript_support() + "\n";
 }
 
 }  // namespace gradshare::cli

@@ -27,6 +27,7 @@
 #include "cli/mpi_sharing_session.h"
 #include "cli/mpi_group_session.h"
 #include "cli/replacement.h"
+#include "train/model_file.h"
 #include "train/sharing/gradient_sharing.h"
 #include "cli/job_failure.h"
 #include "cli/mpi_session.h"
@@ -52,7 +53,7 @@ namespace {
 // checkpoint.resume naming a file: it must be a readable checkpoint of this model's size, found
 // before the run directory is made (a bad path writes nothing). Returns the config it was
 // written with.
-std::string check_resume_file(const config::ExperimentConfig& config, std::size_t parameter_count) {
+std::string check_resume_file(const config::ExperimentConfig& config, const nn::Model& model) {
   const auto& resume = config.checkpoint.resume;
   ckpt::Checkpoint checkpoint;
   try {
@@ -60,22 +61,18 @@ std::string check_resume_file(const config::ExperimentConfig& config, std::size_
   } catch (const core::UserError& error) {
     throw core::UserError(std::string("checkpoint.resume: ") + error.what());
   }
-  if (checkpoint.parameters.size() != parameter_count)
-    throw core::UserError("checkpoint.resume: " + resume + " holds " +
-                          std::to_string(checkpoint.parameters.size()) +
-                          " parameters, the model of this config has " +
-                          std::to_string(parameter_count));
+  train::check_checkpoint_matches(checkpoint, "checkpoint.resume: " + resume, model);
   return checkpoint.config_yaml;
 }
 
 // The master's checks of what this run resumes (checkpoint.resume): the file, and the config
 // it was written with against this one (resume_config_check.h). Returns the lines to log.
 std::vector<std::string> check_resume(const config::ExperimentConfig& config,
-                                      std::size_t parameter_count, const std::string& run_path) {
+                                      const nn::Model& model, const std::string& run_path) {
   const auto& resume = config.checkpoint.resume;
   if (resume == "never") return {};
   if (resume != "auto")
-    return check_resume_config(config, check_resume_file(config, parameter_count), resume);
+    return check_resume_config(config, check_resume_file(config, model), resume);
   const auto previous = resumed_config_text(run_path);
   if (previous.empty()) return {};
   return check_resume_config(config, previous, run_path + "/config.yaml");
@@ -210,7 +207,7 @@ int train_in_session(const config::ExperimentConfig& config, MpiSession& mpi) {
         nn::Model::build(context.config.model, static_cast<std::uint64_t>(context.config.run.seed));
     if (context.is_master()) {
       run_path = report::RunDirectory::choose_path(context.config.run);
-      notes = check_resume(context.config, model.parameter_count(), run_path);
+      notes = check_resume(context.config, model, run_path);
     }
     apply_config(context);
     check_compute_device(context);

@@ -31,13 +31,13 @@ class Checker {
     fail(anchor, because + " needs '" + path + "'");
   }
 
- private:
   [[noreturn]] void fail(const std::string& path, const std::string& message) const {
     auto it = where_.find(path);
     const std::string& at = it == where_.end() ? source_ : it->second;
     throw core::UserError((at.empty() ? "" : at + ": ") + message);
   }
 
+ private:
   const std::map<std::string, std::string>& where_;
   std::string source_;
 };
@@ -61,6 +61,12 @@ void cross_check(const ExperimentConfig& c, const std::map<std::string, std::str
   check.require_le("fault_tolerance.heartbeat_ms",
                    static_cast<double>(c.fault_tolerance.heartbeat_ms),
                    "fault_tolerance.timeout_ms", static_cast<double>(c.fault_tolerance.timeout_ms));
+
+  if (!c.model.torchscript.empty() && c.compute.device == "cuda")
+    check.fail("compute.device",
+               "compute.device is cuda, which trains built-in models (model.layers) only; a "
+               "model.torchscript module trains on libtorch's CPU backend here: set "
+               "compute.device: cpu");
 
   const DataConfig& d = c.data;
   if (d.dataset == "custom") {

@@ -84,6 +84,9 @@ struct FaultInjection {
   X(model, num_classes, std::int64_t, 10, GS_RANGE(2, 1.0e6), "Number of output classes")       \
   X(model, layers, std::vector<LayerSpec>, {}, GS_ANY,                                         \
     "List of layers: {type: dense|conv2d|maxpool2d|flatten|dropout, ...}; see the README")     \
+  X(model, torchscript, std::string, "", GS_ANY,                                               \
+    "A PyTorch module saved with torch.jit.save: trained instead of model.layers; forward(x) " \
+    "takes [batch] + input_shape and returns logits [batch, num_classes]")                    \
   X(model, init, std::string, "auto", GS_CHOICES("auto", "he", "xavier"),                      \
     "Weight initialisation; auto: He for ReLU-family layers, Xavier otherwise")               \
   X(model, l2, double, 0.0, GS_RANGE(0.0, 1.0), "L2 weight decay coefficient (added to the gradient)")
@@ -273,7 +276,8 @@ struct FaultInjection {
     "staleness)")
 
 #define GS_COMPUTE_KEYS(X)                                                                     \
-  X(compute, threads, std::int64_t, 1, GS_RANGE(1, 1024), "BLAS threads per rank")              \
+  X(compute, threads, std::int64_t, 1, GS_RANGE(1, 1024),                                     \
+    "BLAS threads per rank (libtorch's intra-op threads for model.torchscript)")              \
   X(compute, device, std::string, "cpu", GS_CHOICES("cpu", "cuda", "auto"),                    \
     "Where the workers' forward and backward passes run (the optimizer and the codec stay on " \
     "the CPU); auto picks cuda when a GPU is visible")

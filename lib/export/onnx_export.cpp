@@ -121,6 +121,10 @@ void write_file(const fs::path& out, const fs::path& directory, const std::strin
 Model to_onnx(const train::LoadedModel& loaded, const data::Normalization& normalization,
               const std::string& source) {
   const config::ModelConfig& spec = loaded.config.model;
+  if (loaded.model.is_module())
+    throw core::UserError(source + ": a model.torchscript run is exported by PyTorch, not by "
+                          "gradshare: torch.onnx.export on its model.pt (torch.jit.load), "
+                          "normalisation in its gradshare.json");
   GraphBuilder b;
   nn::Shape shape = spec.input_shape;
   for (std::size_t i = 0; i < spec.layers.size(); ++i) {

@@ -10,6 +10,7 @@
 #include "nn/init.h"
 #include "nn/layer_factory.h"
 #include "nn/threads.h"
+#include "nn/torchscript_loader.h"
 
 namespace gradshare::nn {
 namespace {
@@ -47,6 +48,7 @@ std::string with_commas(std::size_t n) {
 
 Model Model::build(const config::ModelConfig& spec, std::uint64_t seed) {
   ensure_default_compute_threads();
+  if (!spec.torchscript.empty()) return build_module(spec);
   Model model;
   model.input_shape_ = checked_input_shape(spec.input_shape);
   if (spec.num_classes < 2)
@@ -102,6 +104,79 @@ Model Model::build(const config::ModelConfig& spec, std::uint64_t seed) {
   model.outputs_.resize(model.layers_.size());
   model.output_ptrs_.resize(model.layers_.size());
   return model;
+}
+
+Model Model::build_module(const config::ModelConfig& spec) {
+  if (!spec.layers.empty())
+    throw core::UserError("model.layers: set together with model.torchscript; the module is "
+                          "the model, so leave model.layers out");
+  Model model;
+  model.input_shape_ = checked_input_shape(spec.input_shape);
+  if (spec.num_classes < 2)
+    throw core::UserError("model.num_classes: must be >= 2, got " +
+                          std::to_string(spec.num_classes));
+  model.num_classes_ = static_cast<std::size_t>(spec.num_classes);
+  model.l2_ = static_cast<float>(spec.l2);
+  model.max_width_ = element_count(model.input_shape_);
+  model.module_.network =
+      load_torchscript(spec.torchscript, model.input_shape_, model.num_classes_, compute_threads());
+  const ModuleNetwork& network = *model.module_.network;
+  std::size_t count = 0;
+  for (const ModuleTensor& tensor : network.parameters()) {
+    const auto dot = tensor.name.rfind('.');
+    // A 0-dimensional tensor (a learnt scalar) is stored as [1], as HDF5 datasets are.
+    model.views_.push_back({dot == std::string::npos ? "module" : tensor.name.substr(0, dot),
+                            dot == std::string::npos ? tensor.name : tensor.name.substr(dot + 1),
+                            tensor.shape.empty() ? Shape{1} : tensor.shape, tensor.offset,
+                            tensor.size});
+    count = tensor.offset + tensor.size;
+  }
+  if (count > kMaxParameters)
+    throw core::UserError("model.torchscript: " + spec.torchscript + ": the module exceeds " +
+                          with_commas(kMaxParameters) + " parameters");
+  model.parameters_.assign(count, 0.0f);
+  model.gradients_.assign(count, 0.0f);
+  network.read_parameters(model.parameters_.data());
+  return model;
+}
+
+ModuleNetwork& Model::bound_module() {
+  Module& m = module_;
+  if (m.bound_parameters != parameters_.data() || m.bound_gradients != gradients_.data()) {
+    m.network->bind(parameters_.data(), gradients_.data());
+    m.bound_parameters = parameters_.data();
+    m.bound_gradients = gradients_.data();
+  }
+  return *m.network;
+}
+
+const std::vector<ModuleTensor>& Model::buffer_views() const {
+  static const std::vector<ModuleTensor> none;
+  return is_module() ? module_.network->buffers() : none;
+}
+
+std::vector<float> Model::buffers() const {
+  const auto& views = buffer_views();
+  std::vector<float> values(views.empty() ? 0 : views.back().offset + views.back().size);
+  if (!values.empty()) module_.network->read_buffers(values.data());
+  return values;
+}
+
+void Model::set_buffers(std::span<const float> values) {
+  const std::size_t expected = buffers().size();
+  GS_CHECK(values.size() == expected, "set_buffers: " + std::to_string(values.size()) +
+                                          " values for " + std::to_string(expected) + " buffers");
+  if (!values.empty()) module_.network->write_buffers(values.data());
+}
+
+void Model::refresh_statistics(const float* inputs, std::size_t batch) {
+  if (is_module() && batch > 0) bound_module().refresh_statistics(inputs, batch);
+}
+
+void Model::save_module(const std::string& path, const std::string& metadata_name,
+                        const std::string& metadata) const {
+  GS_CHECK(is_module(), "save_module: a built-in model is no module");
+  const_cast<Model*>(this)->bound_module().save(path, metadata_name, metadata);
 }
 
 void Model::swap_parameters(std::vector<float>& other) {
@@ -173,6 +248,19 @@ BatchResult Model::train_batch(const float* inputs, const std::int32_t* labels, 
   GS_CHECK(batch <= static_cast<std::size_t>(std::numeric_limits<int>::max()) / max_width_,
            "batch too large");
   check_labels(labels, batch);
+  if (is_module()) {
+    ModuleNetwork& network = bound_module();
+    std::fill(gradients_.begin(), gradients_.end(), 0.0f);  // backward adds into them
+    const BatchResult result = network.train_batch(inputs, labels, batch, rng.next());
+    if (l2_ > 0.0f) {  // weight decay on weights (two or more dimensions), not biases or norms
+      for (const ParameterView& view : views_) {
+        if (view.shape.size() >= 2)
+          cpu_compute().axpy(l2_, parameters_.data() + view.offset, gradients_.data() + view.offset,
+                         view.size);
+      }
+    }
+    return result;
+  }
   const Staged staged = stage(inputs, labels, batch);
   const float* logits = forward(staged.inputs, batch, true, &rng);
   float* dlogits = grad_a_.get(batch * max_width_, compute());
@@ -192,6 +280,7 @@ BatchResult Model::evaluate_batch(const float* inputs, const std::int32_t* label
   GS_CHECK(batch <= static_cast<std::size_t>(std::numeric_limits<int>::max()) / max_width_,
            "batch too large");
   if (labels != nullptr) check_labels(labels, batch);
+  if (is_module()) return bound_module().evaluate_batch(inputs, labels, batch, predicted);
   const Staged staged = stage(inputs, labels, batch);
   const float* logits = forward(staged.inputs, batch, false, nullptr);
   std::int32_t* classes = compute().computes_in_host_memory() || predicted == nullptr
@@ -228,6 +317,22 @@ Model::Staged Model::stage(const float* inputs, const std::int32_t* labels, std:
 std::string Model::summary() const {
   std::string out;
   char line[160];
+  if (is_module()) {
+    for (const ModuleTensor& tensor : module_.network->parameters()) {
+      std::snprintf(line, sizeof(line), "%-40s %-14s %12s\n", tensor.name.c_str(),
+                    shape_string(tensor.shape).c_str(), with_commas(tensor.size).c_str());
+      out += line;
+    }
+    const std::size_t buffered = buffers().size();
+    if (buffered > 0) {
+      std::snprintf(line, sizeof(line), "%-55s %12s buffer values (%zu tensors)\n", "buffers",
+                    with_commas(buffered).c_str(), buffer_views().size());
+      out += line;
+    }
+    std::snprintf(line, sizeof(line), "%-55s %12s parameters\n", "total",
+                  with_commas(parameters_.size()).c_str());
+    return out + line;
+  }
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     const Layer& layer = *layers_[i];
     const std::string name = std::string(layer.type()) + "_" + std::to_string(i);

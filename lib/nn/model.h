@@ -1,5 +1,6 @@
-// model.h: a feed-forward network built from config::ModelConfig, ending in softmax +
-// cross-entropy. All parameters live in ONE contiguous float32 buffer (layer by layer, kernel
+// model.h: a network built from config::ModelConfig, ending in softmax + cross-entropy:
+// either gradshare's own layer stack (model.layers) or the user's module (model.torchscript,
+// run by libtorch through nn::ModuleNetwork; see module_network.h). All parameters live in ONE contiguous float32 buffer (layer by layer, kernel
 // then bias) with per-tensor views; the gradient buffer has the same layout. That flat vector
 // is what gradient sharing, averaging, checkpoints and the parameter server move around.
 // A Model copies like a value (workers and the master each hold a replica); work buffers are
@@ -17,26 +18,25 @@
 #include "core/rng.h"
 #include "nn/compute.h"
 #include "nn/layer.h"
+#include "nn/module_network.h"
 
 namespace gradshare::nn {
 
 struct ParameterView {
-  std::string layer;                 // "<type>_<index in model.layers>", e.g. "dense_0", "conv2d_2"
-  std::string role;                  // "kernel" | "bias"
+  std::string layer;                 // "<type>_<index in model.layers>", e.g. "dense_0", "conv2d_2";
+                                     // a module's dotted path, e.g. "stage1.bn1" ("module" at the top)
+  std::string role;                  // "kernel" | "bias"; a module's own name ("weight", "bias", ...)
   std::vector<std::int64_t> shape;   // dense kernel [in, out]; conv2d kernel [out, in, k, k]
   std::size_t offset = 0, size = 0;  // in floats, into parameters() / gradients()
-};
-
-struct BatchResult {
-  double loss = 0.0;         // mean cross-entropy over the batch, WITHOUT the L2 term
-  std::int64_t correct = 0;  // samples whose arg-max equals the label
 };
 
 class Model {
  public:
   // Builds and checks the layers (UserError naming the entry, e.g. "model.layers[2] (conv2d,
   // line 14): kernel 5 larger than input 4x4") and initialises the weights from
-  // Rng::derive(seed, 1). The last layer must output num_classes values.
+  // Rng::derive(seed, 1). The last layer must output num_classes values. With
+  // model.torchscript the module is loaded instead (torchscript_loader.h says what it checks)
+  // and its saved values are the initial parameters; `threads` is libtorch's per process.
   static Model build(const config::ModelConfig& spec, std::uint64_t seed);
 
   std::size_t parameter_count() const { return parameters_.size(); }
@@ -66,6 +66,19 @@ class Model {
   void compute_on(Compute& compute) { backend_.compute = &compute; }
   bool computes_on_host() const { return backend_.compute->computes_in_host_memory(); }
 
+  // A TorchScript module's state besides its parameters (batch norm's running statistics,
+  // num_batches_tracked as floats), in buffer_views() order; empty for built-in models.
+  bool is_module() const { return module_.network != nullptr; }
+  const std::vector<ModuleTensor>& buffer_views() const;
+  std::vector<float> buffers() const;
+  void set_buffers(std::span<const float> values);  // buffers().size() values
+  // A train-mode forward without gradients: updates running statistics from this batch.
+  void refresh_statistics(const float* inputs, std::size_t batch);
+  // Saves the module (torch.jit.load opens it) with its current parameters and buffers and
+  // `metadata` stored beside it as extra file `metadata_name`. Only for is_module().
+  void save_module(const std::string& path, const std::string& metadata_name,
+                   const std::string& metadata) const;
+
   // One line per layer (name, activation, output shape, parameters) and a total line.
   std::string summary() const;
   std::size_t sample_size() const { return element_count(input_shape_); }
@@ -73,6 +86,10 @@ class Model {
 
  private:
   Model() = default;
+  static Model build_module(const config::ModelConfig& spec);
+  // The module's tensors are views of parameters_ and gradients_: bind them again after either
+  // moved (a copy of the Model, swap_parameters).
+  ModuleNetwork& bound_module();
   // Runs every layer; returns the logits [batch][num_classes].
   const float* forward(const float* inputs, std::size_t batch, bool training, core::Rng* rng);
   // Backpropagates dL/dlogits, which forward's caller left in grad_a_.
@@ -103,6 +120,21 @@ class Model {
     Backend(Backend&&) noexcept = default;
     Backend& operator=(Backend&&) noexcept = default;
   } backend_;
+  // The user's module, when model.torchscript names one (then layers_ is empty). A copy of the
+  // Model clones it, bound to nothing until its first pass.
+  struct Module {
+    std::unique_ptr<ModuleNetwork> network;
+    const float* bound_parameters = nullptr;
+    const float* bound_gradients = nullptr;
+    Module() = default;
+    Module(const Module& other) : network(other.network ? other.network->clone() : nullptr) {}
+    Module& operator=(const Module& other) {
+      if (this != &other) *this = Module(other);
+      return *this;
+    }
+    Module(Module&&) noexcept = default;
+    Module& operator=(Module&&) noexcept = default;
+  } module_;
   std::vector<LayerPtr> layers_;
   std::vector<std::size_t> offsets_;  // first parameter of each layer
   std::size_t first_trainable_ = 0;   // no input gradient is needed at or before this layer

@@ -10,6 +10,7 @@
 #include "report/evaluation.h"
 #include "report/json_value.h"
 #include "train/model_file.h"
+#include "train/running_statistics.h"
 #include "report/progress.h"
 
 namespace gradshare::train {
@@ -116,6 +117,7 @@ void EpochReporter::record_if_missing(nn::Model& model, std::int64_t iteration,
 
 void EpochReporter::end_of_epoch(nn::Model& model, std::int64_t epoch, std::int64_t step,
                                  std::optional<std::int64_t> minibatches) {
+  refresh_running_statistics(model, context_);
   report::JsonLine line;
   line.add("kind", "epoch").add("epoch", epoch).add("step", step).add("wall_seconds", clock_.seconds());
   if (minibatches) line.add("minibatches", *minibatches);

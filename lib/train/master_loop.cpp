@@ -6,6 +6,8 @@
 #include "core/stop_signal.h"
 #include "core/timer.h"
 #include "train/model_file.h"
+#include "train/module_file.h"
+#include "train/running_statistics.h"
 
 namespace gradshare::train {
 
@@ -48,12 +50,21 @@ int MasterLoop::run(MasterRole& role) {
   }
 }
 
+void write_final_model(RunContext& context, nn::Model& model, EpochReporter& reporter,
+                       const std::function<ckpt::Checkpoint()>& checkpoint,
+                       std::optional<std::int64_t> minibatches) {
+  refresh_running_statistics(model, context);
+  ckpt::write_checkpoint(context.run_directory.file("model.h5"), checkpoint());
+  write_module_file(context, model);
+  reporter.finish(model, minibatches);
+}
+
 void write_final_model(RunContext& context, nn::Model& model, std::int64_t step,
                        const DataPosition& position, EpochReporter& reporter,
                        std::optional<std::int64_t> minibatches) {
-  ckpt::write_checkpoint(context.run_directory.file("model.h5"),
-                         make_checkpoint(context, model, nullptr, step, position));
-  reporter.finish(model, minibatches);
+  write_final_model(
+      context, model, reporter,
+      [&] { return make_checkpoint(context, model, nullptr, step, position); }, minibatches);
 }
 
 void unexpected_message(const comm::ControlMessage& message) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "ckpt/checkpoint.h"
 #include "comm/control_channel.h"
 #include "comm/transport_error.h"
 #include "nn/model.h"
@@ -55,8 +56,14 @@ class MasterLoop {
   std::function<comm::ControlChannel&()> control_;
 };
 
-// The end of a run that trained to the end: model.h5 of `model` at `step`, then the final
-// evaluation and summary record (with the last epoch's minibatches, where counted).
+// The end of a run that trained to the end: a TorchScript module's running statistics
+// refreshed (running_statistics.h), model.h5 from `checkpoint` (and model.pt for a module),
+// then the final evaluation and summary record (with the last epoch's minibatches, where
+// counted).
+void write_final_model(RunContext& context, nn::Model& model, EpochReporter& reporter,
+                       const std::function<ckpt::Checkpoint()>& checkpoint,
+                       std::optional<std::int64_t> minibatches = std::nullopt);
+// The same with the checkpoint of `model` at `step` and `position`.
 void write_final_model(RunContext& context, nn::Model& model, std::int64_t step,
                        const DataPosition& position, EpochReporter& reporter,
                        std::optional<std::int64_t> minibatches = std::nullopt);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <filesystem>
 
 #include "config/config_loader.h"
 #include "core/errors.h"
@@ -45,6 +46,14 @@ ckpt::Checkpoint make_checkpoint(const RunContext& context, const nn::Model& mod
   c.parameters.assign(parameters.begin(), parameters.end());
   for (const auto& view : model.parameter_views())
     c.views.push_back({view.layer, view.role, view.shape, view.offset, view.size});
+  c.buffers = model.buffers();
+  for (const auto& view : model.buffer_views()) {  // num_batches_tracked is 0-dimensional: [1]
+    const auto dot = view.name.rfind('.');
+    c.buffer_views.push_back({dot == std::string::npos ? "module" : view.name.substr(0, dot),
+                              dot == std::string::npos ? view.name : view.name.substr(dot + 1),
+                              view.shape.empty() ? std::vector<std::int64_t>{1} : view.shape,
+                              view.offset, view.size});
+  }
   if (optimizer) {
     for (const auto& buffer : optimizer->state())
       c.optimizer_state.push_back({buffer.name, {buffer.values.begin(), buffer.values.end()}});
@@ -53,13 +62,35 @@ ckpt::Checkpoint make_checkpoint(const RunContext& context, const nn::Model& mod
   return c;
 }
 
-void restore_checkpoint(const ckpt::Checkpoint& checkpoint, const std::string& source,
-                        nn::Model& model, nn::Optimizer* optimizer) {
+void check_checkpoint_matches(const ckpt::Checkpoint& checkpoint, const std::string& source,
+                              const nn::Model& model) {
   if (checkpoint.parameters.size() != model.parameter_count())
     throw core::UserError(source + ": holds " + std::to_string(checkpoint.parameters.size()) +
-                          " parameters but the configured model has " +
+                          " parameters, the model of this config has " +
                           std::to_string(model.parameter_count()));
+  if (!model.is_module()) return;
+  // A module's tensors by name and shape: another module of the same size is no match.
+  const auto& views = model.parameter_views();
+  for (std::size_t i = 0; i < views.size() && i < checkpoint.views.size(); ++i) {
+    const auto& saved = checkpoint.views[i];
+    if (saved.layer != views[i].layer || saved.role != views[i].role ||
+        saved.shape != views[i].shape || saved.offset != views[i].offset)
+      throw core::UserError(source + ": its parameter " + saved.layer + "." + saved.role +
+                            " does not match the module's " + views[i].layer + "." +
+                            views[i].role + " (model.torchscript names another module)");
+  }
+  const std::size_t buffers = model.buffers().size();
+  if (checkpoint.buffers.size() != buffers)
+    throw core::UserError(source + ": holds " + std::to_string(checkpoint.buffers.size()) +
+                          " buffer values but the module of model.torchscript has " +
+                          std::to_string(buffers));
+}
+
+void restore_checkpoint(const ckpt::Checkpoint& checkpoint, const std::string& source,
+                        nn::Model& model, nn::Optimizer* optimizer) {
+  check_checkpoint_matches(checkpoint, source, model);
   std::copy(checkpoint.parameters.begin(), checkpoint.parameters.end(), model.parameters().begin());
+  if (!checkpoint.buffers.empty()) model.set_buffers(checkpoint.buffers);
   if (!optimizer) return;
   const auto saved = ckpt::optimizer_for_worker(checkpoint, 0);
   restore_optimizer_state(WorkerState{saved.step, saved.buffers, 0.0f, {}}, *optimizer, source);
@@ -105,6 +136,12 @@ LoadedModel load_model(const std::string& checkpoint_path,
   ckpt::Checkpoint checkpoint = ckpt::read_checkpoint(checkpoint_path);
   config::ExperimentConfig config = config::parse_experiment_text(
       checkpoint.config_yaml, checkpoint_path + " (stored config)", overrides);
+  // A TorchScript run's module moved or deleted since: the run's own model.pt has the same
+  // tensors (the checkpoint's values replace its own below).
+  auto& module = config.model.torchscript;
+  const auto beside = std::filesystem::path(checkpoint_path).parent_path() / "model.pt";
+  if (!module.empty() && !std::filesystem::exists(module) && std::filesystem::exists(beside))
+    module = beside.string();
   nn::Model model = nn::Model::build(config.model, static_cast<std::uint64_t>(config.run.seed));
   restore_checkpoint(checkpoint, checkpoint_path, model, nullptr);
   return {std::move(config), std::move(model), std::move(checkpoint)};

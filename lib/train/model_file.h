@@ -15,6 +15,11 @@ namespace gradshare::train {
 
 // A checkpoint holding the model's parameters and per-layer views, the resolved config and
 // the position in training; the optimizer's state when one is given.
+// A UserError naming `source` where the checkpoint cannot hold this model's state: another
+// parameter count, or for a TorchScript module other tensor names, shapes or buffers.
+void check_checkpoint_matches(const ckpt::Checkpoint& checkpoint, const std::string& source,
+                              const nn::Model& model);
+
 ckpt::Checkpoint make_checkpoint(const RunContext& context, const nn::Model& model,
                                  nn::Optimizer* optimizer, std::int64_t iteration,
                                  const DataPosition& position);

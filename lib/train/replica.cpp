@@ -14,7 +14,7 @@ Replica::Replica(const config::ExperimentConfig& config, std::int64_t total_step
 
 Replica::Replica(const config::ExperimentConfig& config, nn::Model model, std::int64_t total_steps,
                  std::int64_t steps_per_epoch, std::uint64_t dropout_substream)
-    : compute_(make_training_compute(config.compute)),
+    : compute_(make_training_compute(config)),
       model_(std::move(model)),
       optimizer_(nn::Optimizer::create(config.optimizer, model_.parameter_count())),
       schedule_(config.optimizer, total_steps, steps_per_epoch),

@@ -9,14 +9,17 @@
 
 namespace gradshare::train {
 
-const char* resolve_compute_device(const config::ComputeConfig& compute) {
+const char* resolve_compute_device(const config::ExperimentConfig& config) {
+  const config::ComputeConfig& compute = config.compute;
+  // A TorchScript module computes on libtorch's CPU backend (config cross-checks refuse cuda).
+  if (!config.model.torchscript.empty()) return "cpu";
   if (compute.device == "cuda") return "cuda";
   if (compute.device == "auto" && kernels::cuda::gpu_available()) return "cuda";
   return "cpu";
 }
 
-std::unique_ptr<nn::Compute> make_training_compute(const config::ComputeConfig& compute) {
-  if (std::string(resolve_compute_device(compute)) == "cpu") return nullptr;
+std::unique_ptr<nn::Compute> make_training_compute(const config::ExperimentConfig& config) {
+  if (std::string(resolve_compute_device(config)) == "cpu") return nullptr;
   kernels::cuda::require_cuda_device();
 #ifdef GRADSHARE_HAVE_CUDA
   return std::make_unique<kernels::cuda::CudaCompute>();

@@ -17,9 +17,9 @@
 namespace gradshare::train {
 
 // Null for the CPU.
-std::unique_ptr<nn::Compute> make_training_compute(const config::ComputeConfig& compute);
+std::unique_ptr<nn::Compute> make_training_compute(const config::ExperimentConfig& config);
 
 // "cpu" or "cuda": what compute.device resolves to in this process.
-const char* resolve_compute_device(const config::ComputeConfig& compute);
+const char* resolve_compute_device(const config::ExperimentConfig& config);
 
 }  // namespace gradshare::train

@@ -14,6 +14,7 @@
 #include "train/checkpointer.h"
 #include "train/divergence_guard.h"
 #include "train/epoch_report.h"
+#include "train/master_loop.h"
 #include "train/model_file.h"
 #include "train/partition_data.h"
 #include "train/partition_scheduler.h"
@@ -110,9 +111,9 @@ int run_local(RunContext& context) {
     }
     if ((!finished.empty() && checkpointer.at_epoch_end()) || checkpointer.due(step)) checkpoint();
   }
-  ckpt::write_checkpoint(context.run_directory.file("model.h5"),
-                         make_checkpoint(context, model, optimizer, step, scheduler.position()));
-  reporter.finish(model);
+  write_final_model(context, model, reporter, [&] {
+    return make_checkpoint(context, model, optimizer, step, scheduler.position());
+  });
   PeakMemory().summarize(context);
   return 0;
 }

@@ -67,10 +67,10 @@ int SharingMaster::end_run(int exit_code, double cpu_seconds, double wall_second
   summarize_relays();
   peak_memory_.summarize(context_);
   if (stopping_) return exit_code;
-  ckpt::write_checkpoint(context_.run_directory.file("model.h5"),
-                         checkpoint_of(model_, progress_->steps(), scheduler_->position(),
-                                       exchange_.version_vector(), {}));
-  reporter_.finish(model_);
+  write_final_model(context_, model_, reporter_, [&] {
+    return checkpoint_of(model_, progress_->steps(), scheduler_->position(),
+                         exchange_.version_vector(), {});
+  });
   if (!equivalent) throw core::RuntimeError("replicas diverged: model-equivalence check failed");
   return exit_code;
 }

@@ -1,0 +1,141 @@
+#!/usr/bin/python3
+"""torch_train.py: PyTorch's own training of a TorchScript module on Fashion-MNIST, one process
+or DDP (gloo), for scripts/bench/torch_models to set beside gradshare on the same module.
+
+  torch_train.py MODULE.pt RUN_DIR [--epochs E] [--batch-size B] [--lr LR] [--threads T]
+                 [--train-subset N] [--test-subset N] [--seed S] [--master-addr A --master-port P]
+
+The module file is the one gradshare trains (the same initial weights); data as gradshare's
+data.normalize: scale (pixels to [0, 1] by the training set's range); Adam with the given
+learning rate; every worker takes minibatches of B (as gradshare's per-worker minibatch) from
+its shard of the epoch's shuffled order. Launched by mpirun (OMPI_COMM_WORLD_RANK/SIZE set)
+with more than one process, it trains with DistributedDataParallel over gloo, rank 0 at
+--master-addr. Rank 0 evaluates on the test set after every epoch and writes RUN_DIR/
+metrics.jsonl in gradshare's record format (step, epoch, final), so one report reads both.
+"""
+import argparse
+import gzip
+import json
+import os
+import time
+
+import numpy as np
+import torch
+import torch.distributed as dist
+
+
+def read_idx(path):
+    with gzip.open(path, "rb") as f:
+        raw = f.read()
+    dims = raw[3]
+    shape = [int.from_bytes(raw[4 + 4 * i:8 + 4 * i], "big") for i in range(dims)]
+    return np.frombuffer(raw, np.uint8, offset=4 + 4 * dims).reshape(shape)
+
+
+def load(data_dir, train_subset, test_subset):
+    def split(prefix, subset):
+        x = read_idx(os.path.join(data_dir, f"{prefix}-images-idx3-ubyte.gz")).astype(np.float32)
+        y = read_idx(os.path.join(data_dir, f"{prefix}-labels-idx1-ubyte.gz")).astype(np.int64)
+        if subset:
+            x, y = x[:subset], y[:subset]
+        return x.reshape(len(x), -1), y
+    (xt, yt), (xe, ye) = split("train", train_subset), split("t10k", test_subset)
+    low, high = xt.min(), xt.max()
+    scale = 1.0 / (high - low) if high > low else 1.0
+    return (torch.from_numpy((xt - low) * scale), torch.from_numpy(yt),
+            torch.from_numpy((xe - low) * scale), torch.from_numpy(ye))
+
+
+def evaluate(module, x, y, shape):
+    module.eval()
+    correct, loss = 0, 0.0
+    with torch.no_grad():
+        for first in range(0, len(x), 256):
+            logits = module(x[first:first + 256].reshape([-1] + shape))
+            target = y[first:first + 256]
+            loss += torch.nn.functional.cross_entropy(logits, target, reduction="sum").item()
+            correct += (logits.argmax(1) == target).sum().item()
+    module.train()
+    return correct / len(x), loss / len(x)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("module")
+    parser.add_argument("run_dir")
+    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--train-subset", type=int, default=0)
+    parser.add_argument("--test-subset", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--data-dir", default="/usr/share/datasets/fashion-mnist")
+    parser.add_argument("--input-shape", default="1,28,28")
+    parser.add_argument("--master-addr", default="127.0.0.1")
+    parser.add_argument("--master-port", type=int, default=29517)
+    parser.add_argument("--log-every", type=int, default=20)
+    args = parser.parse_args()
+
+    rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", "0"))
+    world = int(os.environ.get("OMPI_COMM_WORLD_SIZE", "1"))
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    shape = [int(d) for d in args.input_shape.split(",")]
+    module = torch.jit.load(args.module)
+    module.train()
+    model = module
+    if world > 1:
+        dist.init_process_group("gloo", init_method=f"tcp://{args.master_addr}:{args.master_port}",
+                                rank=rank, world_size=world)
+        model = torch.nn.parallel.DistributedDataParallel(module)
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    x, y, x_test, y_test = load(args.data_dir, args.train_subset, args.test_subset)
+    records = []
+    start = time.time()
+
+    def record(line):
+        line["t"] = round(time.time() - start, 3)
+        records.append(line)
+
+    step, samples_since, since = 0, 0, time.time()
+    for epoch in range(args.epochs):
+        order = torch.from_numpy(np.random.default_rng(args.seed + epoch).permutation(len(x)))
+        shard = order[rank::world]
+        batches = len(shard) // args.batch_size
+        for b in range(batches):
+            index = shard[b * args.batch_size:(b + 1) * args.batch_size]
+            logits = model(x[index].reshape([-1] + shape))
+            loss = torch.nn.functional.cross_entropy(logits, y[index])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            step += 1
+            samples_since += len(index) * world
+            if rank == 0 and step % args.log_every == 0:
+                now = time.time()
+                record({"kind": "step", "step": step, "loss": loss.item(),
+                        "wall_seconds": now - start,
+                        "samples_per_second": samples_since / (now - since)})
+                samples_since, since = 0, now
+        if rank == 0:
+            accuracy, test_loss = evaluate(module, x_test, y_test, shape)
+            record({"kind": "epoch", "epoch": epoch + 1, "step": step,
+                    "wall_seconds": time.time() - start, "test_accuracy": accuracy,
+                    "test_loss": test_loss, "samples": batches * args.batch_size * world})
+            print(f"epoch {epoch + 1}: test accuracy {100 * accuracy:.2f}% "
+                  f"({time.time() - start:.1f} s)", flush=True)
+            since = time.time()
+    if rank == 0:
+        record({"kind": "final", "test_accuracy": records[-1]["test_accuracy"],
+                "test_loss": records[-1]["test_loss"], "wall_seconds": time.time() - start})
+        os.makedirs(args.run_dir, exist_ok=True)
+        with open(os.path.join(args.run_dir, "metrics.jsonl"), "w") as f:
+            for line in records:
+                f.write(json.dumps(line) + "\n")
+    if world > 1:
+        dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
