@@ -87,6 +87,9 @@ struct FaultInjection {
   X(model, torchscript, std::string, "", GS_ANY,                                               \
     "A PyTorch module saved with torch.jit.save: trained instead of model.layers; forward(x) " \
     "takes [batch] + input_shape and returns logits [batch, num_classes]")                    \
+  X(model, refresh_batches, std::int64_t, 20, GS_RANGE(0, 1.0e6),                            \
+    "model.torchscript: a master sets the module's running statistics (batch norm) to their "  \
+    "average over this many training minibatches before it evaluates or saves; 0: never")      \
   X(model, init, std::string, "auto", GS_CHOICES("auto", "he", "xavier"),                      \
     "Weight initialisation; auto: He for ReLU-family layers, Xavier otherwise")               \
   X(model, l2, double, 0.0, GS_RANGE(0.0, 1.0), "L2 weight decay coefficient (added to the gradient)")

@@ -169,8 +169,9 @@ void Model::set_buffers(std::span<const float> values) {
   if (!values.empty()) module_.network->write_buffers(values.data());
 }
 
-void Model::refresh_statistics(const float* inputs, std::size_t batch) {
-  if (is_module() && batch > 0) bound_module().refresh_statistics(inputs, batch);
+void Model::refresh_statistics(const float* inputs, std::size_t batch, std::size_t count) {
+  if (is_module() && batch > 0 && count > 0)
+    bound_module().refresh_statistics(inputs, batch, count);
 }
 
 void Model::save_module(const std::string& path, const std::string& metadata_name,

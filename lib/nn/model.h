@@ -72,8 +72,9 @@ class Model {
   const std::vector<ModuleTensor>& buffer_views() const;
   std::vector<float> buffers() const;
   void set_buffers(std::span<const float> values);  // buffers().size() values
-  // A train-mode forward without gradients: updates running statistics from this batch.
-  void refresh_statistics(const float* inputs, std::size_t batch);
+  // Sets the running statistics (batch norm) to their average over `count` batches of `batch`
+  // samples (inputs: one batch after another), at the current parameters.
+  void refresh_statistics(const float* inputs, std::size_t batch, std::size_t count);
   // Saves the module (torch.jit.load opens it) with its current parameters and buffers and
   // `metadata` stored beside it as extra file `metadata_name`. Only for is_module().
   void save_module(const std::string& path, const std::string& metadata_name,

@@ -11,8 +11,8 @@
 //     write_buffers copy them as floats in buffers() order, for checkpoints and the strategies.
 //   - train_batch: train mode, forward, mean softmax cross-entropy of the logits
 //     [batch, classes], backward; the gradient overwrites the bound gradient vector.
-//     evaluate_batch: eval mode, no autograd. refresh_statistics: train-mode forward without
-//     autograd, which updates running statistics and nothing else.
+//     evaluate_batch: eval mode, no autograd. refresh_statistics: running statistics as the
+//     plain average of what `count` batches give (see the implementation), nothing else.
 // Implementations report failures as std::exception (they may live in a library loaded at
 // run time); Model's loader turns them into errors that name model.torchscript.
 #pragma once
@@ -58,7 +58,8 @@ class ModuleNetwork {
   // labels and predicted may be null.
   virtual BatchResult evaluate_batch(const float* inputs, const std::int32_t* labels,
                                      std::size_t batch, std::int32_t* predicted) = 0;
-  virtual void refresh_statistics(const float* inputs, std::size_t batch) = 0;
+  // inputs: `count` batches of `batch` samples, one after another.
+  virtual void refresh_statistics(const float* inputs, std::size_t batch, std::size_t count) = 0;
 
   // Saves the module with its current parameters and buffers where the library can load it
   // again (torch.jit.load), with `metadata` stored beside it under `metadata_name`.

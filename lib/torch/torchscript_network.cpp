@@ -109,10 +109,48 @@ class TorchScriptNetwork final : public ModuleNetwork {
             classes.eq(targets).sum().item<std::int64_t>()};
   }
 
-  void refresh_statistics(const float* inputs, std::size_t batch) override {
+  // Running statistics follow s <- (1 - m) s + m x for each batch's statistic x, with a
+  // momentum m that the module keeps to itself (a TorchScript constant). Two forwards of the
+  // first batch, from all zeros and from all ones, give m per element (ones - zeros = 1 - m);
+  // then each batch from zeros gives m x, and the plain average of x over the batches replaces
+  // the statistics. Elements a forward does not move so (m = 0: frozen tensors) and integer
+  // buffers (num_batches_tracked) keep their values.
+  void refresh_statistics(const float* inputs, std::size_t batch, std::size_t count) override {
     torch::NoGradGuard no_grad;
     module_.train(true);
+    const std::size_t n = buffers_.size(), stride = batch * sample_size();
+    std::vector<torch::Tensor> saved, from_ones(n), gain(n), sum(n);
+    for (const auto& buffer : buffers_) saved.push_back(buffer.clone());
+    const auto start_from = [&](double value) {
+      for (std::size_t i = 0; i < n; ++i) {
+        if (buffers_[i].is_floating_point()) buffers_[i].fill_(value);
+        else buffers_[i].copy_(saved[i]);
+      }
+    };
+    start_from(1.0);
     forward(inputs, batch);
+    for (std::size_t i = 0; i < n; ++i) from_ones[i] = buffers_[i].clone();
+    for (std::size_t k = 0; k < count; ++k) {
+      start_from(0.0);
+      forward(inputs + k * stride, batch);
+      for (std::size_t i = 0; i < n; ++i) {
+        if (!buffers_[i].is_floating_point()) continue;
+        if (k == 0) {
+          gain[i] = 1.0 - (from_ones[i] - buffers_[i]);
+          sum[i] = torch::zeros_like(buffers_[i]);
+        }
+        sum[i] += buffers_[i];
+      }
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!buffers_[i].is_floating_point()) {
+        buffers_[i].copy_(saved[i]);
+        continue;
+      }
+      const torch::Tensor moving = gain[i].abs() > 1e-6;
+      const torch::Tensor average = sum[i] / (gain[i] * static_cast<double>(count));
+      buffers_[i].copy_(torch::where(moving, average, saved[i]));
+    }
   }
 
   void save(const std::string& path, const std::string& metadata_name,

@@ -61,7 +61,7 @@ case "$scenario" in
 
   resume)
     common=(training.strategy=local data.train_subset=3000 data.test_subset=1000
-            checkpoint.every_epochs=1)
+            checkpoint.every_epoch=true)
     "$gradshare" train "${resnet[@]}" "${common[@]}" training.epochs=2 run.dir="$work/whole" \
       >"$work/whole.log" 2>&1 || fail "the undisturbed run failed"
     "$gradshare" train "${resnet[@]}" "${common[@]}" training.epochs=1 run.dir="$work/resumed" \
@@ -72,7 +72,7 @@ case "$scenario" in
     whole=$(final_accuracy "$work/whole") resumed=$(final_accuracy "$work/resumed")
     echo "final accuracy: undisturbed $whole, resumed $resumed"
     [ "$whole" = "$resumed" ] || fail "the resumed run ends at $resumed, the undisturbed at $whole"
-    python3 - "$work/whole/model.h5" "$work"/resumed/checkpoint*.h5 <<'PY' || fail "buffers"
+    /usr/bin/python3 - "$work/whole/model.h5" "$work"/resumed/checkpoints/*.h5 <<'PY' || fail "buffers"
 import sys, h5py
 for path in sys.argv[1:]:
     with h5py.File(path, "r") as f:
@@ -85,10 +85,10 @@ for path in sys.argv[1:]:
         print(f"{path}: {buffers.size} buffer values, stem_bn.running_mean set")
 PY
     "$mpiexec" --oversubscribe -n 3 "$gradshare" train "${resnet[@]}" training.epochs=1 \
-      data.train_subset=1500 data.test_subset=1000 run.dir="$work/shared" \
+      data.train_subset=3000 data.test_subset=1000 run.dir="$work/shared" \
       >"$work/shared.log" 2>&1 || fail "the gradient-sharing run failed"
     python3 "$check_run" "$work/shared" --min-accuracy 0.5 --equivalent || fail "sharing checks"
-    python3 - "$work/shared/model.h5" <<'PY' || fail "the master's statistics were not refreshed"
+    /usr/bin/python3 - "$work/shared/model.h5" <<'PY' || fail "the master's statistics were not refreshed"
 import sys, h5py
 with h5py.File(sys.argv[1], "r") as f:
     var = f["model/stage3.bn2/running_var"][...]

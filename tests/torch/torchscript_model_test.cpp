@@ -146,9 +146,26 @@ TEST(TorchScriptModel, ResNetBuffersRoundTripAndRefresh) {
   const std::vector<float> fresh = model.buffers();
 
   const auto batch = random_batch(model, 8, 5);
-  model.refresh_statistics(batch.x.data(), 8);
+  model.refresh_statistics(batch.x.data(), 8, 1);
   const std::vector<float> refreshed = model.buffers();
   EXPECT_NE(refreshed, fresh);
+  // The statistics of that batch, whatever the replica held before: another start gives them
+  // again, and num_batches_tracked is left alone.
+  std::vector<float> other = fresh;
+  for (float& v : other) v += 3.0f;
+  model.set_buffers(other);
+  model.refresh_statistics(batch.x.data(), 8, 1);
+  const std::vector<float> again = model.buffers();
+  const auto& views = model.buffer_views();
+  for (const ModuleTensor& view : views) {
+    for (std::size_t i = view.offset; i < view.offset + view.size; ++i) {
+      if (view.name.ends_with("num_batches_tracked"))
+        ASSERT_EQ(again[i], other[i]) << view.name;
+      else
+        ASSERT_NEAR(again[i], refreshed[i], 1e-4 * (1.0 + std::fabs(refreshed[i]))) << view.name;
+    }
+  }
+  model.set_buffers(refreshed);
   // Eval mode uses the running statistics and changes nothing.
   std::vector<std::int32_t> first(8), second(8);
   const auto a = model.evaluate_batch(batch.x.data(), batch.labels.data(), 8, first.data());
@@ -164,6 +181,27 @@ TEST(TorchScriptModel, ResNetBuffersRoundTripAndRefresh) {
   // A copy carries the buffers.
   const Model copy = model;
   EXPECT_EQ(copy.buffers(), refreshed);
+}
+
+// Averaged over batches: the mean of the per-batch statistics, as one refresh per batch gives.
+TEST(TorchScriptModel, RefreshAveragesTheBatches) {
+  Model model = Model::build(module_spec("resnet", {1, 28, 28}), 1);
+  const auto a = random_batch(model, 8, 21), b = random_batch(model, 8, 22);
+  model.refresh_statistics(a.x.data(), 8, 1);
+  const std::vector<float> from_a = model.buffers();
+  model.refresh_statistics(b.x.data(), 8, 1);
+  const std::vector<float> from_b = model.buffers();
+  std::vector<float> both(a.x);
+  both.insert(both.end(), b.x.begin(), b.x.end());
+  model.refresh_statistics(both.data(), 8, 2);
+  const std::vector<float> averaged = model.buffers();
+  for (const ModuleTensor& view : model.buffer_views()) {
+    if (view.name.ends_with("num_batches_tracked")) continue;
+    for (std::size_t i = view.offset; i < view.offset + view.size; ++i) {
+      const float expected = 0.5f * (from_a[i] + from_b[i]);
+      ASSERT_NEAR(averaged[i], expected, 1e-4 * (1.0 + std::fabs(expected))) << view.name;
+    }
+  }
 }
 
 TEST(TorchScriptModel, SavedModuleHoldsTheTrainedValues) {
