@@ -2,13 +2,14 @@
 """torch_train.py: PyTorch's own training of a TorchScript module on Fashion-MNIST, one process
 or DDP (gloo), for scripts/bench/torch_models to set beside gradshare on the same module.
 
-  torch_train.py MODULE.pt RUN_DIR [--epochs E] [--batch-size B] [--lr LR] [--threads T]
+  torch_train.py MODULE.pt RUN_DIR --config CONFIG.yaml [--epochs E] [--threads T]
                  [--train-subset N] [--test-subset N] [--seed S] [--master-addr A --master-port P]
 
 The module file is the one gradshare trains (the same initial weights); data as gradshare's
-data.normalize: scale (pixels to [0, 1] by the training set's range); Adam with the given
-learning rate; every worker takes minibatches of B (as gradshare's per-worker minibatch) from
-its shard of the epoch's shuffled order. Launched by mpirun (OMPI_COMM_WORLD_RANK/SIZE set)
+data.normalize: scale (pixels to [0, 1] by the training set's range); Adam with the gradshare
+config's learning rate, beta1, beta2 and epsilon, its constant or cosine schedule (over the
+fraction of the run done); every worker takes minibatches of training.batch_size (as
+gradshare's per-worker minibatch) from its shard of the epoch's shuffled order. Launched by mpirun (OMPI_COMM_WORLD_RANK/SIZE set)
 with more than one process, it trains with DistributedDataParallel over gloo, rank 0 at
 --master-addr. Rank 0 evaluates on the test set after every epoch and writes RUN_DIR/
 metrics.jsonl in gradshare's record format (step, epoch, final), so one report reads both.
@@ -16,12 +17,14 @@ metrics.jsonl in gradshare's record format (step, epoch, final), so one report r
 import argparse
 import gzip
 import json
+import math
 import os
 import time
 
 import numpy as np
 import torch
 import torch.distributed as dist
+import yaml
 
 
 def read_idx(path):
@@ -63,9 +66,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("module")
     parser.add_argument("run_dir")
+    parser.add_argument("--config", required=True)
     parser.add_argument("--epochs", type=int, default=1)
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--train-subset", type=int, default=0)
     parser.add_argument("--test-subset", type=int, default=0)
@@ -89,7 +91,18 @@ def main():
         dist.init_process_group("gloo", init_method=f"tcp://{args.master_addr}:{args.master_port}",
                                 rank=rank, world_size=world)
         model = torch.nn.parallel.DistributedDataParallel(module)
-    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    with open(args.config) as f:
+        config = yaml.safe_load(f)
+    opt = config.get("optimizer", {})
+    if opt.get("type", "adam") != "adam" or opt.get("schedule", "constant") not in ("constant", "cosine"):
+        raise SystemExit("torch_train.py: supports Adam with a constant or cosine schedule")
+    lr = opt.get("learning_rate", 1e-3)
+    batch_size = config.get("training", {}).get("batch_size", 64)
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr,
+                                 betas=(opt.get("beta1", 0.9), opt.get("beta2", 0.999)),
+                                 eps=opt.get("epsilon", 1e-8))
+    cosine = opt.get("schedule", "constant") == "cosine"
+    floor = opt.get("min_learning_rate", 0.0)
     x, y, x_test, y_test = load(args.data_dir, args.train_subset, args.test_subset)
     records = []
     start = time.time()
@@ -102,9 +115,13 @@ def main():
     for epoch in range(args.epochs):
         order = torch.from_numpy(np.random.default_rng(args.seed + epoch).permutation(len(x)))
         shard = order[rank::world]
-        batches = len(shard) // args.batch_size
+        batches = len(shard) // batch_size
         for b in range(batches):
-            index = shard[b * args.batch_size:(b + 1) * args.batch_size]
+            if cosine:
+                done = (epoch + b / batches) / args.epochs
+                for group in optimizer.param_groups:
+                    group["lr"] = floor + (lr - floor) * 0.5 * (1 + math.cos(math.pi * done))
+            index = shard[b * batch_size:(b + 1) * batch_size]
             logits = model(x[index].reshape([-1] + shape))
             loss = torch.nn.functional.cross_entropy(logits, y[index])
             optimizer.zero_grad()
@@ -122,7 +139,7 @@ def main():
             accuracy, test_loss = evaluate(module, x_test, y_test, shape)
             record({"kind": "epoch", "epoch": epoch + 1, "step": step,
                     "wall_seconds": time.time() - start, "test_accuracy": accuracy,
-                    "test_loss": test_loss, "samples": batches * args.batch_size * world})
+                    "test_loss": test_loss, "samples": batches * batch_size * world})
             print(f"epoch {epoch + 1}: test accuracy {100 * accuracy:.2f}% "
                   f"({time.time() - start:.1f} s)", flush=True)
             since = time.time()

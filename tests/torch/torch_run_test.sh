@@ -60,7 +60,7 @@ case "$scenario" in
     ;;
 
   resume)
-    common=(training.strategy=local data.train_subset=3000 data.test_subset=1000
+    common=(training.strategy=local data.train_subset=2000 data.test_subset=1000
             checkpoint.every_epoch=true)
     "$gradshare" train "${resnet[@]}" "${common[@]}" training.epochs=2 run.dir="$work/whole" \
       >"$work/whole.log" 2>&1 || fail "the undisturbed run failed"
