@@ -35,6 +35,12 @@ Shape checked_input_shape(const std::vector<std::int64_t>& shape) {
   return shape;
 }
 
+std::size_t checked_classes(std::int64_t classes) {
+  if (classes < 2)
+    throw core::UserError("model.num_classes: must be >= 2, got " + std::to_string(classes));
+  return static_cast<std::size_t>(classes);
+}
+
 std::string with_commas(std::size_t n) {
   std::string digits = std::to_string(n), out;
   for (std::size_t i = 0; i < digits.size(); ++i) {
@@ -51,10 +57,7 @@ Model Model::build(const config::ModelConfig& spec, std::uint64_t seed) {
   if (!spec.torchscript.empty()) return build_module(spec);
   Model model;
   model.input_shape_ = checked_input_shape(spec.input_shape);
-  if (spec.num_classes < 2)
-    throw core::UserError("model.num_classes: must be >= 2, got " +
-                          std::to_string(spec.num_classes));
-  model.num_classes_ = static_cast<std::size_t>(spec.num_classes);
+  model.num_classes_ = checked_classes(spec.num_classes);
   model.l2_ = static_cast<float>(spec.l2);
   if (spec.layers.empty())
     throw core::UserError("model.layers: empty; list the layers, e.g. [{type: dense, units: " +
@@ -112,10 +115,7 @@ Model Model::build_module(const config::ModelConfig& spec) {
                           "the model, so leave model.layers out");
   Model model;
   model.input_shape_ = checked_input_shape(spec.input_shape);
-  if (spec.num_classes < 2)
-    throw core::UserError("model.num_classes: must be >= 2, got " +
-                          std::to_string(spec.num_classes));
-  model.num_classes_ = static_cast<std::size_t>(spec.num_classes);
+  model.num_classes_ = checked_classes(spec.num_classes);
   model.l2_ = static_cast<float>(spec.l2);
   model.max_width_ = element_count(model.input_shape_);
   model.module_.network =
@@ -123,12 +123,7 @@ Model Model::build_module(const config::ModelConfig& spec) {
   const ModuleNetwork& network = *model.module_.network;
   std::size_t count = 0;
   for (const ModuleTensor& tensor : network.parameters()) {
-    const auto dot = tensor.name.rfind('.');
-    // A 0-dimensional tensor (a learnt scalar) is stored as [1], as HDF5 datasets are.
-    model.views_.push_back({dot == std::string::npos ? "module" : tensor.name.substr(0, dot),
-                            dot == std::string::npos ? tensor.name : tensor.name.substr(dot + 1),
-                            tensor.shape.empty() ? Shape{1} : tensor.shape, tensor.offset,
-                            tensor.size});
+    model.views_.push_back(view_of(tensor));
     count = tensor.offset + tensor.size;
   }
   if (count > kMaxParameters)
@@ -138,6 +133,14 @@ Model Model::build_module(const config::ModelConfig& spec) {
   model.gradients_.assign(count, 0.0f);
   network.read_parameters(model.parameters_.data());
   return model;
+}
+
+ParameterView view_of(const ModuleTensor& tensor) {
+  const auto dot = tensor.name.rfind('.');
+  const bool top = dot == std::string::npos;
+  // A 0-dimensional tensor (a learnt scalar, num_batches_tracked) is [1], as in HDF5.
+  return {top ? "module" : tensor.name.substr(0, dot), top ? tensor.name : tensor.name.substr(dot + 1),
+          tensor.shape.empty() ? Shape{1} : tensor.shape, tensor.offset, tensor.size};
 }
 
 ModuleNetwork& Model::bound_module() {
@@ -155,15 +158,19 @@ const std::vector<ModuleTensor>& Model::buffer_views() const {
   return is_module() ? module_.network->buffers() : none;
 }
 
-std::vector<float> Model::buffers() const {
+std::size_t Model::buffer_count() const {
   const auto& views = buffer_views();
-  std::vector<float> values(views.empty() ? 0 : views.back().offset + views.back().size);
+  return views.empty() ? 0 : views.back().offset + views.back().size;
+}
+
+std::vector<float> Model::buffers() const {
+  std::vector<float> values(buffer_count());
   if (!values.empty()) module_.network->read_buffers(values.data());
   return values;
 }
 
 void Model::set_buffers(std::span<const float> values) {
-  const std::size_t expected = buffers().size();
+  const std::size_t expected = buffer_count();
   GS_CHECK(values.size() == expected, "set_buffers: " + std::to_string(values.size()) +
                                           " values for " + std::to_string(expected) + " buffers");
   if (!values.empty()) module_.network->write_buffers(values.data());
@@ -324,7 +331,7 @@ std::string Model::summary() const {
                     shape_string(tensor.shape).c_str(), with_commas(tensor.size).c_str());
       out += line;
     }
-    const std::size_t buffered = buffers().size();
+    const std::size_t buffered = buffer_count();
     if (buffered > 0) {
       std::snprintf(line, sizeof(line), "%-55s %12s buffer values (%zu tensors)\n", "buffers",
                     with_commas(buffered).c_str(), buffer_views().size());

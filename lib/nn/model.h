@@ -30,6 +30,10 @@ struct ParameterView {
   std::size_t offset = 0, size = 0;  // in floats, into parameters() / gradients()
 };
 
+// A module tensor's view: its dotted name split at the last dot into layer ("module" at the
+// top) and role.
+ParameterView view_of(const ModuleTensor& tensor);
+
 class Model {
  public:
   // Builds and checks the layers (UserError naming the entry, e.g. "model.layers[2] (conv2d,
@@ -70,6 +74,7 @@ class Model {
   // num_batches_tracked as floats), in buffer_views() order; empty for built-in models.
   bool is_module() const { return module_.network != nullptr; }
   const std::vector<ModuleTensor>& buffer_views() const;
+  std::size_t buffer_count() const;
   std::vector<float> buffers() const;
   void set_buffers(std::span<const float> values);  // buffers().size() values
   // Sets the running statistics (batch norm) to their average over `count` batches of `batch`

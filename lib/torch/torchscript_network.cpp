@@ -189,8 +189,10 @@ class TorchScriptNetwork final : public ModuleNetwork {
   }
 
   torch::Tensor run(const float* inputs, std::size_t batch) {
+    // A copy: a module may change its input in place, and evaluation hands it the data set.
     const auto x = torch::from_blob(const_cast<float*>(inputs),
-                                    input_sizes(static_cast<std::int64_t>(batch)));
+                                    input_sizes(static_cast<std::int64_t>(batch)))
+                       .clone();
     auto output = module_.forward({x});
     if (!output.isTensor())
       throw std::runtime_error("forward() returned " + output.tagKind() +

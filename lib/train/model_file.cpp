@@ -47,12 +47,9 @@ ckpt::Checkpoint make_checkpoint(const RunContext& context, const nn::Model& mod
   for (const auto& view : model.parameter_views())
     c.views.push_back({view.layer, view.role, view.shape, view.offset, view.size});
   c.buffers = model.buffers();
-  for (const auto& view : model.buffer_views()) {  // num_batches_tracked is 0-dimensional: [1]
-    const auto dot = view.name.rfind('.');
-    c.buffer_views.push_back({dot == std::string::npos ? "module" : view.name.substr(0, dot),
-                              dot == std::string::npos ? view.name : view.name.substr(dot + 1),
-                              view.shape.empty() ? std::vector<std::int64_t>{1} : view.shape,
-                              view.offset, view.size});
+  for (const auto& tensor : model.buffer_views()) {
+    const nn::ParameterView view = nn::view_of(tensor);
+    c.buffer_views.push_back({view.layer, view.role, view.shape, view.offset, view.size});
   }
   if (optimizer) {
     for (const auto& buffer : optimizer->state())
@@ -79,7 +76,7 @@ void check_checkpoint_matches(const ckpt::Checkpoint& checkpoint, const std::str
                             " does not match the module's " + views[i].layer + "." +
                             views[i].role + " (model.torchscript names another module)");
   }
-  const std::size_t buffers = model.buffers().size();
+  const std::size_t buffers = model.buffer_count();
   if (checkpoint.buffers.size() != buffers)
     throw core::UserError(source + ": holds " + std::to_string(checkpoint.buffers.size()) +
                           " buffer values but the module of model.torchscript has " +

@@ -4,9 +4,10 @@
   torch_models_report.py MODEL_DIR TARGET MODULE.pt
 
 Settings: one-host, then the link rates; runners: pytorch (one process), ddp (4 processes,
-gloo), local, allreduce, sharing (gradshare). PyTorch DDP's bytes per worker per step are what
-its ring all-reduce of the dense gradient sends (2 (W-1)/W x 4 bytes x parameters); gradshare's
-come from its own summary records.
+gloo), local, allreduce, sharing (gradshare). Bytes per worker per step: for PyTorch DDP the
+dense float32 gradient it all-reduces (4 bytes x parameters), the figure gradshare's allreduce
+reports for itself (a ring all-reduce over 4 workers sends 1.5x that per worker, for both);
+gradient sharing's are what its workers sent, from its summary record.
 """
 import os
 import sys
@@ -37,7 +38,7 @@ def main():
             if row is None:
                 continue
             if runner == "ddp":
-                row["bytes"] = 2 * 3 / 4 * 4 * parameters
+                row["bytes"] = 4 * parameters
             rows[(setting, runner)] = row
             accuracy = f"{100 * row['accuracy']:.2f}%" if row["accuracy"] is not None else "-"
             print(f"{setting:<10}{LABELS[runner]:<22}{fmt(row['samples_per_second'], '.0f'):>10}"
