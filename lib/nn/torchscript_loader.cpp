@@ -14,16 +14,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using LoadFunction = ModuleNetwork* (*)(const char*, const std::int64_t*, std::size_t,
-                                        std::int64_t, int, char*, std::size_t);
-
-constexpr const char* kPlugin = "libgradshare_torch.so";
-
 [[noreturn]] void fail(const std::string& path, const std::string& reason) {
   throw core::UserError("model.torchscript: " + path + ": " + reason);
 }
 
 #ifdef GRADSHARE_WITH_TORCH
+using LoadFunction = ModuleNetwork* (*)(const char*, const std::int64_t*, std::size_t,
+                                        std::int64_t, int, char*, std::size_t);
+
+constexpr const char* kPlugin = "libgradshare_torch.so";
+
 fs::path executable_dir() {
   std::error_code error;
   const fs::path self = fs::read_symlink("/proc/self/exe", error);
