@@ -48,27 +48,25 @@ std::string space_cause(const fs::path& directory, std::uintmax_t needed, int sa
   return text;
 }
 
+// /model/<layer>/<role>: the view's values of `flat` in its shape, with its offset into `flat`
+// as attribute `offset_name`.
+void write_view(Hdf5File& file, const std::vector<float>& flat, const TensorView& view,
+                const char* offset_name) {
+  GS_CHECK(view.offset + view.size <= flat.size(),
+           "view " + view.layer + "/" + view.role + " out of range");
+  std::vector<hsize_t> shape(view.shape.begin(), view.shape.end());
+  const std::string dataset = "/model/" + view.layer + "/" + view.role;
+  file.write_floats(dataset, flat.data() + view.offset, shape);
+  file.write_attribute(dataset, offset_name, static_cast<std::int64_t>(view.offset));
+}
+
 void write_contents(Hdf5File& file, const Checkpoint& c) {
   const std::size_t n = c.parameters.size();
   GS_CHECK(n > 0, "a checkpoint needs parameters");
   file.write_floats("/parameters", c.parameters.data(), {n});
-  for (const auto& view : c.views) {
-    GS_CHECK(view.offset + view.size <= n,
-             "view " + view.layer + "/" + view.role + " out of range");
-    std::vector<hsize_t> shape(view.shape.begin(), view.shape.end());
-    const std::string dataset = "/model/" + view.layer + "/" + view.role;
-    file.write_floats(dataset, c.parameters.data() + view.offset, shape);
-    file.write_attribute(dataset, "offset", static_cast<std::int64_t>(view.offset));
-  }
+  for (const auto& view : c.views) write_view(file, c.parameters, view, "offset");
   if (!c.buffers.empty()) file.write_floats("/buffers", c.buffers.data(), {c.buffers.size()});
-  for (const auto& view : c.buffer_views) {
-    GS_CHECK(view.offset + view.size <= c.buffers.size(),
-             "buffer " + view.layer + "/" + view.role + " out of range");
-    std::vector<hsize_t> shape(view.shape.begin(), view.shape.end());
-    const std::string dataset = "/model/" + view.layer + "/" + view.role;
-    file.write_floats(dataset, c.buffers.data() + view.offset, shape);
-    file.write_attribute(dataset, "buffer_offset", static_cast<std::int64_t>(view.offset));
-  }
+  for (const auto& view : c.buffer_views) write_view(file, c.buffers, view, "buffer_offset");
   for (const auto& buffer : c.optimizer_state) {
     GS_CHECK(buffer.values.size() == n, "optimizer state '" + buffer.name + "' has the wrong size");
     file.write_floats("/optimizer/" + buffer.name, buffer.values.data(), {n});
