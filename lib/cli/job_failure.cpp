@@ -7,6 +7,8 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include "comm/mpi_job.h"
@@ -76,25 +78,69 @@ std::string describe_fatal_error(const std::exception& error, const RunContext& 
          why + "; " + resume;
 }
 
-}  // namespace
+bool contains(const std::vector<int>& ranks, int rank) {
+  return std::find(ranks.begin(), ranks.end(), rank) != ranks.end();
+}
 
-void end_job_lost_at_startup(const RunContext& context, int rc) {
-  const auto failed = known_failed(context);
-  // The live ranks take turns, 3 s apart: the first prints the line and aborts the job, which
-  // ends the others before their turn. A later one speaks only when every one before it is
-  // still stuck (in MPI start-up, say) and would otherwise abort the job without a line.
-  int turn = 0;
-  for (int r = 0; r < context.rank; ++r)
-    if (std::find(failed.begin(), failed.end(), r) == failed.end()) ++turn;
-  std::this_thread::sleep_for(std::chrono::seconds(3 * std::min(turn, 3)));
-  const std::string line =
-      lost_at_startup(failed, context) + " (" + comm::mpi_error_string(rc) + ")";
+bool lowest_known_alive(const std::vector<int>& failed, int rank) {
+  for (int r = 0; r < rank; ++r)
+    if (!contains(failed, r)) return false;
+  return true;
+}
+
+[[noreturn]] void print_and_abort(const std::string& line) {
   std::fprintf(stderr, "gradshare: error: %s\n", line.c_str());
   std::fflush(nullptr);
   // MPI_Abort makes mpirun kill every rank: give it a moment to forward the line first.
   std::this_thread::sleep_for(std::chrono::seconds(1));
   MPI_Abort(MPI_COMM_WORLD, core::kExitRuntimeFailure);
   std::_Exit(core::kExitRuntimeFailure);
+}
+
+}  // namespace
+
+void end_job_lost_at_startup(const RunContext& context, int rc) {
+  const std::string why = " (" + comm::mpi_error_string(rc) + ")";
+  if (comm::fault_tolerance_active()) {
+    // The survivors agree on who was lost, and the first of them says so. A rank still inside
+    // MPI start-up never joins: it says so itself at its start-up deadline
+    // (transport.timeout_ms), and after twice that the lowest rank this one knows alive
+    // ends the job, with the line only where that is this rank.
+    const auto failed = known_failed(context);
+    const bool lowest = lowest_known_alive(failed, context.rank);
+    std::thread([line = lost_at_startup(failed, context) + why, lowest,
+                 seconds = 2e-3 * static_cast<double>(context.config.transport.timeout_ms)] {
+      std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+      if (lowest) print_and_abort(line);
+      MPI_Abort(MPI_COMM_WORLD, core::kExitRuntimeFailure);
+    }).detach();
+    std::optional<comm::AgreedLoss> loss;
+    try {
+      loss = comm::agree_on_lost(comm::mpi_comm(*context.job));
+    } catch (const std::exception&) {
+      // no communicator to agree on: the turns below
+    }
+    if (loss && loss->survivors.rank() == 0)
+      print_and_abort(lost_at_startup(loss->lost, context) + why);
+    if (loss) {
+      // Under ULFM the first survivor's MPI_Abort ends only that process: the others follow it
+      // without a second line.
+      comm::await_end_of(loss->survivors.get(), 0);
+      std::fflush(nullptr);
+      MPI_Abort(MPI_COMM_WORLD, core::kExitRuntimeFailure);
+      std::_Exit(core::kExitRuntimeFailure);
+    }
+  }
+  // Without an agreement the live ranks take turns, 3 s apart: the first prints the line and
+  // aborts the job, which ends the others before their turn. A later one speaks only when every
+  // one before it is still stuck (in MPI start-up, say) and would otherwise abort the job
+  // without a line.
+  const auto failed = known_failed(context);
+  int turn = 0;
+  for (int r = 0; r < context.rank; ++r)
+    if (!contains(failed, r)) ++turn;
+  std::this_thread::sleep_for(std::chrono::seconds(3 * std::min(turn, 3)));
+  print_and_abort(lost_at_startup(failed, context) + why);
 }
 
 int end_run_after(const std::exception& error, const RunContext& context) {

@@ -26,8 +26,9 @@ namespace gradshare::cli {
 int end_run_after(const std::exception& error, const train::RunContext& context);
 
 // A start-up collective failed with `rc` (under ULFM: a rank was lost before training began).
-// The lowest surviving rank prints one line naming the lost rank and context.phase; the job
-// ends with exit 1.
+// One line names the lost ranks and context.phase, and the job ends with exit 1. Under ULFM the
+// survivors agree on the lost ranks (comm::agree_on_lost) and the first survivor speaks;
+// otherwise the lowest rank that knows speaks first.
 [[noreturn]] void end_job_lost_at_startup(const train::RunContext& context, int rc);
 
 // Ends the whole job with `code`, or only this process for a worker whose loss the master

@@ -81,4 +81,27 @@ bool agree(MPI_Comm, bool) { no_ulfm(); }
 
 #endif
 
+AgreedLoss agree_on_lost(MPI_Comm comm) {
+  revoke(comm);
+  AgreedLoss loss{{}, shrink(comm)};
+  MPI_Group all = MPI_GROUP_NULL, alive = MPI_GROUP_NULL;
+  MPI_Comm_group(comm, &all);
+  MPI_Comm_group(loss.survivors.get(), &alive);
+  int size = 0;
+  MPI_Group_size(all, &size);
+  std::vector<int> ranks(static_cast<std::size_t>(size)), in_alive(ranks.size());
+  for (int i = 0; i < size; ++i) ranks[static_cast<std::size_t>(i)] = i;
+  MPI_Group_translate_ranks(all, size, ranks.data(), alive, in_alive.data());
+  MPI_Group_free(&all);
+  MPI_Group_free(&alive);
+  for (int i = 0; i < size; ++i)
+    if (in_alive[static_cast<std::size_t>(i)] == MPI_UNDEFINED) loss.lost.push_back(i);
+  return loss;
+}
+
+void await_end_of(MPI_Comm comm, int rank) {
+  int byte = 0;
+  MPI_Recv(&byte, 1, MPI_BYTE, rank, MPI_ANY_TAG, comm, MPI_STATUS_IGNORE);
+}
+
 }  // namespace gradshare::comm

@@ -32,6 +32,19 @@ void revoke(MPI_Comm comm);
 // The surviving processes of `comm` in a new communicator, rank order kept (MPIX_Comm_shrink).
 Communicator shrink(MPI_Comm comm);
 
+// What the survivors of `comm` agree was lost, the same at every survivor however the failure
+// reached each (a collective fails only where the lost rank's part was due): revokes `comm`, so
+// that every rank's pending call on it fails too, and shrinks it. `lost` are the ranks of `comm`
+// missing from `survivors`. Blocks until every survivor calls it.
+struct AgreedLoss {
+  std::vector<int> lost;
+  Communicator survivors;
+};
+AgreedLoss agree_on_lost(MPI_Comm comm);
+
+// Returns once rank `rank` of `comm` has failed or left (a receive from it that never matches).
+void await_end_of(MPI_Comm comm, int rank);
+
 // Fault-tolerant agreement: true when every surviving rank passed ok=true and no process of
 // `comm` failed in the meantime (MPIX_Comm_agree; a failure shows as an error or false).
 bool agree(MPI_Comm comm, bool ok);

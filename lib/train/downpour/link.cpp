@@ -16,7 +16,7 @@ ShardLink::ShardLink(const DownpourLayout& layout, int shard, int worker,
       range_(layout.shard(shard)),
       payload_capacity_(layout.shard_layout(shard).payload_capacity()) {
   if (config.downpour.encode)
-    encoder_ = std::make_unique<codec::Encoder>(config.encoding, range_.size());
+    encoder_ = std::make_unique<codec::Encoder>(push_encoding(config), range_.size());
   payload_.reserve(payload_capacity_);
 }
 

@@ -64,6 +64,10 @@ struct PushHeader {
 };
 static_assert(sizeof(PushHeader) <= kLineBytes);
 
+// The codec settings of an encoded push (downpour.encode): encoding.* with its sparsity band
+// widened n_push times, since a push carries n_push steps of updates.
+config::EncodingConfig push_encoding(const config::ExperimentConfig& config);
+
 // Offsets in a server's window for a shard of `floats` parameters.
 class ShardLayout {
  public:
