@@ -34,9 +34,9 @@ job=$!
 # a half of the checkpoint spacing beyond its newest one (in the records' unit, minibatches: for
 # allreduce checkpoint.every_steps all-reduce steps are every_steps x workers minibatches): well
 # before the next is due, so the bound on repeated work is what is tested, not the timing of
-# the poll. Rank 0 writes both the step records and
-# the checkpoints, so it is stopped (SIGSTOP) while the window is checked: a check that raced
-# the run could otherwise signal it in the middle of its next checkpoint.
+# the poll. Rank 0 writes both the step records and the checkpoints, so it runs only in short
+# slices between two checks (SIGSTOP, SIGCONT): the run cannot pass a window, or end, while
+# the test is not looking, however loaded the machine.
 target=""
 checkpoints() {
   ls "$work/killed/checkpoints" 2>/dev/null | sed -n 's/^ckpt-0*\([0-9][0-9]*\)\.h5$/\1/p' | sort -n || true
@@ -64,18 +64,24 @@ for _ in $(seq 6000); do
     [ -n "$target" ] && [ -n "$master" ] && break
     env=$(tr '\0' '\n' </proc/"$pid"/environ 2>/dev/null || true)
     if grep -qx "OMPI_COMM_WORLD_RANK=$rank" <<<"$env"; then target=$pid; fi
-    if grep -qx "OMPI_COMM_WORLD_RANK=0" <<<"$env"; then master=$pid; fi
+    if grep -qx "OMPI_COMM_WORLD_RANK=0" <<<"$env"; then master=$pid; kill -STOP "$master"; fi
   done
-  if [ -n "$target" ] && [ -n "$master" ] && [ -n "$(spacing)" ]; then
-    kill -STOP "$master"
-    if in_window; then break; fi
-    kill -CONT "$master"
-  fi
+  [ -n "$target" ] && [ -n "$master" ] && break
   kill -0 "$job" 2>/dev/null || break
-  sleep 0.05
+  sleep 0.01
 done
-kill -0 "$job" 2>/dev/null && [ -n "$target" ] ||
-  { echo "FAIL: the run ended (or rank $rank was not found) before it could be interrupted"; cat "$work/killed-1.log"; exit 1; }
+windowed=""
+while [ -n "$target" ] && [ -n "$master" ] && kill -0 "$master" 2>/dev/null; do
+  if in_window; then windowed=yes; break; fi
+  kill -CONT "$master"
+  # Longer slices until the second checkpoint (MPI start-up, data, the first steps).
+  if [ -n "$(spacing)" ]; then sleep 0.005; else sleep 0.02; fi
+  kill -STOP "$master" 2>/dev/null || true
+done
+[ -n "$windowed" ] && kill -0 "$target" 2>/dev/null ||
+  { kill -CONT "$master" 2>/dev/null || true
+    echo "FAIL: the run ended (or rank $rank was not found) before it could be interrupted"
+    wait "$job" || true; cat "$work/killed-1.log"; exit 1; }
 signalled=$(date +%s.%N)
 kill -s "$signal" "$target"
 kill -CONT "$master" 2>/dev/null || true
