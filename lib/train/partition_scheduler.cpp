@@ -11,7 +11,8 @@ PartitionScheduler::PartitionScheduler(std::int64_t epochs, std::int64_t partiti
                                        std::vector<std::int64_t> partition_sizes,
                                        std::int64_t reserve_ahead)
     : epochs_(epochs), per_epoch_(partitions_per_epoch), first_epoch_(start.first_epoch),
-      next_epoch_(start.first_epoch), reserve_ahead_(reserve_ahead), sizes_(std::move(partition_sizes)) {
+      next_epoch_(start.first_epoch), next_to_report_(start.first_epoch),
+      reserve_ahead_(reserve_ahead), sizes_(std::move(partition_sizes)) {
   GS_CHECK(partitions_per_epoch > 0, "an epoch needs at least one partition");
   GS_CHECK(sizes_.empty() || static_cast<std::int64_t>(sizes_.size()) == per_epoch_,
            "one size per partition");
@@ -107,7 +108,10 @@ void PartitionScheduler::complete(int worker) {
   in_flight_.erase(it);
   if (++done_per_epoch_[epoch] == per_epoch_) {
     ++completed_epochs_;
-    newly_completed_.push_back(epoch);
+    // An epoch finished before an older one (a slow worker still holds one of its partitions)
+    // waits for it: epochs end in order.
+    while (next_to_report_ < epochs_ && done_per_epoch_[next_to_report_] == per_epoch_)
+      newly_completed_.push_back(next_to_report_++);
   }
 }
 

@@ -96,6 +96,7 @@ class PartitionScheduler {
   std::int64_t per_epoch_;
   std::int64_t first_epoch_;
   std::int64_t next_epoch_;
+  std::int64_t next_to_report_;  // the oldest epoch take_completed_epochs has not returned
   std::int64_t next_partition_ = 0;
   std::set<std::pair<std::int64_t, std::int64_t>> done_;
   std::deque<PartitionGrant> requeued_;

@@ -32,6 +32,20 @@ TEST(PartitionScheduler, HandsOutEveryPartitionOnceInEpochOrder) {
   EXPECT_TRUE(scheduler.take_completed_epochs().empty());
 }
 
+TEST(PartitionScheduler, EpochsEndInOrderWhenALaterOneFinishesFirst) {
+  PartitionScheduler scheduler(2, 2);
+  ASSERT_EQ(scheduler.next(2)->epoch, 0);  // the slow worker holds an epoch-0 partition
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(scheduler.next(1).has_value());
+    scheduler.complete(1);
+  }
+  // Epoch 1's partitions are done, epoch 0's are not: neither has ended.
+  EXPECT_TRUE(scheduler.take_completed_epochs().empty());
+  scheduler.complete(2);
+  EXPECT_EQ(scheduler.take_completed_epochs(), (std::vector<std::int64_t>{0, 1}));
+  EXPECT_TRUE(scheduler.all_done());
+}
+
 TEST(PartitionScheduler, FastWorkerTakesMore) {
   PartitionScheduler scheduler(1, 10);
   int fast = 0;

@@ -55,7 +55,8 @@ class StrategyThreads : public ::testing::Test {
   }
 
   // The newest checkpoint, written at the end of `epoch` (asynchronous strategies: at `epoch` or
-  // later, the workers train on while it is taken): its step, parameters and optimizer state.
+  // later, the workers train on while it is taken, and on an idle machine finish the run
+  // first): its step, parameters and optimizer state.
   ckpt::Checkpoint epoch_checkpoint(const testing::ThreadRun& result, std::int64_t epoch,
                                     bool or_later = false) {
     const auto newest = newest_checkpoint(report::RunDirectory::attach(result.run_dir));
@@ -65,9 +66,9 @@ class StrategyThreads : public ::testing::Test {
     const auto n = nn::Model::build(config_.model, 1).parameter_count();
     EXPECT_EQ(checkpoint.parameters.size(), n);
     if (or_later) {
-      EXPECT_GE(checkpoint.epoch, epoch);
+      EXPECT_GE(checkpoint.epoch, epoch) << *newest << "\n" << metrics_;
     } else {
-      EXPECT_EQ(checkpoint.epoch, epoch);
+      EXPECT_EQ(checkpoint.epoch, epoch) << *newest << "\n" << metrics_;
     }
     EXPECT_FALSE(checkpoint.optimizer_state.empty() && checkpoint.worker_optimizers.empty());
     return checkpoint;
@@ -120,15 +121,20 @@ void expect_sharing_run(const std::string& metrics, const ckpt::Checkpoint& chec
             static_cast<std::size_t>(workers) * checkpoint.parameters.size());
 }
 
+// Asynchronous workers on a loaded machine run far apart (staleness up to 20 steps seen): two
+// epochs of 64 steps left 87-97 % on the blobs; four learn them whatever the interleaving.
+constexpr const char* kSharingEpochs = "training.epochs=4";
+
 TEST_F(StrategyThreads, GradientSharingPlain) {
-  const auto result = run("gradient_sharing", 4, {"topology.mode=plain"});
-  expect_sharing_run(metrics_, epoch_checkpoint(result, 2), 3);
+  const auto result = run("gradient_sharing", 4, {"topology.mode=plain", kSharingEpochs});
+  expect_sharing_run(metrics_, epoch_checkpoint(result, 1, /*or_later=*/true), 3);
 }
 
 TEST_F(StrategyThreads, GradientSharingMesh) {
   // 5 workers under a fan-out of 2: inner workers relay every update.
-  const auto result = run("gradient_sharing", 6, {"topology.mode=mesh", "topology.max_children=2"});
-  expect_sharing_run(metrics_, epoch_checkpoint(result, 2), 5);
+  const auto result =
+      run("gradient_sharing", 6, {"topology.mode=mesh", "topology.max_children=2", kSharingEpochs});
+  expect_sharing_run(metrics_, epoch_checkpoint(result, 1, /*or_later=*/true), 5);
 }
 
 TEST_F(StrategyThreads, Downpour) {
