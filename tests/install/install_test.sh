@@ -15,7 +15,7 @@ prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" >"$work/install.log" || fail "cmake --install failed"
 for file in bin/gradshare share/gradshare/configs/fashion-mnist-mlp.yaml \
             share/gradshare/slurm/train.sbatch share/doc/gradshare/README.md \
-            share/doc/gradshare/design.md modulefiles/gradshare/*.lua; do
+            share/doc/gradshare/docs/design.md share/doc/gradshare/CHANGELOG.md modulefiles/gradshare/*.lua; do
   compgen -G "$prefix/$file" >/dev/null || fail "$file not installed"
 done
 out=$(env -i HOME="$work" bash --noprofile --norc -c '
