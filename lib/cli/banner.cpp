@@ -3,7 +3,7 @@
 #include <mpi.h>
 
 #include "nn/torchscript_loader.h"
-#include "topology/mode.h"
+#include "train/strategy_registry.h"
 #include "train/training_compute.h"
 
 namespace gradshare::cli {
@@ -42,13 +42,8 @@ std::string banner(const RunContext& context) {
   if (context.size > 1)
     text += " (1 master + " + std::to_string(context.worker_count()) + " workers)";
   text += " | strategy " + cfg.training.strategy;
-  if (cfg.training.strategy == "gradient_sharing") {
-    const auto mode = topology::resolve_mode(cfg.topology, context.worker_count());
-    text += std::string(" | topology ") + topology::mode_name(mode);
-    text += " | transport " + cfg.transport.data_plane;
-  }
-  if (cfg.training.strategy == "downpour")
-    text += " | servers " + std::to_string(cfg.downpour.servers);
+  const auto& strategy = train::strategy_named(cfg.training.strategy);
+  if (strategy.banner) text += strategy.banner(cfg, context.worker_count());
   const std::string device = train::resolve_compute_device(cfg);
   if (device != "cpu") text += " | compute " + device;
   if (!cfg.model.torchscript.empty())

@@ -18,6 +18,7 @@
 #include "core/errors.h"
 #include "core/log.h"
 #include "train/checkpointer.h"
+#include "train/strategy_registry.h"
 
 namespace gradshare::cli {
 
@@ -27,7 +28,7 @@ namespace {
 
 // Whether this run replaces a lost worker within the job.
 bool recovers_lost_workers(const config::ExperimentConfig& config) {
-  return comm::fault_tolerance_active() && config.training.strategy != "local" &&
+  return comm::fault_tolerance_active() && train::strategy_named(config.training.strategy).distributed &&
          config.fault_tolerance.on_worker_failure != "abort";
 }
 
@@ -35,8 +36,8 @@ bool recovers_lost_workers(const config::ExperimentConfig& config) {
 // shard nothing restores in-job).
 bool replaceable(const RunContext& context) {
   if (context.is_master() || !recovers_lost_workers(context.config)) return false;
-  return context.config.training.strategy != "downpour" ||
-         context.rank >= context.config.downpour.servers;
+  const auto& strategy = train::strategy_named(context.config.training.strategy);
+  return context.rank >= strategy.first_replaceable_rank(context.config);
 }
 
 // The ranks this process knows to have failed (ULFM), or none when it cannot tell.
@@ -123,11 +124,10 @@ void end_job_lost_at_startup(const RunContext& context, int rc) {
     if (loss && loss->survivors.rank() == 0)
       print_and_abort(lost_at_startup(loss->lost, context) + why);
     if (loss) {
-      // Under ULFM the first survivor's MPI_Abort ends only that process: the others follow it
-      // without a second line.
-      comm::await_end_of(loss->survivors.get(), 0);
+      // The others leave without a line. Under ULFM a process that ends is one more failure,
+      // not the end of the job: the first survivor still speaks, and its MPI_Abort sets the
+      // job's exit code.
       std::fflush(nullptr);
-      MPI_Abort(MPI_COMM_WORLD, core::kExitRuntimeFailure);
       std::_Exit(core::kExitRuntimeFailure);
     }
   }

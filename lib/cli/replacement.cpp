@@ -6,11 +6,9 @@
 #include "cli/mpi_group_session.h"
 #include "cli/mpi_sharing_session.h"
 #include "data/loader.h"
-#include "train/allreduce/roles.h"
-#include "train/averaging/roles.h"
-#include "train/downpour/roles.h"
+#include "core/errors.h"
 #include "train/join_info.h"
-#include "train/sharing/roles.h"
+#include "train/strategy_registry.h"
 #include "train/worker_log.h"
 
 namespace gradshare::cli {
@@ -33,19 +31,18 @@ int run_replacement_worker(train::RunContext& context, comm::RepairedJob joined)
   const auto info = train::parse_join_info(joined.join_info);
   context.size = info.size;
   context.phase = train::RunContext::kTraining;
-  const auto& strategy = context.config.training.strategy;
-  if (strategy == "gradient_sharing") {
+  const auto& strategy = train::strategy_named(context.config.training.strategy);
+  if (strategy.replace_in_sharing) {
     // Collective with the survivors' repair.
     train::MpiSharingSession session(context, std::move(joined));
     become_worker(context, info);
-    return train::run_sharing_worker(context, session, /*replacement=*/true);
+    return strategy.replace_in_sharing(context, session);
   }
+  GS_CHECK(strategy.replace_in_group != nullptr,
+           std::string("a replacement joined a '") + strategy.name + "' job");
   train::MpiGroupSession session(context, joined);  // collective with the survivors' repair
   become_worker(context, info);
-  if (strategy == "downpour") return train::run_downpour_replacement(context, session);
-  return strategy == "allreduce"
-             ? train::run_allreduce_worker(context, session, /*replacement=*/true)
-             : train::run_averaging_worker(context, session, /*replacement=*/true);
+  return strategy.replace_in_group(context, session);
 }
 
 }  // namespace gradshare::cli

@@ -269,10 +269,11 @@ int train_in_session(const config::ExperimentConfig& config, MpiSession& mpi) {
       char line[256];
       std::snprintf(line, sizeof line,
                     "read ahead: %lld minibatches ready, %lld waited for (%.2f s), %lld read on "
-                    "the spot",
+                    "the spot (%lld never queued)",
                     static_cast<long long>(stats.batches_ready),
                     static_cast<long long>(stats.batches_waited), stats.seconds_waited,
-                    static_cast<long long>(stats.batches_missed));
+                    static_cast<long long>(stats.batches_missed),
+                    static_cast<long long>(stats.batches_unqueued));
       core::log_info(line);
     }
     // The master's summary lists every rank's; each rank's own log has its figure too.

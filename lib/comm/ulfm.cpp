@@ -99,9 +99,4 @@ AgreedLoss agree_on_lost(MPI_Comm comm) {
   return loss;
 }
 
-void await_end_of(MPI_Comm comm, int rank) {
-  int byte = 0;
-  MPI_Recv(&byte, 1, MPI_BYTE, rank, MPI_ANY_TAG, comm, MPI_STATUS_IGNORE);
-}
-
 }  // namespace gradshare::comm

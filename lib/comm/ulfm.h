@@ -42,9 +42,6 @@ struct AgreedLoss {
 };
 AgreedLoss agree_on_lost(MPI_Comm comm);
 
-// Returns once rank `rank` of `comm` has failed or left (a receive from it that never matches).
-void await_end_of(MPI_Comm comm, int rank);
-
 // Fault-tolerant agreement: true when every surviving rank passed ok=true and no process of
 // `comm` failed in the meantime (MPIX_Comm_agree; a failure shows as an error or false).
 bool agree(MPI_Comm comm, bool ok);

@@ -171,8 +171,9 @@ struct FaultInjection {
     "model as under combine: mean); full: at server_learning_rate whatever its age. 4 nodes "  \
     "at 100 Mbit/s, 2 epochs: scale 86.1-86.3 %, full 81.5-84.1 %")                          \
   X(downpour, encode, bool, false, GS_ANY,                                                     \
-    "Compress pushes with the threshold codec (encoding.* keys; what is not sent stays in "   \
-    "the worker's residual and goes out with a later push)")
+    "Compress pushes with the threshold codec (encoding.* keys, the sparsity band n_push "    \
+    "times wider: a push carries n_push steps; what is not sent stays in the worker's "       \
+    "residual and goes out with a later push)")
 
 #define GS_ENCODING_KEYS(X)                                                                    \
   X(encoding, threshold_algorithm, std::string, "adaptive",                                    \

@@ -44,6 +44,7 @@ void SampleReader::read(std::span<const std::uint32_t> indices, float* x) {
   });
   if (match == queue_.end()) {
     ++stats_.batches_missed;
+    ++stats_.batches_unqueued;
     lock.unlock();
     read_rows(indices, x);
     return;

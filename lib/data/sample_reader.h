@@ -29,6 +29,7 @@ struct ReadAheadStats {
   std::int64_t batches_ready = 0;   // read() found its batch read ahead
   std::int64_t batches_waited = 0;  // ... still being read, and waited for it
   std::int64_t batches_missed = 0;  // not queued or not started: read on the spot
+  std::int64_t batches_unqueued = 0;  // ... of which never queued (its partition not read ahead)
   double seconds_waited = 0;
 };
 

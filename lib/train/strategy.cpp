@@ -5,33 +5,18 @@
 #include "core/errors.h"
 #include "core/log.h"
 #include "train/checkpointer.h"
-#include "train/allreduce/allreduce_strategy.h"
-#include "train/downpour/strategy.h"
-#include "train/sharing/gradient_sharing.h"
-#include "train/local/local_strategy.h"
-#include "train/averaging/parameter_averaging.h"
+#include "train/strategy_registry.h"
 
 namespace gradshare::train {
 
 void check_strategy_fits(const config::ExperimentConfig& config, int ranks) {
-  const auto& strategy = config.training.strategy;
-  if (strategy == "local" && ranks > 1)
-    throw core::UserError("training.strategy 'local' runs in one process, but the job has " +
-                          std::to_string(ranks) + " ranks (start it without mpirun)");
+  const auto& strategy = strategy_named(config.training.strategy);
+  if (!strategy.distributed && ranks > 1)
+    throw core::UserError("training.strategy '" + std::string(strategy.name) +
+                          "' runs in one process, but the job has " + std::to_string(ranks) +
+                          " ranks (start it without mpirun)");
+  if (strategy.check_job) strategy.check_job(config, ranks);
   const auto spares = config.fault_tolerance.spares;
-  if (strategy == "downpour" && ranks - spares <= config.downpour.servers)
-    throw core::UserError("training.strategy 'downpour' with downpour.servers " +
-                          std::to_string(config.downpour.servers) +
-                          " needs more ranks than servers, but the job has " +
-                          std::to_string(ranks - spares) +
-                          (spares > 0 ? " besides its spares" : "") +
-                          " (start more ranks or use fewer servers)");
-  if (strategy != "local" && strategy != "gradient_sharing" && strategy != "allreduce" &&
-      strategy != "parameter_averaging" && strategy != "downpour")
-    throw core::UserError("training.strategy '" + strategy + "' is not available yet in this build");
-  if (spares > 0 && ranks > 1 && strategy == "local")
-    throw core::UserError("fault_tolerance.spares is used by the strategies with workers, not "
-                          "'local'");
   if (spares > 0 && ranks > 1 && config.training.on_divergence == "rollback")
     throw core::UserError("training.on_divergence: rollback restarts the job's processes in "
                           "place, which fault_tolerance.spares does not support yet; use stop");
@@ -67,13 +52,7 @@ int run_with_rollback(RunContext& context) {
 }
 
 int run_strategy(RunContext& context) {
-  const auto& strategy = context.config.training.strategy;
-  if (strategy == "local") return run_local(context);
-  if (strategy == "gradient_sharing") return run_gradient_sharing(context);
-  if (strategy == "allreduce") return run_allreduce(context);
-  if (strategy == "parameter_averaging") return run_parameter_averaging(context);
-  if (strategy == "downpour") return run_downpour(context);
-  throw core::UserError("training.strategy '" + strategy + "' is not implemented yet");
+  return strategy_named(context.config.training.strategy).run(context);
 }
 
 }  // namespace gradshare::train

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <stdexcept>
 #include <thread>
 
@@ -24,13 +25,29 @@ void train_for(HeartbeatThread& heartbeat, std::chrono::milliseconds duration) {
   }
 }
 
+// Keeps reporting progress until `done` holds; false if it still does not after 30 s (a loaded
+// machine may keep the heartbeat thread waiting, never that long).
+bool train_until(HeartbeatThread& heartbeat, const std::function<bool()>& done) {
+  const auto give_up = std::chrono::steady_clock::now() + 30s;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > give_up) return false;
+    train_for(heartbeat, 10ms);
+  }
+  return true;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 TEST(HeartbeatThread, BeatsEveryPeriodWhileTrainingGoesOn) {
   std::atomic<int> beats{0};
+  const auto start = std::chrono::steady_clock::now();
   HeartbeatThread heartbeat(0.01, 10.0, [&] { ++beats; });
-  train_for(heartbeat, 300ms);
-  // About 30 at 10 ms; a loaded machine delays some, never adds.
-  EXPECT_GE(beats.load(), 5);
-  EXPECT_LE(beats.load(), 31);
+  EXPECT_TRUE(train_until(heartbeat, [&] { return beats.load() >= 5; }));
+  heartbeat.pause();  // a beat under way is over once this returns
+  // One beat a period at most: a loaded machine delays beats, never adds any.
+  EXPECT_LE(beats.load(), seconds_since(start) / 0.01 + 1);
   EXPECT_EQ(heartbeat.beats(), beats.load());
 }
 
@@ -42,8 +59,7 @@ TEST(HeartbeatThread, NoBeatWhilePaused) {
   train_for(heartbeat, 100ms);
   EXPECT_EQ(beats.load(), before);
   heartbeat.resume();
-  train_for(heartbeat, 100ms);
-  EXPECT_GT(beats.load(), before);
+  EXPECT_TRUE(train_until(heartbeat, [&] { return beats.load() > before; }));
 }
 
 TEST(HeartbeatThread, FailedBeatStopsTheBeatsUntilResumed) {
@@ -52,24 +68,31 @@ TEST(HeartbeatThread, FailedBeatStopsTheBeatsUntilResumed) {
     ++calls;
     throw std::runtime_error("peer failed");
   });
+  EXPECT_TRUE(train_until(heartbeat, [&] { return calls.load() >= 1; }));
   train_for(heartbeat, 100ms);
   EXPECT_EQ(calls.load(), 1);
   heartbeat.resume();
-  train_for(heartbeat, 100ms);
+  EXPECT_TRUE(train_until(heartbeat, [&] { return calls.load() >= 2; }));
+  heartbeat.pause();
   EXPECT_EQ(calls.load(), 2);
 }
 
 TEST(HeartbeatThread, StuckTrainingThreadStopsTheBeats) {
   std::atomic<int> beats{0};
   HeartbeatThread heartbeat(0.005, 0.1, [&] { ++beats; });
-  train_for(heartbeat, 50ms);
-  EXPECT_GT(beats.load(), 0);
-  std::this_thread::sleep_for(200ms);  // no progress: the beats stop after 0.1 s
-  const int stuck = beats.load();
-  std::this_thread::sleep_for(200ms);
+  EXPECT_TRUE(train_until(heartbeat, [&] { return beats.load() > 0; }));
+  // No progress: the beats stop once the heartbeat thread has seen none for 0.1 s (when, a
+  // loaded machine decides), and stay stopped.
+  int stuck = beats.load();
+  const auto give_up = std::chrono::steady_clock::now() + 30s;
+  for (;;) {
+    std::this_thread::sleep_for(300ms);
+    if (beats.load() == stuck || std::chrono::steady_clock::now() > give_up) break;
+    stuck = beats.load();
+  }
+  std::this_thread::sleep_for(300ms);
   EXPECT_EQ(beats.load(), stuck);
-  train_for(heartbeat, 100ms);  // progress again: beats again
-  EXPECT_GT(beats.load(), stuck);
+  EXPECT_TRUE(train_until(heartbeat, [&] { return beats.load() > stuck; }));  // progress again
 }
 
 }  // namespace

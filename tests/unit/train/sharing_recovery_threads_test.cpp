@@ -97,12 +97,13 @@ TEST_F(SharingRecoveryThreads, ReplaceFromSpare) {
 }
 
 TEST_F(SharingRecoveryThreads, LongStepIsNoDeath) {
-  // Worker 2's step 3 lasts 3 x fault_tolerance.timeout_ms (0.9 s); its heartbeat thread beats
+  // Worker 2's step 3 lasts 3 x fault_tolerance.timeout_ms (6 s); its heartbeat thread beats
   // on meanwhile, so nobody is declared dead: in one process the master cannot stop a thread it
-  // took for dead and ends the run with an error instead, which this test would see.
+  // took for dead and ends the run with an error instead, which this test would see. The
+  // timeout is 20 heartbeats, far above what a loaded machine delays one by.
   const auto config = testing::blobs_config(
       "gradient_sharing", dir_.string(),
-      {"topology.mode=plain", "fault_tolerance.timeout_ms=300", "fault_tolerance.heartbeat_ms=30",
+      {"topology.mode=plain", "fault_tolerance.timeout_ms=2000", "fault_tolerance.heartbeat_ms=100",
        "fault_tolerance.inject=[{rank: 2, at_step: 3, kind: stall}]"});
   const auto result = testing::run_as_threads(config, data_, 4, /*repairable=*/true);
   for (int r = 0; r < 4; ++r) {

@@ -7,6 +7,7 @@
 #include "config/experiment_config.h"
 #include "core/errors.h"
 #include "train/strategy.h"
+#include "train/strategy_registry.h"
 
 namespace gradshare::train {
 namespace {
@@ -48,6 +49,27 @@ TEST(StrategyFits, LocalAndDownpour) {
   config.downpour.servers = 2;
   EXPECT_NE(error_of(config, 2).find("needs more ranks than servers"), std::string::npos);
   EXPECT_EQ(error_of(config, 4), "");
+}
+
+// The registry holds every name the config accepts, each distributed strategy with one way for
+// a replacement to join, and refuses any other name.
+TEST(StrategyRegistry, EveryStrategyOnce) {
+  const std::vector<std::string> names = {"gradient_sharing", "parameter_averaging", "downpour",
+                                          "allreduce", "local"};
+  ASSERT_EQ(strategies().size(), names.size());
+  for (const auto& name : names) {
+    const auto& strategy = strategy_named(name);
+    EXPECT_EQ(strategy.name, name);
+    EXPECT_NE(strategy.run, nullptr) << name;
+    EXPECT_NE(strategy.first_replaceable_rank, nullptr) << name;
+    const int joins = (strategy.replace_in_group != nullptr) + (strategy.replace_in_sharing != nullptr);
+    EXPECT_EQ(joins, strategy.distributed ? 1 : 0) << name;
+  }
+  config::ExperimentConfig config;
+  config.downpour.servers = 2;
+  EXPECT_EQ(strategy_named("downpour").first_replaceable_rank(config), 2);
+  EXPECT_EQ(strategy_named("allreduce").first_replaceable_rank(config), 1);
+  EXPECT_THROW(strategy_named("hogwild"), core::UserError);
 }
 
 }  // namespace

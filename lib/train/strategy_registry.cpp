@@ -1,0 +1,73 @@
+// strategy_registry.cpp: the table of strategies (see strategy_registry.h).
+#include "train/strategy_registry.h"
+
+#include "core/errors.h"
+#include "topology/mode.h"
+#include "train/allreduce/allreduce_strategy.h"
+#include "train/allreduce/roles.h"
+#include "train/averaging/parameter_averaging.h"
+#include "train/averaging/roles.h"
+#include "train/downpour/roles.h"
+#include "train/downpour/strategy.h"
+#include "train/local/local_strategy.h"
+#include "train/sharing/gradient_sharing.h"
+#include "train/sharing/roles.h"
+
+namespace gradshare::train {
+namespace {
+
+int first_worker(const config::ExperimentConfig&) { return 1; }
+
+std::string sharing_banner(const config::ExperimentConfig& config, int workers) {
+  const auto mode = topology::resolve_mode(config.topology, workers);
+  return std::string(" | topology ") + topology::mode_name(mode) + " | transport " +
+         config.transport.data_plane;
+}
+
+std::string downpour_banner(const config::ExperimentConfig& config, int) {
+  return " | servers " + std::to_string(config.downpour.servers);
+}
+
+void downpour_job(const config::ExperimentConfig& config, int ranks) {
+  const auto spares = config.fault_tolerance.spares;
+  if (ranks - spares <= config.downpour.servers)
+    throw core::UserError("training.strategy 'downpour' with downpour.servers " +
+                          std::to_string(config.downpour.servers) +
+                          " needs more ranks than servers, but the job has " +
+                          std::to_string(ranks - spares) +
+                          (spares > 0 ? " besides its spares" : "") +
+                          " (start more ranks or use fewer servers)");
+}
+
+int downpour_first_replaceable(const config::ExperimentConfig& config) {
+  return static_cast<int>(config.downpour.servers);
+}
+
+}  // namespace
+
+const std::vector<Strategy>& strategies() {
+  static const std::vector<Strategy> table = {
+      {"gradient_sharing", run_gradient_sharing, true, nullptr, sharing_banner, first_worker,
+       nullptr,
+       [](RunContext& c, SharingSession& s) { return run_sharing_worker(c, s, true); }},
+      {"parameter_averaging", run_parameter_averaging, true, nullptr, nullptr, first_worker,
+       [](RunContext& c, GroupSession& s) { return run_averaging_worker(c, s, true); }, nullptr},
+      {"downpour", run_downpour, true, downpour_job, downpour_banner, downpour_first_replaceable,
+       run_downpour_replacement, nullptr},
+      {"allreduce", run_allreduce, true, nullptr, nullptr, first_worker,
+       [](RunContext& c, GroupSession& s) { return run_allreduce_worker(c, s, true); }, nullptr},
+      {"local", run_local, false, nullptr, nullptr, first_worker, nullptr, nullptr},
+  };
+  return table;
+}
+
+const Strategy& strategy_named(const std::string& name) {
+  std::string known;
+  for (const auto& strategy : strategies()) {
+    if (name == strategy.name) return strategy;
+    known += (known.empty() ? "" : ", ") + std::string(strategy.name);
+  }
+  throw core::UserError("training.strategy '" + name + "' is not one of " + known);
+}
+
+}  // namespace gradshare::train

@@ -1,0 +1,40 @@
+// strategy_registry.h: every training strategy in one table: its name (training.strategy), how
+// a rank runs it, what a job needs for it, what the banner adds, which ranks a repair replaces
+// and how a replacement joins. Adding a strategy is adding an entry; nothing else switches on
+// the name.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/experiment_config.h"
+#include "train/run_context.h"
+
+namespace gradshare::train {
+
+struct Strategy {
+  const char* name;
+  // Runs this rank's role (master, worker, server or spare); returns the process exit code.
+  int (*run)(RunContext& context);
+  // False: one process, no master (`local`).
+  bool distributed;
+  // What this strategy needs of the job beyond a master and a worker: UserError naming the
+  // fix. `ranks` counts the spares; null: nothing more.
+  void (*check_job)(const config::ExperimentConfig& config, int ranks);
+  // What the banner adds after "strategy <name>" for `workers` workers; null: nothing.
+  std::string (*banner)(const config::ExperimentConfig& config, int workers);
+  // The lowest rank a repair replaces in-job (Downpour's servers hold shards nothing restores).
+  int (*first_replaceable_rank)(const config::ExperimentConfig& config);
+  // How a spawned or spare process joins as a worker: over the job's group session, or over
+  // the sharing session; exactly one is set for a distributed strategy.
+  int (*replace_in_group)(RunContext& context, GroupSession& session);
+  int (*replace_in_sharing)(RunContext& context, SharingSession& session);
+};
+
+// Every strategy, in the order the reference lists them.
+const std::vector<Strategy>& strategies();
+
+// The strategy called `name`; UserError naming training.strategy and the known names otherwise.
+const Strategy& strategy_named(const std::string& name);
+
+}  // namespace gradshare::train
