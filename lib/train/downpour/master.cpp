@@ -8,25 +8,24 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <map>
 #include <memory>
 #include <set>
 #include <vector>
 
 #include "ckpt/checkpoint.h"
-#include "comm/byte_io.h"
 #include "core/errors.h"
 #include "core/log.h"
 #include "core/stop_signal.h"
-#include "core/timer.h"
 #include "data/epoch_plan.h"
 #include "train/checkpointer.h"
 #include "train/divergence_guard.h"
 #include "train/downpour/network.h"
 #include "train/group_recovery.h"
 #include "train/downpour/checkpoint.h"
+#include "train/downpour/master_progress.h"
 #include "train/downpour/roles.h"
+#include "train/downpour/state_requests.h"
 #include "train/epoch_report.h"
 #include "train/master_loop.h"
 #include "train/model_file.h"
@@ -34,108 +33,11 @@
 #include "train/peak_memory.h"
 #include "train/poll_during.h"
 #include "train/partition_scheduler.h"
-#include "report/progress.h"
-#include "train/progress_window.h"
 #include "train/worker_state.h"
 
 namespace gradshare::train {
 
 namespace {
-
-// Staleness is undefined (null in metrics.jsonl) while no push has been acknowledged.
-double mean_age(const DownpourReport& report) {
-  return report.ages > 0 ? report.age_sum / static_cast<double>(report.ages) : NAN;
-}
-
-// The master's periodic progress line and "step" metrics record.
-class DownpourProgress {
- public:
-  DownpourProgress(RunContext& context, std::int64_t steps_per_epoch, int workers,
-                   std::int64_t first_step)
-      : context_(context), window_(context, steps_per_epoch, workers, first_step) {}
-
-  void add(const DownpourReport& report) { window_.add(report); }
-  const DownpourReport& total() const { return window_.total(); }
-  // Steps of the whole run, those before a resume included.
-  std::int64_t step() const { return window_.step(); }
-
-  void maybe_log() {
-    if (!window_.due()) return;
-    const auto& w = window_.window();
-    const double steps = static_cast<double>(w.steps);
-    const double push_bytes = ratio(static_cast<double>(w.push_bytes), steps);
-    const double pull_bytes = ratio(static_cast<double>(w.pull_bytes), steps);
-    char line[448];
-    std::snprintf(line, sizeof line,
-                  "%s  staleness mean %.1f max %lld  pushes %lld (postponed %lld)  pulls %lld "
-                  "(retried %lld)  %.0f B/worker/step (push %.0f + pull %.0f)  %s",
-                  window_.head().c_str(), w.ages ? mean_age(w) : 0.0,
-                  static_cast<long long>(w.age_max), static_cast<long long>(w.pushes),
-                  static_cast<long long>(w.busy_slots), static_cast<long long>(w.pulls),
-                  static_cast<long long>(w.pull_retries), push_bytes + pull_bytes, push_bytes,
-                  pull_bytes, window_.eta().c_str());
-    core::log_progress(line);
-    context_.metrics.write(window_.record()
-                               .add("bytes_per_worker_step", push_bytes + pull_bytes)
-                               .add("push_bytes_per_worker_step", push_bytes)
-                               .add("pull_bytes_per_worker_step", pull_bytes)
-                               .add("staleness_mean", mean_age(w))
-                               .add("staleness_max", w.ages ? w.age_max : std::int64_t{0})
-                               .add("pushes", w.pushes)
-                               .add("pushes_postponed", w.busy_slots)
-                               .add("pulls", w.pulls)
-                               .add("pull_retries", w.pull_retries));
-    window_.next_window();
-  }
-
- private:
-  RunContext& context_;
-  ProgressWindow<DownpourReport> window_;
-};
-
-// A checkpoint needs what other ranks hold (downpour/checkpoint.h): the master asks every live
-// rank and collects the replies; several requests are never outstanding at once.
-class StateRequests {
- public:
-  explicit StateRequests(DownpourNetwork& network) : network_(network) {}
-  bool outstanding() const { return outstanding_; }
-  void request() {
-    GS_CHECK(!outstanding_, "a state request is already outstanding");
-    asked_ = network_.live_ranks();
-    for (int rank : asked_) send(network_.control(), rank, StateRequest{});
-    outstanding_ = true;
-  }
-  // Takes one reply; true when every rank asked has replied.
-  bool take(const comm::ControlMessage& reply) {
-    if (!outstanding_ || replies_.count(reply.source))
-      throw core::RuntimeError("unrequested state reply from rank " + std::to_string(reply.source));
-    replies_[reply.source] = decode<DownpourState>(reply).state;
-    return replies_.size() == asked_.size();
-  }
-  // Every rank's reply (requesting first when nothing is outstanding), waiting for the rest.
-  std::map<int, WorkerState> collect() {
-    if (!outstanding_) request();
-    for (int rank : asked_)
-      if (!replies_.count(rank))
-        replies_[rank] =
-            receive<DownpourState>(network_.control(), rank, "state for a checkpoint").state;
-    outstanding_ = false;
-    std::map<int, WorkerState> replies;
-    replies.swap(replies_);
-    return replies;
-  }
-  // A repair dropped the requests and replies in flight.
-  void cancel() {
-    outstanding_ = false;
-    replies_.clear();
-  }
-
- private:
-  DownpourNetwork& network_;
-  std::vector<int> asked_;
-  std::map<int, WorkerState> replies_;
-  bool outstanding_ = false;
-};
 
 // Largest |a - b| and whether the two are bit-identical.
 struct Comparison {
@@ -151,7 +53,6 @@ Comparison compare(std::span<const float> a, std::span<const float> b) {
         std::max(result.max_difference, std::fabs(static_cast<double>(a[i]) - b[i]));
   return result;
 }
-
 
 class DownpourMaster : public MasterRole {
  public:
