@@ -38,6 +38,7 @@ int MpiControlChannel::logical_rank(int comm_rank) const {
 MpiControlChannel::~MpiControlChannel() {
   if (!mpi_active()) return;
   for (Pending& send : pending_) abandon_send(send.request, std::move(send.bytes));
+  for (Arriving& receive : arriving_) abandon_send(receive.request, std::move(receive.message.payload));
 }
 
 void MpiControlChannel::send(int logical_dest, Tag tag, std::span<const std::uint8_t> payload) {
@@ -102,25 +103,57 @@ bool MpiControlChannel::repair_begun_or_failed(int rank) {
 }
 
 std::optional<ControlMessage> MpiControlChannel::take_arrived(std::optional<Tag> tag, int source) {
+  const auto wanted = [&](const Arriving& a) {
+    return (source == kAnySource || a.message.source == source) &&
+           (!tag || a.tag == static_cast<int>(*tag));
+  };
+  const auto take = [&](std::deque<Arriving>::iterator it) {
+    if (it->tag < kFirstTag || it->tag > kLastTag)
+      throw core::RuntimeError("control message with unknown tag " + std::to_string(it->tag) +
+                               " from rank " + std::to_string(it->message.source));
+    ControlMessage message = std::move(it->message);
+    message.tag = static_cast<Tag>(it->tag);
+    arriving_.erase(it);
+    return message;
+  };
+  std::vector<int> unfinished;  // sources with a message still arriving: none of theirs passes it
+  const auto behind = [&](int from) {
+    return std::find(unfinished.begin(), unfinished.end(), from) != unfinished.end();
+  };
+  for (auto it = arriving_.begin(); it != arriving_.end(); ++it) {
+    if (!it->done) {
+      int flag = 0;
+      check_mpi(MPI_Test(&it->request, &flag, MPI_STATUS_IGNORE), "MPI_Test");
+      it->done = flag != 0;
+    }
+    if (!it->done) {
+      unfinished.push_back(it->message.source);
+    } else if (!behind(it->message.source) && wanted(*it)) {
+      return take(it);
+    }
+  }
   int found = 0;
   MPI_Message handle = MPI_MESSAGE_NULL;
   MPI_Status status;
-  check_mpi(MPI_Improbe(comm_rank(source == kAnySource ? MPI_ANY_SOURCE : source), tag ? static_cast<int>(*tag) : MPI_ANY_TAG, comm_.get(), &found,
-                        &handle, &status),
+  check_mpi(MPI_Improbe(comm_rank(source == kAnySource ? MPI_ANY_SOURCE : source),
+                        tag ? static_cast<int>(*tag) : MPI_ANY_TAG, comm_.get(), &found, &handle,
+                        &status),
             "MPI_Improbe");
   if (!found) return std::nullopt;
   int count = 0;
   check_mpi(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count");
-  ControlMessage message;
-  message.source = logical_rank(status.MPI_SOURCE);
-  message.payload.resize(static_cast<std::size_t>(std::max(count, 0)));
-  check_mpi(MPI_Mrecv(message.payload.data(), count, MPI_BYTE, &handle, MPI_STATUS_IGNORE),
-            "MPI_Mrecv");
-  if (status.MPI_TAG < kFirstTag || status.MPI_TAG > kLastTag)
-    throw core::RuntimeError("control message with unknown tag " + std::to_string(status.MPI_TAG) +
-                             " from rank " + std::to_string(message.source));
-  message.tag = static_cast<Tag>(status.MPI_TAG);
-  return message;
+  Arriving& arriving = arriving_.emplace_back();
+  arriving.message.source = logical_rank(status.MPI_SOURCE);
+  arriving.tag = status.MPI_TAG;
+  arriving.message.payload.resize(static_cast<std::size_t>(std::max(count, 0)));
+  check_mpi(MPI_Imrecv(arriving.message.payload.data(), count, MPI_BYTE, &handle,
+                       &arriving.request),
+            "MPI_Imrecv");
+  int flag = 0;
+  check_mpi(MPI_Test(&arriving.request, &flag, MPI_STATUS_IGNORE), "MPI_Test");
+  arriving.done = flag != 0;
+  if (arriving.done && !behind(arriving.message.source)) return take(std::prev(arriving_.end()));
+  return std::nullopt;
 }
 
 void MpiControlChannel::flush() {

@@ -1,6 +1,10 @@
 // mpi_control_channel.h: the control channel over MPI (two-sided, on a duplicate of the job's
 // communicator so control traffic never matches anything else). Sends are MPI_Isend of a copy,
-// completed in the background; receives are MPI_Improbe + MPI_Mrecv. After a failure repair
+// completed in the background; receives are MPI_Improbe + MPI_Imrecv, returned once complete:
+// a large message whose sender died midway (exited, and ULFM never reports it) stays
+// incomplete, and a blocking MPI_Mrecv stopped the master's loop, liveness watch included,
+// for good. A message from a source is never returned before an earlier one still arriving
+// from it (MPI's order per source holds). After a failure repair
 // without replacement the communicator's ranks shift: the channel translates logical ranks
 // (see comm/repair.h). Under ULFM every poll also reports failed peers.
 #pragma once
@@ -51,6 +55,13 @@ class MpiControlChannel : public ControlChannel {
     Tag tag = Tag::kHeartbeat;
     std::vector<std::uint8_t> bytes;
   };
+  // A message matched by a probe: its receive may still be in progress.
+  struct Arriving {
+    MPI_Request request = MPI_REQUEST_NULL;
+    ControlMessage message;  // source and payload; the tag is checked once it has arrived
+    int tag = 0;
+    bool done = false;
+  };
   void complete_sends();
   int comm_rank(int logical) const;
   int logical_rank(int comm_rank) const;
@@ -62,6 +73,7 @@ class MpiControlChannel : public ControlChannel {
   int size_ = 0;
   double timeout_seconds_;
   std::deque<Pending> pending_;
+  std::deque<Arriving> arriving_;  // matched, oldest first
 };
 
 }  // namespace gradshare::comm

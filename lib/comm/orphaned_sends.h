@@ -10,7 +10,8 @@
 
 namespace gradshare::comm {
 
-// For destructors: never throws, ignores MPI errors (a failed peer under ULFM included).
+// For destructors: never throws, ignores MPI errors (a failed peer under ULFM included). A
+// receive still in progress (its sender died midway) is abandoned the same way.
 void abandon_send(MPI_Request& request, std::vector<std::uint8_t>&& buffer) noexcept;
 
 }  // namespace gradshare::comm
