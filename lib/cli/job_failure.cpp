@@ -28,7 +28,8 @@ namespace {
 
 // Whether this run replaces a lost worker within the job.
 bool recovers_lost_workers(const config::ExperimentConfig& config) {
-  return comm::fault_tolerance_active() && train::strategy_named(config.training.strategy).distributed &&
+  return comm::fault_tolerance_active() &&
+         train::strategy_named(config.training.strategy).distributed &&
          config.fault_tolerance.on_worker_failure != "abort";
 }
 
@@ -79,14 +80,12 @@ std::string describe_fatal_error(const std::exception& error, const RunContext& 
          why + "; " + resume;
 }
 
-bool contains(const std::vector<int>& ranks, int rank) {
-  return std::find(ranks.begin(), ranks.end(), rank) != ranks.end();
-}
-
-bool lowest_known_alive(const std::vector<int>& failed, int rank) {
+// The ranks below `rank` not known to have failed: 0 for the lowest live rank.
+int live_ranks_below(const std::vector<int>& failed, int rank) {
+  int live = 0;
   for (int r = 0; r < rank; ++r)
-    if (!contains(failed, r)) return false;
-  return true;
+    if (std::find(failed.begin(), failed.end(), r) == failed.end()) ++live;
+  return live;
 }
 
 [[noreturn]] void print_and_abort(const std::string& line) {
@@ -108,7 +107,7 @@ void end_job_lost_at_startup(const RunContext& context, int rc) {
     // (transport.timeout_ms), and after twice that the lowest rank this one knows alive
     // ends the job, with the line only where that is this rank.
     const auto failed = known_failed(context);
-    const bool lowest = lowest_known_alive(failed, context.rank);
+    const bool lowest = live_ranks_below(failed, context.rank) == 0;
     std::thread([line = lost_at_startup(failed, context) + why, lowest,
                  seconds = 2e-3 * static_cast<double>(context.config.transport.timeout_ms)] {
       std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
@@ -136,9 +135,7 @@ void end_job_lost_at_startup(const RunContext& context, int rc) {
   // one before it is still stuck (in MPI start-up, say) and would otherwise abort the job
   // without a line.
   const auto failed = known_failed(context);
-  int turn = 0;
-  for (int r = 0; r < context.rank; ++r)
-    if (!contains(failed, r)) ++turn;
+  const int turn = live_ranks_below(failed, context.rank);
   std::this_thread::sleep_for(std::chrono::seconds(3 * std::min(turn, 3)));
   print_and_abort(lost_at_startup(failed, context) + why);
 }

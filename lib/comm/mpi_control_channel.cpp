@@ -38,7 +38,8 @@ int MpiControlChannel::logical_rank(int comm_rank) const {
 MpiControlChannel::~MpiControlChannel() {
   if (!mpi_active()) return;
   for (Pending& send : pending_) abandon_send(send.request, std::move(send.bytes));
-  for (Arriving& receive : arriving_) abandon_send(receive.request, std::move(receive.message.payload));
+  for (Arriving& receive : arriving_)
+    abandon_send(receive.request, std::move(receive.message.payload));
 }
 
 void MpiControlChannel::send(int logical_dest, Tag tag, std::span<const std::uint8_t> payload) {
