@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "comm/ring_allreduce.h"
+#include "comm/mpi/ring_allreduce.h"
 
 namespace {
 

@@ -1,31 +1,15 @@
 #include "cli/banner.h"
 
-#include <mpi.h>
-
+#include "comm/mpi/library_info.h"
 #include "nn/torchscript_loader.h"
 #include "train/strategy_registry.h"
 #include "train/training_compute.h"
 
 namespace gradshare::cli {
 
+using comm::built_with_ulfm;
+using comm::mpi_library_version;
 using train::RunContext;
-
-std::string mpi_library_version() {
-  char text[MPI_MAX_LIBRARY_VERSION_STRING];
-  int length = 0;
-  MPI_Get_library_version(text, &length);
-  std::string version(text, static_cast<std::size_t>(length));
-  const auto end = version.find_first_of(",\n");
-  return end == std::string::npos ? version : version.substr(0, end);
-}
-
-bool built_with_ulfm() {
-#ifdef GRADSHARE_HAVE_ULFM
-  return true;
-#else
-  return false;
-#endif
-}
 
 bool built_with_cuda() {
 #ifdef GRADSHARE_HAVE_CUDA

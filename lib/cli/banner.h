@@ -7,9 +7,6 @@
 
 namespace gradshare::cli {
 
-// First line of MPI_Get_library_version (callable before MPI_Init).
-std::string mpi_library_version();
-bool built_with_ulfm();
 bool built_with_cuda();
 // gradshare 0.1.0 | MPI: Open MPI v5.0.7 | ranks 5 (1 master + 4 workers) | strategy ...
 std::string banner(const train::RunContext& context);

@@ -1,15 +1,13 @@
 #include "cli/train_command.h"
 
-#include <mpi.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <memory>
 
 #include "ckpt/checkpoint.h"
-#include "comm/mpi_job.h"
-#include "comm/host_names.h"
+#include "comm/mpi/mpi_job.h"
+#include "comm/mpi/host_names.h"
 #include "config/config_loader.h"
 #include "core/errors.h"
 #include "core/log.h"
@@ -20,22 +18,22 @@
 #include "kernels/cuda/device.h"
 #include "nn/threads.h"
 #include "nn/model.h"
-#include "comm/repair.h"
-#include "comm/ulfm.h"
+#include "comm/mpi/repair.h"
+#include "comm/mpi/ulfm.h"
 #include "cli/banner.h"
-#include "cli/downpour/mpi_transport.h"
-#include "cli/mpi_sharing_session.h"
-#include "cli/mpi_group_session.h"
-#include "cli/replacement.h"
+#include "comm/mpi/train/downpour/mpi_transport.h"
+#include "comm/mpi/train/mpi_sharing_session.h"
+#include "comm/mpi/train/mpi_group_session.h"
+#include "comm/mpi/train/replacement.h"
 #include "train/model_file.h"
 #include "train/sharing/gradient_sharing.h"
-#include "cli/job_failure.h"
-#include "cli/mpi_session.h"
+#include "comm/mpi/train/job_failure.h"
+#include "comm/mpi/mpi_session.h"
 #include "train/normalization_message.h"
 #include "train/peak_memory.h"
 #include "cli/resume_config_check.h"
 #include "train/run_lock.h"
-#include "cli/startup_agreement.h"
+#include "comm/mpi/train/startup_agreement.h"
 #include "train/strategy.h"
 
 namespace gradshare::cli {
@@ -133,9 +131,9 @@ train::StrategyLinks mpi_links() {
 
 // A process MPI_Comm_spawn started to replace a dead worker: joins the repaired job first (the
 // survivors wait in the repair), then becomes that worker.
-int run_replacement(const config::ExperimentConfig& config, MPI_Comm parent) {
+int run_replacement(const config::ExperimentConfig& config) {
   RunContext context;
-  comm::MpiJob world(MPI_COMM_WORLD);
+  auto world = comm::MpiJob::world();
   context.job = &world;
   context.links = mpi_links();
   context.config = config;
@@ -144,7 +142,7 @@ int run_replacement(const config::ExperimentConfig& config, MPI_Comm parent) {
   try {
     comm::RepairOptions options;
     options.deadline_seconds = static_cast<double>(config.transport.timeout_ms) / 1000.0;
-    return run_replacement_worker(context, comm::join_spawned_job(parent, options));
+    return run_replacement_worker(context, comm::join_spawned_job(options));
   } catch (const std::exception& error) {
     core::log_error(error.what());
     std::fprintf(stderr, "gradshare: error in the replacement of rank %d: %s\n", context.rank,
@@ -177,14 +175,12 @@ void log_job(const RunContext& context, const std::vector<std::string>& hosts,
 // Everything of `train` between MPI_Init and MPI_Finalize; returns the exit code.
 int train_in_session(const config::ExperimentConfig& config, MpiSession& mpi) {
   core::install_stop_signal_handlers();
-  MPI_Comm parent = MPI_COMM_NULL;
-  MPI_Comm_get_parent(&parent);
-  if (parent != MPI_COMM_NULL) {
+  if (comm::started_by_spawn()) {
     mpi.started();  // a spawned replacement: MPI_Init returned, the job runs
-    return run_replacement(config, parent);
+    return run_replacement(config);
   }
   RunContext context;
-  comm::MpiJob world(MPI_COMM_WORLD);
+  auto world = comm::MpiJob::world();
   context.job = &world;
   context.links = mpi_links();
   context.rank = world.rank();

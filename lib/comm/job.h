@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "comm/control_channel.h"
 
@@ -21,6 +22,11 @@ class Job {
   virtual bool fault_tolerant() const = 0;
   virtual std::unique_ptr<ControlChannel> control_channel(double timeout_seconds) = 0;
   virtual void barrier() = 0;
+  // Ends this rank for a deliberate fault of `kind` (ft/fault_injection.h); never returns. A
+  // rank that is a process of its own ends as the kind says: "sigkill" raises SIGKILL, "exit"
+  // exits with code 3, "hang" waits until a signal ends it. A thread of a test process ends its
+  // thread instead (inproc/in_process_job.h).
+  [[noreturn]] virtual void end_by_fault(const std::string& kind);
 };
 
 }  // namespace gradshare::comm

@@ -1,10 +1,7 @@
 // fault_injection.cpp: FaultInjector (see fault_injection.h).
 #include "ft/fault_injection.h"
 
-#include <unistd.h>
-
 #include <chrono>
-#include <csignal>
 #include <cstdlib>
 #include <sstream>
 #include <thread>
@@ -77,13 +74,8 @@ void FaultInjector::fire(const config::FaultInjection& injection, const std::str
     core::log_warn("fault injection: stall over after " + std::to_string(stall_seconds_) + " s");
     return;
   }
-  if (end_rank_) {
-    end_rank_(injection.kind);
-    throw core::RuntimeError("the fault injection's EndRank returned");
-  }
-  if (injection.kind == "sigkill") std::raise(SIGKILL);
-  if (injection.kind == "exit") std::_Exit(3);
-  for (;;) pause();  // hang: only a signal ends it
+  end_rank_(injection.kind);
+  throw core::RuntimeError("the fault injection's EndRank returned");
 }
 
 }  // namespace gradshare::ft

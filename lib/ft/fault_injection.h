@@ -9,8 +9,9 @@
 //            heartbeats stop after fault_tolerance.stall_timeout_ms, ft/heartbeat.h),
 //   stall:   its training thread sleeps three times fault_tolerance.timeout_ms, then goes on
 //            (a long step, which must not be taken for a death).
-// Replacements never inject: the fault belongs to the process that was started first. A rank
-// that is a thread of a test process (comm/in_process_job.h) ends by its EndRank instead.
+// Replacements never inject: the fault belongs to the process that was started first. How the
+// rank ends is its job's (comm::Job::end_by_fault): a process ends, a thread of a test process
+// ends its thread.
 #pragma once
 
 #include <cstdint>
@@ -25,17 +26,15 @@ namespace gradshare::ft {
 // Parses GRADSHARE_INJECT's syntax; UserError naming the variable and the bad entry.
 std::vector<config::FaultInjection> parse_injections(const std::string& text);
 
-// How an injected fault ends its rank when the rank is not a process of its own: called with
-// the fault's kind, it must not return (a thread test's throws what no strategy catches).
+// How an injected fault ends its rank: called with the fault's kind, it must not return.
 using EndRank = std::function<void(const std::string& kind)>;
 
 class FaultInjector {
  public:
   // The injections of fault_tolerance.inject (and GRADSHARE_INJECT) for logical rank `rank`;
-  // a stall lasts 3 x fault_tolerance.timeout_ms. end_rank unset: the process ends as the kind
-  // says.
+  // a stall lasts 3 x fault_tolerance.timeout_ms; the other kinds end the rank by end_rank.
   FaultInjector(const config::FaultToleranceConfig& config, int rank, bool replacement,
-                EndRank end_rank = {});
+                EndRank end_rank);
   // Called after every training step with the worker's step count (1, 2, ...).
   void at_step(std::int64_t step) const;
   // Called as the worker enters a recovery.

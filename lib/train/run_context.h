@@ -41,8 +41,6 @@ struct RunContext {
   data::DataSplits data;
   comm::Job* job = nullptr;  // not owned; set before anything collective
   StrategyLinks links;
-  // How an injected fault ends this rank (ft/fault_injection.h); unset: the process ends.
-  ft::EndRank end_rank;
   int rank = 0;
   int size = 1;
   report::MetricsLog metrics;  // open on the master only
@@ -52,6 +50,10 @@ struct RunContext {
   static constexpr const char* kTraining = "training";
 
   bool is_master() const { return rank == 0; }
+  // How an injected fault ends this rank (ft/fault_injection.h): as its job ends one.
+  ft::EndRank end_rank_by_fault() const {
+    return [job = job](const std::string& kind) { job->end_by_fault(kind); };
+  }
   int worker_count() const { return size - 1; }
 };
 

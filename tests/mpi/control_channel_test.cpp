@@ -2,7 +2,7 @@
 // data-plane setup deadline on real ranks (run with 3 or more).
 //   mpirun -n 3 mpi_control_channel_test
 #include "comm/control_channel.h"
-#include "comm/mpi_control_channel.h"
+#include "comm/mpi/mpi_control_channel.h"
 
 #include <mpi.h>
 
@@ -10,10 +10,10 @@
 #include <string>
 
 #include "comm/byte_io.h"
-#include "comm/communicator.h"
-#include "comm/graph_comm.h"
-#include "comm/mpi_error.h"
-#include "comm/rma_data_plane.h"
+#include "comm/mpi/communicator.h"
+#include "comm/mpi/graph_comm.h"
+#include "comm/mpi/mpi_error.h"
+#include "comm/mpi/rma_data_plane.h"
 #include "core/errors.h"
 #include "mpi_check.h"
 #include "topology/tree.h"

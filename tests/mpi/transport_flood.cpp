@@ -10,7 +10,7 @@
 #include <cstring>
 #include <string>
 
-#include "comm/make_data_plane.h"
+#include "comm/mpi/make_data_plane.h"
 #include "core/errors.h"
 #include "core/timer.h"
 #include "flood_node.h"

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "comm/mpi_worker_group.h"
+#include "comm/mpi/mpi_worker_group.h"
 #include "core/rng.h"
 #include "mpi_check.h"
 

@@ -47,7 +47,7 @@ class AllreduceWorker {
         reduced_(n_ + kFlags),
         checkpointer_(context),
         divergence_(cfg_.training, cfg_.model.num_classes),
-        injector_(cfg_.fault_tolerance, context.rank, replacement, context.end_rank),
+        injector_(cfg_.fault_tolerance, context.rank, replacement, context.end_rank_by_fault()),
         replacement_(replacement) {}
 
   int run() {

@@ -77,7 +77,7 @@ class AveragingWorker {
         buffer_(replica_.parameters(), cfg_.training.save_updater ? &replica_.optimizer() : nullptr),
         checkpointer_(context),
         divergence_(cfg_.training, cfg_.model.num_classes),
-        injector_(cfg_.fault_tolerance, context.rank, replacement, context.end_rank),
+        injector_(cfg_.fault_tolerance, context.rank, replacement, context.end_rank_by_fault()),
         replacement_(replacement) {}
 
   int run() {

@@ -48,7 +48,7 @@ class DownpourWorker {
                     static_cast<std::size_t>(cfg_.data.partition_batches),
                     static_cast<std::uint64_t>(cfg_.run.seed), cfg_.data.shuffle),
         divergence_(cfg_.training, cfg_.model.num_classes),
-        injector_(cfg_.fault_tolerance, context.rank, replacement, context.end_rank),
+        injector_(cfg_.fault_tolerance, context.rank, replacement, context.end_rank_by_fault()),
         replacement_(replacement),
         rebuild_on_rejoin_(!replacement) {
     if (start.resume)

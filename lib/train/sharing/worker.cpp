@@ -35,7 +35,7 @@ SharingWorker::SharingWorker(RunContext& context, SharingSession& session, bool 
       encoder_(cfg_.encoding, n_),
       exchange_(session.plane(), context.rank, context.size, n_,
                 keep_budget(session, cfg_)),
-      injector_(cfg_.fault_tolerance, context.rank, replacement, context.end_rank),
+      injector_(cfg_.fault_tolerance, context.rank, replacement, context.end_rank_by_fault()),
       // encoding.combine: mean shares update / workers (see the key's help).
       update_scale_(cfg_.encoding.combine == "mean"
                         ? 1.0f / static_cast<float>(context.worker_count())

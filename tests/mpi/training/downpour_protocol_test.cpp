@@ -24,9 +24,9 @@
 #include "core/timer.h"
 #include "mpi_check.h"
 #include "train/downpour/link.h"
-#include "cli/downpour/message_transport.h"
-#include "cli/downpour/message_wire.h"
-#include "cli/downpour/rma_transport.h"
+#include "comm/mpi/train/downpour/message_transport.h"
+#include "comm/mpi/train/downpour/message_wire.h"
+#include "comm/mpi/train/downpour/rma_transport.h"
 #include "train/downpour/server.h"
 #include "train/downpour/transport.h"
 

@@ -1,5 +1,5 @@
 // host_names_test.cpp: the banner's host list.
-#include "comm/host_names.h"
+#include "comm/mpi/host_names.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // in_process_control_test.cpp: the in-process control channel matches by tag and source, keeps
 // each sender's order, times out naming the peer, and carries messages between threads.
-#include "comm/in_process_control.h"
+#include "comm/inproc/in_process_control.h"
 
 #include <gtest/gtest.h>
 

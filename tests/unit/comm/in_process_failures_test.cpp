@@ -3,14 +3,14 @@
 // made its channel late included), the repair returns to all once all arrived with the lost
 // ranks, a waiting spare takes a lost rank under replace, channels made after the repair work,
 // and a rank that never joins makes the repair time out instead of hanging.
-#include "comm/in_process_failures.h"
+#include "comm/inproc/in_process_failures.h"
 
 #include <gtest/gtest.h>
 
 #include <thread>
 #include <vector>
 
-#include "comm/in_process_job.h"
+#include "comm/inproc/in_process_job.h"
 #include "comm/transport_error.h"
 
 namespace gradshare::comm {

@@ -3,7 +3,7 @@
 // time out; on a repairable job a failure interrupts the collectives of the group it broke (a
 // process failure, as ULFM reports one) and the repaired group of the live workers works; every
 // rank has a channel to the others.
-#include "comm/in_process_job.h"
+#include "comm/inproc/in_process_job.h"
 
 #include <gtest/gtest.h>
 

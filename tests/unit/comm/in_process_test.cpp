@@ -1,6 +1,6 @@
 // in_process_test.cpp: the in-process data plane and the relay: every message reaches every
 // replica exactly once over plain and mesh trees, back-pressure with tiny rings, error paths.
-#include "comm/in_process.h"
+#include "comm/inproc/in_process.h"
 
 #include <gtest/gtest.h>
 

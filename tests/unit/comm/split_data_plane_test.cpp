@@ -11,7 +11,7 @@
 #include <memory>
 #include <vector>
 
-#include "comm/in_process.h"
+#include "comm/inproc/in_process.h"
 #include "comm/ring_frame.h"
 #include "core/errors.h"
 #include "flood_node.h"

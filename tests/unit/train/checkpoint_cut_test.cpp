@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "codec/encoder.h"
-#include "comm/in_process.h"
+#include "comm/inproc/in_process.h"
 #include "config/experiment_config.h"
 #include "topology/tree.h"
 #include "train/sharing/checkpoint_cut.h"

@@ -13,8 +13,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "comm/in_process_control.h"
-#include "comm/in_process_job.h"
+#include "comm/inproc/in_process_control.h"
+#include "comm/inproc/in_process_job.h"
 #include "comm/transport_error.h"
 #include "train/job_session.h"
 #include "train/messages.h"

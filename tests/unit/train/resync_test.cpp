@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "codec/encoder.h"
-#include "comm/in_process.h"
+#include "comm/inproc/in_process.h"
 #include "config/experiment_config.h"
 #include "core/errors.h"
 #include "topology/tree.h"

@@ -6,16 +6,16 @@
 #include <thread>
 
 #include "ckpt/checkpoint.h"
-#include "comm/in_process_job.h"
+#include "comm/inproc/in_process_job.h"
 #include "config/config_loader.h"
 #include "core/rng.h"
 #include "nn/model.h"
 #include "report/evaluation.h"
 #include "train/run_context.h"
 #include "report/run_directory.h"
-#include "train/downpour/in_process_transport.h"
-#include "train/in_process_group_session.h"
-#include "train/sharing/in_process_session.h"
+#include "comm/inproc/train/in_process_downpour_transport.h"
+#include "comm/inproc/train/in_process_group_session.h"
+#include "comm/inproc/train/in_process_sharing_session.h"
 #include "train/strategy.h"
 
 namespace gradshare::train::testing {
@@ -40,9 +40,6 @@ data::Dataset blob_set(std::size_t samples, std::size_t features, core::Rng& rng
   }
   return set;
 }
-
-// What an injected fault throws to end its rank's thread: no strategy catches it.
-struct RankEnded {};
 
 }  // namespace
 
@@ -102,7 +99,6 @@ ThreadRun run_as_threads(const config::ExperimentConfig& config, const data::Dat
         context.links.downpour = [&job](RunContext&, GroupSession&, const DownpourLayout& layout) {
           return make_in_process_downpour_transport(job, layout);
         };
-        context.end_rank = [](const std::string&) { throw RankEnded{}; };
         context.rank = r;
         context.size = ranks;
         context.data = data;
@@ -110,7 +106,7 @@ ThreadRun run_as_threads(const config::ExperimentConfig& config, const data::Dat
         if (r == 0) context.metrics = report::MetricsLog(directory.file("metrics.jsonl"));
         context.phase = RunContext::kTraining;
         run.exit_codes[static_cast<std::size_t>(r)] = run_strategy(context);
-      } catch (const RankEnded&) {
+      } catch (const comm::ThreadRankEnded&) {
         run.exit_codes[static_cast<std::size_t>(r)] = kEndedByFault;
         hub.fail(r);
       } catch (const std::exception& error) {

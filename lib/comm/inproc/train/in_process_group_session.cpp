@@ -1,0 +1,57 @@
+// in_process_group_session.cpp: InProcessGroupSession.
+#include "comm/inproc/train/in_process_group_session.h"
+
+#include "core/errors.h"
+
+namespace gradshare::train {
+
+InProcessGroupSession::InProcessGroupSession(RunContext& context, comm::InProcessJob& job)
+    : context_(context), job_(job) {
+  GS_CHECK(context.config.fault_tolerance.spares == 0 || job.fault_tolerant(),
+           "spares in an in-process job that cannot repair");
+  context.size -= static_cast<int>(context.config.fault_tolerance.spares);
+  for (int rank = 1; rank < context.size; ++rank) live_.push_back(rank);
+  if (context.rank >= context.size) {
+    context.rank = -1;  // a spare
+    return;
+  }
+  control_ = job_.control_channel_of(context.rank);
+  if (!context.is_master()) workers_ = job_.worker_group_of(live_, context.rank);
+}
+
+comm::WorkerGroup& InProcessGroupSession::workers() {
+  GS_CHECK(workers_ != nullptr, "the master is not in the workers' group");
+  return *workers_;
+}
+
+bool InProcessGroupSession::wait_for_assignment() {
+  const auto assignment = job_.wait_as_spare();
+  if (!assignment) return false;
+  context_.rank = assignment->logical;
+  adopt(assignment->repair);
+  return true;
+}
+
+RepairOutcome InProcessGroupSession::repair(const std::vector<std::uint8_t>&) {
+  const auto& policy = context_.config.fault_tolerance.on_worker_failure;
+  GS_CHECK(policy != "replace" || context_.config.fault_tolerance.spares > 0,
+           "an in-process job replaces a failed rank from spares only (spawning needs MPI)");
+  control_.reset();
+  workers_.reset();
+  const auto repair = job_.repair(context_.rank, policy == "replace", [](const auto&) {});
+  adopt(repair);
+  return last_repair_;
+}
+
+void InProcessGroupSession::adopt(const comm::InProcessRepair& repair) {
+  last_repair_ = {repair.lost, repair.replaced, repair.rounds};
+  live_ = repair.workers;
+  control_ = job_.control_channel_of(context_.rank);
+  if (!context_.is_master()) workers_ = job_.worker_group_of(live_, context_.rank);
+}
+
+void InProcessGroupSession::release_spares() {
+  if (context_.is_master()) job_.release_spares();
+}
+
+}  // namespace gradshare::train

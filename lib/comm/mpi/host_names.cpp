@@ -1,0 +1,51 @@
+// host_names.cpp: gather_host_names, describe_hosts.
+#include "comm/mpi/host_names.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+#include "comm/mpi/mpi_error.h"
+
+namespace gradshare::comm {
+
+std::vector<std::string> gather_host_names(MPI_Comm comm) {
+  constexpr int kNameBytes = 256;
+  std::array<char, kNameBytes> mine{};
+  gethostname(mine.data(), kNameBytes - 1);
+  int rank = 0;
+  int size = 0;
+  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+  std::vector<char> all(rank == 0 ? static_cast<std::size_t>(size) * kNameBytes : 0);
+  check_mpi(MPI_Gather(mine.data(), kNameBytes, MPI_CHAR, all.data(), kNameBytes, MPI_CHAR, 0,
+                       comm),
+            "MPI_Gather");
+  std::vector<std::string> names;
+  for (int r = 0; rank == 0 && r < size; ++r) {
+    const char* name = all.data() + static_cast<std::size_t>(r) * kNameBytes;
+    names.emplace_back(name, strnlen(name, kNameBytes - 1));
+  }
+  return names;
+}
+
+std::string describe_hosts(const std::vector<std::string>& host_of_rank) {
+  std::vector<std::pair<std::string, std::string>> hosts;  // name, "0 4"
+  for (std::size_t rank = 0; rank < host_of_rank.size(); ++rank) {
+    auto found = std::find_if(hosts.begin(), hosts.end(),
+                              [&](const auto& host) { return host.first == host_of_rank[rank]; });
+    if (found == hosts.end()) {
+      hosts.emplace_back(host_of_rank[rank], std::to_string(rank));
+    } else {
+      found->second += " " + std::to_string(rank);
+    }
+  }
+  std::string text;
+  for (const auto& [name, ranks] : hosts)
+    text += (text.empty() ? "" : ", ") + name + " [" + ranks + "]";
+  return text;
+}
+
+}  // namespace gradshare::comm

@@ -1,0 +1,31 @@
+// mpi_job.cpp: MpiJob and MpiWorkerGroup.
+#include "comm/mpi/mpi_job.h"
+
+
+#include "comm/mpi/mpi_control_channel.h"
+#include "comm/mpi/mpi_error.h"
+#include "comm/mpi/ulfm.h"
+#include "core/errors.h"
+
+namespace gradshare::comm {
+
+MpiJob::MpiJob(MPI_Comm comm) : comm_(comm) {
+  check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
+}
+
+std::unique_ptr<ControlChannel> MpiJob::control_channel(double timeout_seconds) {
+  return std::make_unique<MpiControlChannel>(comm_, timeout_seconds);
+}
+
+bool MpiJob::fault_tolerant() const { return fault_tolerance_active(); }
+
+void MpiJob::barrier() { check_mpi(MPI_Barrier(comm_), "MPI_Barrier"); }
+
+MPI_Comm mpi_comm(const Job& job) {
+  const auto* mpi = dynamic_cast<const MpiJob*>(&job);
+  GS_CHECK(mpi != nullptr, "this part of the run needs an MPI job");
+  return mpi->comm();
+}
+
+}  // namespace gradshare::comm

@@ -1,0 +1,35 @@
+// mpi_job.h: the job as MPI sees it: a communicator (MPI_COMM_WORLD, or a repaired job's) and
+// the control channel made on a duplicate of it.
+#pragma once
+
+#include <mpi.h>
+
+#include "comm/mpi/communicator.h"
+#include "comm/job.h"
+
+namespace gradshare::comm {
+
+class MpiJob : public Job {
+ public:
+  // `comm` is not owned: it outlives the job (MPI_COMM_WORLD, or the repaired job's).
+  explicit MpiJob(MPI_Comm comm);
+  // The job of MPI_COMM_WORLD.
+  static MpiJob world() { return MpiJob(MPI_COMM_WORLD); }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  bool fault_tolerant() const override;
+  std::unique_ptr<ControlChannel> control_channel(double timeout_seconds) override;
+  void barrier() override;
+  MPI_Comm comm() const { return comm_; }
+
+ private:
+  MPI_Comm comm_;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+// The communicator of an MPI job; RuntimeError for a job of another kind (what still needs
+// MPI itself: gradient sharing's session, Downpour's transports, the start-up agreement).
+MPI_Comm mpi_comm(const Job& job);
+
+}  // namespace gradshare::comm

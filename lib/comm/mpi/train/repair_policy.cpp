@@ -1,0 +1,17 @@
+// cli/repair_policy.cpp: repair_options.
+#include "comm/mpi/train/repair_policy.h"
+
+namespace gradshare::cli {
+
+comm::RepairOptions repair_options(const config::ExperimentConfig& config,
+                                   std::vector<std::uint8_t> join_info) {
+  comm::RepairOptions options;
+  options.mode = config.fault_tolerance.on_worker_failure == "replace" ? comm::RepairMode::kReplace
+                                                                       : comm::RepairMode::kShrink;
+  options.spawn = config.fault_tolerance.spares == 0;
+  options.join_info = std::move(join_info);
+  options.deadline_seconds = static_cast<double>(config.transport.timeout_ms) / 1000.0;
+  return options;
+}
+
+}  // namespace gradshare::cli
