@@ -46,7 +46,7 @@ void EpochReporter::restore_best() {
   const auto path = context_.run_directory.file("best.h5");
   if (!std::filesystem::exists(path)) return;
   const auto best = ckpt::read_checkpoint(path);
-  auto model = nn::Model::build(context_.config.model, static_cast<std::uint64_t>(context_.config.run.seed));
+  auto model = build_model(context_.config);
   restore_checkpoint(best, path, model, nullptr);
   const auto evaluation = report::evaluate(model, watched_split(context_));
   early_stopping_.restore(best.epoch, watched(evaluation.accuracy, evaluation.loss));

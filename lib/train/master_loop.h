@@ -41,9 +41,7 @@ class MasterRole {
 
 class MasterLoop {
  public:
-  explicit MasterLoop(comm::ControlChannel& control)
-      : control_([&control]() -> comm::ControlChannel& { return control; }) {}
-  // A channel that a repair replaces: asked for anew on every pass.
+  // The control channel is asked for anew on every pass: a repair replaces it.
   explicit MasterLoop(std::function<comm::ControlChannel&()> control)
       : control_(std::move(control)) {}
   // Runs until the role returns an exit code.

@@ -11,6 +11,15 @@
 
 namespace gradshare::train {
 
+nn::Model build_model(const config::ExperimentConfig& config) {
+  return nn::Model::build(config.model, static_cast<std::uint64_t>(config.run.seed));
+}
+
+void log_model(const nn::Model& model) {
+  core::log_info("model: " + std::to_string(model.parameter_count()) + " parameters\n" +
+                 model.summary());
+}
+
 namespace {
 std::string iso_time_now() {
   std::time_t now = std::time(nullptr);
@@ -139,7 +148,7 @@ LoadedModel load_model(const std::string& checkpoint_path,
   const auto beside = std::filesystem::path(checkpoint_path).parent_path() / "model.pt";
   if (!module.empty() && !std::filesystem::exists(module) && std::filesystem::exists(beside))
     module = beside.string();
-  nn::Model model = nn::Model::build(config.model, static_cast<std::uint64_t>(config.run.seed));
+  nn::Model model = build_model(config);
   restore_checkpoint(checkpoint, checkpoint_path, model, nullptr);
   return {std::move(config), std::move(model), std::move(checkpoint)};
 }

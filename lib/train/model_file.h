@@ -13,6 +13,12 @@
 
 namespace gradshare::train {
 
+// The run's model as every rank builds it: the config's layers (or TorchScript module),
+// initialised from run.seed.
+nn::Model build_model(const config::ExperimentConfig& config);
+// The master's first line about the model: "model: N parameters" and the layer summary.
+void log_model(const nn::Model& model);
+
 // A checkpoint holding the model's parameters and per-layer views, the resolved config and
 // the position in training; the optimizer's state when one is given.
 // A UserError naming `source` where the checkpoint cannot hold this model's state: another

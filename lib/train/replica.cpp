@@ -1,6 +1,8 @@
 // replica.cpp: Replica.
 #include "train/replica.h"
 
+#include "train/model_file.h"
+
 #include "core/errors.h"
 #include "kernels/cpu/elementwise.h"
 #include "train/training_compute.h"
@@ -9,7 +11,7 @@ namespace gradshare::train {
 
 Replica::Replica(const config::ExperimentConfig& config, std::int64_t total_steps,
                  std::int64_t steps_per_epoch, std::uint64_t dropout_substream)
-    : Replica(config, nn::Model::build(config.model, static_cast<std::uint64_t>(config.run.seed)),
+    : Replica(config, build_model(config),
               total_steps, steps_per_epoch, dropout_substream) {}
 
 Replica::Replica(const config::ExperimentConfig& config, nn::Model model, std::int64_t total_steps,

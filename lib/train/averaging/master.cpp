@@ -11,22 +11,13 @@
 
 #include "core/errors.h"
 #include "core/log.h"
-#include "data/epoch_plan.h"
-#include "nn/model.h"
+#include "report/progress.h"
 #include "train/averaging/parameter_averaging.h"
 #include "train/averaging/protocol.h"
 #include "train/averaging/roles.h"
-#include "train/checkpointer.h"
-#include "train/divergence_guard.h"
-#include "train/epoch_report.h"
-#include "train/group_recovery.h"
-#include "train/master_loop.h"
 #include "train/model_file.h"
-#include "train/partition_data.h"
-#include "train/peak_memory.h"
-#include "report/progress.h"
 #include "train/progress_window.h"
-#include "train/worker_state.h"
+#include "train/synchronous_master.h"
 
 namespace gradshare::train {
 
@@ -69,55 +60,13 @@ class AveragingProgress {
   ProgressWindow<AveragingReport> window_;
 };
 
-void copy_parameters(std::span<const float> from, nn::Model& model, int worker) {
-  if (from.size() != model.parameter_count())
-    throw core::RuntimeError("worker rank " + std::to_string(worker) + " sent " +
-                             std::to_string(from.size()) + " parameters, the model has " +
-                             std::to_string(model.parameter_count()));
-  std::copy(from.begin(), from.end(), model.parameters().begin());
-}
-
-// Every worker gets where to start (iteration) and what from (parameters, its updater state).
-std::int64_t start_workers(RunContext& context, GroupSession& session, nn::Model& model,
-                           std::int64_t batches) {
-  const auto& cfg = context.config;
-  const auto resume = Checkpointer::find_resume(context);
-  std::int64_t iteration = 0;
-  if (resume) {
-    iteration = resume_iteration(*resume, "parameter_averaging", batches, cfg.training.epochs);
-    restore_checkpoint(*resume, "checkpoint", model, nullptr);
-    const auto workers = static_cast<std::int64_t>(context.worker_count());
-    note_resize(
-        context, *resume,
-        "epoch " + std::to_string(iteration / batches + 1) + " continues at minibatch " +
-            std::to_string(iteration % batches) + " of " + std::to_string(batches) +
-            ", split over " + std::to_string(workers) + " workers; " +
-            (resume->worker_optimizers.empty()
-                 ? std::string("every worker starts from the averaged updater state")
-                 : "worker w starts from saved worker (w mod " +
-                       std::to_string(resume->worker_optimizers.size()) + ")'s updater state"));
-  }
-  for (int w : session.live_workers())
-    send(session.control(), w, Start{iteration, start_state(resume, static_cast<std::size_t>(w - 1))});
-  return iteration;
-}
-
-class AveragingMaster : public MasterRole {
+class AveragingMaster : public SynchronousMaster {
  public:
   AveragingMaster(RunContext& context, GroupSession& session)
-      : context_(context),
-        cfg_(context.config),
-        session_(session),
-        model_(nn::Model::build(cfg_.model, static_cast<std::uint64_t>(cfg_.run.seed))),
-        batches_(minibatches_per_epoch(context.config, context.data.train)),
-        checkpointer_(context),
-        first_iteration_((log_model(), start_workers(context, session, model_, batches_))),
-        reporter_(context),
-        progress_(context, batches_, first_iteration_),
-        recovery_(context, session),
-        epochs_evaluated_(first_iteration_ / batches_) {
-    reporter_.record_if_missing(model_, first_iteration_, batches_);
-  }
+      : SynchronousMaster(context, session),
+        first_iteration_((warn_if_rare(), start_workers("parameter_averaging",
+                                                        !cfg_.training.save_updater))),
+        progress_(context, batches_, first_iteration_) {}
 
   void on_stop_signal() override {
     log_stop_request("stopping after the workers' next averaging round and a checkpoint", true,
@@ -132,7 +81,7 @@ class AveragingMaster : public MasterRole {
         progress_.maybe_log();
         return std::nullopt;
       case EpochModel::kTag:
-        end_of_epoch(decode<EpochModel>(message), message.source);
+        evaluate_epoch(decode<EpochModel>(message), message.source);
         return std::nullopt;
       case AveragingSnapshot::kTag: {
         auto snapshot = decode<AveragingSnapshot>(message);
@@ -144,12 +93,8 @@ class AveragingMaster : public MasterRole {
         if (snapshots_.size() == per_checkpoint) write_checkpoint();
         return std::nullopt;
       }
-      case Diverged::kTag: {  // every worker ends; nothing more is saved
-        const auto diverged = decode<Diverged>(message);
-        log_divergence(context_, "on rank " + std::to_string(message.source) + " at its step " +
-                                     std::to_string(diverged.step) + ": " + diverged.reason);
-        return core::kExitDiverged;
-      }
+      case Diverged::kTag:  // every worker ends; nothing more is saved
+        return diverged(decode<Diverged>(message), message.source);
       case AveragingDone::kTag:
         worker_done(decode<AveragingDone>(message), message.source);
         return done_.size() == session_.live_workers().size() ? std::optional<int>(finish())
@@ -159,24 +104,13 @@ class AveragingMaster : public MasterRole {
     }
   }
 
-  bool recover(const comm::TransportError& error) override {
-    if (!recovery_.repair(error)) return false;
-    // The round in flight is done again: its snapshots and the workers' ends come again.
-    snapshots_.clear();
-    done_.clear();
-    recovery_.resume(reporter_.stop_early(), epochs_evaluated_, checkpoint_mark_);
-    return true;
-  }
-
   std::string awaited() const override {
     return "the parameter-averaging workers (" + std::to_string(done_.size()) + " of " +
            std::to_string(session_.live_workers().size()) + " finished)";
   }
 
  private:
-  void log_model() const {
-    core::log_info("model: " + std::to_string(model_.parameter_count()) + " parameters\n" +
-                   model_.summary());
+  void warn_if_rare() const {
     if (cfg_.training.averaging_frequency > kAveragingFrequencyWarning)
       core::log_warn("training.averaging_frequency " +
                      std::to_string(cfg_.training.averaging_frequency) + " is above " +
@@ -185,14 +119,23 @@ class AveragingMaster : public MasterRole {
                      "parameters are averaged this rarely");
   }
 
-  void end_of_epoch(const EpochModel& epoch_model, int worker) {
-    if (epoch_model.epoch <= epochs_evaluated_) return;  // sent again after a repair
-    copy_parameters(epoch_model.parameters, model_, worker);
-    const bool stopping_early = reporter_.stop_early();
-    reporter_.end_of_epoch(model_, epoch_model.epoch, epoch_model.step, epoch_model.minibatches);
-    epochs_evaluated_ = epoch_model.epoch;
-    if (reporter_.stop_early() && !stopping_early)
-      for (int w : session_.live_workers()) send(session_.control(), w, Finish{});
+  // How a resized resume gives the workers their updater state.
+  std::string updater_note(const ckpt::Checkpoint& resume) const override {
+    if (resume.worker_optimizers.empty())
+      return "; every worker starts from the averaged updater state";
+    return "; worker w starts from saved worker (w mod " +
+           std::to_string(resume.worker_optimizers.size()) + ")'s updater state";
+  }
+
+  // The round in flight is done again: its snapshots and the workers' ends come again.
+  void forget_in_flight() override {
+    snapshots_.clear();
+    done_.clear();
+  }
+
+  // Every worker listens to the master at its rounds.
+  void ask_to_finish(int) override {
+    for (int w : session_.live_workers()) send(session_.control(), w, Finish{});
   }
 
   void write_checkpoint() {
@@ -203,7 +146,7 @@ class AveragingMaster : public MasterRole {
                                  std::to_string(first.iteration) + " and " +
                                  std::to_string(snapshot.iteration) + " (rank " +
                                  std::to_string(rank) + ") in one round");
-    copy_parameters(first.parameters, model_, snapshots_.begin()->first);
+    take_parameters(first.parameters, snapshots_.begin()->first);
     auto c = make_checkpoint(context_, model_, nullptr, first.iteration,
                              DataPosition{first.iteration / batches_, {}});
     if (cfg_.training.save_updater) {
@@ -222,7 +165,7 @@ class AveragingMaster : public MasterRole {
   void worker_done(const AveragingDone& done, int worker) {
     progress_.add(done.report);
     peak_memory_.add(worker, done.peak_bytes);
-    if (!done.parameters.empty()) copy_parameters(done.parameters, model_, worker);
+    if (!done.parameters.empty()) take_parameters(done.parameters, worker);
     // Collective figures: every worker counts the same rounds and the same mismatches.
     totals_.rounds = std::max(totals_.rounds, done.totals.rounds);
     totals_.verified_rounds = std::max(totals_.verified_rounds, done.totals.verified_rounds);
@@ -235,24 +178,12 @@ class AveragingMaster : public MasterRole {
   int finish() {
     GS_CHECK(snapshots_.empty(), "a checkpoint was left incomplete when the workers finished");
     summarize();
-    peak_memory_.summarize(context_);
-    recovery_.summarize();
-    session_.release_spares();
     if (cfg_.training.verify_averaging && totals_.mismatched_rounds > 0)
       throw core::RuntimeError("parameter averaging: the workers' parameters differed after " +
                                std::to_string(totals_.mismatched_rounds) + " of " +
                                std::to_string(totals_.verified_rounds) + " rounds");
     // The checkpoint is written (after a stop): the workers may exit now.
-    const int code = stopped_ ? core::kExitRequeue : core::kExitOk;
-    send_shutdown(session_.control(), session_.live_workers(), code);
-    if (stopped_) {
-      core::log_info("stopped after the checkpoint; exiting with " +
-                     std::to_string(core::kExitRequeue) + " (requeue me)");
-      return core::kExitRequeue;
-    }
-    write_final_model(context_, model_, progress_.step(), DataPosition{cfg_.training.epochs, {}},
-                      reporter_, last_epoch_minibatches_);
-    return core::kExitOk;
+    return end_run(stopped_, progress_.step(), last_epoch_minibatches_);
   }
 
   void summarize() {
@@ -292,21 +223,10 @@ class AveragingMaster : public MasterRole {
     context_.metrics.write(summary);
   }
 
-  RunContext& context_;
-  const config::ExperimentConfig& cfg_;
-  GroupSession& session_;
-  nn::Model model_;
-  std::int64_t batches_;
-  Checkpointer checkpointer_;
   std::int64_t first_iteration_;
-  EpochReporter reporter_;
   AveragingProgress progress_;
-  GroupRecovery recovery_;
-  std::int64_t epochs_evaluated_;  // the newest epoch model evaluated
-  std::int64_t checkpoint_mark_ = -1;  // the iteration of the newest checkpoint written
   std::map<int, AveragingSnapshot> snapshots_;  // of the checkpoint being assembled
   AveragingTotals totals_;
-  PeakMemory peak_memory_;
   std::set<int> done_;  // workers whose AveragingDone is in
   std::int64_t last_epoch_minibatches_ = 0;
   bool stopped_ = false;  // the workers stopped after a checkpoint
@@ -316,8 +236,7 @@ class AveragingMaster : public MasterRole {
 
 int run_averaging_master(RunContext& context, GroupSession& session) {
   AveragingMaster master(context, session);
-  return MasterLoop([&session]() -> comm::ControlChannel& { return session.control(); })
-      .run(master);
+  return run_synchronous_master(master, session);
 }
 
 }  // namespace gradshare::train

@@ -19,13 +19,7 @@
 #include "train/averaging/parameter_averaging.h"
 #include "train/averaging/protocol.h"
 #include "train/averaging/roles.h"
-#include "train/checkpointer.h"
-#include "train/divergence_guard.h"
-#include "ft/fault_injection.h"
-#include "train/group_recovery.h"
-#include "train/model_file.h"
-#include "train/partition_data.h"
-#include "train/replica.h"
+#include "train/synchronous_worker.h"
 #include "train/worker_state.h"
 
 namespace gradshare::train {
@@ -63,47 +57,19 @@ RoundVotes agree(const RoundVotes& mine, comm::WorkerGroup& workers) {
           static_cast<std::int64_t>(votes[4])};
 }
 
-class AveragingWorker {
+class AveragingWorker : public SynchronousWorker {
  public:
   AveragingWorker(RunContext& context, GroupSession& session, bool replacement)
-      : context_(context),
-        cfg_(context.config),
-        session_(session),
-        batches_(minibatches_per_epoch(context.config, context.data.train)),
-        // The schedule's clock: steps as an undisturbed run with the starting workers counts them.
-        steps_per_epoch_(steps_per_epoch(cfg_, context.data.train, context.worker_count())),
-        replica_(cfg_, steps_per_epoch_ * cfg_.training.epochs, steps_per_epoch_,
-                 static_cast<std::uint64_t>(context.rank)),
-        buffer_(replica_.parameters(), cfg_.training.save_updater ? &replica_.optimizer() : nullptr),
-        checkpointer_(context),
-        divergence_(cfg_.training, cfg_.model.num_classes),
-        injector_(cfg_.fault_tolerance, context.rank, replacement, context.end_rank_by_fault()),
-        replacement_(replacement) {}
-
-  int run() {
-    return run_with_recovery(session_, replacement_, [this] { return train(); },
-                             [this] { rejoin(); });
-  }
+      : SynchronousWorker(context, session, replacement),
+        buffer_(replica_.parameters(), cfg_.training.save_updater ? &replica_.optimizer() : nullptr) {}
 
  private:
-  comm::ControlChannel& control() { return session_.control(); }
-  comm::WorkerGroup& workers() { return session_.workers(); }
-
-  void start() {
-    auto start = receive<Start>(control(), 0, "initial model");
-    iteration_ = start.step;
-    apply_start_state(start.state, replica_.model(), replica_.optimizer());
+  void on_started() override {
     checkpointer_.mark_written(iteration_);
-    // The epoch of a resumed run continues at its first untrained minibatch; step_ (the
-    // schedule's clock) counts steps as an undisturbed run with this many workers would.
-    const std::int64_t count = workers().size();
-    step_ = iteration_ / batches_ * steps_per_epoch_ + (iteration_ % batches_ + count - 1) / count;
-    started_ = true;
     committed_ = save_state();
   }
 
-  int train() {
-    if (!started_) start();
+  int train() override {
     for (std::int64_t epoch = iteration_ / batches_;
          epoch < cfg_.training.epochs && !stopped_ && !finished_early_; ++epoch) {
       if (const auto code = train_epoch(epoch)) return *code;
@@ -114,30 +80,14 @@ class AveragingWorker {
     return finish();
   }
 
-  // The step the epoch record gets: minibatches trained by all workers together.
-  void send_epoch_model() {
-    const std::int64_t epochs = iteration_ / batches_;
-    send(control(), 0,
-         EpochModel{epochs, epochs * batches_, last_epoch_minibatches_, replica_.copy_parameters()});
-  }
-
   // This worker's minibatches of `epoch`, from `first` on (those trained before a resume
   // skipped); an exit code when the run ends inside it.
   std::optional<int> train_epoch(std::int64_t epoch) {
-    const auto& train_set = context_.data.train;
     const std::int64_t first = iteration_ - epoch * batches_;
     const int count = workers().size(), index = workers().index();
     const std::int64_t steps = (batches_ - first + count - 1) / count;
-    data::EpochPlan plan(train_set.size(), static_cast<std::size_t>(cfg_.training.batch_size),
-                         static_cast<std::size_t>(cfg_.data.partition_batches),
-                         static_cast<std::uint64_t>(cfg_.run.seed), epoch, cfg_.data.shuffle);
-    std::vector<std::vector<std::uint32_t>> mine;
-    for (std::int64_t s = 0; s < steps; ++s)
-      if (const std::int64_t b = first + s * count + index; b < batches_) {
-        const auto indices = plan.batch_indices(static_cast<std::size_t>(b));
-        mine.emplace_back(indices.begin(), indices.end());
-      }
-    data::read_ahead(train_set, std::move(mine));
+    const auto plan = plan_of(epoch);
+    read_ahead_mine(plan, first);
     for (std::int64_t s = 0; s < steps; ++s) {
       if (const std::int64_t b = first + s * count + index; b < batches_)
         train_step(plan.batch_indices(static_cast<std::size_t>(b)));
@@ -189,10 +139,7 @@ class AveragingWorker {
     }
     trained_since_round_ = 0;
     epoch_minibatches_ += votes.trained;
-    if (epoch_end) {
-      last_epoch_minibatches_ = epoch_minibatches_;
-      epoch_minibatches_ = 0;
-    }
+    if (epoch_end) end_epoch_count();
     stopped_ = votes.stop && unfinished;
     finished_early_ = !stopped_ && votes.finish;
     if (stopped_ || votes.checkpoint) checkpoint_mark_ = iteration_;
@@ -257,24 +204,38 @@ class AveragingWorker {
     if (workers().index() == 0) done.parameters = replica_.copy_parameters();
     send(control(), 0, done);
     report_ = AveragingReport{};
-    session_.hand_in_results();
-    injector_.at_hand_in();
-    const int code = receive<Shutdown>(control(), 0, "the master's end of the run").exit_code;
+    const int code = hand_in_and_wait();
     core::log_info("worker done: " + std::to_string(step_) + " steps, " +
                    std::to_string(totals_.rounds) + " averaging rounds" +
                    (stopped_ ? " (stopped for a requeue)" : ""));
     return code;
   }
 
-  // After a repair (or as a replacement): every worker takes the newest round any member
-  // completed, then the master's GroupResume; what the master lacks is sent again.
-  void rejoin() {
-    injector_.at_recovery();
-    load_state(furthest_state(workers(), static_cast<std::uint64_t>(totals_.rounds + 1),
-                              started_ ? committed_ : std::vector<std::uint8_t>{}));
-    const auto resume = receive<GroupResume>(control(), 0, "the master's resume after a repair");
-    stop_asked_ = stop_asked_ || resume.stop;
-    finish_asked_ = finish_asked_ || resume.finish;
+  // A recovery resumes from the newest round any member completed.
+  std::uint64_t progress() const override { return static_cast<std::uint64_t>(totals_.rounds + 1); }
+  std::vector<std::uint8_t> state_to_offer() override { return committed_; }
+
+  // After a round every worker holds the same state but for the updater state when it is not
+  // averaged: {totals (rounds, verified, mismatched), stopped, finished early: u8 x 2}.
+  void write_own_state(comm::ByteWriter& writer) override {
+    writer.put(totals_).put<std::uint8_t>(stopped_).put<std::uint8_t>(finished_early_);
+  }
+  void read_own_state(comm::ByteReader& reader) override {
+    totals_ = reader.get<AveragingTotals>();
+    stopped_ = reader.get<std::uint8_t>() != 0;
+    finished_early_ = reader.get<std::uint8_t>() != 0;
+  }
+
+  void on_state_loaded() override {
+    checkpointer_.mark_written(std::max<std::int64_t>(checkpoint_mark_, 0));
+    since_round_ = 0;
+    trained_since_round_ = 0;
+    diverged_.reset();
+    committed_ = save_state();
+  }
+
+  // What the master lacks is sent again: worker index 0's epoch model, and the snapshots.
+  void send_what_master_lacks(const GroupResume& resume) override {
     const std::int64_t epochs = iteration_ / batches_;
     if (workers().index() == 0 && epochs > resume.epochs_evaluated &&
         epochs < cfg_.training.epochs && iteration_ % batches_ == 0)
@@ -282,71 +243,14 @@ class AveragingWorker {
     if (checkpoint_mark_ > resume.checkpoint_mark) send_snapshot(stopped_);
   }
 
-  // The state after a round, the same on every worker but for the updater state when it is not
-  // averaged: {iteration, step, minibatches this epoch and last, checkpoint mark: i64 x 5,
-  //  totals (rounds, verified, mismatched), stopped, finished early, finish asked: u8 x 3,
-  //  parameters: f32[], worker state}
-  std::vector<std::uint8_t> save_state() {
-    comm::ByteWriter writer;
-    writer.put(iteration_).put(step_).put(epoch_minibatches_);
-    writer.put(last_epoch_minibatches_).put(checkpoint_mark_).put(totals_);
-    writer.put<std::uint8_t>(stopped_).put<std::uint8_t>(finished_early_);
-    writer.put<std::uint8_t>(finish_asked_);
-    writer.put_vector(std::span<const float>(replica_.parameters()));
-    capture_worker_state(replica_.optimizer(), 0.0f).write(writer);
-    return writer.take();
-  }
-
-  void load_state(std::span<const std::uint8_t> bytes) {
-    comm::ByteReader reader(bytes, "a worker's state after a repair");
-    iteration_ = reader.get<std::int64_t>();
-    step_ = reader.get<std::int64_t>();
-    epoch_minibatches_ = reader.get<std::int64_t>();
-    last_epoch_minibatches_ = reader.get<std::int64_t>();
-    checkpoint_mark_ = reader.get<std::int64_t>();
-    totals_ = reader.get<AveragingTotals>();
-    stopped_ = reader.get<std::uint8_t>() != 0;
-    finished_early_ = reader.get<std::uint8_t>() != 0;
-    finish_asked_ = reader.get<std::uint8_t>() != 0;
-    StartState state{true, reader.get_vector<float>(), WorkerState::read(reader)};
-    reader.expect_end();
-    apply_start_state(state, replica_.model(), replica_.optimizer());
-    checkpointer_.mark_written(std::max<std::int64_t>(checkpoint_mark_, 0));
-    since_round_ = 0;
-    trained_since_round_ = 0;
-    diverged_.reset();
-    started_ = true;
-    committed_ = save_state();
-  }
-
-  RunContext& context_;
-  const config::ExperimentConfig& cfg_;
-  GroupSession& session_;
-  std::int64_t batches_;
-  std::int64_t steps_per_epoch_;
-  Replica replica_;
   AveragingBuffer buffer_;
-  Checkpointer checkpointer_;
-  DivergenceGuard divergence_;
-  ft::FaultInjector injector_;  // fault_tolerance.inject
-  std::int64_t steps_here_ = 0;  // training steps this process took (what injections count)
-  bool replacement_;      // took a failed worker's place
-  bool started_ = false;  // holds the run's state (from the master's Start or a resync)
   std::vector<std::uint8_t> committed_;  // save_state() after the latest round
-  // Minibatches of the run trained by all workers together (a round boundary on resume).
-  std::int64_t iteration_ = 0;
-  std::int64_t step_ = 0;
   std::int64_t since_round_ = 0;
-  std::int64_t trained_since_round_ = 0;     // by this worker
-  std::int64_t epoch_minibatches_ = 0;       // by the group in the epoch under way
-  std::int64_t last_epoch_minibatches_ = 0;  // by the group in the epoch completed last
-  std::int64_t checkpoint_mark_ = -1;        // the iteration of the newest checkpoint (-1: none)
+  std::int64_t trained_since_round_ = 0;  // by this worker
   AveragingReport report_;
   AveragingTotals totals_;
   core::Stopwatch report_clock_;
   std::optional<std::string> diverged_;  // this worker's guard fired: the reason
-  bool stop_asked_ = false;              // a signal here, the master's StateRequest or resume
-  bool finish_asked_ = false;            // the master's Finish arrived (early stopping)
   bool stopped_ = false;
   bool finished_early_ = false;  // the workers agreed to end training at this round
 };

@@ -243,8 +243,7 @@ class DownpourMaster : public MasterRole {
   }
 
   void log_setup() {
-    core::log_info("model: " + std::to_string(model_.parameter_count()) + " parameters\n" +
-                   model_.summary());
+    log_model(model_);
     char line[512];
     std::snprintf(
         line, sizeof line,

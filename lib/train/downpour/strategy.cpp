@@ -18,7 +18,7 @@ namespace gradshare::train {
 
 int run_downpour_replacement(RunContext& context, GroupSession& session) {
   const auto& cfg = context.config;
-  nn::Model model = nn::Model::build(cfg.model, static_cast<std::uint64_t>(cfg.run.seed));
+  nn::Model model = build_model(cfg);
   const DownpourLayout layout(cfg, model.parameter_count(), context.size);
   if (layout.is_server(context.rank))
     throw core::JobCannotGoOn("a spare cannot replace parameter server " +
@@ -39,7 +39,7 @@ int run_downpour(RunContext& context) {
     return wait_as_spare(*session, context) ? run_downpour_replacement(context, *session)
                                             : core::kExitOk;
   }
-  nn::Model model = nn::Model::build(cfg.model, static_cast<std::uint64_t>(cfg.run.seed));
+  nn::Model model = build_model(cfg);
   const DownpourLayout layout(cfg, model.parameter_count(), context.size);
   DownpourNetwork network(context, *session, layout);
   const DownpourStart start = share_downpour_start(context, network.control(), layout, model);

@@ -39,8 +39,7 @@ int run_local(RunContext& context) {
   auto& model = replica.model();
   auto* optimizer = &replica.optimizer();
   auto& dropout_rng = replica.dropout_rng();
-  core::log_info("model: " + std::to_string(model.parameter_count()) + " parameters\n" +
-                 model.summary());
+  log_model(model);
 
   Checkpointer checkpointer(context);
   std::int64_t step = 0;

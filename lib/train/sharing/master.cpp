@@ -10,7 +10,7 @@ SharingMaster::SharingMaster(RunContext& context, SharingSession& session)
     : context_(context),
       cfg_(context.config),
       session_(session),
-      model_(nn::Model::build(cfg_.model, static_cast<std::uint64_t>(cfg_.run.seed))),
+      model_(build_model(cfg_)),
       exchange_(session.plane(), 0, context.size, model_.parameter_count(),
                 keep_budget(session, context.config)),
       shape_(epoch_shape(cfg_, context.data.train)),
@@ -30,8 +30,7 @@ SharingMaster::SharingMaster(RunContext& context, SharingSession& session)
 }
 
 int SharingMaster::run() {
-  core::log_info("model: " + std::to_string(model_.parameter_count()) + " parameters\n" +
-                 model_.summary());
+  log_model(model_);
   const auto resume = Checkpointer::find_resume(context_);
   // The checkpoint resumed from is the newest: none is due until every_steps after it.
   if (resume) checkpointer_.mark_written(resume->iteration);

@@ -269,8 +269,7 @@ class SharingMaster : public MasterRole {
   std::map<int, std::vector<std::pair<PartitionGrant, std::uint64_t>>> finished_unconfirmed_;
   double conservation_error_ = -1;  // worst worker's; -1 when not checked
   double equivalence_difference_ = 0;
-  nn::Model snapshot_ = nn::Model::build(
-      cfg_.model, static_cast<std::uint64_t>(cfg_.run.seed));  // evaluated while model_ moves on
+  nn::Model snapshot_ = build_model(cfg_);  // evaluated while model_ moves on
   double evaluation_cpu_ = 0;  // CPU seconds spent evaluating finished epochs
 };
 

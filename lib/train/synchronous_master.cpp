@@ -1,0 +1,103 @@
+// synchronous_master.cpp: SynchronousMaster (see synchronous_master.h).
+#include "train/synchronous_master.h"
+
+#include <algorithm>
+
+#include "core/errors.h"
+#include "core/log.h"
+#include "train/divergence_guard.h"
+#include "train/model_file.h"
+#include "train/partition_data.h"
+
+namespace gradshare::train {
+
+SynchronousMaster::SynchronousMaster(RunContext& context, GroupSession& session)
+    : context_(context),
+      cfg_(context.config),
+      session_(session),
+      model_(build_model(cfg_)),
+      batches_(minibatches_per_epoch(cfg_, context.data.train)),
+      checkpointer_(context),
+      reporter_(context),
+      recovery_(context, session) {
+  log_model(model_);
+}
+
+std::int64_t SynchronousMaster::start_workers(const std::string& strategy,
+                                              bool per_worker_updater) {
+  const auto resume = Checkpointer::find_resume(context_);
+  std::int64_t iteration = 0;
+  if (resume) {
+    iteration = resume_iteration(*resume, strategy, batches_, cfg_.training.epochs);
+    restore_checkpoint(*resume, "checkpoint", model_, nullptr);
+    note_resize(context_, *resume,
+                "epoch " + std::to_string(iteration / batches_ + 1) + " continues at minibatch " +
+                    std::to_string(iteration % batches_) + " of " + std::to_string(batches_) +
+                    ", split over " + std::to_string(context_.worker_count()) + " workers" +
+                    updater_note(*resume));
+    epochs_evaluated_ = iteration / batches_;
+    reporter_.record_if_missing(model_, iteration, batches_);
+  }
+  for (int w : session_.live_workers()) {
+    StartState start = start_state(resume, static_cast<std::size_t>(w - 1));
+    if (resume && !per_worker_updater) {
+      start.worker.optimizer_step = resume->optimizer_step;
+      start.worker.optimizer_state = resume->optimizer_state;
+    }
+    send(session_.control(), w, Start{iteration, start});
+  }
+  return iteration;
+}
+
+void SynchronousMaster::evaluate_epoch(const EpochModel& epoch_model, int worker) {
+  if (epoch_model.epoch <= epochs_evaluated_) return;  // sent again after a repair
+  take_parameters(epoch_model.parameters, worker);
+  const bool stopping_early = reporter_.stop_early();
+  reporter_.end_of_epoch(model_, epoch_model.epoch, epoch_model.step, epoch_model.minibatches);
+  epochs_evaluated_ = epoch_model.epoch;
+  if (reporter_.stop_early() && !stopping_early) ask_to_finish(worker);
+}
+
+int SynchronousMaster::diverged(const Diverged& diverged, int worker) {
+  log_divergence(context_, "on rank " + std::to_string(worker) + " at its step " +
+                               std::to_string(diverged.step) + ": " + diverged.reason);
+  return core::kExitDiverged;
+}
+
+void SynchronousMaster::take_parameters(std::span<const float> parameters, int worker) {
+  if (parameters.size() != model_.parameter_count())
+    throw core::RuntimeError("worker rank " + std::to_string(worker) + " sent " +
+                             std::to_string(parameters.size()) + " parameters, the model has " +
+                             std::to_string(model_.parameter_count()));
+  std::copy(parameters.begin(), parameters.end(), model_.parameters().begin());
+}
+
+bool SynchronousMaster::recover(const comm::TransportError& error) {
+  if (!recovery_.repair(error)) return false;
+  forget_in_flight();
+  recovery_.resume(reporter_.stop_early(), epochs_evaluated_, checkpoint_mark_);
+  return true;
+}
+
+int SynchronousMaster::end_run(bool stopped, std::int64_t step, std::int64_t minibatches) {
+  const int code = stopped ? core::kExitRequeue : core::kExitOk;
+  send_shutdown(session_.control(), session_.live_workers(), code);
+  session_.release_spares();
+  peak_memory_.summarize(context_);
+  recovery_.summarize();
+  if (stopped) {
+    core::log_info("stopped after the checkpoint; exiting with " +
+                   std::to_string(core::kExitRequeue) + " (requeue me)");
+    return code;
+  }
+  write_final_model(context_, model_, step, DataPosition{cfg_.training.epochs, {}}, reporter_,
+                    minibatches);
+  return code;
+}
+
+int run_synchronous_master(SynchronousMaster& master, GroupSession& session) {
+  return MasterLoop([&session]() -> comm::ControlChannel& { return session.control(); })
+      .run(master);
+}
+
+}  // namespace gradshare::train

@@ -1,0 +1,281 @@
+// group_roles_test.cpp: each role of the synchronous strategies (the dense all-reduce and
+// parameter averaging), master and worker, run alone against a scripted channel that plays the
+// other ranks (scripted_session.h): what it sends for what it receives, its exit code, and what
+// it writes, including the failure paths (a diverged worker, a wrong-sized model, a stop, the
+// workers found unequal).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "config/config_loader.h"
+#include "core/errors.h"
+#include "report/run_directory.h"
+#include "scripted_session.h"
+#include "thread_run.h"
+#include "train/allreduce/protocol.h"
+#include "train/allreduce/roles.h"
+#include "train/averaging/protocol.h"
+#include "train/averaging/roles.h"
+#include "train/model_file.h"
+#include "train/partition_data.h"
+#include "train/worker_state.h"
+
+namespace gradshare::train {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::ScriptedChannel;
+using testing::ScriptedGroupSession;
+using testing::SentMessage;
+
+// A role's rank in a run of 1 master + `workers` workers on the blobs, with its run directory.
+class GroupRole : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("gradshare_group_roles_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    data_ = testing::blobs(1024, 256, 16, 3);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  RunContext context(const std::string& strategy, int rank, int workers,
+                     const std::vector<std::string>& overrides = {}) {
+    RunContext context;
+    context.config = testing::blobs_config(strategy, dir_.string(), overrides);
+    context.config_yaml = config::to_yaml(context.config);
+    const auto path = report::RunDirectory::choose_path(context.config.run);
+    context.run_directory = report::RunDirectory::create(path, context.config_yaml);
+    if (rank == 0) context.metrics = report::MetricsLog(context.run_directory.file("metrics.jsonl"));
+    context.data = data_;
+    context.rank = rank;
+    context.size = workers + 1;
+    context.phase = RunContext::kTraining;
+    return context;
+  }
+
+  std::int64_t batches(const RunContext& context) const {
+    return minibatches_per_epoch(context.config, context.data.train);
+  }
+  std::vector<float> initial_parameters(const RunContext& context) const {
+    auto model = build_model(context.config);
+    return {model.parameters().begin(), model.parameters().end()};
+  }
+  bool model_written(const RunContext& context) const {
+    return fs::exists(context.run_directory.file("model.h5"));
+  }
+
+  fs::path dir_;
+  data::DataSplits data_;
+};
+
+// The script of a master that answers the worker's last message with Shutdown{code}.
+template <ControlPayload Last>
+ScriptedChannel::Script shutdown_after(std::int32_t code) {
+  return [code](const SentMessage& sent, ScriptedChannel& channel) {
+    if (sent.message.tag == Last::kTag) channel.arrive(0, Shutdown{code});
+  };
+}
+
+// --- all-reduce worker ---
+
+TEST_F(GroupRole, AllreduceWorkerTrainsEveryEpochThenHandsIn) {
+  auto ctx = context("allreduce", 1, 1);
+  ScriptedChannel channel(1, 2);
+  ScriptedGroupSession session(channel, {1});
+  channel.arrive(0, Start{0, {}});
+  channel.set_script(shutdown_after<AllreduceFinal>(0));
+  EXPECT_EQ(run_allreduce_worker(ctx, session, false), 0);
+
+  const auto epochs = channel.sent_of<EpochModel>();
+  ASSERT_EQ(epochs.size(), 1u);  // after epoch 1 of 2; the final model follows the last
+  EXPECT_EQ(epochs[0].epoch, 1);
+  EXPECT_EQ(epochs[0].step, batches(ctx));
+  EXPECT_EQ(epochs[0].minibatches, batches(ctx));
+  const auto finals = channel.sent_of<AllreduceFinal>();
+  ASSERT_EQ(finals.size(), 1u);
+  EXPECT_FALSE(finals[0].stopped);
+  EXPECT_EQ(finals[0].iteration, 2 * batches(ctx));
+  EXPECT_EQ(finals[0].minibatches, batches(ctx));
+  EXPECT_EQ(finals[0].parameters.size(), initial_parameters(ctx).size());
+  EXPECT_NE(finals[0].parameters, initial_parameters(ctx));  // it trained
+  EXPECT_EQ(channel.sent().back().message.tag, AllreduceFinal::kTag);
+  EXPECT_EQ(channel.unreceived(), 0u);
+}
+
+TEST_F(GroupRole, AllreduceWorkerFinishesAtTheStepAfterTheMastersFinish) {
+  auto ctx = context("allreduce", 1, 1);
+  ScriptedChannel channel(1, 2);
+  ScriptedGroupSession session(channel, {1});
+  channel.arrive(0, Start{0, {}});
+  channel.set_script([](const SentMessage& sent, ScriptedChannel& channel) {
+    if (sent.message.tag == EpochModel::kTag) channel.arrive(0, Finish{});
+    if (sent.message.tag == AllreduceFinal::kTag) channel.arrive(0, Shutdown{0});
+  });
+  EXPECT_EQ(run_allreduce_worker(ctx, session, false), 0);
+  const auto finals = channel.sent_of<AllreduceFinal>();
+  ASSERT_EQ(finals.size(), 1u);
+  EXPECT_EQ(finals[0].iteration, batches(ctx) + 1);  // one step of epoch 2, then the end
+  EXPECT_EQ(finals[0].minibatches, 1);
+}
+
+TEST_F(GroupRole, AllreduceWorkerReportsDivergenceAndAppliesNothing) {
+  auto ctx = context("allreduce", 1, 1, {"optimizer.learning_rate=100"});
+  ScriptedChannel channel(1, 2);
+  ScriptedGroupSession session(channel, {1});
+  channel.arrive(0, Start{0, {}});
+  EXPECT_EQ(run_allreduce_worker(ctx, session, false), core::kExitDiverged);
+  ASSERT_EQ(channel.sent_of<Diverged>().size(), 1u);
+  EXPECT_TRUE(channel.sent_of<AllreduceFinal>().empty());
+}
+
+TEST_F(GroupRole, AllreduceWorkerWithoutItsStartNamesWhatItWaitedFor) {
+  auto ctx = context("allreduce", 1, 1);
+  ScriptedChannel channel(1, 2, /*timeout_seconds=*/0.2);
+  ScriptedGroupSession session(channel, {1});
+  try {
+    run_allreduce_worker(ctx, session, false);
+    FAIL() << "no error without a Start";
+  } catch (const core::RuntimeError& error) {
+    EXPECT_NE(std::string(error.what()).find("initial model"), std::string::npos) << error.what();
+  }
+}
+
+// --- all-reduce master ---
+
+TEST_F(GroupRole, AllreduceMasterStartsEvaluatesAndWritesTheModel) {
+  auto ctx = context("allreduce", 0, 2);
+  const auto parameters = initial_parameters(ctx);
+  const std::int64_t b = batches(ctx);
+  ScriptedChannel channel(0, 3);
+  ScriptedGroupSession session(channel, {1, 2});
+  channel.set_script([&](const SentMessage& sent, ScriptedChannel& channel) {
+    if (sent.message.tag != Start::kTag || sent.dest != 2) return;
+    channel.arrive(1, EpochModel{1, b, b, parameters});
+    channel.arrive(1, AllreduceFinal{false, 2 * b, b, parameters, 1000});
+    channel.arrive(2, PeakMemoryReport{2000});
+  });
+  EXPECT_EQ(run_allreduce_master(ctx, session), 0);
+
+  const auto starts = channel.sent_of<Start>();
+  ASSERT_EQ(starts.size(), 2u);
+  EXPECT_EQ(starts[0].step, 0);
+  EXPECT_FALSE(starts[0].state.resume);
+  const auto shutdowns = channel.sent_of<Shutdown>();
+  ASSERT_EQ(shutdowns.size(), 2u);
+  EXPECT_EQ(shutdowns[0].exit_code, 0);
+  EXPECT_TRUE(model_written(ctx));
+  EXPECT_EQ(channel.unreceived(), 0u);
+}
+
+TEST_F(GroupRole, AllreduceMasterRefusesAWrongSizedModel) {
+  auto ctx = context("allreduce", 0, 1);
+  ScriptedChannel channel(0, 2);
+  ScriptedGroupSession session(channel, {1});
+  channel.set_script([&](const SentMessage& sent, ScriptedChannel& channel) {
+    if (sent.message.tag == Start::kTag) channel.arrive(1, EpochModel{1, 10, 10, {1.0f, 2.0f}});
+  });
+  try {
+    run_allreduce_master(ctx, session);
+    FAIL() << "a wrong-sized model was taken";
+  } catch (const core::RuntimeError& error) {
+    EXPECT_NE(std::string(error.what()).find("worker rank 1 sent 2 parameters"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_FALSE(model_written(ctx));
+}
+
+TEST_F(GroupRole, AllreduceMasterEndsADivergedRunWithoutAModel) {
+  auto ctx = context("allreduce", 0, 1);
+  ScriptedChannel channel(0, 2);
+  ScriptedGroupSession session(channel, {1});
+  channel.set_script([&](const SentMessage& sent, ScriptedChannel& channel) {
+    if (sent.message.tag == Start::kTag) channel.arrive(1, Diverged{7, "loss is nan"});
+  });
+  EXPECT_EQ(run_allreduce_master(ctx, session), core::kExitDiverged);
+  EXPECT_TRUE(channel.sent_of<Shutdown>().empty());
+  EXPECT_FALSE(model_written(ctx));
+}
+
+// --- parameter-averaging worker ---
+
+TEST_F(GroupRole, AveragingWorkerAveragesEveryRoundThenHandsIn) {
+  auto ctx = context("parameter_averaging", 1, 1, {"training.averaging_frequency=4"});
+  ScriptedChannel channel(1, 2);
+  ScriptedGroupSession session(channel, {1});
+  channel.arrive(0, Start{0, {}});
+  channel.set_script(shutdown_after<AveragingDone>(0));
+  EXPECT_EQ(run_averaging_worker(ctx, session, false), 0);
+
+  const std::int64_t b = batches(ctx);
+  ASSERT_EQ(channel.sent_of<EpochModel>().size(), 1u);
+  const auto done = channel.sent_of<AveragingDone>();
+  ASSERT_EQ(done.size(), 1u);
+  // A round every 4 steps and one at each epoch's end.
+  EXPECT_EQ(done[0].totals.rounds, 2 * ((b + 3) / 4));
+  EXPECT_EQ(done[0].minibatches, b);
+  EXPECT_EQ(done[0].parameters.size(), initial_parameters(ctx).size());  // worker index 0's
+  EXPECT_EQ(channel.unreceived(), 0u);
+}
+
+TEST_F(GroupRole, AveragingWorkerStopsAtItsNextRoundWithACheckpoint) {
+  auto ctx = context("parameter_averaging", 1, 1, {"training.averaging_frequency=4"});
+  ScriptedChannel channel(1, 2);
+  ScriptedGroupSession session(channel, {1});
+  channel.arrive(0, Start{0, {}});
+  channel.arrive(0, StateRequest{});
+  channel.set_script(shutdown_after<AveragingDone>(core::kExitRequeue));
+  EXPECT_EQ(run_averaging_worker(ctx, session, false), core::kExitRequeue);
+  const auto snapshots = channel.sent_of<AveragingSnapshot>();
+  ASSERT_EQ(snapshots.size(), 1u);
+  EXPECT_TRUE(snapshots[0].stop);
+  EXPECT_EQ(snapshots[0].iteration, 4);  // the first round
+  EXPECT_TRUE(channel.sent_of<EpochModel>().empty());
+}
+
+// --- parameter-averaging master ---
+
+TEST_F(GroupRole, AveragingMasterCollectsTheWorkersAndWritesTheModel) {
+  auto ctx = context("parameter_averaging", 0, 2);
+  const auto parameters = initial_parameters(ctx);
+  const std::int64_t b = batches(ctx);
+  ScriptedChannel channel(0, 3);
+  ScriptedGroupSession session(channel, {1, 2});
+  channel.set_script([&](const SentMessage& sent, ScriptedChannel& channel) {
+    if (sent.message.tag != Start::kTag || sent.dest != 2) return;
+    channel.arrive(1, EpochModel{1, b, b, parameters});
+    const AveragingTotals totals{4, 4, 0};
+    channel.arrive(1, AveragingDone{{}, totals, 1000, b, parameters});
+    channel.arrive(2, AveragingDone{{}, totals, 2000, b, {}});
+  });
+  EXPECT_EQ(run_averaging_master(ctx, session), 0);
+  const auto shutdowns = channel.sent_of<Shutdown>();
+  ASSERT_EQ(shutdowns.size(), 2u);
+  EXPECT_EQ(shutdowns[1].exit_code, 0);
+  EXPECT_TRUE(model_written(ctx));
+}
+
+TEST_F(GroupRole, AveragingMasterFailsWhenTheWorkersDiffered) {
+  auto ctx = context("parameter_averaging", 0, 1, {"training.verify_averaging=true"});
+  const auto parameters = initial_parameters(ctx);
+  ScriptedChannel channel(0, 2);
+  ScriptedGroupSession session(channel, {1});
+  channel.set_script([&](const SentMessage& sent, ScriptedChannel& channel) {
+    if (sent.message.tag == Start::kTag)
+      channel.arrive(1, AveragingDone{{}, AveragingTotals{4, 4, 1}, 1000, 8, parameters});
+  });
+  try {
+    run_averaging_master(ctx, session);
+    FAIL() << "unequal workers went unnoticed";
+  } catch (const core::RuntimeError& error) {
+    EXPECT_NE(std::string(error.what()).find("differed after 1 of 4 rounds"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_FALSE(model_written(ctx));
+}
+
+}  // namespace
+}  // namespace gradshare::train
