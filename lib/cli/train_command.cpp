@@ -4,6 +4,9 @@
 #include <cstdlib>
 #include <exception>
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "ckpt/checkpoint.h"
 #include "comm/mpi/mpi_job.h"
@@ -172,6 +175,96 @@ void log_job(const RunContext& context, const std::vector<std::string>& hosts,
   }
 }
 
+// Where the master puts the run, and the lines it logs once its log file is open.
+struct RunPlace {
+  std::string path;
+  std::vector<std::string> notes;
+  std::unique_ptr<RunLock> lock;  // held by the master until the run ends
+};
+
+// Start-up phase: the config checked on every rank (and the resume on the master) before
+// anything is written.
+std::optional<int> check_config(StartupAgreement& startup, RunContext& context,
+                                const config::ExperimentConfig& config, RunPlace& place) {
+  return startup.run("checking the config", [&] {
+    context.config = config;
+    if (context.size == 1 && context.config.training.strategy != "local") {
+      // Without mpirun there is nobody to share with: train in this one process.
+      context.config.training.strategy = "local";
+    }
+    check_strategy_fits(context.config, context.size);
+    // Shape mismatches in model.layers are config errors: find them before anything is written.
+    const auto model = train::build_model(context.config);
+    if (context.is_master()) {
+      place.path = report::RunDirectory::choose_path(context.config.run);
+      place.notes = check_resume(context.config, model, place.path);
+    }
+    apply_config(context);
+    check_compute_device(context);
+  });
+}
+
+// Start-up phase: the data, before the run directory (bad data files leave nothing behind).
+// Only the master evaluates: the other ranks leave the test and validation sets unread. Read by
+// partitions, the master loads first: its streaming pass checks every training feature and
+// fits the normalisation, which the others take instead of reading the whole file too.
+std::optional<int> load_run_data(StartupAgreement& startup, RunContext& context) {
+  const auto seed = static_cast<std::uint64_t>(context.config.run.seed);
+  bool by_partitions = false;
+  auto stop = startup.run("loading the data", [&] {
+    by_partitions = data::reads_by_partitions(context.config.data);
+    if (by_partitions && !context.is_master()) return;
+    context.data =
+        data::load_data(context.config.data, seed, /*evaluation_sets=*/context.is_master());
+    check_data_fits_model(context.config, context.data);
+  });
+  if (stop || !by_partitions) return stop;
+  const auto normalization = parse_normalization(startup.broadcast(
+      context.is_master() ? serialize(context.data.normalization) : std::vector<std::uint8_t>{}));
+  return startup.run("loading the data", [&] {
+    if (context.is_master()) return;
+    context.data = data::load_data(context.config.data, seed, false, normalization);
+    check_data_fits_model(context.config, context.data);
+  });
+}
+
+// Start-up phase: the master takes the run directory (its lock, metrics.jsonl); every rank
+// then opens its log file there.
+std::optional<int> open_run_directory(StartupAgreement& startup, RunContext& context,
+                                      RunPlace& place) {
+  auto stop = startup.run("creating the run directory", [&] {
+    if (!context.is_master()) return;
+    std::string took_over;
+    place.lock = RunLock::acquire(place.path, &took_over);
+    if (!took_over.empty()) place.notes.insert(place.notes.begin(), took_over);
+    context.run_directory = report::RunDirectory::create(place.path, context.config_yaml);
+    context.metrics = report::MetricsLog(context.run_directory.file("metrics.jsonl"));
+  });
+  if (stop) return stop;
+  place.path = startup.broadcast(place.path);
+  if (!context.is_master()) context.run_directory = report::RunDirectory::attach(place.path);
+  auto& logger = core::Logger::instance();
+  logger.set_tag(context.is_master() ? "master" : "rank " + std::to_string(context.rank));
+  logger.open_file(context.run_directory.file("rank-" + std::to_string(context.rank) + ".log"));
+  return std::nullopt;
+}
+
+// How the read-ahead served a rank that trained.
+void log_read_ahead(const RunContext& context) {
+  const auto stats =
+      context.data.train.reader ? context.data.train.reader->stats() : data::ReadAheadStats{};
+  if (stats.batches_ready + stats.batches_waited + stats.batches_missed == 0) return;
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "read ahead: %lld minibatches ready, %lld waited for (%.2f s), %lld read on "
+                "the spot (%lld never queued)",
+                static_cast<long long>(stats.batches_ready),
+                static_cast<long long>(stats.batches_waited), stats.seconds_waited,
+                static_cast<long long>(stats.batches_missed),
+                static_cast<long long>(stats.batches_unqueued));
+  core::log_info(line);
+}
+
 // Everything of `train` between MPI_Init and MPI_Finalize; returns the exit code.
 int train_in_session(const config::ExperimentConfig& config, MpiSession& mpi) {
   core::install_stop_signal_handlers();
@@ -185,93 +278,26 @@ int train_in_session(const config::ExperimentConfig& config, MpiSession& mpi) {
   context.links = mpi_links();
   context.rank = world.rank();
   context.size = world.size();
-  auto& logger = core::Logger::instance();
-  logger.set_terminal(context.is_master());
+  core::Logger::instance().set_terminal(context.is_master());
 
   StartupAgreement startup(context);
-  std::string run_path;
-  std::vector<std::string> notes;  // the master's, logged once its log file is open
-  auto stop = startup.run("checking the config", [&] {
-    context.config = config;
-    if (context.size == 1 && context.config.training.strategy != "local") {
-      // Without mpirun there is nobody to share with: train in this one process.
-      context.config.training.strategy = "local";
-    }
-    check_strategy_fits(context.config, context.size);
-    // Shape mismatches in model.layers are config errors: find them before anything is written.
-    const auto model =
-        nn::Model::build(context.config.model, static_cast<std::uint64_t>(context.config.run.seed));
-    if (context.is_master()) {
-      run_path = report::RunDirectory::choose_path(context.config.run);
-      notes = check_resume(context.config, model, run_path);
-    }
-    apply_config(context);
-    check_compute_device(context);
-  });
+  RunPlace place;
+  auto stop = check_config(startup, context, config, place);
   mpi.started();
-  if (stop) return *stop;
-
-  // Data before the run directory: bad data files leave nothing behind. Only the master
-  // evaluates: the other ranks leave the test and validation sets unread. Read by partitions,
-  // the master loads first: its streaming pass checks every training feature and fits the
-  // normalisation, which the others take instead of reading the whole file too.
-  const auto seed = static_cast<std::uint64_t>(context.config.run.seed);
-  bool by_partitions = false;
-  stop = startup.run("loading the data", [&] {
-    by_partitions = data::reads_by_partitions(context.config.data);
-    if (by_partitions && !context.is_master()) return;
-    context.data = data::load_data(context.config.data, seed, /*evaluation_sets=*/context.is_master());
-    check_data_fits_model(context.config, context.data);
-  });
-  if (stop) return *stop;
-  if (by_partitions) {
-    const auto normalization = parse_normalization(startup.broadcast(
-        context.is_master() ? serialize(context.data.normalization) : std::vector<std::uint8_t>{}));
-    stop = startup.run("loading the data", [&] {
-      if (context.is_master()) return;
-      context.data = data::load_data(context.config.data, seed, false, normalization);
-      check_data_fits_model(context.config, context.data);
-    });
-    if (stop) return *stop;
-  }
-
-  std::unique_ptr<RunLock> lock;  // held by the master until the run ends
-  stop = startup.run("creating the run directory", [&] {
-    if (!context.is_master()) return;
-    std::string took_over;
-    lock = RunLock::acquire(run_path, &took_over);
-    if (!took_over.empty()) notes.insert(notes.begin(), took_over);
-    context.run_directory = report::RunDirectory::create(run_path, context.config_yaml);
-    context.metrics = report::MetricsLog(context.run_directory.file("metrics.jsonl"));
-  });
-  if (stop) return *stop;
-  run_path = startup.broadcast(run_path);
-  if (!context.is_master()) context.run_directory = report::RunDirectory::attach(run_path);
-  logger.set_tag(context.is_master() ? "master" : "rank " + std::to_string(context.rank));
-  logger.open_file(context.run_directory.file("rank-" + std::to_string(context.rank) + ".log"));
+  if (!stop) stop = load_run_data(startup, context);
+  if (!stop) stop = open_run_directory(startup, context, place);
   std::vector<std::string> hosts;
-  stop = startup.run("gathering host names",
-                     [&] { hosts = comm::gather_host_names(comm::mpi_comm(*context.job)); });
+  if (!stop)
+    stop = startup.run("gathering host names",
+                       [&] { hosts = comm::gather_host_names(world.comm()); });
   if (stop) return *stop;
-  if (context.is_master()) log_job(context, hosts, run_path, notes);
+  if (context.is_master()) log_job(context, hosts, place.path, place.notes);
 
   // Until the strategy has its communicators (it then sets RunContext::kTraining).
   context.phase = "setting up " + context.config.training.strategy;
   try {
     const int code = run_with_rollback(context);
-    const auto stats = context.data.train.reader ? context.data.train.reader->stats()
-                                                 : data::ReadAheadStats{};
-    if (stats.batches_ready + stats.batches_waited + stats.batches_missed > 0) {  // it trained
-      char line[256];
-      std::snprintf(line, sizeof line,
-                    "read ahead: %lld minibatches ready, %lld waited for (%.2f s), %lld read on "
-                    "the spot (%lld never queued)",
-                    static_cast<long long>(stats.batches_ready),
-                    static_cast<long long>(stats.batches_waited), stats.seconds_waited,
-                    static_cast<long long>(stats.batches_missed),
-                    static_cast<long long>(stats.batches_unqueued));
-      core::log_info(line);
-    }
+    log_read_ahead(context);
     // The master's summary lists every rank's; each rank's own log has its figure too.
     if (!context.is_master()) log_own_peak_memory();
     return code;

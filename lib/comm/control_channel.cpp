@@ -1,5 +1,4 @@
-// control_channel.cpp: tag names, the timeout message and the blocking receive every channel
-// shares.
+// control_channel.cpp: the timeout message and the blocking receive every channel shares.
 #include "comm/control_channel.h"
 
 #include <cstdio>
@@ -11,90 +10,14 @@
 
 namespace gradshare::comm {
 
-const char* tag_name(Tag tag) {
-  switch (tag) {
-    case Tag::kPartitionRequest:
-      return "partition request";
-    case Tag::kPartitionGrant:
-      return "partition grant";
-    case Tag::kHeartbeat:
-      return "heartbeat";
-    case Tag::kShutdown:
-      return "shutdown";
-    case Tag::kStateRequest:
-      return "state request";
-    case Tag::kRecovery:
-      return "recovery";
-    case Tag::kResyncFetch:
-      return "resync fetch";
-    case Tag::kResyncUpdates:
-      return "resync updates";
-    case Tag::kResyncDone:
-      return "resync done";
-    case Tag::kDiverged:
-      return "diverged";
-    case Tag::kFinish:
-      return "finish";
-    case Tag::kResyncStateFetch:
-      return "resync state fetch";
-    case Tag::kResyncState:
-      return "resync state";
-    case Tag::kPeakMemory:
-      return "peak memory";
-    case Tag::kPeakMemoryRequest:
-      return "peak memory request";
-    case Tag::kStart:
-      return "start";
-    case Tag::kEpochModel:
-      return "epoch model";
-    case Tag::kAllreduceProgress:
-      return "allreduce progress";
-    case Tag::kAllreduceSnapshot:
-      return "allreduce snapshot";
-    case Tag::kAllreduceFinal:
-      return "allreduce final model";
-    case Tag::kAveragingReport:
-      return "averaging report";
-    case Tag::kAveragingSnapshot:
-      return "averaging snapshot";
-    case Tag::kAveragingDone:
-      return "averaging done";
-    case Tag::kSharingReport:
-      return "worker report";
-    case Tag::kSharingState:
-      return "worker state";
-    case Tag::kStateChunk:
-      return "worker state piece";
-    case Tag::kStateChunkAck:
-      return "worker state piece received";
-    case Tag::kSharingDone:
-      return "done";
-    case Tag::kSharingDrainTarget:
-      return "drain target";
-    case Tag::kSharingDrained:
-      return "drained";
-    case Tag::kReplacementStart:
-      return "replacement start";
-    case Tag::kDownpourReport:
-      return "Downpour report";
-    case Tag::kDownpourState:
-      return "Downpour state";
-    case Tag::kDownpourDone:
-      return "Downpour done";
-    case Tag::kDownpourFinalPull:
-      return "final pull";
-    case Tag::kDownpourFinalModel:
-      return "final model";
-    case Tag::kGroupResume:
-      return "group resume";
-    case Tag::kDownpourResync:
-      return "Downpour resync";
-    case Tag::kDownpourResume:
-      return "Downpour resume";
-    case Tag::kDownpourServerEnd:
-      return "Downpour server end";
-  }
-  return "unknown tag";
+namespace {
+TagNames tag_names = nullptr;  // constant-initialised: set before any dynamic initialiser runs
+}  // namespace
+
+void name_tags(TagNames names) { tag_names = names; }
+
+std::string tag_label(Tag tag) {
+  return tag_names ? tag_names(tag) : "tag-" + std::to_string(static_cast<int>(tag));
 }
 
 std::string timeout_message(double seconds, std::string_view awaited) {

@@ -8,7 +8,8 @@
 //     awaited;
 //   - ranks are *logical* ranks (a process's place in the job), which stay the same across a
 //     failure repair (see comm/repair.h).
-// What each tag carries is train/messages.h's business: this layer moves bytes.
+// What each tag carries is train/messages.h's business (tags: train/tags.h): this layer moves
+// bytes.
 #pragma once
 
 #include <cstdint>
@@ -20,53 +21,18 @@
 
 namespace gradshare::comm {
 
-enum class Tag : int {
-  kPartitionRequest = 1,
-  kPartitionGrant,
-  kHeartbeat,
-  kShutdown,
-  kStateRequest,
-  kRecovery,
-  kResyncFetch,       // recovery: the master asks for updates it missed, by ID
-  kResyncUpdates,     // recovery: encoded updates a replica missed
-  kResyncDone,        // recovery: the master's go-ahead after the resync
-  kDiverged,          // a worker's loss exploded (divergence guard): the step and the reason
-  kFinish,            // early stopping: the synchronous workers end training at their next round
-  kResyncStateFetch,  // recovery: the master asks a replica for its whole state
-  kResyncState,       // recovery: a replica's whole state (parameters and applied IDs)
-  kPeakMemory,        // at the end: a rank's peak memory
-  kPeakMemoryRequest,
-  kStart,       // master -> worker: where training starts
-  kEpochModel,  // a synchronous worker's model at an epoch's end
-  kAllreduceProgress,
-  kAllreduceSnapshot,
-  kAllreduceFinal,
-  kAveragingReport,
-  kAveragingSnapshot,
-  kAveragingDone,
-  kSharingReport,
-  kSharingState,
-  kSharingDone,
-  kSharingDrainTarget,
-  kSharingDrained,
-  kReplacementStart,
-  kDownpourReport,
-  kDownpourState,
-  kDownpourDone,
-  kDownpourFinalPull,
-  kDownpourFinalModel,
-  kGroupResume,  // recovery: the master tells a synchronous worker where the run stands
-  kDownpourResync,  // recovery: a parameter server tells a worker the last push it applied
-  kDownpourResume,  // recovery: the master tells a Downpour worker what it has from it
-  kDownpourServerEnd,  // at the end: a parameter server's peak memory and the seqs it applied
-  kStateChunk,         // a sharing worker's checkpoint state, one piece at a time
-  kStateChunkAck,      // the master has a piece: the next may go
-};
-inline constexpr int kFirstTag = static_cast<int>(Tag::kPartitionRequest);
-inline constexpr int kLastTag = static_cast<int>(Tag::kStateChunkAck);
+// A control message's tag: which payload it carries. This layer moves tagged bytes and never
+// interprets a tag: the layer that defines the payloads numbers and names them
+// (train/tags.h). A channel carries the tags from kFirstTag to kLastTag.
+enum class Tag : int {};
+inline constexpr int kFirstTag = 1;
+inline constexpr int kLastTag = 255;
 
-// "partition request", "heartbeat", ...
-const char* tag_name(Tag tag);
+// How this layer's errors name a tag ("delivery of a <name> message"): "tag-5" until the
+// layer that numbers the tags names them (train/tags.cpp does, as the program starts).
+using TagNames = std::string (*)(Tag tag);
+void name_tags(TagNames names);
+std::string tag_label(Tag tag);
 
 // "timed out after 120.0 s waiting for <awaited>"
 std::string timeout_message(double seconds, std::string_view awaited);
@@ -78,7 +44,7 @@ inline constexpr int kAnySource = -1;
 
 struct ControlMessage {
   int source = -1;
-  Tag tag = Tag::kHeartbeat;
+  Tag tag{};
   std::vector<std::uint8_t> payload;
 };
 

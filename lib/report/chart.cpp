@@ -116,45 +116,43 @@ std::string tick_label(double value, double step) {
   return text;
 }
 
-ChartLayout lay_out(const ChartSpec& spec, int width, int height) {
-  ChartLayout layout;
-  layout.id = spec.id;
-  layout.width = width;
-  layout.height = height;
-  layout.title = spec.title;
-  layout.x_label = spec.x_label;
-  layout.y_label = spec.y_label;
+namespace {
 
-  // Legend: series, then one entry per marker label; rows flow left to right.
+// Legend: series, then one entry per marker label.
+std::vector<LegendEntry> legend_entries(const ChartSpec& spec) {
   std::vector<LegendEntry> entries;
   for (const auto& s : spec.series) entries.push_back({{}, s.label, s.color, s.stroke});
   std::set<std::string> marker_labels;
   for (const auto& m : spec.markers)
-    if (marker_labels.insert(m.label).second) entries.push_back({{}, m.label, m.color, Stroke::kDashed});
+    if (marker_labels.insert(m.label).second)
+      entries.push_back({{}, m.label, m.color, Stroke::kDashed});
+  return entries;
+}
+
+// Places the entries in rows flowing left to right (each entry's y: its row number, from 1);
+// the number of rows.
+int place_legend(std::vector<LegendEntry>& entries, int width) {
   double x = kLeftMargin;
   int rows = entries.empty() ? 0 : 1;
   for (auto& entry : entries) {
-    const double w = kLegendSample + kLegendGap + kCharWidth * static_cast<double>(entry.label.size()) + 14;
+    const double w =
+        kLegendSample + kLegendGap + kCharWidth * static_cast<double>(entry.label.size()) + 14;
     if (x + w > width - kRightMargin && x > kLeftMargin) {
       x = kLeftMargin;
       ++rows;
     }
-    entry.at = {x, static_cast<double>(rows)};  // row number for now
+    entry.at = {x, static_cast<double>(rows)};
     x += w;
   }
+  return rows;
+}
 
-  layout.left = kLeftMargin;
-  layout.right = width - kRightMargin;
-  layout.top = kTitleHeight;
-  layout.bottom = height - kBottomPad - kAxisBelow - rows * kLegendRow - static_cast<double>(spec.notes.size()) * kNoteRow;
-  for (auto& entry : entries) entry.at.y = layout.bottom + kAxisBelow + (entry.at.y - 1) * kLegendRow + 10;
-  layout.legend = std::move(entries);
-  for (std::size_t i = 0; i < spec.notes.size(); ++i)
-    layout.notes.push_back({{kLeftMargin, layout.bottom + kAxisBelow + rows * kLegendRow +
-                                              static_cast<double>(i) * kNoteRow + 10},
-                            spec.notes[i]});
+struct Ranges {
+  double x_lo, x_hi, y_lo, y_hi;
+};
 
-  // Ranges over what is drawn.
+// The ranges over what is drawn (a default where nothing is).
+Ranges drawn_ranges(const ChartSpec& spec) {
   double x_lo = std::numeric_limits<double>::infinity(), x_hi = -x_lo;
   double y_lo = x_lo, y_hi = -x_lo;
   for (const auto& s : spec.series)
@@ -181,9 +179,38 @@ ChartLayout lay_out(const ChartSpec& spec, int width, int height) {
     y_lo = std::min(y_lo, 0.0);
     y_hi = std::max(y_hi, 0.0);
   }
+  return {x_lo, x_hi, y_lo, y_hi};
+}
 
-  const Scale xs = linear_scale(std::min(x_lo, 0.0), x_hi, 6, false);
-  const Scale ys = spec.log_y ? log_scale(y_lo, y_hi) : linear_scale(y_lo, y_hi, 5, true);
+}  // namespace
+
+ChartLayout lay_out(const ChartSpec& spec, int width, int height) {
+  ChartLayout layout;
+  layout.id = spec.id;
+  layout.width = width;
+  layout.height = height;
+  layout.title = spec.title;
+  layout.x_label = spec.x_label;
+  layout.y_label = spec.y_label;
+
+  std::vector<LegendEntry> entries = legend_entries(spec);
+  const int rows = place_legend(entries, width);
+
+  layout.left = kLeftMargin;
+  layout.right = width - kRightMargin;
+  layout.top = kTitleHeight;
+  layout.bottom = height - kBottomPad - kAxisBelow - rows * kLegendRow - static_cast<double>(spec.notes.size()) * kNoteRow;
+  for (auto& entry : entries) entry.at.y = layout.bottom + kAxisBelow + (entry.at.y - 1) * kLegendRow + 10;
+  layout.legend = std::move(entries);
+  for (std::size_t i = 0; i < spec.notes.size(); ++i)
+    layout.notes.push_back({{kLeftMargin, layout.bottom + kAxisBelow + rows * kLegendRow +
+                                              static_cast<double>(i) * kNoteRow + 10},
+                            spec.notes[i]});
+
+  const Ranges r = drawn_ranges(spec);
+  const Scale xs = linear_scale(std::min(r.x_lo, 0.0), r.x_hi, 6, false);
+  const Scale ys =
+      spec.log_y ? log_scale(r.y_lo, r.y_hi) : linear_scale(r.y_lo, r.y_hi, 5, true);
   const auto px = [&](double v) { return layout.left + position(xs, v) * (layout.right - layout.left); };
   const auto py = [&](double v) { return layout.bottom - position(ys, v) * (layout.bottom - layout.top); };
 

@@ -67,6 +67,76 @@ std::string percent(double predicted, double measured) {
   return text;
 }
 
+// The run's bytes and messages per rank against the traffic the tree predicts, as a table;
+// how many ranks matched exactly.
+int compare_traffic(const RunRecords& run, const Traffic& traffic) {
+  std::printf("%5s %6s %16s %16s %16s %16s\n", "rank", "links", "bytes sent", "predicted",
+              "bytes received", "predicted");
+  int exact = 0;
+  for (const auto& [rank, r] : run.ranks) {
+    const auto& p = traffic.ranks[static_cast<std::size_t>(rank)];
+    const bool same = p.sent.bytes == r.sent.bytes && p.received.bytes == r.received.bytes &&
+                      p.sent.messages == r.sent.messages &&
+                      p.received.messages == r.received.messages;
+    exact += same ? 1 : 0;
+    std::printf("%5d %6d %16.0f %16.0f %16.0f %16.0f  %s\n", rank, r.links, r.sent.bytes,
+                p.sent.bytes, r.received.bytes, p.received.bytes, same ? "exact" : "DIFFERS");
+  }
+  std::printf("bytes and messages per rank: %d of %zu ranks exact\n", exact, run.ranks.size());
+  return exact;
+}
+
+// The run's time per step against the event simulation and the flow model, with the costs
+// of the real code measured in this process; `message_bytes`: the run's mean message size.
+void compare_time_per_step(const ValidationOptions& o, const config::ExperimentConfig& config,
+                           const RunRecords& run, const topology::Tree& tree,
+                           const Placement& placement, const Traffic& traffic,
+                           double message_bytes) {
+  double steps = 0, seconds = 0, cpu = 0;
+  for (const auto& [rank, r] : run.ranks)
+    steps += r.steps, seconds += r.train_seconds, cpu += r.cpu_seconds;
+  if (steps <= 0) {
+    std::printf("time per step: the workers reported no steps\n");
+    return;
+  }
+  const ModelSample sample = sample_model(config, SampleData::kConfigured, 300, 20, 16);
+  EventSetup probe{tree, placement, o.link, o.cores, o.steps};
+  StepCosts costs = simulate_events(config, sample, probe).costs;
+  // What the run's workers used beyond the modelled work (MPI, TCP stack, batches, reports):
+  // the run's own figure replaces the default, as its message size does.
+  const auto& w = traffic.ranks[1];
+  const double w_steps = std::max(run.ranks.at(1).steps, 1.0);
+  const double modelled = costs.compute_seconds + costs.encode_seconds +
+                          costs.apply_seconds * w.applied.messages / w_steps +
+                          costs.copy_seconds * w.sent.messages / w_steps;
+  const double overhead = std::max(cpu / steps - modelled, 0.0);
+  EventSetup setup{tree, placement, o.link, o.cores, o.steps};
+  setup.step_overhead_seconds = overhead;
+  const EventResult events = simulate_events(config, sample, setup);
+  costs.message_bytes = message_bytes;
+  costs.step_overhead_seconds = overhead;
+  // With shared cores, the master's polling loop takes the share of a core it took in the run.
+  const Projection flow = project(tree, placement, costs, o.link, o.cores, run.master_cpu_share);
+  // Over the workers: the wall time of their reports over their steps.
+  const double measured = seconds / steps;
+  std::printf(
+      "time per step (%s): measured %.3f ms; event simulation %.3f ms (%s); flow model "
+      "%.3f ms (%s, bottleneck %s)\n",
+      rate_name(o.link.bits_per_second).c_str(), 1e3 * measured, 1e3 * events.step_seconds,
+      percent(events.step_seconds, measured).c_str(), 1e3 * flow.step_seconds,
+      percent(flow.step_seconds, measured).c_str(), flow.bottleneck.c_str());
+  std::printf(
+      "  per worker step: compute %.3f ms (real model), encode %.3f ms, apply %.2f us per "
+      "message, copy %.2f us; CPU measured %.3f ms, modelled %.3f ms + %.3f ms overhead "
+      "(MPI, TCP stack, batches)\n",
+      1e3 * costs.compute_seconds, 1e3 * costs.encode_seconds, 1e6 * costs.apply_seconds,
+      1e6 * costs.copy_seconds, 1e3 * cpu / steps, 1e3 * modelled, 1e3 * overhead);
+  std::printf(
+      "  event simulation: messages of %.0f bytes, %.1f ms per worker held by the bound; "
+      "master CPU share in the run %.0f %%\n",
+      events.costs.message_bytes, 1e3 * events.wait_seconds, 100.0 * run.master_cpu_share);
+}
+
 }  // namespace
 
 int validate_against_run(const ValidationOptions& o) {
@@ -96,68 +166,12 @@ int validate_against_run(const ValidationOptions& o) {
     bytes += r.bytes_published;
   }
   const Traffic traffic = count_traffic(tree, placement, published);
-
   std::printf("run %s: %d workers, %s tree, %.0f messages of %.1f bytes on average\n",
               o.run_dir.c_str(), ranks - 1, tree.max_depth() > 1 ? "mesh" : "plain", messages,
               messages > 0 ? bytes / messages : 0.0);
-  std::printf("%5s %6s %16s %16s %16s %16s\n", "rank", "links", "bytes sent", "predicted",
-              "bytes received", "predicted");
-  int exact = 0;
-  for (const auto& [rank, r] : run.ranks) {
-    const auto& p = traffic.ranks[static_cast<std::size_t>(rank)];
-    const bool same = p.sent.bytes == r.sent.bytes && p.received.bytes == r.received.bytes &&
-                      p.sent.messages == r.sent.messages &&
-                      p.received.messages == r.received.messages;
-    exact += same ? 1 : 0;
-    std::printf("%5d %6d %16.0f %16.0f %16.0f %16.0f  %s\n", rank, r.links, r.sent.bytes,
-                p.sent.bytes, r.received.bytes, p.received.bytes, same ? "exact" : "DIFFERS");
-  }
-  std::printf("bytes and messages per rank: %d of %d ranks exact\n", exact, ranks);
-
-  double steps = 0, seconds = 0, cpu = 0;
-  for (const auto& [rank, r] : run.ranks)
-    steps += r.steps, seconds += r.train_seconds, cpu += r.cpu_seconds;
-  if (steps <= 0) {
-    std::printf("time per step: the workers reported no steps\n");
-    return exact == ranks ? 0 : 1;
-  }
-  const ModelSample sample = sample_model(config, SampleData::kConfigured, 300, 20, 16);
-  // The costs of the real code, measured in this process.
-  EventSetup probe{tree, placement, o.link, o.cores, o.steps};
-  StepCosts costs = simulate_events(config, sample, probe).costs;
-  // What the run's workers used beyond the modelled work (MPI, TCP stack, batches, reports):
-  // the run's own figure replaces the default, as its message size does.
-  const auto& w = traffic.ranks[1];
-  const double w_steps = std::max(run.ranks.at(1).steps, 1.0);
-  const double modelled = costs.compute_seconds + costs.encode_seconds +
-                          costs.apply_seconds * w.applied.messages / w_steps +
-                          costs.copy_seconds * w.sent.messages / w_steps;
-  const double overhead = std::max(cpu / steps - modelled, 0.0);
-  EventSetup setup{tree, placement, o.link, o.cores, o.steps};
-  setup.step_overhead_seconds = overhead;
-  const EventResult events = simulate_events(config, sample, setup);
-  costs.message_bytes = messages > 0 ? bytes / messages : 0.0;
-  costs.step_overhead_seconds = overhead;
-  // With shared cores, the master's polling loop takes the share of a core it took in the run.
-  const Projection flow = project(tree, placement, costs, o.link, o.cores, run.master_cpu_share);
-  // Over the workers: the wall time of their reports over their steps.
-  const double measured = seconds / steps;
-  std::printf(
-      "time per step (%s): measured %.3f ms; event simulation %.3f ms (%s); flow model "
-      "%.3f ms (%s, bottleneck %s)\n",
-      rate_name(o.link.bits_per_second).c_str(), 1e3 * measured, 1e3 * events.step_seconds,
-      percent(events.step_seconds, measured).c_str(), 1e3 * flow.step_seconds,
-      percent(flow.step_seconds, measured).c_str(), flow.bottleneck.c_str());
-  std::printf(
-      "  per worker step: compute %.3f ms (real model), encode %.3f ms, apply %.2f us per "
-      "message, copy %.2f us; CPU measured %.3f ms, modelled %.3f ms + %.3f ms overhead "
-      "(MPI, TCP stack, batches)\n",
-      1e3 * costs.compute_seconds, 1e3 * costs.encode_seconds, 1e6 * costs.apply_seconds,
-      1e6 * costs.copy_seconds, 1e3 * cpu / steps, 1e3 * modelled, 1e3 * overhead);
-  std::printf(
-      "  event simulation: messages of %.0f bytes, %.1f ms per worker held by the bound; "
-      "master CPU share in the run %.0f %%\n",
-      events.costs.message_bytes, 1e3 * events.wait_seconds, 100.0 * run.master_cpu_share);
+  const int exact = compare_traffic(run, traffic);
+  compare_time_per_step(o, config, run, tree, placement, traffic,
+                        messages > 0 ? bytes / messages : 0.0);
   return exact == ranks ? 0 : 1;
 }
 

@@ -35,7 +35,7 @@ namespace gradshare::train {
 
 // master -> each live worker after a repair: what the master has.
 struct GroupResume {
-  static constexpr comm::Tag kTag = comm::Tag::kGroupResume;
+  static constexpr comm::Tag kTag = tags::kGroupResume;
   bool stop = false;                   // stop with a checkpoint (a stop signal, or abort)
   bool finish = false;                 // early stopping asked the workers to finish
   std::int64_t epochs_evaluated = 0;   // epoch models it has evaluated

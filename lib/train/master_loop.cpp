@@ -68,7 +68,7 @@ void write_final_model(RunContext& context, nn::Model& model, std::int64_t step,
 }
 
 void unexpected_message(const comm::ControlMessage& message) {
-  throw core::RuntimeError(std::string("unexpected ") + comm::tag_name(message.tag) +
+  throw core::RuntimeError(std::string("unexpected ") + tag_name(message.tag) +
                            " message from rank " + std::to_string(message.source));
 }
 

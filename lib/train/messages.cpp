@@ -6,9 +6,9 @@
 namespace gradshare::train {
 
 void wrong_tag(const comm::ControlMessage& message, comm::Tag expected) {
-  throw core::RuntimeError(std::string("expected a ") + comm::tag_name(expected) +
+  throw core::RuntimeError(std::string("expected a ") + tag_name(expected) +
                            " message from rank " + std::to_string(message.source) + ", got a " +
-                           comm::tag_name(message.tag));
+                           tag_name(message.tag));
 }
 
 void Shutdown::write(comm::ByteWriter& writer) const { writer.put(exit_code); }

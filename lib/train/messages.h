@@ -2,7 +2,7 @@
 // and receive them. A payload type M names its tag and its wire form:
 //
 //   struct M {
-//     static constexpr comm::Tag kTag = comm::Tag::k...;
+//     static constexpr comm::Tag kTag = tags::k...;
 //     void write(comm::ByteWriter& writer) const;
 //     static M read(comm::ByteReader& reader);  // throws RuntimeError when malformed
 //   };
@@ -26,6 +26,7 @@
 
 #include "comm/byte_io.h"
 #include "comm/control_channel.h"
+#include "train/tags.h"
 
 namespace gradshare::train {
 
@@ -46,7 +47,7 @@ std::vector<std::uint8_t> encode(const M& message) {
 
 template <ControlPayload M>
 M decode(std::span<const std::uint8_t> payload) {
-  comm::ByteReader reader(payload, comm::tag_name(M::kTag));
+  comm::ByteReader reader(payload, tag_name(M::kTag));
   M message = M::read(reader);
   reader.expect_end();
   return message;
@@ -87,18 +88,18 @@ struct Signal {
 };
 
 // master -> rank: a checkpoint is due (each strategy answers with its own state payload).
-using StateRequest = Signal<comm::Tag::kStateRequest>;
+using StateRequest = Signal<tags::kStateRequest>;
 // master -> synchronous workers: early stopping; end training at the next round.
-using Finish = Signal<comm::Tag::kFinish>;
+using Finish = Signal<tags::kFinish>;
 // worker -> master: alive (sharing workers, while they wait).
-using Heartbeat = Signal<comm::Tag::kHeartbeat>;
+using Heartbeat = Signal<tags::kHeartbeat>;
 // master -> rank: report your peak memory.
-using PeakMemoryRequest = Signal<comm::Tag::kPeakMemoryRequest>;
+using PeakMemoryRequest = Signal<tags::kPeakMemoryRequest>;
 
 // master -> rank: end with this exit code (0, or 75 after a stop's checkpoint: requeue me);
 // a rank that got a stop signal sends it to the master too.
 struct Shutdown {
-  static constexpr comm::Tag kTag = comm::Tag::kShutdown;
+  static constexpr comm::Tag kTag = tags::kShutdown;
   std::int32_t exit_code = 0;
   void write(comm::ByteWriter& writer) const;
   static Shutdown read(comm::ByteReader& reader);
@@ -106,7 +107,7 @@ struct Shutdown {
 
 // worker -> master: the divergence guard tripped at `step` (divergence_guard.h).
 struct Diverged {
-  static constexpr comm::Tag kTag = comm::Tag::kDiverged;
+  static constexpr comm::Tag kTag = tags::kDiverged;
   std::int64_t step = 0;
   std::string reason;
   void write(comm::ByteWriter& writer) const;
@@ -115,7 +116,7 @@ struct Diverged {
 
 // rank -> master at the end: its peak resident memory.
 struct PeakMemoryReport {
-  static constexpr comm::Tag kTag = comm::Tag::kPeakMemory;
+  static constexpr comm::Tag kTag = tags::kPeakMemory;
   std::int64_t bytes = 0;
   void write(comm::ByteWriter& writer) const;
   static PeakMemoryReport read(comm::ByteReader& reader);
@@ -123,7 +124,7 @@ struct PeakMemoryReport {
 
 // worker -> master after an epoch of a synchronous strategy: the model to evaluate.
 struct EpochModel {
-  static constexpr comm::Tag kTag = comm::Tag::kEpochModel;
+  static constexpr comm::Tag kTag = tags::kEpochModel;
   std::int64_t epoch = 0;  // epochs done
   std::int64_t step = 0;
   std::int64_t minibatches = 0;  // trained in the epoch (each once), counted by the workers

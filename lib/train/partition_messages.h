@@ -20,7 +20,7 @@
 namespace gradshare::train {
 
 struct PartitionRequest {
-  static constexpr comm::Tag kTag = comm::Tag::kPartitionRequest;
+  static constexpr comm::Tag kTag = tags::kPartitionRequest;
   bool finished_previous = false;
   std::uint64_t last_seq = 0;
   void write(comm::ByteWriter& writer) const;
@@ -29,7 +29,7 @@ struct PartitionRequest {
 
 // The master's answer: PartitionScheduler::assign's, or an empty assignment (nothing left).
 struct PartitionGrantReply {
-  static constexpr comm::Tag kTag = comm::Tag::kPartitionGrant;
+  static constexpr comm::Tag kTag = tags::kPartitionGrant;
   PartitionAssignment assignment;
   void write(comm::ByteWriter& writer) const;
   static PartitionGrantReply read(comm::ByteReader& reader);  // at most 1024 read ahead

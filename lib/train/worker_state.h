@@ -11,6 +11,7 @@
 #include "ckpt/checkpoint.h"
 #include "comm/byte_io.h"
 #include "comm/control_channel.h"
+#include "train/tags.h"
 #include "nn/optimizer.h"
 
 namespace gradshare::train {
@@ -33,7 +34,7 @@ struct WorkerState {
 // does not).
 //   {sent_seq: u64, state}
 struct StateReply {
-  static constexpr comm::Tag kTag = comm::Tag::kSharingState;
+  static constexpr comm::Tag kTag = tags::kSharingState;
   std::uint64_t sent_seq = 0;
   WorkerState state;
   void write(comm::ByteWriter& writer) const;
@@ -60,7 +61,7 @@ struct StartState {
 // master -> worker before training: the start state and the step (or iteration) training
 // continues at: 0, or the resumed checkpoint's.
 struct Start {
-  static constexpr comm::Tag kTag = comm::Tag::kStart;
+  static constexpr comm::Tag kTag = tags::kStart;
   std::int64_t step = 0;
   StartState state;
   void write(comm::ByteWriter& writer) const;

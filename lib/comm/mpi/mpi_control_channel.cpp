@@ -165,9 +165,8 @@ void MpiControlChannel::flush() {
     if (pending_.empty()) return;
     if (deadline.expired()) {
       const Pending& stuck = pending_.front();
-      throw core::RuntimeError(
-          timeout_message(timeout_seconds_, stuck.dest,
-                          std::string("delivery of a ") + tag_name(stuck.tag) + " message"));
+      throw core::RuntimeError(timeout_message(timeout_seconds_, stuck.dest,
+                                               "delivery of a " + tag_label(stuck.tag) + " message"));
     }
     backoff.wait();
   }

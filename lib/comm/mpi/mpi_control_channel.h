@@ -52,7 +52,7 @@ class MpiControlChannel : public ControlChannel {
   struct Pending {
     MPI_Request request = MPI_REQUEST_NULL;
     int dest = 0;
-    Tag tag = Tag::kHeartbeat;
+    Tag tag{};
     std::vector<std::uint8_t> bytes;
   };
   // A message matched by a probe: its receive may still be in progress.

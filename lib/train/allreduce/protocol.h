@@ -27,7 +27,7 @@
 namespace gradshare::train {
 
 struct AllreduceProgress {
-  static constexpr comm::Tag kTag = comm::Tag::kAllreduceProgress;
+  static constexpr comm::Tag kTag = tags::kAllreduceProgress;
   std::int64_t step = 0;  // minibatches of the run trained (the records' unit, as elsewhere)
   double loss = 0;
   double accuracy = 0;
@@ -41,7 +41,7 @@ struct AllreduceProgress {
 // Worker index 0's state for a checkpoint: the step, the minibatches of the run trained,
 // parameters and optimizer state.
 struct AllreduceSnapshot {
-  static constexpr comm::Tag kTag = comm::Tag::kAllreduceSnapshot;
+  static constexpr comm::Tag kTag = tags::kAllreduceSnapshot;
   std::int64_t step = 0;
   std::int64_t iteration = 0;
   std::vector<float> parameters;
@@ -51,7 +51,7 @@ struct AllreduceSnapshot {
 };
 
 struct AllreduceFinal {
-  static constexpr comm::Tag kTag = comm::Tag::kAllreduceFinal;
+  static constexpr comm::Tag kTag = tags::kAllreduceFinal;
   bool stopped = false;  // a stop signal ended training (its checkpoint came first)
   std::int64_t iteration = 0;  // minibatches of the run trained
   std::int64_t minibatches = 0;  // trained in the last epoch (so far, after a stop)

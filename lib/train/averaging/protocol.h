@@ -17,7 +17,7 @@ namespace gradshare::train {
 // (summed by the master over all workers).
 // Its steps are trained ones (idle steps excluded).
 struct AveragingReport : StepCounts {
-  static constexpr comm::Tag kTag = comm::Tag::kAveragingReport;
+  static constexpr comm::Tag kTag = tags::kAveragingReport;
   std::int64_t rounds = 0;  // rounds this worker took part in
   std::int64_t bytes = 0;   // bytes it contributed to them
   double wait_sum = 0;      // seconds inside the rounds' all-reduce
@@ -38,7 +38,7 @@ struct AveragingTotals {
 
 // worker -> master at a checkpoint: its part of it.
 struct AveragingSnapshot {
-  static constexpr comm::Tag kTag = comm::Tag::kAveragingSnapshot;
+  static constexpr comm::Tag kTag = tags::kAveragingSnapshot;
   bool stop = false;              // the workers stop after this round
   std::int64_t iteration = 0;     // minibatches of the run trained by all workers together
   std::vector<float> parameters;  // worker 0 only
@@ -50,7 +50,7 @@ struct AveragingSnapshot {
 // worker -> master at its end: the last report, the run's totals, its peak memory, the last
 // epoch's minibatches and (worker index 0 only; empty for the others) the final parameters.
 struct AveragingDone {
-  static constexpr comm::Tag kTag = comm::Tag::kAveragingDone;
+  static constexpr comm::Tag kTag = tags::kAveragingDone;
   AveragingReport report;
   AveragingTotals totals;
   std::int64_t peak_bytes = 0;

@@ -138,7 +138,7 @@ struct DownpourReport : StepCounts {
   double seconds = 0;  // the worker's wall time these figures cover
 
   void add(const DownpourReport& other);
-  static constexpr comm::Tag kTag = comm::Tag::kDownpourReport;
+  static constexpr comm::Tag kTag = tags::kDownpourReport;
   void write(comm::ByteWriter& writer) const { writer.put(*this); }
   static DownpourReport read(comm::ByteReader& reader) { return reader.get<DownpourReport>(); }
 };
@@ -151,14 +151,14 @@ struct DownpourReport : StepCounts {
 //  master -> workers     DownpourFinalPull once every worker's last push is applied
 //  master -> servers     PeakMemoryRequest at the end (DownpourServerEnd back)
 struct DownpourState {
-  static constexpr comm::Tag kTag = comm::Tag::kDownpourState;
+  static constexpr comm::Tag kTag = tags::kDownpourState;
   WorkerState state;
   void write(comm::ByteWriter& writer) const { state.write(writer); }
   static DownpourState read(comm::ByteReader& reader) { return {WorkerState::read(reader)}; }
 };
 
 struct DownpourDone {
-  static constexpr comm::Tag kTag = comm::Tag::kDownpourDone;
+  static constexpr comm::Tag kTag = tags::kDownpourDone;
   DownpourReport report;  // since its previous one
   std::int64_t peak_bytes = 0;
   void write(comm::ByteWriter& writer) const { writer.put(report).put(peak_bytes); }
@@ -170,14 +170,14 @@ struct DownpourDone {
   }
 };
 
-using DownpourFinalPull = Signal<comm::Tag::kDownpourFinalPull>;
+using DownpourFinalPull = Signal<tags::kDownpourFinalPull>;
 
 // A worker's parameters after the final pull: every worker's must equal the servers'. With
 // them the seq of its last push to each shard: each server must have applied exactly that many
 // from the worker's slot (a replacement continues its predecessor's seqs), none lost, none
 // twice.
 struct DownpourFinalModel {
-  static constexpr comm::Tag kTag = comm::Tag::kDownpourFinalModel;
+  static constexpr comm::Tag kTag = tags::kDownpourFinalModel;
   std::vector<float> parameters;
   std::vector<std::uint64_t> pushed;  // per shard
   void write(comm::ByteWriter& writer) const {
@@ -193,7 +193,7 @@ struct DownpourFinalModel {
 // A server 1..K-1 at the master's PeakMemoryRequest (the end): its peak memory and the seq of
 // the last push it applied from each worker.
 struct DownpourServerEnd {
-  static constexpr comm::Tag kTag = comm::Tag::kDownpourServerEnd;
+  static constexpr comm::Tag kTag = tags::kDownpourServerEnd;
   std::int64_t peak_bytes = 0;
   std::vector<std::uint64_t> applied;  // per worker index
   void write(comm::ByteWriter& writer) const {
@@ -211,7 +211,7 @@ struct DownpourServerEnd {
 //                                   that worker (a replacement continues from it)
 //  master -> each live worker       DownpourResume: what the master has from that worker
 struct DownpourResync {
-  static constexpr comm::Tag kTag = comm::Tag::kDownpourResync;
+  static constexpr comm::Tag kTag = tags::kDownpourResync;
   std::uint64_t applied = 0;  // seq of the worker's last push the shard applied
   void write(comm::ByteWriter& writer) const { writer.put(applied); }
   static DownpourResync read(comm::ByteReader& reader) {
@@ -220,7 +220,7 @@ struct DownpourResync {
 };
 
 struct DownpourResume {
-  static constexpr comm::Tag kTag = comm::Tag::kDownpourResume;
+  static constexpr comm::Tag kTag = tags::kDownpourResume;
   bool has_done = false;         // the worker's DownpourDone
   bool has_final_model = false;  // its DownpourFinalModel
   void write(comm::ByteWriter& writer) const {

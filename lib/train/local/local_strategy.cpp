@@ -25,6 +25,29 @@
 
 namespace gradshare::train {
 
+namespace {
+
+// The progress line and the "step" metrics record after `step`, minibatch `in_epoch` of `epoch`.
+void log_step(RunContext& context, report::ProgressMeter& progress, std::int64_t epoch,
+              std::int64_t in_epoch, std::int64_t batches_per_epoch, std::int64_t step,
+              double learning_rate) {
+  const double samples_per_second = progress.samples_per_second();
+  const double loss = progress.mean_loss();
+  const double accuracy = progress.accuracy();
+  core::log_progress(progress.report(epoch, context.config.training.epochs, in_epoch,
+                                     batches_per_epoch, step, learning_rate));
+  context.metrics.write(report::JsonLine()
+                            .add("kind", "step")
+                            .add("epoch", epoch)
+                            .add("step", step)
+                            .add("loss", loss)
+                            .add("train_accuracy", accuracy)
+                            .add("samples_per_second", samples_per_second)
+                            .add("learning_rate", learning_rate));
+}
+
+}  // namespace
+
 int run_local(RunContext& context) {
   context.phase = RunContext::kTraining;
   const auto& cfg = context.config;
@@ -81,22 +104,9 @@ int run_local(RunContext& context) {
       replica.apply_update();
       progress.record(result.loss, result.correct, result.samples);
       ++step;
-      if (step % cfg.logging.every_steps == 0) {
-        const double samples_per_second = progress.samples_per_second();
-        const double loss = progress.mean_loss();
-        const double accuracy = progress.accuracy();
-        core::log_progress(progress.report(grant->epoch + 1, cfg.training.epochs,
-                                       static_cast<std::int64_t>(b + 1),
-                                       batches_per_epoch, step, learning_rate));
-        context.metrics.write(report::JsonLine()
-                                  .add("kind", "step")
-                                  .add("epoch", grant->epoch + 1)
-                                  .add("step", step)
-                                  .add("loss", loss)
-                                  .add("train_accuracy", accuracy)
-                                  .add("samples_per_second", samples_per_second)
-                                  .add("learning_rate", learning_rate));
-      }
+      if (step % cfg.logging.every_steps == 0)
+        log_step(context, progress, grant->epoch + 1, static_cast<std::int64_t>(b + 1),
+                 batches_per_epoch, step, learning_rate);
     }
     scheduler.complete(1);
     const auto finished = scheduler.take_completed_epochs();

@@ -35,7 +35,7 @@ namespace gradshare::train {
 
 // worker -> master: no partition left for it.
 struct SharingDone {
-  static constexpr comm::Tag kTag = comm::Tag::kSharingDone;
+  static constexpr comm::Tag kTag = tags::kSharingDone;
   std::uint64_t last_seq = 0;     // of its own updates: every replica must apply up to it
   double conservation_error = 0;  // largest relative error of its residual's bookkeeping
   std::int64_t peak_bytes = 0;    // its peak resident memory
@@ -48,7 +48,7 @@ struct SharingDone {
 // updates, which share it, then wait behind one piece at most, and training goes on while the
 // state crosses (sharing/checkpoint_cut.h).
 struct StateChunk {
-  static constexpr comm::Tag kTag = comm::Tag::kStateChunk;
+  static constexpr comm::Tag kTag = tags::kStateChunk;
   std::uint64_t checkpoint = 0;  // the worker's count of state requests answered
   std::uint64_t sent_seq = 0;    // the worker's cut: the first piece tells the master
   std::uint32_t index = 0;
@@ -60,7 +60,7 @@ struct StateChunk {
 // master -> worker: piece `index` of the worker's state for its `checkpoint`-th request is in
 // (both echoed: a late acknowledgement of an earlier checkpoint is told apart and dropped).
 struct StateChunkAck {
-  static constexpr comm::Tag kTag = comm::Tag::kStateChunkAck;
+  static constexpr comm::Tag kTag = tags::kStateChunkAck;
   std::uint64_t checkpoint = 0;
   std::uint32_t index = 0;
   void write(comm::ByteWriter& writer) const { writer.put(checkpoint).put(index); }
@@ -74,7 +74,7 @@ struct StateChunkAck {
 
 // master -> workers: the last seq of every origin (index = rank) each replica must reach.
 struct SharingDrainTarget {
-  static constexpr comm::Tag kTag = comm::Tag::kSharingDrainTarget;
+  static constexpr comm::Tag kTag = tags::kSharingDrainTarget;
   std::vector<std::uint64_t> last_seq;
   void write(comm::ByteWriter& writer) const { writer.put_vector(last_seq); }
   static SharingDrainTarget read(comm::ByteReader& reader) {

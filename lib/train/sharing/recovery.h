@@ -67,7 +67,7 @@ struct ResyncStatus {
   double conservation_error = -1;
   AppliedIds applied;
 
-  static constexpr comm::Tag kTag = comm::Tag::kRecovery;
+  static constexpr comm::Tag kTag = tags::kRecovery;
   void write(comm::ByteWriter& writer) const;
   static ResyncStatus read(comm::ByteReader& reader);
 };
@@ -77,7 +77,7 @@ struct ReplicaState {
   std::vector<float> parameters;
   AppliedIds applied;
 
-  static constexpr comm::Tag kTag = comm::Tag::kResyncState;
+  static constexpr comm::Tag kTag = tags::kResyncState;
   void write(comm::ByteWriter& writer) const;
   static ReplicaState read(comm::ByteReader& reader);
 };
@@ -88,7 +88,7 @@ struct ReplacementStart {
   WorkerState worker;  // optimizer state and tau of a live worker; residual empty
   std::uint64_t clock = 0;  // the dead rank's newest clock the master applied (staleness.h)
 
-  static constexpr comm::Tag kTag = comm::Tag::kReplacementStart;
+  static constexpr comm::Tag kTag = tags::kReplacementStart;
   void write(comm::ByteWriter& writer) const;
   static ReplacementStart read(comm::ByteReader& reader);
 };
@@ -98,7 +98,7 @@ using UpdateId = std::pair<std::uint32_t, std::uint64_t>;
 
 // master -> replica: send me these updates (the ones it missed).
 struct ResyncFetch {
-  static constexpr comm::Tag kTag = comm::Tag::kResyncFetch;
+  static constexpr comm::Tag kTag = tags::kResyncFetch;
   std::vector<UpdateId> ids;
   void write(comm::ByteWriter& writer) const;
   static ResyncFetch read(comm::ByteReader& reader);
@@ -106,15 +106,15 @@ struct ResyncFetch {
 
 // Encoded updates a replica missed (or that the master found), either way.
 struct ResyncUpdates {
-  static constexpr comm::Tag kTag = comm::Tag::kResyncUpdates;
+  static constexpr comm::Tag kTag = tags::kResyncUpdates;
   std::vector<std::vector<std::uint8_t>> messages;
   void write(comm::ByteWriter& writer) const;
   static ResyncUpdates read(comm::ByteReader& reader);
 };
 
 // master -> replica: send me your whole state (ReplicaState).
-using ResyncStateFetch = Signal<comm::Tag::kResyncStateFetch>;
+using ResyncStateFetch = Signal<tags::kResyncStateFetch>;
 // master -> workers: the resync is over, train on.
-using ResyncDone = Signal<comm::Tag::kResyncDone>;
+using ResyncDone = Signal<tags::kResyncDone>;
 
 }  // namespace gradshare::train

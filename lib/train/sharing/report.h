@@ -8,6 +8,7 @@
 
 #include "comm/byte_io.h"
 #include "comm/control_channel.h"
+#include "train/tags.h"
 #include "comm/data_plane.h"
 
 #include "train/sharing/staleness.h"
@@ -41,7 +42,7 @@ struct SharingReport : StepCounts {
   StalenessStats staleness;
 
   void add(const SharingReport& other);
-  static constexpr comm::Tag kTag = comm::Tag::kSharingReport;
+  static constexpr comm::Tag kTag = tags::kSharingReport;
   void write(comm::ByteWriter& writer) const { writer.put(*this); }
   static SharingReport read(comm::ByteReader& reader) { return reader.get<SharingReport>(); }
 };
@@ -59,7 +60,7 @@ struct DrainedReport {
   double cpu_seconds = 0;             // process CPU (user + kernel) since it began to train
   std::vector<float> parameters;
 
-  static constexpr comm::Tag kTag = comm::Tag::kSharingDrained;
+  static constexpr comm::Tag kTag = tags::kSharingDrained;
   void write(comm::ByteWriter& writer) const;
   static DrainedReport read(comm::ByteReader& reader);
 };

@@ -77,7 +77,7 @@ void SharingWorker::resync() {
         drained_sent_ = false;
         return;
       default:
-        throw core::RuntimeError(std::string("unexpected ") + comm::tag_name(message.tag) +
+        throw core::RuntimeError(std::string("unexpected ") + tag_name(message.tag) +
                                  " message during the resync");
     }
   }

@@ -3,6 +3,7 @@
 // made its channel late included), the repair returns to all once all arrived with the lost
 // ranks, a waiting spare takes a lost rank under replace, channels made after the repair work,
 // and a rank that never joins makes the repair time out instead of hanging.
+#include "test_tags.h"
 #include "comm/inproc/in_process_failures.h"
 
 #include <gtest/gtest.h>
@@ -29,7 +30,7 @@ TEST(InProcessFailures, FailureFailsEveryChannelUntilTheRepair) {
   InProcessJobHub hub(4, 10.0, {/*repairable=*/true, /*spares=*/0});
   auto early = hub.job(1).control_channel(10.0);
   EXPECT_FALSE(throws_process_failure(*early));
-  hub.job(0).control_channel(10.0)->send(3, Tag::kHeartbeat, {});  // dropped by the repair
+  hub.job(0).control_channel(10.0)->send(3, test_tags::kHeartbeat, {});  // dropped by the repair
   hub.fail(2);
   EXPECT_TRUE(throws_process_failure(*early));
   // A channel made after the failure and before the repair fails too (a revoked communicator).

@@ -3,6 +3,7 @@
 // time out; on a repairable job a failure interrupts the collectives of the group it broke (a
 // process failure, as ULFM reports one) and the repaired group of the live workers works; every
 // rank has a channel to the others.
+#include "test_tags.h"
 #include "comm/inproc/in_process_job.h"
 
 #include <gtest/gtest.h>
@@ -98,9 +99,9 @@ TEST(InProcessJob, ChannelsReachEveryRank) {
   auto master = hub.job(0).control_channel(1.0);
   auto worker = hub.job(2).control_channel(1.0);
   const std::vector<std::uint8_t> payload = {42};
-  worker->send(0, Tag::kHeartbeat, payload);
+  worker->send(0, test_tags::kHeartbeat, payload);
   EXPECT_EQ(hub.unreceived(0), 1u);
-  const auto message = master->receive(2, Tag::kHeartbeat, "heartbeat");
+  const auto message = master->receive(2, test_tags::kHeartbeat, "heartbeat");
   EXPECT_EQ(message.payload, payload);
   EXPECT_EQ(hub.unreceived(0), 0u);
 }

@@ -89,7 +89,7 @@ TEST(EndOfRun, ARankTakesTheShutdownThatArrivedBeforeTheFailure) {
   channel.arrived.push_back(from_master(Shutdown{75}));
   EXPECT_EQ(shutdown_before_repair(session), 75);
   ASSERT_EQ(channel.arrived.size(), 1u);  // only the Shutdown was taken
-  EXPECT_EQ(channel.arrived[0].tag, comm::Tag::kHeartbeat);
+  EXPECT_EQ(channel.arrived[0].tag, tags::kHeartbeat);
 }
 
 TEST(EndOfRun, TheMastersShutdownOutlivesAProcessFailureButNothingElse) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -75,18 +76,18 @@ auto samples() {
 template <typename M>
 void check_payload(const M& message) {
   const comm::Tag other_tag =
-      M::kTag == comm::Tag::kHeartbeat ? comm::Tag::kShutdown : comm::Tag::kHeartbeat;
+      M::kTag == tags::kHeartbeat ? tags::kShutdown : tags::kHeartbeat;
   const auto bytes = encode(message);
   const M back = decode<M>(bytes);
-  EXPECT_EQ(encode(back), bytes) << comm::tag_name(M::kTag);
+  EXPECT_EQ(encode(back), bytes) << tag_name(M::kTag);
   // A byte missing, a byte left over.
   if (!bytes.empty()) {
     const std::vector<std::uint8_t> short_bytes(bytes.begin(), bytes.end() - 1);
-    EXPECT_THROW(decode<M>(short_bytes), core::RuntimeError) << comm::tag_name(M::kTag);
+    EXPECT_THROW(decode<M>(short_bytes), core::RuntimeError) << tag_name(M::kTag);
   }
   auto long_bytes = bytes;
   long_bytes.push_back(0);
-  EXPECT_THROW(decode<M>(long_bytes), core::RuntimeError) << comm::tag_name(M::kTag);
+  EXPECT_THROW(decode<M>(long_bytes), core::RuntimeError) << tag_name(M::kTag);
   // The same bytes under another tag are not this payload.
   EXPECT_THROW(decode<M>(comm::ControlMessage{1, other_tag, bytes}), core::RuntimeError);
   EXPECT_NO_THROW(decode<M>(comm::ControlMessage{1, M::kTag, bytes}));
@@ -105,8 +106,19 @@ TEST(Messages, OneTagOnePayload) {
       },
       samples());
   EXPECT_EQ(tags.size(), payloads);
-  // And every tag the channel knows has a payload here.
-  EXPECT_EQ(tags.size(), static_cast<std::size_t>(comm::kLastTag - comm::kFirstTag + 1));
+  // And every tag of tags.h has a payload here.
+  EXPECT_EQ(tags.size(), static_cast<std::size_t>(kTagCount));
+}
+
+TEST(Messages, EveryTagHasItsOwnName) {
+  std::set<std::string> names;
+  for (int number = 1; number <= kTagCount; ++number)
+    names.insert(tag_name(static_cast<comm::Tag>(number)));
+  EXPECT_EQ(names.size(), static_cast<std::size_t>(kTagCount));
+  EXPECT_EQ(tag_name(tags::kPartitionGrant), "partition grant");
+  EXPECT_EQ(tag_name(static_cast<comm::Tag>(kTagCount + 1)), "tag " + std::to_string(kTagCount + 1));
+  // The channels' errors use the same names.
+  EXPECT_EQ(comm::tag_label(tags::kStart), "start");
 }
 
 TEST(Messages, FieldsComeBack) {

@@ -237,7 +237,7 @@ TEST(PartitionMessages, GrantWithReadAheadRoundTripsAndRejectsBadBytes) {
   using gradshare::train::PartitionGrantReply;
   using gradshare::train::decode;
   using gradshare::train::encode;
-  gradshare::comm::ControlMessage message{1, gradshare::comm::Tag::kPartitionGrant,
+  gradshare::comm::ControlMessage message{1, gradshare::train::tags::kPartitionGrant,
                                           encode(PartitionGrantReply{sent})};
   const auto got = decode<PartitionGrantReply>(message).assignment;
   ASSERT_TRUE(got.grant);
@@ -258,6 +258,6 @@ TEST(PartitionMessages, GrantWithReadAheadRoundTripsAndRejectsBadBytes) {
   }
   // A message of another tag is refused whatever its bytes.
   message.payload = bytes;
-  message.tag = gradshare::comm::Tag::kPartitionRequest;
+  message.tag = gradshare::train::tags::kPartitionRequest;
   EXPECT_THROW(decode<PartitionGrantReply>(message), std::runtime_error);
 }
