@@ -115,28 +115,29 @@ void Hdf5File::write_attribute(const std::string& object_path, const std::string
                "cannot write attribute '" + name + "'");
 }
 
-void Hdf5File::write_attribute(const std::string& object_path, const std::string& name,
-                               const std::vector<std::int64_t>& values) {
+void Hdf5File::write_list_attribute(const std::string& object_path, const std::string& name,
+                                    hid_t file_type, hid_t memory_type, const void* data,
+                                    std::size_t count) {
   Hid object = open_object(object_path);
-  Hid space = list_space(values.size());
+  Hid space = list_space(count);
   Hid attribute = check(
-      H5Acreate2(object.get(), name.c_str(), H5T_STD_I64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+      H5Acreate2(object.get(), name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT),
       H5Aclose, path_, "cannot create attribute '" + name + "'");
-  if (!values.empty())
-    check_status(H5Awrite(attribute.get(), H5T_NATIVE_INT64, values.data()), path_,
+  if (count > 0)
+    check_status(H5Awrite(attribute.get(), memory_type, data), path_,
                  "cannot write attribute '" + name + "'");
 }
 
 void Hdf5File::write_attribute(const std::string& object_path, const std::string& name,
+                               const std::vector<std::int64_t>& values) {
+  write_list_attribute(object_path, name, H5T_STD_I64LE, H5T_NATIVE_INT64, values.data(),
+                       values.size());
+}
+
+void Hdf5File::write_attribute(const std::string& object_path, const std::string& name,
                                const std::vector<std::uint64_t>& values) {
-  Hid object = open_object(object_path);
-  Hid space = list_space(values.size());
-  Hid attribute = check(
-      H5Acreate2(object.get(), name.c_str(), H5T_STD_U64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT),
-      H5Aclose, path_, "cannot create attribute '" + name + "'");
-  if (!values.empty())
-    check_status(H5Awrite(attribute.get(), H5T_NATIVE_UINT64, values.data()), path_,
-                 "cannot write attribute '" + name + "'");
+  write_list_attribute(object_path, name, H5T_STD_U64LE, H5T_NATIVE_UINT64, values.data(),
+                       values.size());
 }
 
 bool Hdf5File::has_attribute(const std::string& object_path, const std::string& name) const {

@@ -71,6 +71,10 @@ class Hdf5File {
  private:
   Hdf5File(std::string path, Hid file) : path_(std::move(path)), file_(std::move(file)) {}
   Hid open_object(const std::string& path) const;
+  // A list attribute of `count` values stored as `file_type`, read from `data` as `memory_type`.
+  void write_list_attribute(const std::string& object_path, const std::string& name,
+                            hid_t file_type, hid_t memory_type, const void* data,
+                            std::size_t count);
   std::string path_;
   Hid file_;
 };

@@ -24,7 +24,6 @@
 #include "comm/mpi/repair.h"
 #include "comm/mpi/ulfm.h"
 #include "cli/banner.h"
-#include "comm/mpi/train/downpour/mpi_transport.h"
 #include "comm/mpi/train/mpi_sharing_session.h"
 #include "comm/mpi/train/mpi_group_session.h"
 #include "comm/mpi/train/replacement.h"
@@ -122,12 +121,6 @@ train::StrategyLinks mpi_links() {
   };
   links.group_session = [](RunContext& context) -> std::unique_ptr<train::GroupSession> {
     return std::make_unique<train::MpiGroupSession>(context);
-  };
-  links.downpour = [](RunContext& context, train::GroupSession& session,
-                      const train::DownpourLayout& layout) {
-    // The MPI links make MPI sessions only.
-    return make_mpi_downpour_transport(context, dynamic_cast<train::MpiGroupSession&>(session),
-                                       layout);
   };
   return links;
 }

@@ -67,8 +67,17 @@ std::string render_fault(const FaultInjection& fault) {
   return render_entry(fault, fault_fields(), "");
 }
 
-std::string render_value(const Value& v, ValueType type) {
+// "[a, b, c]" with each item rendered by `render`.
+template <typename T, typename Render>
+std::string render_list(const std::vector<T>& list, Render render) {
   std::ostringstream out;
+  out << '[';
+  for (std::size_t i = 0; i < list.size(); ++i) out << (i ? ", " : "") << render(list[i]);
+  out << ']';
+  return out.str();
+}
+
+std::string render_value(const Value& v, ValueType type) {
   switch (type) {
     case ValueType::kBool:
       return std::get<bool>(v) ? "true" : "false";
@@ -78,29 +87,15 @@ std::string render_value(const Value& v, ValueType type) {
       return format_double(std::get<double>(v));
     case ValueType::kString:
       return quote(std::get<std::string>(v));
-    case ValueType::kIntList: {
-      const auto& list = std::get<std::vector<std::int64_t>>(v);
-      out << '[';
-      for (std::size_t i = 0; i < list.size(); ++i) out << (i ? ", " : "") << list[i];
-      out << ']';
-      break;
-    }
-    case ValueType::kLayerList: {
-      const auto& list = std::get<std::vector<LayerSpec>>(v);
-      out << '[';
-      for (std::size_t i = 0; i < list.size(); ++i) out << (i ? ", " : "") << render_layer(list[i]);
-      out << ']';
-      break;
-    }
-    case ValueType::kFaultList: {
-      const auto& list = std::get<std::vector<FaultInjection>>(v);
-      out << '[';
-      for (std::size_t i = 0; i < list.size(); ++i) out << (i ? ", " : "") << render_fault(list[i]);
-      out << ']';
-      break;
-    }
+    case ValueType::kIntList:
+      return render_list(std::get<std::vector<std::int64_t>>(v),
+                         [](std::int64_t i) { return std::to_string(i); });
+    case ValueType::kLayerList:
+      return render_list(std::get<std::vector<LayerSpec>>(v), render_layer);
+    case ValueType::kFaultList:
+      return render_list(std::get<std::vector<FaultInjection>>(v), render_fault);
   }
-  return out.str();
+  return {};
 }
 
 std::string type_name(ValueType type) {

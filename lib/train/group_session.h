@@ -1,10 +1,12 @@
 // group_session.h: what the synchronous strategies (the dense all-reduce and parameter
 // averaging) run on: beyond the job session (job_session.h: the control channel, the repair,
 // the spares), the workers' group, which a repair rebuilds. Two kinds: MpiGroupSession
-// (cli/mpi_group_session.h), an MPI job's, repaired in-job under `mpirun --with-ft ulfm`, and
-// InProcessGroupSession (in_process_group_session.h), threads of one test process. After a
-// shrink the workers' group is smaller and its indices shift.
+// (comm/mpi/train/mpi_group_session.h), an MPI job's, repaired in-job under
+// `mpirun --with-ft ulfm`, and InProcessGroupSession (comm/inproc/train/), threads of one test
+// process. After a shrink the workers' group is smaller and its indices shift.
 #pragma once
+
+#include <memory>
 
 #include "comm/worker_group.h"
 #include "train/job_session.h"
@@ -12,10 +14,17 @@
 
 namespace gradshare::train {
 
+class DownpourTransport;
+class DownpourLayout;
+
 class GroupSession : public JobSession {
  public:
   // The workers' group (a worker's session only).
   virtual comm::WorkerGroup& workers() = 0;
+  // Downpour's transport (downpour/transport.h) on the job as it is now (after a repair: the
+  // repaired one), collective over it; `layout` must outlive it.
+  virtual std::unique_ptr<DownpourTransport> downpour_transport(RunContext& context,
+                                                                const DownpourLayout& layout) = 0;
   // What the latest repair did, on every process it left live (a spare's: the repair that gave
   // it its place); empty before any.
   const RepairOutcome& last_repair() const { return last_repair_; }

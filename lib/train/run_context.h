@@ -18,20 +18,14 @@ namespace gradshare::train {
 struct RunContext;
 class SharingSession;
 class GroupSession;
-class DownpourTransport;
-class DownpourLayout;
 
 // What carries the strategies' own traffic in this job, beyond the job's control channel and
-// workers' group: gradient sharing's session (tree, data plane, repair), the synchronous
-// strategies' repairable session (unset: the job's own channel and group, not repairable) and
-// Downpour's transport. The command layer sets the MPI ones, a thread test the in-process ones.
+// workers' group: gradient sharing's session (tree, data plane, repair) and the synchronous
+// strategies' and Downpour's repairable session (group_session.h: it also makes Downpour's
+// transport). The command layer sets the MPI ones, a thread test the in-process ones.
 struct StrategyLinks {
   std::function<std::unique_ptr<SharingSession>(RunContext&)> sharing_session;
   std::function<std::unique_ptr<GroupSession>(RunContext&)> group_session;
-  // Made on the group session's job as it is now, again after every repair.
-  std::function<std::unique_ptr<DownpourTransport>(RunContext&, GroupSession&,
-                                                   const DownpourLayout&)>
-      downpour;
 };
 
 struct RunContext {

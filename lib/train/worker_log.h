@@ -1,5 +1,5 @@
 // worker_log.h: the log of a process that took a failed worker's place (a spare, or one spawned
-// for it: cli/replacement.h), which from then on is that worker's.
+// for it: comm/mpi/train/replacement.h), which from then on is that worker's.
 #pragma once
 
 #include "train/run_context.h"

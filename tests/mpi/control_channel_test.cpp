@@ -22,27 +22,28 @@
 namespace {
 
 using namespace gradshare;
+namespace test_tags = gradshare::comm::test_tags;
 
 void round_trip(comm::ControlChannel& control, mpi_testing::Checker& check) {
   if (control.rank() == 1) {
     comm::ByteWriter writer;
     writer.put<std::int64_t>(7).put_string("need work");
-    control.send(0, comm::test_tags::kPartitionRequest, writer.bytes());
-    comm::ControlMessage grant = control.receive(0, comm::test_tags::kPartitionGrant, "partition grant");
+    control.send(0, test_tags::kPartitionRequest, writer.bytes());
+    comm::ControlMessage grant = control.receive(0, test_tags::kPartitionGrant, "partition grant");
     comm::ByteReader reader(grant.payload, "partition grant");
     check.expect(reader.get<std::int32_t>() == 42, "grant payload");
     reader.expect_end();
   } else if (control.rank() == 0) {
     comm::ControlMessage request =
-        control.receive(comm::kAnySource, comm::test_tags::kPartitionRequest, "partition request");
+        control.receive(comm::kAnySource, test_tags::kPartitionRequest, "partition request");
     check.expect(request.source == 1, "request source " + std::to_string(request.source));
-    check.expect(request.tag == comm::test_tags::kPartitionRequest, "request tag");
+    check.expect(request.tag == test_tags::kPartitionRequest, "request tag");
     comm::ByteReader reader(request.payload, "partition request");
     check.expect(reader.get<std::int64_t>() == 7, "request id");
     check.expect(reader.get_string() == "need work", "request text");
     comm::ByteWriter writer;
     writer.put<std::int32_t>(42);
-    control.send(request.source, comm::test_tags::kPartitionGrant, writer.bytes());
+    control.send(request.source, test_tags::kPartitionGrant, writer.bytes());
   }
   control.flush();
 }
@@ -50,15 +51,15 @@ void round_trip(comm::ControlChannel& control, mpi_testing::Checker& check) {
 void tag_selection(comm::ControlChannel& control, mpi_testing::Checker& check) {
   if (control.rank() == 2) {
     std::uint8_t byte = 1;
-    control.send(0, comm::test_tags::kSharingReport, {&byte, 1});
-    control.send(0, comm::test_tags::kHeartbeat, {&byte, 1});
+    control.send(0, test_tags::kSharingReport, {&byte, 1});
+    control.send(0, test_tags::kHeartbeat, {&byte, 1});
     control.flush();
   } else if (control.rank() == 0) {
     // The heartbeat is picked out ahead of the metrics message sent before it.
-    comm::ControlMessage beat = control.receive(2, comm::test_tags::kHeartbeat, "heartbeat");
+    comm::ControlMessage beat = control.receive(2, test_tags::kHeartbeat, "heartbeat");
     check.expect(beat.payload.size() == 1, "heartbeat payload");
-    comm::ControlMessage any = control.receive(comm::kAnySource, comm::test_tags::kSharingReport, "metrics");
-    check.expect(any.source == 2 && any.tag == comm::test_tags::kSharingReport, "metrics from rank 2");
+    comm::ControlMessage any = control.receive(comm::kAnySource, test_tags::kSharingReport, "metrics");
+    check.expect(any.source == 2 && any.tag == test_tags::kSharingReport, "metrics from rank 2");
     check.expect(!control.try_receive().has_value(), "nothing else queued");
   }
 }
@@ -66,13 +67,13 @@ void tag_selection(comm::ControlChannel& control, mpi_testing::Checker& check) {
 void timeouts(comm::ControlChannel& control, mpi_testing::Checker& check) {
   if (control.rank() != 0) return;
   try {
-    control.receive(1, comm::test_tags::kPartitionGrant, "partition grant", 0.5);
+    control.receive(1, test_tags::kPartitionGrant, "partition grant", 0.5);
     check.expect(false, "receive without a sender returned");
   } catch (const core::RuntimeError& e) {
     check.expect_contains(e.what(), "timed out after 0.5 s waiting for rank 1: partition grant");
   }
   try {
-    control.receive(comm::kAnySource, comm::test_tags::kSharingDrained, "drained", 0.2);
+    control.receive(comm::kAnySource, test_tags::kSharingDrained, "drained", 0.2);
     check.expect(false, "receive from any rank without a sender returned");
   } catch (const core::RuntimeError& e) {
     check.expect_contains(e.what(), "timed out after 0.2 s waiting for any rank: drained");
@@ -134,7 +135,7 @@ void unmatched_send(int rank, mpi_testing::Checker& check) {
   comm::MpiControlChannel control(MPI_COMM_WORLD, 0.5);
   if (rank != 0) return;
   std::vector<std::uint8_t> parameters(1 << 20, 3);
-  control.send(1, comm::test_tags::kStart, parameters);
+  control.send(1, test_tags::kStart, parameters);
   check.expect(control.pending_sends() == 1, "a 1 MiB send completed without a receiver");
   try {
     control.flush();

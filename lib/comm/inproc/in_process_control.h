@@ -27,7 +27,7 @@ class InProcessControlChannel : public ControlChannel {
   void send(int dest, Tag tag, std::span<const std::uint8_t> payload) override;
   std::optional<ControlMessage> try_receive(std::optional<Tag> tag = std::nullopt,
                                             int source = kAnySource) override;
-  // This channel knows of no failures (a job's view of it does, comm/in_process_job.h).
+  // This channel knows of no failures (a job's view of it does, comm/inproc/in_process_job.h).
   std::optional<ControlMessage> try_receive_despite_failures(Tag tag, int source) override {
     return try_receive(tag, source);
   }

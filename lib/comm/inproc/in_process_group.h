@@ -3,8 +3,8 @@
 // member order into one result, which every member copies back: all get the same bits, as from
 // MPI. A member that does not arrive within the timeout makes the others throw (a test fails
 // instead of hanging). A hub given an interrupt check calls it while a member waits: when it
-// throws (a process failed, comm/in_process_failures.h), the member leaves with its exception
-// and the hub is broken: every collective on it throws from then on, as on a revoked
+// throws (a process failed, comm/inproc/in_process_failures.h), the member leaves with its
+// exception and the hub is broken: every collective on it throws from then on, as on a revoked
 // communicator.
 #pragma once
 

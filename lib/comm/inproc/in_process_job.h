@@ -2,8 +2,8 @@
 // strategy's master and workers together: rank r's Job hands out rank r's in-process control
 // channel and (ranks 1 ..) workers' group member. Each rank's thread uses only its own Job.
 // A hub made repairable lets a rank's thread die and the others repair the job as under ULFM
-// (comm/in_process_failures.h); its control channels' receives then fail after a failure until
-// repaired.
+// (comm/inproc/in_process_failures.h); its control channels' receives then fail after a
+// failure until repaired.
 #pragma once
 
 #include <map>

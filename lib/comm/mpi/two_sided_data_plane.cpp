@@ -34,8 +34,11 @@ TwoSidedDataPlane::TwoSidedDataPlane(MPI_Comm comm, std::vector<int> links, std:
 
 TwoSidedDataPlane::~TwoSidedDataPlane() {
   if (!mpi_active()) return;
-  for (Link& link : state_)
+  for (Link& link : state_) {
     for (InFlight& send : link.in_flight) abandon_send(send.request, std::move(send.bytes));
+    if (link.arriving.request != MPI_REQUEST_NULL)
+      abandon_send(link.arriving.request, std::move(link.arriving.bytes));
+  }
 }
 
 std::size_t TwoSidedDataPlane::max_message_bytes() const { return ring_max_payload(capacity_); }
@@ -83,36 +86,50 @@ bool TwoSidedDataPlane::try_send(int link_rank, std::span<const std::uint8_t> me
   return true;
 }
 
+bool TwoSidedDataPlane::arrived(Link& link) {
+  if (link.arriving.request == MPI_REQUEST_NULL) {
+    int found = 0;
+    MPI_Message handle = MPI_MESSAGE_NULL;
+    MPI_Status status;
+    check_mpi(MPI_Improbe(link.rank, kDataTag, comm_.get(), &found, &handle, &status),
+              "MPI_Improbe");
+    if (!found) return false;
+    int count = 0;
+    check_mpi(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count");
+    link.arriving.bytes.resize(static_cast<std::size_t>(std::max(count, 0)));
+    check_mpi(MPI_Imrecv(link.arriving.bytes.data(), count, MPI_BYTE, &handle,
+                         &link.arriving.request),
+              "MPI_Imrecv");
+  }
+  int done = 0;
+  check_mpi(MPI_Test(&link.arriving.request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+  return done != 0;
+}
+
+std::size_t TwoSidedDataPlane::deliver(Link& link, const MessageHandler& on_message) {
+  const std::vector<std::uint8_t>& bytes = link.arriving.bytes;
+  if (bytes.size() > max_message_bytes())
+    throw core::RuntimeError("rank " + std::to_string(comm_.rank()) + ": message of " +
+                             std::to_string(bytes.size()) + " bytes from rank " +
+                             std::to_string(link.rank) + " exceeds the " +
+                             std::to_string(max_message_bytes()) + "-byte limit");
+  ++stats_.messages_received;
+  stats_.bytes_received += bytes.size();
+  on_message(link.rank, bytes);
+  return frame_bytes(bytes.size());
+}
+
 std::size_t TwoSidedDataPlane::poll(const MessageHandler& on_message) {
   PollGuard guard(polling_);
   std::size_t delivered = 0;
   for (Link& link : state_) {
     complete_sends(link);
     // At most a ring's worth per link and poll, as a ring would hold, so one busy sender cannot
-    // keep this loop from returning.
+    // keep this loop from returning. A message still arriving holds back the link's later ones.
     std::size_t budget = capacity_;
-    while (budget > 0) {
-      int found = 0;
-      MPI_Message handle = MPI_MESSAGE_NULL;
-      MPI_Status status;
-      check_mpi(MPI_Improbe(link.rank, kDataTag, comm_.get(), &found, &handle, &status),
-                "MPI_Improbe");
-      if (!found) break;
-      int count = 0;
-      check_mpi(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count");
-      buffer_.resize(static_cast<std::size_t>(std::max(count, 0)));
-      check_mpi(MPI_Mrecv(buffer_.data(), count, MPI_BYTE, &handle, MPI_STATUS_IGNORE),
-                "MPI_Mrecv");
-      if (count < 0 || static_cast<std::size_t>(count) > max_message_bytes())
-        throw core::RuntimeError("rank " + std::to_string(comm_.rank()) + ": message of " +
-                                 std::to_string(count) + " bytes from rank " +
-                                 std::to_string(link.rank) + " exceeds the " +
-                                 std::to_string(max_message_bytes()) + "-byte limit");
-      budget -= std::min(budget, frame_bytes(buffer_.size()));
-      ++stats_.messages_received;
-      stats_.bytes_received += buffer_.size();
+    while (budget > 0 && arrived(link)) {
+      budget -= std::min(budget, deliver(link, on_message));
       ++delivered;
-      on_message(link.rank, buffer_);
     }
   }
   return delivered;

@@ -2,7 +2,10 @@
 // RMA rings and for fault-tolerant runs (two-sided traffic survives ULFM repair, RMA does not).
 // Back-pressure mirrors a ring: at most one ring's worth of framed bytes (and kMaxInFlight
 // messages) may be in flight to a link; a send completes when MPI has taken it (eagerly for
-// small messages, when the receiver matches it for large ones).
+// small messages, when the receiver matches it for large ones). A matched message is received
+// without blocking (MPI_Imrecv) and delivered once complete, never ahead of the one before it
+// from the same link: a sender that dies midway through a large message leaves a receive that
+// never completes, not a rank blocked in MPI_Mrecv that no failure detector can wake.
 #pragma once
 
 #include <mpi.h>
@@ -43,16 +46,21 @@ class TwoSidedDataPlane : public DataPlane {
     int rank = 0;
     std::deque<InFlight> in_flight;
     std::size_t in_flight_bytes = 0;  // framed, as a ring would count them
+    InFlight arriving;  // the message being received from the link (request null: none)
   };
 
   void complete_sends(Link& link);
+  // Whether the link's message being received (if any) has arrived; its bytes then wait in
+  // link.arriving.bytes.
+  bool arrived(Link& link);
+  // Delivers the link's arrived message; returns its framed size.
+  std::size_t deliver(Link& link, const MessageHandler& on_message);
 
   Communicator comm_;
   std::vector<int> links_;
   std::vector<int> index_of_;
   std::size_t capacity_;
   std::vector<Link> state_;
-  std::vector<std::uint8_t> buffer_;
   TransportStats stats_;
   bool polling_ = false;
 };

@@ -61,7 +61,8 @@ class AveragingWorker : public SynchronousWorker {
  public:
   AveragingWorker(RunContext& context, GroupSession& session, bool replacement)
       : SynchronousWorker(context, session, replacement),
-        buffer_(replica_.parameters(), cfg_.training.save_updater ? &replica_.optimizer() : nullptr) {}
+        buffer_(replica_.parameters(),
+                cfg_.training.save_updater ? &replica_.optimizer() : nullptr) {}
 
  private:
   void on_started() override {
@@ -212,7 +213,9 @@ class AveragingWorker : public SynchronousWorker {
   }
 
   // A recovery resumes from the newest round any member completed.
-  std::uint64_t progress() const override { return static_cast<std::uint64_t>(totals_.rounds + 1); }
+  std::uint64_t progress() const override {
+    return static_cast<std::uint64_t>(totals_.rounds + 1);
+  }
   std::vector<std::uint8_t> state_to_offer() override { return committed_; }
 
   // After a round every worker holds the same state but for the updater state when it is not

@@ -12,8 +12,7 @@ namespace gradshare::train {
 DownpourNetwork::DownpourNetwork(RunContext& context, GroupSession& session,
                                  const DownpourLayout& layout)
     : context_(context), session_(session), layout_(layout) {
-  GS_CHECK(context.links.downpour, "no Downpour transport for this job");
-  transport_ = context.links.downpour(context, session, layout);
+  transport_ = session.downpour_transport(context, layout);
 }
 
 DownpourNetwork::~DownpourNetwork() {
@@ -38,7 +37,7 @@ void DownpourNetwork::rebuild() {
           resume_point(context_.run_directory));
   // Made first: when yet another failure breaks the making, the current transport (which this
   // rank's server or links still use) stays, and the next try carries from it.
-  auto fresh = context_.links.downpour(context_, session_, layout_);
+  auto fresh = session_.downpour_transport(context_, layout_);
   if (previous_) previous_->abandon();
   previous_ = std::move(transport_);
   transport_ = std::move(fresh);

@@ -1,19 +1,21 @@
 // downpour/transport.h: how Downpour's pushes, acks and pulls travel between the workers and
 // the parameter servers: one interface, two implementations, one chosen per job.
 //
-//   rma        (cli/downpour/rma_*.h) MPI one-sided windows: workers Put pushes into per-worker
-//              slots at the server and Get the shard under a seqlock; the server polls the slots
-//              and Puts acks. Pulls cost the server nothing. Fast where hardware moves the bytes:
-//              shared memory (one node) or RDMA.
-//   two_sided  (cli/downpour/message_*.h) messages: a push is one message, answered by an ack; a
-//              pull is a request answered with the version and the shard. The server does the
-//              work, inside its poll. Between nodes joined by TCP, where Open MPI emulates
-//              one-sided operations in software with no progress of its own, much faster.
+//   rma        (comm/mpi/train/downpour/rma_*) MPI one-sided windows: workers Put pushes into
+//              per-worker slots at the server and Get the shard under a seqlock; the server
+//              polls the slots and Puts acks. Pulls cost the server nothing. Fast where hardware
+//              moves the bytes: shared memory (one node) or RDMA.
+//   two_sided  (comm/mpi/train/downpour/message_*) messages: a push is one message, answered by
+//              an ack; a pull is a request answered with the version and the shard. The server
+//              does the work, inside its poll. Between nodes joined by TCP, where Open MPI
+//              emulates one-sided operations in software with no progress of its own, much
+//              faster.
 //
 // The choice follows transport.data_plane (comm/plane_choice.h): under auto, rma when the job
 // runs on one node or every rank has an RDMA device, two_sided otherwise; rma and two_sided
-// force one (cli/downpour/mpi_transport.h). The strategy tests run the ranks as threads over a
-// third, in-process one (downpour/in_process_transport.h). RunContext::links says which.
+// force one (comm/mpi/train/downpour/mpi_transport.h). The strategy tests run the ranks as
+// threads over a third, in-process one (comm/inproc/train/in_process_downpour_transport.h).
+// The group session makes it (GroupSession::downpour_transport).
 #pragma once
 
 #include <cstdint>

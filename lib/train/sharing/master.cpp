@@ -19,13 +19,13 @@ SharingMaster::SharingMaster(RunContext& context, SharingSession& session)
       recoveries_(context.metrics),
       live_(session.live_workers()),
       liveness_(context.config.fault_tolerance.timeout_ms),
-      targets_(static_cast<std::size_t>(context.size), 0),
+      drain_(context.size),
       tau_(static_cast<std::size_t>(context.worker_count()),
            static_cast<float>(cfg_.encoding.initial_threshold)) {
   exchange_.on_applied([this](const codec::ParsedMessage& message) {
     auto& clock = clocks_[message.header.origin];
     clock = std::max(clock, message.header.iteration);
-    if (cut_) cut_->applied(message);
+    checkpoint_.applied(message);
   });
 }
 
@@ -53,7 +53,7 @@ int SharingMaster::end_run(int exit_code, double cpu_seconds, double wall_second
   if (stopping_ && !diverged_) {
     // One under way holds an older cut: it is finished (its pieces are on their way), then the
     // stop checkpoint holds everything the drained workers trained.
-    if (checkpoint_requested_) write_checkpoint(fetch_worker_states());
+    if (checkpoint_.under_way()) write_checkpoint(fetch_worker_states());
     write_checkpoint(fetch_worker_states());
   }
   send_shutdown(control(), live_, exit_code);
@@ -85,7 +85,8 @@ std::optional<int> SharingMaster::finished() {
   if (diverged_) return core::kExitDiverged;
   // A checkpoint still being collected is finished in the loop, where a failure is repaired
   // (the stop checkpoint follows the loop).
-  if (!drained() || (checkpoint_requested_ && !stopping_)) return std::nullopt;
+  if (!drain_.complete(live_, exchange_) || (checkpoint_.under_way() && !stopping_))
+    return std::nullopt;
   return stopping_ ? core::kExitRequeue : core::kExitOk;
 }
 
@@ -96,8 +97,8 @@ bool SharingMaster::recover(const comm::TransportError& error) {
 }
 
 std::string SharingMaster::awaited() const {
-  return "the gradient-sharing workers (" + std::to_string(done_.size()) + " of " +
-         std::to_string(live_.size()) + " done, " + std::to_string(drained_.size()) +
+  return "the gradient-sharing workers (" + std::to_string(drain_.done_count()) + " of " +
+         std::to_string(live_.size()) + " done, " + std::to_string(drain_.drained_count()) +
          " drained)";
 }
 
@@ -122,10 +123,10 @@ bool SharingMaster::poll() {
     if (checkpointer_.at_epoch_end()) request_checkpoint();
   }
   // (due() holds until a newer checkpoint is written: not a second one while this one is taken)
-  if (checkpointer_.due(progress_->steps()) && !checkpoint_requested_) request_checkpoint();
+  if (checkpointer_.due(progress_->steps()) && !checkpoint_.under_way()) request_checkpoint();
   write_checkpoint_if_complete();
   progress_->maybe_log(static_cast<double>(exchange_.stats().relayed));
-  if (static_cast<std::size_t>(done_.size()) == live_.size() && !drain_sent_) send_drain_targets();
+  if (drain_.ready_to_send(live_)) drain_.send_targets(live_, exchange_, control());
   return busy;
 }
 
@@ -196,25 +197,19 @@ std::optional<int> SharingMaster::handle(const comm::ControlMessage& message) {
       break;
     }
     case StateChunk::kTag:
-      take_state_piece(worker, decode<StateChunk>(message));
+      checkpoint_.take_piece(worker, decode<StateChunk>(message), control());
       write_checkpoint_if_complete();
       break;
     case SharingDone::kTag: {
       const auto done = decode<SharingDone>(message);
-      targets_[static_cast<std::size_t>(worker)] = done.last_seq;
+      drain_.done(worker, done);
       conservation_error_ = std::max(conservation_error_, done.conservation_error);
       peak_memory_.add(worker, done.peak_bytes);
-      done_.insert(worker);
       break;
     }
-    case DrainedReport::kTag: {
-      auto report = decode<DrainedReport>(message);
-      applied_twice_[worker] = report.applied_twice;
-      drained_[worker] = std::move(report.parameters);
-      relays_[worker] = {report.published,       report.relayed,   report.links,
-                         report.bytes_published, report.transport, report.cpu_seconds};
+    case DrainedReport::kTag:
+      drain_.drained(worker, decode<DrainedReport>(message));
       break;
-    }
     default:
       unexpected_message(message);
   }
@@ -251,24 +246,6 @@ void SharingMaster::report_divergence(int worker, std::int64_t step, const std::
       context_,
       "on rank " + std::to_string(worker) + " at its step " + std::to_string(step) + ": " + reason,
       cause);
-}
-
-void SharingMaster::send_drain_targets() {
-  const auto applied = exchange_.applied_ids();
-  for (int origin = 1; origin < context_.size; ++origin)
-    if (std::find(live_.begin(), live_.end(), origin) == live_.end())
-      targets_[static_cast<std::size_t>(origin)] = applied.highest(origin);
-  for (int w : live_) send(control(), w, SharingDrainTarget{targets_});
-  drain_sent_ = true;
-}
-
-bool SharingMaster::drained() const {
-  if (!drain_sent_ || drained_.size() != live_.size() || exchange_.has_backlog()) return false;
-  for (int origin = 1; origin < context_.size; ++origin)
-    if (exchange_.version_vector()[static_cast<std::size_t>(origin)] <
-        targets_[static_cast<std::size_t>(origin)])
-      return false;
-  return true;
 }
 
 int run_sharing_master(RunContext& context, SharingSession& session) {

@@ -29,7 +29,8 @@
 #include "train/checkpointer.h"
 #include "train/divergence_guard.h"
 #include "train/master_loop.h"
-#include "train/sharing/checkpoint_cut.h"
+#include "train/sharing/checkpoint_collection.h"
+#include "train/sharing/drain.h"
 #include "train/sharing/encoding_debug.h"
 #include "train/epoch_report.h"
 #include "train/sharing/gradient_sharing.h"
@@ -162,14 +163,10 @@ class SharingMaster : public MasterRole {
   std::vector<std::vector<float>> split_residuals(const ckpt::Checkpoint& checkpoint) const;
 
   // Checkpoints need what only workers have (optimizer state, thresholds, residuals): ask
-  // every worker, starting a cut of the master's parameters (sharing/checkpoint_cut.h); the
-  // checkpoint is written once the cut is complete. Workers never stop training for it.
+  // every worker, starting a cut of the master's parameters (sharing/checkpoint_collection.h);
+  // the checkpoint is written once the cut is complete. Workers never stop training for it.
   void request_checkpoint();
   void request_checkpoint_now();
-
-  // A piece of a worker's state: acknowledged; the first one sets the worker's cut, the last
-  // one completes its reply.
-  void take_state_piece(int worker, const StateChunk& piece);
 
   // Waits for every worker's reply to the outstanding request (made here if none is).
   std::map<int, StateReply> fetch_worker_states();
@@ -197,13 +194,6 @@ class SharingMaster : public MasterRole {
 
   // One line naming the worker, the step and the likely cause; the run then ends.
   void report_divergence(int worker, std::int64_t step, const std::string& reason);
-
-  // The last seq of every origin: a live worker's from its kDone, a dead one's (shrink mode)
-  // the last this replica applied (every replica has the same after the resync).
-  void send_drain_targets();
-
-  // Every worker drained and every update it sent applied here.
-  bool drained() const;
 
   // After the loop: the stop checkpoint, the workers' shutdown, the checks and summaries,
   // model.h5.
@@ -237,34 +227,16 @@ class SharingMaster : public MasterRole {
   std::map<int, std::uint64_t> grant_seq_;  // a worker's last update seq when granted
   std::optional<PartitionScheduler> scheduler_;
   std::optional<SharingProgress> progress_;
-  std::vector<std::uint64_t> targets_;  // last seq per origin, from kDone
+  SharingDrain drain_;
   std::vector<float> tau_;              // latest threshold per worker (index worker - 1)
-  std::map<int, std::vector<float>> drained_;
-  std::set<int> done_;  // workers that reported kDone
-  struct Relays {
-    std::uint64_t published = 0, relayed = 0;
-    std::int32_t links = 0;
-    std::uint64_t bytes_published = 0;
-    comm::TransportStats transport;
-    double cpu_seconds = 0;  // a worker's process CPU while it trained
-  };
-  std::map<int, Relays> relays_;  // per drained worker (DrainedReport)
   PeakMemory peak_memory_;
   bool diverged_ = false;  // a worker's divergence guard fired: end the run, save nothing
   std::map<int, SharingReport> per_worker_;  // each worker's reports summed (staleness summary)
   // The newest clock (training step) applied from each origin: a replacement continues it.
   std::vector<std::uint64_t> clocks_ =
       std::vector<std::uint64_t>(static_cast<std::size_t>(context_.size), 0);
-  std::map<int, std::int64_t> applied_twice_;  // per drained worker (UpdateExchange::applied_twice)
-  bool drain_sent_ = false;
   bool stopping_ = false;
-  bool checkpoint_requested_ = false;
-  std::map<int, StateReply> state_replies_;  // replies to the outstanding state request
-  std::optional<CheckpointCut> cut_;          // of the outstanding state request
-  std::map<int, std::vector<std::uint8_t>> state_pieces_;  // replies still arriving
-  std::vector<PartitionGrant> done_after_cut_;  // partitions finished past their worker's cut
-  bool checkpoint_again_ = false;  // another came due while this one was collected
-  std::int64_t cut_steps_ = 0;     // the run's steps when the checkpoint under way was asked
+  CheckpointCollection checkpoint_;  // the checkpoint being collected
   // Partitions each worker finished whose updates (up to the seq) are not all applied here yet.
   std::map<int, std::vector<std::pair<PartitionGrant, std::uint64_t>>> finished_unconfirmed_;
   double conservation_error_ = -1;  // worst worker's; -1 when not checked

@@ -21,66 +21,33 @@ std::vector<std::vector<float>> SharingMaster::split_residuals(
 }
 
 void SharingMaster::request_checkpoint() {
-  if (drain_sent_) return;
+  if (drain_.targets_sent()) return;
   // One due while the last is still collected (its states crossing a slow link) follows it.
-  if (checkpoint_requested_) {
-    checkpoint_again_ = true;
+  if (checkpoint_.under_way()) {
+    checkpoint_.due_again();
     return;
   }
   request_checkpoint_now();
 }
 
 void SharingMaster::request_checkpoint_now() {
-  cut_.emplace(model_.parameters(), live_);  // before any worker can see the request
-  cut_steps_ = progress_->steps();
-  done_after_cut_.clear();
-  checkpoint_requested_ = true;
-  for (int w : live_) send(control(), w, StateRequest{});
-}
-
-void SharingMaster::take_state_piece(int worker, const StateChunk& piece) {
-  if (!cut_ || !cut_->asked(worker)) {
-    core::log_warn("rank " + std::to_string(worker) +
-                   " sent checkpoint state with no checkpoint asked of it: ignored");
-    return;
-  }
-  if (piece.index >= piece.count || (piece.index > 0 && !state_pieces_.count(worker))) {
-    core::log_warn("rank " + std::to_string(worker) + " sent checkpoint state piece " +
-                   std::to_string(piece.index) + " of " + std::to_string(piece.count) +
-                   " out of order: ignored");
-    return;
-  }
-  auto& bytes = state_pieces_[worker];
-  if (piece.index == 0) {
-    cut_->set_cut(worker, piece.sent_seq);
-    bytes.clear();
-  }
-  bytes.insert(bytes.end(), piece.bytes.begin(), piece.bytes.end());
-  send(control(), worker, StateChunkAck{piece.checkpoint, piece.index});
-  if (piece.index + 1 < piece.count) return;
-  state_replies_[worker] = decode<StateReply>(bytes);
-  state_pieces_.erase(worker);
+  checkpoint_.start(model_.parameters(), live_, progress_->steps(), control());
 }
 
 std::map<int, StateReply> SharingMaster::fetch_worker_states() {
-  if (!checkpoint_requested_) request_checkpoint_now();
-  for (;;) {
-    const bool all = std::all_of(live_.begin(), live_.end(),
-                                 [&](int w) { return state_replies_.count(w) > 0; });
-    if (all) break;
+  if (!checkpoint_.under_way()) request_checkpoint_now();
+  while (!checkpoint_.replied(live_)) {
     const auto message = control().receive(comm::kAnySource, StateChunk::kTag,
                                            "worker state for the checkpoint");
-    take_state_piece(message.source, decode<StateChunk>(message));
+    checkpoint_.take_piece(message.source, decode<StateChunk>(message), control());
   }
-  std::map<int, StateReply> replies;
-  replies.swap(state_replies_);
-  return replies;
+  return checkpoint_.take_replies();
 }
 
 void SharingMaster::complete_cut() {
   core::Deadline deadline(control().timeout_seconds());
   core::Backoff backoff;
-  while (!cut_->complete(exchange_)) {
+  while (!checkpoint_.cut().complete(exchange_)) {
     if (deadline.expired())
       throw core::RuntimeError("timed out waiting for the workers' updates sent before their "
                                "checkpoint replies (a checkpoint's cut)");
@@ -92,8 +59,8 @@ void SharingMaster::complete_cut() {
 }
 
 void SharingMaster::write_checkpoint_if_complete() {
-  if (checkpoint_requested_ && state_replies_.size() == live_.size() &&
-      cut_->complete(exchange_))
+  if (checkpoint_.under_way() && checkpoint_.replied(live_) &&
+      checkpoint_.cut().complete(exchange_))
     write_checkpoint(fetch_worker_states());
 }
 
@@ -122,15 +89,14 @@ ckpt::Checkpoint SharingMaster::checkpoint_of(const nn::Model& model, std::int64
 void SharingMaster::write_checkpoint(const std::map<int, StateReply>& workers) {
   complete_cut();
   // The cut's parameters go through the evaluation model, which is idle outside relay_during.
-  std::copy(cut_->parameters().begin(), cut_->parameters().end(), snapshot_.parameters().begin());
-  const auto checkpoint =
-      checkpoint_of(snapshot_, cut_steps_, scheduler_->position_without(done_after_cut_),
-                    cut_->version_vector(exchange_), workers);
-  cut_.reset();
-  done_after_cut_.clear();
-  checkpoint_requested_ = false;
+  const auto& cut = checkpoint_.cut();
+  std::copy(cut.parameters().begin(), cut.parameters().end(), snapshot_.parameters().begin());
+  const auto checkpoint = checkpoint_of(
+      snapshot_, checkpoint_.steps(), scheduler_->position_without(checkpoint_.finished_past_cut()),
+      cut.version_vector(exchange_), workers);
+  checkpoint_.end();
   relay_during([&] { checkpointer_.write(checkpoint); });
-  if (std::exchange(checkpoint_again_, false) && !stopping_) request_checkpoint();
+  if (checkpoint_.take_due_again() && !stopping_) request_checkpoint();
 }
 
 }  // namespace gradshare::train

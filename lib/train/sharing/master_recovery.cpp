@@ -42,7 +42,7 @@ void SharingMaster::finish_partition(int worker, std::uint64_t last_seq) {
   scheduler_->complete(worker);
   // Reported after the worker's state for the checkpoint under way (the control channel keeps
   // a worker's messages in order): trained past its cut, so not done in that checkpoint.
-  if (held && cut_ && cut_->has_cut(worker)) done_after_cut_.push_back(*held);
+  if (held) checkpoint_.finished(worker, *held);
   auto& unconfirmed = finished_unconfirmed_[worker];
   if (held) unconfirmed.push_back({*held, last_seq});
   const auto applied = exchange_.highest_applied(worker);
@@ -74,9 +74,7 @@ void SharingMaster::forget_worker(int worker, ft::RecoveryRecord& record) {
     record.retrained_minibatches += static_cast<std::int64_t>(seen > since ? seen - since : 0);
   }
   scheduler_->requeue_worker(worker);  // its partition and its reservations
-  done_.erase(worker);
-  drained_.erase(worker);
-  applied_twice_.erase(worker);
+  drain_.forget(worker);
 }
 
 void SharingMaster::resync(ft::RecoveryRecord& record) {
@@ -123,18 +121,9 @@ void SharingMaster::resync(ft::RecoveryRecord& record) {
     send(control(), w, ResyncDone{});
   }
   // Every worker asks for partitions again and reports kDone anew; the drain restarts.
-  done_.clear();
-  drained_.clear();
-  applied_twice_.clear();
-  drain_sent_ = false;
+  drain_.restart();
   // A checkpoint under way (or whose request failed half sent) is asked for again.
-  const bool asked = checkpoint_requested_ || cut_.has_value();
-  checkpoint_requested_ = false;
-  state_replies_.clear();
-  state_pieces_.clear();
-  done_after_cut_.clear();
-  cut_.reset();
-  if (asked) request_checkpoint();
+  if (checkpoint_.end()) request_checkpoint();
 }
 
 bool SharingMaster::same(const PartitionGrant& a, const PartitionGrant& b) {

@@ -6,7 +6,7 @@ namespace gradshare::train {
 
 bool SharingMaster::check_equivalence() {
   double worst = 0;
-  for (const auto& [worker, parameters] : drained_) {
+  for (const auto& [worker, parameters] : drain_.models()) {
     GS_CHECK(parameters.size() == model_.parameter_count(),
              "worker " + std::to_string(worker) + " sent a wrong-sized model");
     worst = std::max(worst, relative_max_difference(parameters, model_.parameters()));
@@ -16,7 +16,7 @@ bool SharingMaster::check_equivalence() {
   char line[256];
   std::snprintf(line, sizeof line,
                 "model equivalence: %d workers, max relative difference %.3e (tolerance %.0e): %s",
-                static_cast<int>(drained_.size()), worst, kEquivalenceTolerance,
+                static_cast<int>(drain_.drained_count()), worst, kEquivalenceTolerance,
                 equivalent ? "OK" : "FAILED");
   core::log_info(line);
   return equivalent;
@@ -34,8 +34,7 @@ void SharingMaster::summarize(double cpu_seconds, double wall_seconds, bool equi
   const auto duplicates =
       total.duplicates + static_cast<std::int64_t>(exchange_.stats().duplicates);
   const auto rejected = total.rejected + static_cast<std::int64_t>(exchange_.stats().rejected);
-  std::int64_t applied_twice = exchange_.applied_twice();
-  for (const auto& [worker, count] : applied_twice_) applied_twice += count;
+  const std::int64_t applied_twice = exchange_.applied_twice() + drain_.applied_twice();
   char line[480];
   std::snprintf(line, sizeof line,
                 "sharing summary: %lld steps, %lld updates, %.1f bytes/worker/step = dense/%.0f, "
@@ -69,11 +68,12 @@ void SharingMaster::summarize(double cpu_seconds, double wall_seconds, bool equi
 }
 
 void SharingMaster::summarize_relays() {
-  relays_[0] = {0, exchange_.stats().relayed, static_cast<std::int32_t>(exchange_.link_count()), 0,
-                session_.plane().stats()};
+  auto& relays = drain_.relays();
+  relays[0] = {0, exchange_.stats().relayed, static_cast<std::int32_t>(exchange_.link_count()), 0,
+               session_.plane().stats()};
   int busiest = 0;
-  for (const auto& [rank, r] : relays_) {
-    if (rank != 0 && (busiest == 0 || r.relayed > relays_[busiest].relayed)) busiest = rank;
+  for (const auto& [rank, r] : relays) {
+    if (rank != 0 && (busiest == 0 || r.relayed > relays[busiest].relayed)) busiest = rank;
     // Each worker's steps and the wall time its reports covered: the time per step that
     // `gradshare simulate --validate` compares with.
     const auto reported = per_worker_.find(rank);
@@ -99,8 +99,8 @@ void SharingMaster::summarize_relays() {
   std::snprintf(line, sizeof line,
                 "relays: the master forwarded %llu message copies over %d links; the busiest "
                 "worker, rank %d, %llu over %d",
-                static_cast<unsigned long long>(relays_[0].relayed), relays_[0].links, busiest,
-                static_cast<unsigned long long>(relays_[busiest].relayed), relays_[busiest].links);
+                static_cast<unsigned long long>(relays[0].relayed), relays[0].links, busiest,
+                static_cast<unsigned long long>(relays[busiest].relayed), relays[busiest].links);
   core::log_info(line);
 }
 

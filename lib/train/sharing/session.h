@@ -1,7 +1,7 @@
 // sharing/session.h: the communication a gradient-sharing process runs on: the topology tree,
 // the control channel and the data plane, and their rebuild after a process failure. Two kinds:
-// MpiSharingSession (cli/mpi_sharing_session.h), processes of an MPI job with ULFM repair, and
-// InProcessSharingSession (sharing/in_process_session.h), threads of one test process.
+// MpiSharingSession (comm/mpi/train/mpi_sharing_session.h), processes of an MPI job with ULFM
+// repair, and InProcessSharingSession (comm/inproc/train/), threads of one test process.
 //
 // Ranks are logical: a replacement takes the logical rank of the process it replaces, so
 // version vectors, partition bookkeeping and the tree keep their numbering.

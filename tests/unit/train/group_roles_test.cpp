@@ -49,7 +49,8 @@ class GroupRole : public ::testing::Test {
     context.config_yaml = config::to_yaml(context.config);
     const auto path = report::RunDirectory::choose_path(context.config.run);
     context.run_directory = report::RunDirectory::create(path, context.config_yaml);
-    if (rank == 0) context.metrics = report::MetricsLog(context.run_directory.file("metrics.jsonl"));
+    if (rank == 0)
+      context.metrics = report::MetricsLog(context.run_directory.file("metrics.jsonl"));
     context.data = data_;
     context.rank = rank;
     context.size = workers + 1;

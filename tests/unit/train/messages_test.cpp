@@ -116,7 +116,8 @@ TEST(Messages, EveryTagHasItsOwnName) {
     names.insert(tag_name(static_cast<comm::Tag>(number)));
   EXPECT_EQ(names.size(), static_cast<std::size_t>(kTagCount));
   EXPECT_EQ(tag_name(tags::kPartitionGrant), "partition grant");
-  EXPECT_EQ(tag_name(static_cast<comm::Tag>(kTagCount + 1)), "tag " + std::to_string(kTagCount + 1));
+  const auto unknown = static_cast<comm::Tag>(kTagCount + 1);
+  EXPECT_EQ(tag_name(unknown), "tag " + std::to_string(kTagCount + 1));
   // The channels' errors use the same names.
   EXPECT_EQ(comm::tag_label(tags::kStart), "start");
 }

@@ -27,4 +27,9 @@ RepairOutcome ScriptedGroupSession::repair(const std::vector<std::uint8_t>&) {
   throw core::RuntimeError("a role run alone was asked to repair the job");
 }
 
+std::unique_ptr<DownpourTransport> ScriptedGroupSession::downpour_transport(
+    RunContext&, const DownpourLayout&) {
+  throw core::RuntimeError("a synchronous role run alone was asked for a Downpour transport");
+}
+
 }  // namespace gradshare::train::testing

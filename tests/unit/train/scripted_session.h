@@ -94,6 +94,8 @@ class ScriptedGroupSession : public GroupSession {
   std::vector<int> live_workers() const override { return live_; }
   bool fault_tolerant() const override { return false; }
   RepairOutcome repair(const std::vector<std::uint8_t>&) override;
+  std::unique_ptr<DownpourTransport> downpour_transport(RunContext&,
+                                                        const DownpourLayout&) override;
 
  private:
   ScriptedChannel& channel_;

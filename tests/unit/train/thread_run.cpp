@@ -13,7 +13,6 @@
 #include "report/evaluation.h"
 #include "train/run_context.h"
 #include "report/run_directory.h"
-#include "comm/inproc/train/in_process_downpour_transport.h"
 #include "comm/inproc/train/in_process_group_session.h"
 #include "comm/inproc/train/in_process_sharing_session.h"
 #include "train/strategy.h"
@@ -95,9 +94,6 @@ ThreadRun run_as_threads(const config::ExperimentConfig& config, const data::Dat
         };
         context.links.group_session = [&job](RunContext& c) {
           return std::unique_ptr<GroupSession>(std::make_unique<InProcessGroupSession>(c, job));
-        };
-        context.links.downpour = [&job](RunContext&, GroupSession&, const DownpourLayout& layout) {
-          return make_in_process_downpour_transport(job, layout);
         };
         context.rank = r;
         context.size = ranks;

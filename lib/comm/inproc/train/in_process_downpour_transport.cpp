@@ -1,4 +1,4 @@
-// downpour/in_process_transport.cpp: the in-process Downpour transport.
+// in_process_downpour_transport.cpp: the in-process Downpour transport.
 #include "comm/inproc/train/in_process_downpour_transport.h"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// downpour/in_process_transport.h: Downpour between threads of one process (the in-process
+// in_process_downpour_transport.h: Downpour between threads of one process (the in-process
 // job of the strategy tests). Each shard has a box both sides lock: the shard as of its
 // newest version (what pulls and reads copy), one push slot per worker and one ack word per
 // worker. A server's poll takes the pushes waiting, applies them to its own copy with the

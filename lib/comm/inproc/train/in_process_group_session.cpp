@@ -1,6 +1,8 @@
 // in_process_group_session.cpp: InProcessGroupSession.
 #include "comm/inproc/train/in_process_group_session.h"
 
+#include "comm/inproc/train/in_process_downpour_transport.h"
+
 #include "core/errors.h"
 
 namespace gradshare::train {
@@ -52,6 +54,11 @@ void InProcessGroupSession::adopt(const comm::InProcessRepair& repair) {
 
 void InProcessGroupSession::release_spares() {
   if (context_.is_master()) job_.release_spares();
+}
+
+std::unique_ptr<DownpourTransport> InProcessGroupSession::downpour_transport(
+    RunContext&, const DownpourLayout& layout) {
+  return make_in_process_downpour_transport(job_, layout);
 }
 
 }  // namespace gradshare::train

@@ -1,5 +1,5 @@
 // in_process_group_session.h: the synchronous strategies' session (group_session.h) whose ranks
-// are threads of one test process (comm/in_process_job.h). On a repairable hub a thread that
+// are threads of one test process (comm/inproc/in_process_job.h). On a repairable hub a thread that
 // dies is repaired as MpiGroupSession repairs a process under ULFM: shrink, or replace with a
 // spare thread (the last fault_tolerance.spares threads); spawning needs MPI.
 #pragma once
@@ -25,6 +25,8 @@ class InProcessGroupSession : public GroupSession {
   bool fault_tolerant() const override { return job_.fault_tolerant(); }
   RepairOutcome repair(const std::vector<std::uint8_t>& join_info) override;
   void release_spares() override;
+  std::unique_ptr<DownpourTransport> downpour_transport(RunContext& context,
+                                                        const DownpourLayout& layout) override;
 
  private:
   // The live workers after `repair`, then this rank's channel and group.

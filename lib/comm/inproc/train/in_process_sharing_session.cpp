@@ -1,4 +1,4 @@
-// sharing/in_process_session.cpp: InProcessSharingSession.
+// in_process_sharing_session.cpp: InProcessSharingSession.
 #include "comm/inproc/train/in_process_sharing_session.h"
 
 #include "core/errors.h"

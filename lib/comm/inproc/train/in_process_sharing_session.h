@@ -1,5 +1,5 @@
-// sharing/in_process_session.h: a gradient-sharing session whose ranks are threads of one test
-// process (comm/in_process_job.h): the configured tree, the job's in-process control channel
+// in_process_sharing_session.h: a gradient-sharing session whose ranks are threads of one test
+// process (comm/inproc/in_process_job.h): the configured tree, the job's in-process control channel
 // and a data plane of in-process rings along the tree. On a repairable hub a thread that dies
 // is repaired as MpiSharingSession repairs a process under ULFM: shrink, or replace with a
 // spare thread (the last fault_tolerance.spares threads); spawning needs MPI.

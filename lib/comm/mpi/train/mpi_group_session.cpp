@@ -1,10 +1,12 @@
-// cli/mpi_group_session.cpp: MpiGroupSession.
+// mpi_group_session.cpp: MpiGroupSession.
 #include "comm/mpi/train/mpi_group_session.h"
 
-#include "comm/mpi/train/repair_policy.h"
 #include "comm/mpi/mpi_error.h"
+#include "comm/mpi/train/downpour/mpi_transport.h"
+#include "comm/mpi/train/repair_policy.h"
 #include "comm/mpi/ulfm.h"
 #include "core/errors.h"
+#include "train/downpour/transport.h"
 #include "train/worker_log.h"
 
 namespace gradshare::train {
@@ -63,6 +65,11 @@ RepairOutcome MpiGroupSession::repair(const std::vector<std::uint8_t>& join_info
   if (!is_spare()) build();
   last_repair_ = {repaired.lost, repaired.replaced, repaired.rounds};
   return last_repair_;
+}
+
+std::unique_ptr<DownpourTransport> MpiGroupSession::downpour_transport(
+    RunContext& context, const DownpourLayout& layout) {
+  return cli::make_mpi_downpour_transport(context, *this, layout);
 }
 
 }  // namespace gradshare::train

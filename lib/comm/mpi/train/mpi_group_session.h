@@ -1,4 +1,4 @@
-// cli/mpi_group_session.h: the synchronous strategies' session over an MPI job
+// mpi_group_session.h: the synchronous strategies' session over an MPI job
 // (train/group_session.h): the control channel on the job's communicator and the workers' group
 // split from it; under `mpirun --with-ft ulfm` both are rebuilt after a repair (comm/repair.h).
 // fault_tolerance.spares: the last world ranks are spares; they wait until a repair hands them
@@ -34,6 +34,10 @@ class MpiGroupSession : public GroupSession {
   bool fault_tolerant() const override { return fault_tolerant_; }
   RepairOutcome repair(const std::vector<std::uint8_t>& join_info) override;
   void release_spares() override { job_.release_spares(); }
+  // RMA windows or two-sided messages, as transport.data_plane says for where the ranks are
+  // (downpour/mpi_transport.h).
+  std::unique_ptr<DownpourTransport> downpour_transport(RunContext& context,
+                                                        const DownpourLayout& layout) override;
 
   // The job's communicator now (a repair replaces it) and the logical rank of each of its ranks.
   MPI_Comm job_comm() const { return job_.job(); }

@@ -1,4 +1,4 @@
-// cli/mpi_sharing_session.cpp: MpiSharingSession.
+// mpi_sharing_session.cpp: MpiSharingSession.
 #include "comm/mpi/train/mpi_sharing_session.h"
 
 #include <unistd.h>

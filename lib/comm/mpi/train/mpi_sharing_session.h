@@ -1,4 +1,4 @@
-// cli/mpi_sharing_session.h: a gradient-sharing session over an MPI job: the job's communicators,
+// mpi_sharing_session.h: a gradient-sharing session over an MPI job: the job's communicators,
 // the tree, the control channel and the data plane, and their repair after a process failure
 // (comm/repair.h).
 //

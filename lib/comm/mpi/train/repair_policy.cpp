@@ -1,4 +1,4 @@
-// cli/repair_policy.cpp: repair_options.
+// repair_policy.cpp: repair_options.
 #include "comm/mpi/train/repair_policy.h"
 
 namespace gradshare::cli {

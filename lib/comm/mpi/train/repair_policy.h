@@ -1,4 +1,4 @@
-// cli/repair_policy.h: the repair options a job's fault_tolerance section asks for (every
+// repair_policy.h: the repair options a job's fault_tolerance section asks for (every
 // strategy that repairs in-job under ULFM uses the same).
 #pragma once
 

@@ -1,4 +1,4 @@
-// cli/replacement.cpp: run_replacement_worker.
+// replacement.cpp: run_replacement_worker.
 #include "comm/mpi/train/replacement.h"
 
 #include <string>

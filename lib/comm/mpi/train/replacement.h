@@ -1,4 +1,4 @@
-// cli/replacement.h: a process MPI_Comm_spawn started to replace a failed worker (fault
+// replacement.h: a process MPI_Comm_spawn started to replace a failed worker (fault
 // tolerance without spares, comm/repair.h), for every strategy that repairs in-job.
 #pragma once
 

@@ -1,4 +1,4 @@
-// cli/downpour/message_link.cpp: MessagePull and MessageShardLink.
+// downpour/message_link.cpp: MessagePull and MessageShardLink.
 #include "comm/mpi/train/downpour/message_link.h"
 
 #include <cstring>

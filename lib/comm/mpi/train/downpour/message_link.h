@@ -1,5 +1,5 @@
-// cli/downpour/message_link.h: a worker's shard link over two-sided messages
-// (cli/downpour/message_wire.h).
+// downpour/message_link.h: a worker's shard link over two-sided messages
+// (downpour/message_wire.h).
 //
 // A push is one message (header and payload) sent at once, with the receive for its ack posted
 // before it; advance() takes the ack when it has arrived. A pull posts the receive of the reply,

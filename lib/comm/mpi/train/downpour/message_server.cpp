@@ -1,4 +1,4 @@
-// cli/downpour/message_server.cpp: MessageShardServer.
+// downpour/message_server.cpp: MessageShardServer.
 #include "comm/mpi/train/downpour/message_server.h"
 
 #include <algorithm>

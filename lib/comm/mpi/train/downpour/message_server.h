@@ -1,5 +1,5 @@
-// cli/downpour/message_server.h: a parameter-server shard served over two-sided messages
-// (cli/downpour/message_wire.h). poll() gives each worker a turn in round-robin: a push already
+// downpour/message_server.h: a parameter-server shard served over two-sided messages
+// (downpour/message_wire.h). poll() gives each worker a turn in round-robin: a push already
 // being received is completed when it has arrived, else the worker's next push is probed
 // (MPI_Improbe) and its receive posted (MPI_Imrecv); a complete push is validated and applied
 // exactly as the RMA server does, and acknowledged with the ack word. Then poll() answers every

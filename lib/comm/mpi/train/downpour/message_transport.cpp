@@ -1,4 +1,4 @@
-// cli/downpour/message_transport.cpp: MessageDownpourTransport.
+// downpour/message_transport.cpp: MessageDownpourTransport.
 #include "comm/mpi/train/downpour/message_transport.h"
 
 #include <algorithm>

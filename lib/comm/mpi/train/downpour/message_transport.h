@@ -1,6 +1,6 @@
-// cli/downpour/message_transport.h: Downpour over two-sided messages (cli/downpour/message_wire.h): the
-// transport's own communicator, its shard servers (cli/downpour/message_server.h) and worker links
-// (cli/downpour/message_link.h).
+// downpour/message_transport.h: Downpour over two-sided messages (downpour/message_wire.h): the
+// transport's own communicator, its shard servers (downpour/message_server.h) and worker links
+// (downpour/message_link.h).
 #pragma once
 
 #include <mpi.h>

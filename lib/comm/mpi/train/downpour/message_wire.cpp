@@ -1,4 +1,4 @@
-// cli/downpour/message_wire.cpp: SendQueue and abandon_receive.
+// downpour/message_wire.cpp: SendQueue and abandon_receive.
 #include "comm/mpi/train/downpour/message_wire.h"
 
 #include <limits>

@@ -1,4 +1,4 @@
-// cli/downpour/message_wire.h: the messages of Downpour's two-sided transport, on a communicator of
+// downpour/message_wire.h: the messages of Downpour's two-sided transport, on a communicator of
 // its own (a duplicate of the job's, so nothing else can match them). Every message is MPI_BYTE.
 //
 //   worker -> server s   kPush         PushHeader, then header.bytes of payload

@@ -1,4 +1,4 @@
-// cli/downpour/mpi_transport.cpp: make_mpi_downpour_transport.
+// downpour/mpi_transport.cpp: make_mpi_downpour_transport.
 #include "comm/mpi/train/downpour/mpi_transport.h"
 
 #include <mpi.h>

@@ -1,6 +1,6 @@
-// cli/downpour/mpi_transport.h: Downpour's transport between MPI processes: what
+// downpour/mpi_transport.h: Downpour's transport between MPI processes: what
 // transport.data_plane says for where the ranks are (comm/node_placement.h), the same on every
-// rank: RMA windows (cli/downpour/rma_*.h) or two-sided messages (cli/downpour/message_*.h).
+// rank: RMA windows (downpour/rma_*.h) or two-sided messages (downpour/message_*.h).
 #pragma once
 
 #include <memory>

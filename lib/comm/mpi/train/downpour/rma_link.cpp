@@ -1,4 +1,4 @@
-// cli/downpour/rma_link.cpp: ShardReader, read_shard and RmaShardLink.
+// downpour/rma_link.cpp: ShardReader, read_shard and RmaShardLink.
 #include "comm/mpi/train/downpour/rma_link.h"
 
 #include <atomic>

@@ -1,4 +1,4 @@
-// cli/downpour/rma_link.h: a worker's shard link over MPI one-sided RMA (window layout in
+// downpour/rma_link.h: a worker's shard link over MPI one-sided RMA (window layout in
 // downpour/protocol.h).
 //
 // Pushes: the worker Puts the payload and the push header (seq excepted) into its slot at the

@@ -1,4 +1,4 @@
-// cli/downpour/rma_server.cpp: RmaShardServer.
+// downpour/rma_server.cpp: RmaShardServer.
 #include "comm/mpi/train/downpour/rma_server.h"
 
 #include <algorithm>

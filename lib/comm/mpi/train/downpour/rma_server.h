@@ -1,4 +1,4 @@
-// cli/downpour/rma_server.h: a parameter-server shard living in this rank's RMA window (layout in
+// downpour/rma_server.h: a parameter-server shard living in this rank's RMA window (layout in
 // downpour/protocol.h). poll() reads the workers' push slots: a slot whose seq advanced holds a
 // whole push (the worker flushed the rest before Putting the seq); a worker that dies mid-push
 // leaves a slot whose seq never advanced, and the server never reads that half-written payload.

@@ -1,4 +1,4 @@
-// cli/downpour/rma_transport.cpp: RmaDownpourTransport.
+// downpour/rma_transport.cpp: RmaDownpourTransport.
 #include "comm/mpi/train/downpour/rma_transport.h"
 
 #include "comm/mpi/train/downpour/rma_link.h"

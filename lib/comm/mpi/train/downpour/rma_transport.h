@@ -1,6 +1,6 @@
-// cli/downpour/rma_transport.h: Downpour over MPI one-sided RMA: the window every rank allocates
-// (layout in downpour/protocol.h), its shard servers (cli/downpour/rma_server.h) and worker links
-// (cli/downpour/rma_link.h).
+// downpour/rma_transport.h: Downpour over MPI one-sided RMA: the window every rank allocates
+// (layout in downpour/protocol.h), its shard servers (downpour/rma_server.h) and worker links
+// (downpour/rma_link.h).
 #pragma once
 
 #include <mpi.h>
