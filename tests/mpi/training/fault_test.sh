@@ -154,6 +154,17 @@ wait_ranks() {
     pgrep -f "$work/$name" >/dev/null || break
     sleep 0.1
   done
+  # Even then, once (CI, start-0) the start-up deadline's line was missing when the checks
+  # counted it and in the log when the failure printed it: the log is read once it has stopped
+  # growing for 2 s.
+  local size=-1 still=0
+  for _ in $(seq 200); do
+    local now
+    now=$(stat -c %s "$work/$name.log" 2>/dev/null || echo 0)
+    if [ "$now" = "$size" ]; then still=$((still + 1)); else still=0 size=$now; fi
+    [ "$still" -ge 20 ] && break
+    sleep 0.1
+  done
 }
 
 pid_of() {

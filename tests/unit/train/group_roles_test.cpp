@@ -12,8 +12,8 @@
 #include "config/config_loader.h"
 #include "core/errors.h"
 #include "report/run_directory.h"
+#include "role_fixture.h"
 #include "scripted_session.h"
-#include "thread_run.h"
 #include "train/allreduce/protocol.h"
 #include "train/allreduce/roles.h"
 #include "train/averaging/protocol.h"
@@ -30,48 +30,7 @@ using testing::ScriptedChannel;
 using testing::ScriptedGroupSession;
 using testing::SentMessage;
 
-// A role's rank in a run of 1 master + `workers` workers on the blobs, with its run directory.
-class GroupRole : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("gradshare_group_roles_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    data_ = testing::blobs(1024, 256, 16, 3);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  RunContext context(const std::string& strategy, int rank, int workers,
-                     const std::vector<std::string>& overrides = {}) {
-    RunContext context;
-    context.config = testing::blobs_config(strategy, dir_.string(), overrides);
-    context.config_yaml = config::to_yaml(context.config);
-    const auto path = report::RunDirectory::choose_path(context.config.run);
-    context.run_directory = report::RunDirectory::create(path, context.config_yaml);
-    if (rank == 0)
-      context.metrics = report::MetricsLog(context.run_directory.file("metrics.jsonl"));
-    context.data = data_;
-    context.rank = rank;
-    context.size = workers + 1;
-    context.phase = RunContext::kTraining;
-    return context;
-  }
-
-  std::int64_t batches(const RunContext& context) const {
-    return minibatches_per_epoch(context.config, context.data.train);
-  }
-  std::vector<float> initial_parameters(const RunContext& context) const {
-    auto model = build_model(context.config);
-    return {model.parameters().begin(), model.parameters().end()};
-  }
-  bool model_written(const RunContext& context) const {
-    return fs::exists(context.run_directory.file("model.h5"));
-  }
-
-  fs::path dir_;
-  data::DataSplits data_;
-};
+class GroupRole : public testing::RoleTest {};
 
 // The script of a master that answers the worker's last message with Shutdown{code}.
 template <ControlPayload Last>

@@ -3,6 +3,9 @@
 // what the role sends), a workers' group of one member, and a group session over both. No
 // thread, no other rank: what the role sends is recorded in order, and a role that waits for a
 // message the script never sends ends with the channel's timeout error instead of hanging.
+// Gradient sharing's roles also get a data plane of in-process rings along the configured tree
+// (ScriptedSharingSession), whose other ends the script drives with replicas of its own
+// (PeerReplica) from the channel's tick: each time the role looks for a message.
 #pragma once
 
 #include <deque>
@@ -10,10 +13,17 @@
 #include <memory>
 #include <vector>
 
+#include "codec/encoder.h"
 #include "comm/control_channel.h"
+#include "comm/inproc/in_process.h"
+#include "comm/inproc/train/in_process_downpour_transport.h"
+#include "comm/job.h"
 #include "comm/worker_group.h"
+#include "config/experiment_config.h"
 #include "train/group_session.h"
 #include "train/messages.h"
+#include "train/sharing/session.h"
+#include "train/sharing/update_exchange.h"
 
 namespace gradshare::train::testing {
 
@@ -30,6 +40,8 @@ class ScriptedChannel : public comm::ControlChannel {
   ScriptedChannel(int rank, int size, double timeout_seconds = 5.0)
       : rank_(rank), size_(size), timeout_seconds_(timeout_seconds) {}
   void set_script(Script script) { script_ = std::move(script); }
+  // Called each time the role looks for a message (before it is looked for): may queue some.
+  void set_tick(std::function<void(ScriptedChannel&)> tick) { tick_ = std::move(tick); }
 
   // Queues `message` as arriving from `source`.
   template <ControlPayload M>
@@ -67,6 +79,7 @@ class ScriptedChannel : public comm::ControlChannel {
   int size_;
   double timeout_seconds_;
   Script script_;
+  std::function<void(ScriptedChannel&)> tick_;
   std::deque<comm::ControlMessage> incoming_;
   std::vector<SentMessage> sent_;
 };
@@ -83,8 +96,30 @@ class SoloGroup : public comm::WorkerGroup {
   void barrier() override {}
 };
 
-// The session of a role run alone: the scripted channel, a group of one, live workers as given;
-// not fault tolerant (a repair is a defect in the test).
+// The job of a role run alone: its rank and size; nothing collective (the script plays the
+// other ranks), no repair.
+class ScriptedJob : public comm::Job {
+ public:
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  bool fault_tolerant() const override { return false; }
+  std::unique_ptr<comm::ControlChannel> control_channel(double) override;
+  void barrier() override {}
+  void place(int rank, int size) {
+    rank_ = rank;
+    size_ = size;
+  }
+
+ private:
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+// The session of a role run alone: the scripted channel, a group of one, live workers as given
+// (for Downpour: every rank but the master, the servers first); not fault tolerant (a repair
+// is a defect in the test). Downpour's transport is in-process: the role's side waits for no
+// server (the script's are in place), and the script reaches the same shard boxes through
+// peer_transport() (its servers serve, its workers link and push).
 class ScriptedGroupSession : public GroupSession {
  public:
   ScriptedGroupSession(ScriptedChannel& channel, std::vector<int> live_workers)
@@ -95,12 +130,67 @@ class ScriptedGroupSession : public GroupSession {
   bool fault_tolerant() const override { return false; }
   RepairOutcome repair(const std::vector<std::uint8_t>&) override;
   std::unique_ptr<DownpourTransport> downpour_transport(RunContext&,
-                                                        const DownpourLayout&) override;
+                                                        const DownpourLayout& layout) override;
+  // The script's side of the transport the role got (made by downpour_transport).
+  DownpourTransport& peer_transport();
 
  private:
   ScriptedChannel& channel_;
   SoloGroup group_;
   std::vector<int> live_;
+  std::unique_ptr<InProcessDownpourHub> hub_;
+  std::unique_ptr<DownpourTransport> peer_transport_;
+};
+
+// The session of a gradient-sharing role run alone: the scripted channel, and a data plane of
+// in-process rings along config's tree over the channel's ranks; the script drives the other
+// ranks' planes (peer_plane). Not fault tolerant; heartbeats go over the channel.
+class ScriptedSharingSession : public SharingSession {
+ public:
+  ScriptedSharingSession(ScriptedChannel& channel, const config::ExperimentConfig& config);
+  comm::DataPlane& peer_plane(int rank) { return fabric_.plane(rank); }
+
+  comm::ControlChannel& control() override { return channel_; }
+  comm::ControlChannel* heartbeats() override { return nullptr; }
+  comm::DataPlane& plane() override { return fabric_.plane(channel_.rank()); }
+  const topology::Tree& tree() const override { return tree_; }
+  std::vector<int> live_workers() const override;
+  bool fault_tolerant() const override { return false; }
+  const std::map<int, ft::ProcessIdentity>& processes() const override { return processes_; }
+  bool master_on_another_node() const override { return false; }
+  RepairOutcome repair(const std::vector<std::uint8_t>&) override;
+
+ private:
+  ScriptedChannel& channel_;
+  topology::Tree tree_;
+  comm::InProcessFabric fabric_;
+  std::map<int, ft::ProcessIdentity> processes_;
+};
+
+// A replica the script keeps for another rank of a sharing job: its parameters, its exchange
+// on that rank's plane (applies and relays what arrives), and updates it publishes as a worker.
+class PeerReplica {
+ public:
+  PeerReplica(comm::DataPlane& plane, int rank, int ranks, std::vector<float> parameters,
+              const config::EncodingConfig& encoding);
+  // Encodes `update` (epoch 0, clock = seq, the header's `flags`) and publishes it: applied
+  // here, sent on every link.
+  void publish(std::span<const float> update, std::uint32_t flags = 0);
+  // Applies and relays what arrived; pushes queued messages on.
+  void poll() { exchange_.poll(parameters_); }
+  // Whether every origin's updates up to target[origin] are applied and nothing waits to go.
+  bool drained(const std::vector<std::uint64_t>& target) const;
+  std::uint64_t seq() const { return seq_; }
+  const std::vector<float>& parameters() const { return parameters_; }
+  const UpdateExchange& exchange() const { return exchange_; }
+
+ private:
+  int rank_;
+  std::vector<float> parameters_;
+  UpdateExchange exchange_;
+  codec::Encoder encoder_;
+  std::vector<std::uint8_t> message_;
+  std::uint64_t seq_ = 0;
 };
 
 }  // namespace gradshare::train::testing

@@ -1,0 +1,282 @@
+// downpour_roles_test.cpp: Downpour's master, parameter server and worker, each run alone
+// against a script that plays the other ranks (scripted_session.h): control messages through
+// the scripted channel, pushes, acks and pulls through the in-process transport's shard boxes,
+// where the script serves shards or pushes as a worker. What the role sends for what it
+// receives, what it pushes or applies, its exit code and what it writes, including the failure
+// paths (a worker's final model unlike the servers', a diverged worker).
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/errors.h"
+#include "role_fixture.h"
+#include "scripted_session.h"
+#include "train/downpour/network.h"
+#include "train/downpour/protocol.h"
+#include "train/downpour/roles.h"
+#include "train/partition_messages.h"
+#include "train/partition_scheduler.h"
+
+namespace gradshare::train {
+namespace {
+
+using testing::ScriptedChannel;
+using testing::ScriptedGroupSession;
+using testing::SentMessage;
+
+const std::vector<std::string> kOneEpoch = {"training.epochs=1", "checkpoint.every_epoch=false"};
+
+class DownpourRole : public testing::RoleTest {
+ protected:
+  // The role's rank in a job of `servers` servers (the master the first) and `workers`
+  // workers: its context, session and network (the transport made).
+  void set_up(int rank, int servers, int workers, std::vector<std::string> overrides = kOneEpoch) {
+    overrides.push_back("downpour.servers=" + std::to_string(servers));
+    ctx_.emplace(context("downpour", rank, servers + workers - 1, overrides));
+    initial_ = initial_parameters(*ctx_);
+    layout_.emplace(ctx_->config, initial_.size(), ctx_->size);
+    channel_.emplace(rank, ctx_->size);
+    std::vector<int> live;
+    for (int r = 1; r < ctx_->size; ++r) live.push_back(r);
+    session_.emplace(*channel_, live);
+    network_.emplace(*ctx_, *session_, *layout_);
+  }
+  std::span<const float> initial_shard(int shard) const {
+    const auto range = layout_->shard(shard);
+    return std::span<const float>(initial_).subspan(range.begin, range.size());
+  }
+  // An update of the shard's size: a few entries, enough to move the parameters.
+  std::vector<float> delta_of(int shard) const {
+    std::vector<float> delta(layout_->shard(shard).size(), 0.0f);
+    for (std::size_t i = 0; i < delta.size(); i += 13) delta[i] = 0.02f;
+    return delta;
+  }
+
+  std::optional<RunContext> ctx_;
+  std::vector<float> initial_;
+  std::optional<DownpourLayout> layout_;
+  std::optional<ScriptedChannel> channel_;
+  std::optional<ScriptedGroupSession> session_;
+  std::optional<DownpourNetwork> network_;
+};
+
+// --- master (server of shard 0), one worker (rank 1) played by the script ---
+
+// The worker: asks for partitions, pushes once per partition it is granted, then acks, pushes
+// everything and reports done; at the master's final pull signal it pulls and hands in the
+// model (through `final_model`, which may alter it).
+struct WorkerScript {
+  std::unique_ptr<ShardLink> link;
+  std::vector<float> delta;
+  DownpourReport report;
+  bool finishing = false, pushed_all = false, done_sent = false;
+  std::function<std::vector<float>(std::vector<float>)> final_model =
+      [](std::vector<float> parameters) { return parameters; };
+
+  void on_sent(const SentMessage& sent, ScriptedChannel& channel) {
+    if (sent.message.tag == PartitionGrantReply::kTag) {
+      if (decode<PartitionGrantReply>(sent.message.payload).assignment.grant) {
+        auto push = delta;
+        if (!link->push_outstanding()) link->push(push, 1, report);
+        channel.arrive(1, PartitionRequest{true, 0});
+      } else {
+        finishing = true;
+      }
+    }
+    if (sent.message.tag == DownpourFinalPull::kTag) {
+      link->start_pull(report);
+      const auto shard = link->finish_pull(report, 5.0, [] {});
+      channel.arrive(1, DownpourFinalModel{final_model({shard.begin(), shard.end()}),
+                                           {link->posted()}});
+    }
+  }
+  void tick(ScriptedChannel& channel) {
+    link->advance(report);
+    if (!finishing || done_sent || link->push_outstanding()) return;
+    if (!pushed_all) {
+      auto rest = delta;
+      link->push_all(rest, report);
+      pushed_all = true;
+      return;
+    }
+    channel.arrive(1, DownpourDone{report, 0});
+    done_sent = true;
+  }
+};
+
+class DownpourMasterRole : public DownpourRole {
+ protected:
+  WorkerScript worker_;
+  void script() {
+    worker_.link = session_->peer_transport().link(0, 0, ctx_->config);
+    worker_.delta = delta_of(0);
+    channel_->set_script([this](const SentMessage& sent, ScriptedChannel& c) {
+      worker_.on_sent(sent, c);
+    });
+    channel_->set_tick([this](ScriptedChannel& c) { worker_.tick(c); });
+    channel_->arrive(1, PartitionRequest{false, 0});
+  }
+  int run_master() {
+    auto model = build_model(ctx_->config);
+    auto server = network_->transport().serve(0, ctx_->config, initial_shard(0));
+    return run_downpour_master(*ctx_, model, *network_, std::move(server), std::nullopt);
+  }
+};
+
+TEST_F(DownpourMasterRole, ServesGrantsAndEndsWhenTheWorkerHoldsTheServersModel) {
+  set_up(0, 1, 1);
+  script();
+  EXPECT_EQ(run_master(), 0);
+  // Every partition granted (one push each at most), the last push of everything applied, the
+  // final pull signalled once, and the worker shut down.
+  EXPECT_GE(worker_.link->posted(), 2u);
+  EXPECT_EQ(channel_->sent_of<DownpourFinalPull>().size(), 1u);
+  const auto shutdowns = channel_->sent_of<Shutdown>();
+  ASSERT_EQ(shutdowns.size(), 1u);
+  EXPECT_EQ(shutdowns[0].exit_code, 0);
+  EXPECT_TRUE(model_written(*ctx_));
+  std::vector<float> served(initial_.size());
+  session_->peer_transport().read_shard(0, served, 1.0, [] {});
+  EXPECT_NE(served, initial_);  // the pushes moved the shard
+  EXPECT_EQ(channel_->unreceived(), 0u);
+}
+
+TEST_F(DownpourMasterRole, FailsWhenAWorkersFinalModelIsNotTheServers) {
+  set_up(0, 1, 1);
+  script();
+  worker_.final_model = [](std::vector<float> parameters) {
+    parameters[1] += 0.5f;
+    return parameters;
+  };
+  try {
+    run_master();
+    FAIL() << "a final model unlike the servers' passed";
+  } catch (const core::RuntimeError& error) {
+    EXPECT_NE(std::string(error.what()).find("final parameters differ"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_EQ(channel_->sent_of<Shutdown>().size(), 1u);  // the worker is ended all the same
+}
+
+TEST_F(DownpourMasterRole, EndsADivergedRunWithoutAModel) {
+  set_up(0, 1, 1);
+  channel_->arrive(1, Diverged{3, "loss is nan"});
+  script();
+  EXPECT_EQ(run_master(), core::kExitDiverged);
+  // No partition handed out after the divergence; the end protocol ran all the same.
+  const auto grants = channel_->sent_of<PartitionGrantReply>();
+  ASSERT_EQ(grants.size(), 1u);
+  EXPECT_FALSE(grants[0].assignment.grant);
+  const auto shutdowns = channel_->sent_of<Shutdown>();
+  ASSERT_EQ(shutdowns.size(), 1u);
+  EXPECT_EQ(shutdowns[0].exit_code, core::kExitDiverged);
+  EXPECT_FALSE(model_written(*ctx_));
+}
+
+// --- parameter server of shard 1 (rank 1), the master and one worker (rank 2) scripted ---
+
+TEST_F(DownpourRole, ServerAppliesPushesAnswersTheMasterAndEndsAtItsShutdown) {
+  set_up(1, 2, 1);
+  auto link = session_->peer_transport().link(1, 0, ctx_->config);
+  DownpourReport report;
+  auto delta = delta_of(1);
+  link->push(delta, 1, report);
+  bool asked = false;
+  channel_->set_tick([&](ScriptedChannel& c) {
+    link->advance(report);
+    if (link->push_outstanding() || asked) return;
+    asked = true;  // the push is applied: a checkpoint's state, then the end
+    c.arrive(0, StateRequest{});
+  });
+  channel_->set_script([](const SentMessage& sent, ScriptedChannel& c) {
+    if (sent.message.tag == DownpourState::kTag) c.arrive(0, PeakMemoryRequest{});
+    if (sent.message.tag == DownpourServerEnd::kTag) c.arrive(0, Shutdown{0});
+  });
+  auto server = network_->transport().serve(1, ctx_->config, initial_shard(1));
+  EXPECT_EQ(run_downpour_server(*ctx_, *network_, std::move(server)), 0);
+
+  ASSERT_EQ(channel_->sent_of<DownpourState>().size(), 1u);
+  const auto ends = channel_->sent_of<DownpourServerEnd>();
+  ASSERT_EQ(ends.size(), 1u);
+  EXPECT_EQ(ends[0].applied, std::vector<std::uint64_t>{1});  // the worker's one push, once
+  std::vector<float> served(layout_->shard(1).size());
+  session_->peer_transport().read_shard(1, served, 1.0, [] {});
+  EXPECT_NE(served, std::vector<float>(initial_shard(1).begin(), initial_shard(1).end()));
+  EXPECT_EQ(channel_->unreceived(), 0u);
+}
+
+// --- worker (rank 1), the master and shard 0's server scripted ---
+
+class DownpourWorkerRole : public DownpourRole {
+ protected:
+  std::unique_ptr<ShardServer> server_;
+  std::optional<PartitionScheduler> scheduler_;
+  std::optional<DownpourDone> done_;
+  std::optional<DownpourFinalModel> final_;
+  std::int32_t shutdown_code_ = 0;
+
+  void script() {
+    server_ = session_->peer_transport().serve(0, ctx_->config, initial_shard(0));
+    scheduler_.emplace(ctx_->config.training.epochs,
+                       static_cast<std::int64_t>(epoch_shape(ctx_->config, ctx_->data.train)
+                                                     .partition_count()));
+    channel_->set_tick([this](ScriptedChannel&) { server_->poll(); });
+    channel_->set_script([this](const SentMessage& sent, ScriptedChannel& c) {
+      if (sent.message.tag == PartitionRequest::kTag) {
+        if (decode<PartitionRequest>(sent.message.payload).finished_previous)
+          scheduler_->complete(1);
+        c.arrive(0, PartitionGrantReply{scheduler_->assign(1)});
+      }
+      if (sent.message.tag == DownpourDone::kTag) {
+        done_ = decode<DownpourDone>(sent.message.payload);
+        c.arrive(0, DownpourFinalPull{});
+      }
+      if (sent.message.tag == DownpourFinalModel::kTag) {
+        final_ = decode<DownpourFinalModel>(sent.message.payload);
+        c.arrive(0, Shutdown{shutdown_code_});
+      }
+    });
+  }
+  int run_worker() {
+    return run_downpour_worker(*ctx_, build_model(ctx_->config), *network_, StartState{}, false);
+  }
+};
+
+TEST_F(DownpourWorkerRole, TrainsPushesEverythingAndEndsWithTheServersModel) {
+  set_up(1, 1, 1);
+  script();
+  EXPECT_EQ(run_worker(), 0);
+  const auto partitions = epoch_shape(ctx_->config, ctx_->data.train).partition_count();
+  EXPECT_EQ(channel_->sent_of<PartitionRequest>().size(), partitions + 1);
+  ASSERT_TRUE(done_ && final_);
+  // Every step's update reached the server: what it pulled at the end is the shard, bit for
+  // bit, and the server applied every push it posted, once.
+  ASSERT_EQ(final_->pushed.size(), 1u);
+  EXPECT_GT(final_->pushed[0], 0u);
+  EXPECT_EQ(server_->applied_seq(0), final_->pushed[0]);
+  EXPECT_EQ(server_->version(), final_->pushed[0]);
+  const auto shard = server_->parameters();
+  EXPECT_EQ(final_->parameters, std::vector<float>(shard.begin(), shard.end()));
+  EXPECT_NE(final_->parameters, initial_);
+  // Its reports and DownpourDone count every step of the epoch once.
+  std::int64_t steps = done_->report.steps;
+  for (const auto& report : channel_->sent_of<DownpourReport>()) steps += report.steps;
+  EXPECT_EQ(steps, batches(*ctx_));
+}
+
+TEST_F(DownpourWorkerRole, ReportsDivergenceThenEndsAsTheMasterSays) {
+  set_up(1, 1, 1, {"training.epochs=1", "checkpoint.every_epoch=false",
+                   "optimizer.learning_rate=100"});
+  shutdown_code_ = core::kExitDiverged;
+  script();
+  EXPECT_EQ(run_worker(), core::kExitDiverged);
+  EXPECT_EQ(channel_->sent_of<Diverged>().size(), 1u);
+  ASSERT_TRUE(done_ && final_);  // the end protocol runs: the servers' model, for the record
+}
+
+}  // namespace
+}  // namespace gradshare::train

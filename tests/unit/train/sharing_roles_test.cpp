@@ -1,0 +1,286 @@
+// sharing_roles_test.cpp: gradient sharing's master and worker, each run alone against a script
+// that plays the other ranks (scripted_session.h): control messages through the scripted
+// channel, updates through in-process rings to replicas the script keeps (PeerReplica). What
+// the role sends for what it receives, the updates it applies, relays and publishes, its exit
+// code and what it writes, including the failure paths (a replica that differs at the end, a
+// diverged worker, no start).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/errors.h"
+#include "role_fixture.h"
+#include "scripted_session.h"
+#include "train/partition_messages.h"
+#include "train/partition_scheduler.h"
+#include "train/sharing/gradient_sharing.h"
+#include "train/sharing/protocol.h"
+#include "train/sharing/report.h"
+#include "train/sharing/staleness.h"
+#include "train/sharing/roles.h"
+#include "train/worker_state.h"
+
+namespace gradshare::train {
+namespace {
+
+using testing::PeerReplica;
+using testing::ScriptedChannel;
+using testing::ScriptedSharingSession;
+using testing::SentMessage;
+
+// One epoch, no checkpoint: the roles' start, training, drain and end.
+const std::vector<std::string> kOneEpoch = {"training.epochs=1", "checkpoint.every_epoch=false"};
+
+class SharingRole : public testing::RoleTest {
+ protected:
+  // An update every script worker publishes for a partition: a few entries above the threshold.
+  std::vector<float> update_of(int worker, std::size_t parameters) const {
+    std::vector<float> update(parameters, 0.0f);
+    for (std::size_t i = static_cast<std::size_t>(worker); i < parameters; i += 97)
+      update[i] = worker == 1 ? 0.05f : -0.03f;
+    return update;
+  }
+};
+
+// The script of the master's two workers: each asks for partitions, publishes one update per
+// partition it is granted, reports done when none is left, and, once it has the drain target
+// and every update up to it, hands in its replica's parameters (through `drained`, which may
+// alter them).
+struct TwoWorkerScript {
+  std::map<int, PeerReplica> replicas;
+  std::map<int, std::vector<std::uint64_t>> targets;
+  std::map<int, bool> handed_in;
+  std::map<int, int> granted;
+  std::function<std::vector<float>(int, std::vector<float>)> drained =
+      [](int, std::vector<float> parameters) { return parameters; };
+  std::function<std::vector<float>(int)> update;
+
+  void on_sent(const SentMessage& sent, ScriptedChannel& channel) {
+    const int w = sent.dest;
+    if (sent.message.tag == Start::kTag) channel.arrive(w, PartitionRequest{false, 0});
+    if (sent.message.tag == PartitionGrantReply::kTag) {
+      auto& replica = replicas.at(w);
+      if (decode<PartitionGrantReply>(sent.message.payload).assignment.grant) {
+        ++granted[w];
+        replica.publish(update(w));
+        channel.arrive(w, PartitionRequest{true, replica.seq()});
+      } else {
+        channel.arrive(w, SharingDone{replica.seq(), 0, 0});
+      }
+    }
+    if (sent.message.tag == SharingDrainTarget::kTag)
+      targets[w] = decode<SharingDrainTarget>(sent.message.payload).last_seq;
+  }
+  void tick(ScriptedChannel& channel) {
+    for (auto& [w, replica] : replicas) {
+      replica.poll();
+      if (targets.count(w) && !handed_in[w] && replica.drained(targets[w])) {
+        DrainedReport report;
+        report.parameters = drained(w, replica.parameters());
+        channel.arrive(w, report);
+        handed_in[w] = true;
+      }
+    }
+  }
+};
+
+TEST_F(SharingRole, MasterAppliesRelaysAndDrainsEveryWorkersUpdates) {
+  auto ctx = context("gradient_sharing", 0, 2, kOneEpoch);
+  const auto initial = initial_parameters(ctx);
+  ScriptedChannel channel(0, 3);
+  ScriptedSharingSession session(channel, ctx.config);
+  TwoWorkerScript script;
+  for (int w : {1, 2})
+    script.replicas.emplace(std::piecewise_construct, std::forward_as_tuple(w),
+                            std::forward_as_tuple(session.peer_plane(w), w, 3, initial,
+                                                  ctx.config.encoding));
+  script.update = [&](int w) { return update_of(w, initial.size()); };
+  channel.set_script([&](const SentMessage& sent, ScriptedChannel& c) { script.on_sent(sent, c); });
+  channel.set_tick([&](ScriptedChannel& c) { script.tick(c); });
+
+  EXPECT_EQ(run_sharing_master(ctx, session), 0);
+
+  // Every partition of the epoch granted once, to one worker or the other.
+  const auto partitions = epoch_shape(ctx.config, ctx.data.train).partition_count();
+  EXPECT_EQ(static_cast<std::size_t>(script.granted[1] + script.granted[2]), partitions);
+  // The drain target names every update each worker published; each worker had the other's
+  // through the master's relay (the workers' planes link only to the master).
+  const auto& one = script.replicas.at(1);
+  const auto& two = script.replicas.at(2);
+  for (int w : {1, 2}) {
+    ASSERT_EQ(script.targets[w].size(), 3u);
+    EXPECT_EQ(script.targets[w][1], one.seq());
+    EXPECT_EQ(script.targets[w][2], two.seq());
+  }
+  EXPECT_EQ(one.exchange().version_vector()[2], two.seq());
+  EXPECT_EQ(two.exchange().version_vector()[1], one.seq());
+  EXPECT_EQ(one.exchange().stats().duplicates + two.exchange().stats().duplicates, 0u);
+  EXPECT_LE(relative_max_difference(one.parameters(), two.parameters()), kEquivalenceTolerance);
+  EXPECT_GT(relative_max_difference(one.parameters(), initial), 0.0);
+  // The end: Shutdown{0} to both, after both drained; the model written.
+  const auto shutdowns = channel.sent_of<Shutdown>();
+  ASSERT_EQ(shutdowns.size(), 2u);
+  EXPECT_EQ(shutdowns[0].exit_code, 0);
+  EXPECT_TRUE(model_written(ctx));
+  EXPECT_EQ(channel.unreceived(), 0u);
+}
+
+TEST_F(SharingRole, MasterFailsWhenAReplicaEndsWithAnotherModel) {
+  auto ctx = context("gradient_sharing", 0, 2, kOneEpoch);
+  const auto initial = initial_parameters(ctx);
+  ScriptedChannel channel(0, 3);
+  ScriptedSharingSession session(channel, ctx.config);
+  TwoWorkerScript script;
+  for (int w : {1, 2})
+    script.replicas.emplace(std::piecewise_construct, std::forward_as_tuple(w),
+                            std::forward_as_tuple(session.peer_plane(w), w, 3, initial,
+                                                  ctx.config.encoding));
+  script.update = [&](int w) { return update_of(w, initial.size()); };
+  script.drained = [](int w, std::vector<float> parameters) {
+    if (w == 2) parameters[0] += 1.0f;  // an update applied twice, say
+    return parameters;
+  };
+  channel.set_script([&](const SentMessage& sent, ScriptedChannel& c) { script.on_sent(sent, c); });
+  channel.set_tick([&](ScriptedChannel& c) { script.tick(c); });
+  try {
+    run_sharing_master(ctx, session);
+    FAIL() << "a replica with another model passed the equivalence check";
+  } catch (const core::RuntimeError& error) {
+    EXPECT_NE(std::string(error.what()).find("replicas diverged"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_EQ(channel.sent_of<Shutdown>().size(), 2u);  // the workers are ended all the same
+}
+
+TEST_F(SharingRole, MasterEndsADivergedRunWithoutAModel) {
+  auto ctx = context("gradient_sharing", 0, 2, kOneEpoch);
+  ScriptedChannel channel(0, 3);
+  ScriptedSharingSession session(channel, ctx.config);
+  channel.set_script([](const SentMessage& sent, ScriptedChannel& c) {
+    if (sent.message.tag == Start::kTag && sent.dest == 1) c.arrive(1, Diverged{4, "loss is nan"});
+  });
+  EXPECT_EQ(run_sharing_master(ctx, session), core::kExitDiverged);
+  const auto shutdowns = channel.sent_of<Shutdown>();
+  ASSERT_EQ(shutdowns.size(), 2u);
+  EXPECT_EQ(shutdowns[0].exit_code, core::kExitDiverged);
+  EXPECT_EQ(shutdowns[1].exit_code, core::kExitDiverged);
+  EXPECT_FALSE(model_written(ctx));
+}
+
+// The worker's master and its peer (rank 2): the master grants the epoch's partitions in
+// order, relays between the worker and the peer (a replica of its own on rank 0's plane), and
+// answers SharingDone with the drain target and the drained report with Shutdown.
+struct MasterScript {
+  PartitionScheduler scheduler;
+  PeerReplica master;
+  PeerReplica peer;
+  std::optional<SharingDone> done;
+  std::optional<DrainedReport> drained;
+
+  void on_sent(const SentMessage& sent, ScriptedChannel& channel) {
+    if (sent.message.tag == PartitionRequest::kTag) {
+      if (decode<PartitionRequest>(sent.message.payload).finished_previous) scheduler.complete(1);
+      channel.arrive(0, PartitionGrantReply{scheduler.assign(1)});
+    }
+    if (sent.message.tag == SharingDone::kTag) {
+      done = decode<SharingDone>(sent.message.payload);
+      channel.arrive(0, SharingDrainTarget{{0, done->last_seq, peer.seq()}});
+    }
+    if (sent.message.tag == DrainedReport::kTag) {
+      drained = decode<DrainedReport>(sent.message.payload);
+      channel.arrive(0, Shutdown{0});
+    }
+    if (sent.message.tag == Diverged::kTag) channel.arrive(0, Shutdown{core::kExitDiverged});
+  }
+  void tick() {
+    master.poll();
+    peer.poll();
+  }
+};
+
+class SharingWorkerRole : public SharingRole {
+ protected:
+  std::optional<MasterScript> script_;
+  void script(ScriptedChannel& channel, ScriptedSharingSession& session, const RunContext& ctx) {
+    const auto initial = initial_parameters(ctx);
+    const auto partitions =
+        static_cast<std::int64_t>(epoch_shape(ctx.config, ctx.data.train).partition_count());
+    script_.emplace(MasterScript{
+        PartitionScheduler(1, partitions),
+        PeerReplica(session.peer_plane(0), 0, 3, initial, ctx.config.encoding),
+        PeerReplica(session.peer_plane(2), 2, 3, initial, ctx.config.encoding), {}, {}});
+    channel.set_script([this](const SentMessage& sent, ScriptedChannel& c) {
+      script_->on_sent(sent, c);
+    });
+    channel.set_tick([this](ScriptedChannel&) { script_->tick(); });
+  }
+};
+
+TEST_F(SharingWorkerRole, TrainsItsGrantsSharesEveryUpdateAndDrains) {
+  auto ctx = context("gradient_sharing", 1, 2, kOneEpoch);
+  ScriptedChannel channel(1, 3);
+  ScriptedSharingSession session(channel, ctx.config);
+  script(channel, session, ctx);
+  channel.arrive(0, Start{0, {}});
+  // The peer published before the worker began, then had nothing to train (flagged idle, so the
+  // staleness bound does not wait for it): the worker must apply its update to drain.
+  script_->peer.publish(update_of(2, initial_parameters(ctx).size()), kFlagIdle);
+
+  EXPECT_EQ(run_sharing_worker(ctx, session, false), 0);
+
+  // Every partition of the epoch asked for and trained (the last request finds none left).
+  const auto requests = channel.sent_of<PartitionRequest>();
+  const auto partitions = epoch_shape(ctx.config, ctx.data.train).partition_count();
+  ASSERT_EQ(requests.size(), partitions + 1);
+  EXPECT_FALSE(requests[0].finished_previous);
+  EXPECT_TRUE(requests.back().finished_previous);
+  // Every update it published reached the master, its SharingDone names the last, and the
+  // model it handed in is the master's replica's, the peer's update included.
+  ASSERT_TRUE(script_->done && script_->drained);
+  EXPECT_GT(script_->done->last_seq, 0u);
+  EXPECT_EQ(script_->master.exchange().version_vector()[1], script_->done->last_seq);
+  EXPECT_EQ(script_->drained->published, script_->done->last_seq);
+  EXPECT_EQ(script_->drained->applied_twice, 0);
+  EXPECT_LE(relative_max_difference(script_->drained->parameters, script_->master.parameters()),
+            kEquivalenceTolerance);
+  EXPECT_EQ(script_->peer.exchange().version_vector()[1], script_->done->last_seq);
+  EXPECT_FALSE(channel.sent_of<SharingReport>().empty());
+  EXPECT_TRUE(channel.sent_of<Diverged>().empty());
+}
+
+TEST_F(SharingWorkerRole, ReportsDivergenceAndEndsWithTheMastersCode) {
+  auto ctx = context("gradient_sharing", 1, 2, {"training.epochs=1", "optimizer.learning_rate=100"});
+  ScriptedChannel channel(1, 3);
+  ScriptedSharingSession session(channel, ctx.config);
+  script(channel, session, ctx);
+  channel.arrive(0, Start{0, {}});
+  EXPECT_EQ(run_sharing_worker(ctx, session, false), core::kExitDiverged);
+  EXPECT_EQ(channel.sent_of<Diverged>().size(), 1u);
+  EXPECT_TRUE(channel.sent_of<DrainedReport>().empty());
+}
+
+TEST_F(SharingWorkerRole, RefusesAWrongSizedModelInItsStart) {
+  auto ctx = context("gradient_sharing", 1, 2, kOneEpoch);
+  ScriptedChannel channel(1, 3);
+  ScriptedSharingSession session(channel, ctx.config);
+  script(channel, session, ctx);
+  StartState start;
+  start.resume = true;
+  start.parameters.assign(initial_parameters(ctx).size(), 0.25f);
+  start.parameters.resize(3);  // a wrong-sized model
+  channel.arrive(0, Start{0, start});
+  try {
+    run_sharing_worker(ctx, session, false);
+    FAIL() << "a wrong-sized model was taken";
+  } catch (const core::RuntimeError& error) {
+    EXPECT_NE(std::string(error.what()).find("wrong-sized model"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_TRUE(channel.sent_of<PartitionRequest>().empty());
+}
+
+}  // namespace
+}  // namespace gradshare::train
