@@ -170,6 +170,12 @@ struct FaultInjection {
     "the number of workers (staleness-aware SGD, Zhang et al. 2016; a stale push moves the "   \
     "model as under combine: mean); full: at server_learning_rate whatever its age. 4 nodes "  \
     "at 100 Mbit/s, 2 epochs: scale 86.1-86.3 %, full 81.5-84.1 %")                          \
+  X(downpour, momentum, std::string, "compensate", GS_CHOICES("compensate", "as_set"),           \
+    "compensate: workers with Adam or AdamW step with beta1 lowered by the momentum W "        \
+    "asynchronous workers imply, 1 - 1/W (Mitliagkas et al. 2016), to max(0, beta1 - (1 - "    \
+    "1/W)); SGD momentum is left as set (lowering it lowers the step: Nesterov lost 1.4 pp). " \
+    "MLP, 4 workers, 5 seeds: beta1 0.9 gives 89.34 % compensated, 87.36 % as set, "          \
+    "allreduce 89.28 %; as_set: as configured")                                              \
   X(downpour, encode, bool, false, GS_ANY,                                                     \
     "Compress pushes with the threshold codec (encoding.* keys, the sparsity band n_push "    \
     "times wider: a push carries n_push steps; what is not sent stays in the worker's "       \

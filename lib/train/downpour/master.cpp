@@ -257,6 +257,8 @@ class DownpourMaster : public MasterRole {
         scales_stale_pushes(cfg_) ? ", a stale push divided by its age, down to / workers" : "",
         cfg_.downpour.encode ? "encoded" : "dense");
     core::log_info(line);
+    if (const auto momentum = worker_momentum_line(cfg_, layout_.workers()); !momentum.empty())
+      core::log_info(momentum);
   }
 
   comm::ControlChannel& control() { return network_.control(); }

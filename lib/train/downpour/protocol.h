@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "comm/control_channel.h"
@@ -117,6 +118,14 @@ class DownpourLayout {
 // downpour.stale_pushes: scale, which applies only with combine: sum (under mean every push is
 // at lr / workers already).
 bool scales_stale_pushes(const config::ExperimentConfig& config);
+
+// The config a worker steps with: under downpour.momentum: compensate with Adam or AdamW,
+// beta1 lowered by the implicit momentum of `workers` asynchronous workers, 1 - 1/workers, to no
+// less than 0; the config as it is otherwise (SGD's momentum also sizes its step).
+config::ExperimentConfig worker_optimizer_config(const config::ExperimentConfig& config,
+                                                 int workers);
+// The line that says so, empty when nothing is lowered.
+std::string worker_momentum_line(const config::ExperimentConfig& config, int workers);
 
 // The ack word: ages saturate at 2^32 - 1; seq must stay below 2^32.
 std::uint64_t pack_ack(std::uint64_t seq, std::uint64_t age);

@@ -39,7 +39,8 @@ class DownpourWorker {
                  const StartState& start, bool replacement)
       : context_(context), cfg_(context.config), network_(network),
         batches_per_epoch_(minibatches_per_epoch(cfg_, context.data.train)),
-        replica_(cfg_, std::move(model), batches_per_epoch_ * cfg_.training.epochs,
+        replica_(worker_optimizer_config(cfg_, network.layout().workers()), std::move(model),
+                 batches_per_epoch_ * cfg_.training.epochs,
                  batches_per_epoch_, static_cast<std::uint64_t>(context.rank)),
         n_(replica_.parameter_count()),
         timeout_(network.control().timeout_seconds()),

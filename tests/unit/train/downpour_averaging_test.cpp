@@ -154,6 +154,27 @@ TEST(ShardUpdater, ScalesNothingUnderCombineMean) {
   EXPECT_FLOAT_EQ(shard[0], -2.0f);
 }
 
+TEST(WorkerMomentum, CompensatedLowersAdamsBeta1ByOneMinusOneOverTheWorkers) {
+  config::ExperimentConfig config;
+  config.downpour.momentum = "compensate";
+  config.optimizer.type = "adam";
+  config.optimizer.beta1 = 0.9;
+  EXPECT_NEAR(worker_optimizer_config(config, 4).optimizer.beta1, 0.15, 1e-12);
+  EXPECT_NE(worker_momentum_line(config, 4).find("beta1 0.15, lowered from 0.9"),
+            std::string::npos)
+      << worker_momentum_line(config, 4);
+  EXPECT_DOUBLE_EQ(worker_optimizer_config(config, 1).optimizer.beta1, 0.9);  // no asynchrony
+  EXPECT_EQ(worker_momentum_line(config, 1), "");
+  EXPECT_DOUBLE_EQ(worker_optimizer_config(config, 20).optimizer.beta1, 0.0);  // never below 0
+  config.optimizer.type = "nesterov";  // SGD's momentum sizes its step: left as set
+  config.optimizer.momentum = 0.9;
+  EXPECT_DOUBLE_EQ(worker_optimizer_config(config, 4).optimizer.momentum, 0.9);
+  EXPECT_EQ(worker_momentum_line(config, 4), "");
+  config.optimizer.type = "adam";
+  config.downpour.momentum = "as_set";
+  EXPECT_DOUBLE_EQ(worker_optimizer_config(config, 4).optimizer.beta1, 0.9);
+}
+
 TEST(AckWord, PacksSeqAndSaturatedAge) {
   const std::uint64_t word = pack_ack(12345, 17);
   EXPECT_EQ(ack_seq(word), 12345u);
