@@ -22,12 +22,13 @@ namespace gradshare::train::testing {
 
 class RoleTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("gradshare_roles_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  // In the constructor, not SetUp: a derived fixture's constructor may make its contexts.
+  RoleTest()
+      : dir_(std::filesystem::temp_directory_path() /
+             ("gradshare_roles_" + std::to_string(::getpid()) + "_" +
+              ::testing::UnitTest::GetInstance()->current_test_info()->name())),
+        data_(blobs(1024, 256, 16, 3)) {
     std::filesystem::remove_all(dir_);
-    data_ = blobs(1024, 256, 16, 3);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 

@@ -87,19 +87,33 @@ struct TwoWorkerScript {
   }
 };
 
-TEST_F(SharingRole, MasterAppliesRelaysAndDrainsEveryWorkersUpdates) {
-  auto ctx = context("gradient_sharing", 0, 2, kOneEpoch);
-  const auto initial = initial_parameters(ctx);
-  ScriptedChannel channel(0, 3);
-  ScriptedSharingSession session(channel, ctx.config);
+// The master of two workers the script plays (TwoWorkerScript), each with its replica on its
+// plane of the master's tree.
+class SharingMasterRole : public SharingRole {
+ protected:
+  SharingMasterRole()
+      : ctx(context("gradient_sharing", 0, 2, kOneEpoch)),
+        initial(initial_parameters(ctx)),
+        channel(0, 3),
+        session(channel, ctx.config) {
+    for (int w : {1, 2})
+      script.replicas.emplace(std::piecewise_construct, std::forward_as_tuple(w),
+                              std::forward_as_tuple(session.peer_plane(w), w, 3, initial,
+                                                    ctx.config.encoding));
+    script.update = [this](int w) { return update_of(w, initial.size()); };
+    channel.set_script(
+        [this](const SentMessage& sent, ScriptedChannel& c) { script.on_sent(sent, c); });
+    channel.set_tick([this](ScriptedChannel& c) { script.tick(c); });
+  }
+
+  RunContext ctx;
+  std::vector<float> initial;
+  ScriptedChannel channel;
+  ScriptedSharingSession session;
   TwoWorkerScript script;
-  for (int w : {1, 2})
-    script.replicas.emplace(std::piecewise_construct, std::forward_as_tuple(w),
-                            std::forward_as_tuple(session.peer_plane(w), w, 3, initial,
-                                                  ctx.config.encoding));
-  script.update = [&](int w) { return update_of(w, initial.size()); };
-  channel.set_script([&](const SentMessage& sent, ScriptedChannel& c) { script.on_sent(sent, c); });
-  channel.set_tick([&](ScriptedChannel& c) { script.tick(c); });
+};
+
+TEST_F(SharingMasterRole, AppliesRelaysAndDrainsEveryWorkersUpdates) {
 
   EXPECT_EQ(run_sharing_master(ctx, session), 0);
 
@@ -128,23 +142,11 @@ TEST_F(SharingRole, MasterAppliesRelaysAndDrainsEveryWorkersUpdates) {
   EXPECT_EQ(channel.unreceived(), 0u);
 }
 
-TEST_F(SharingRole, MasterFailsWhenAReplicaEndsWithAnotherModel) {
-  auto ctx = context("gradient_sharing", 0, 2, kOneEpoch);
-  const auto initial = initial_parameters(ctx);
-  ScriptedChannel channel(0, 3);
-  ScriptedSharingSession session(channel, ctx.config);
-  TwoWorkerScript script;
-  for (int w : {1, 2})
-    script.replicas.emplace(std::piecewise_construct, std::forward_as_tuple(w),
-                            std::forward_as_tuple(session.peer_plane(w), w, 3, initial,
-                                                  ctx.config.encoding));
-  script.update = [&](int w) { return update_of(w, initial.size()); };
+TEST_F(SharingMasterRole, FailsWhenAReplicaEndsWithAnotherModel) {
   script.drained = [](int w, std::vector<float> parameters) {
     if (w == 2) parameters[0] += 1.0f;  // an update applied twice, say
     return parameters;
   };
-  channel.set_script([&](const SentMessage& sent, ScriptedChannel& c) { script.on_sent(sent, c); });
-  channel.set_tick([&](ScriptedChannel& c) { script.tick(c); });
   try {
     run_sharing_master(ctx, session);
     FAIL() << "a replica with another model passed the equivalence check";
