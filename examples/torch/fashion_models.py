@@ -33,6 +33,30 @@ class Mlp(nn.Module):
         return self.out(x)
 
 
+class Cnn(nn.Module):
+    """Two 3x3 convolutions (32 and 64 filters, ReLU, 2x2 max pooling after each), a 128-unit
+    ReLU layer and the output layer: the same network as configs/fashion-mnist-cnn.yaml,
+    initialised as its model.init: auto does."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 32, 3, padding=1)
+        self.conv2 = nn.Conv2d(32, 64, 3, padding=1)
+        self.hidden = nn.Linear(64 * 7 * 7, 128)
+        self.out = nn.Linear(128, 10)
+        for layer in (self.conv1, self.conv2, self.hidden):
+            nn.init.kaiming_normal_(layer.weight, nonlinearity="relu")
+        nn.init.xavier_normal_(self.out.weight)
+        for layer in (self.conv1, self.conv2, self.hidden, self.out):
+            nn.init.zeros_(layer.bias)
+
+    def forward(self, x):
+        x = torch.max_pool2d(torch.relu(self.conv1(x)), 2)
+        x = torch.max_pool2d(torch.relu(self.conv2(x)), 2)
+        x = torch.relu(self.hidden(x.flatten(1)))
+        return self.out(x)
+
+
 class ResidualBlock(nn.Module):
     """Two 3x3 convolutions with batch norm and a shortcut (1x1 when the shape changes)."""
 
@@ -112,7 +136,7 @@ class RowTransformer(nn.Module):
         return self.classifier(encoded.mean(dim=1))
 
 
-MODELS = {"mlp": Mlp, "resnet": ResNet, "lstm": RowLstm, "transformer": RowTransformer}
+MODELS = {"mlp": Mlp, "cnn": Cnn, "resnet": ResNet, "lstm": RowLstm, "transformer": RowTransformer}
 
 
 def parameter_count(module):

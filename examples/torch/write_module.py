@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """write_module.py: saves one of the example modules as TorchScript for gradshare.
 
-usage: write_module.py {mlp,resnet,lstm,transformer} OUT.pt [--seed N]
+usage: write_module.py {mlp,cnn,resnet,lstm,transformer} OUT.pt [--seed N]
 
 The file is what `model.torchscript` names; gradshare trains the module's parameters from the
 values saved here. Save your own module the same way: torch.jit.script(module).save(path)

@@ -53,8 +53,9 @@ def summarize(run_dir, target):
     staleness = summary.get("staleness_mean")
     return {
         "accuracy": final[-1]["test_accuracy"] if final else None,
-        "time_to_target": next((r["wall_seconds"] for r in epochs if r["test_accuracy"] >= target),
-                               None),
+        # gradshare's last epoch has its evaluation in the final record only
+        "time_to_target": next((r["wall_seconds"] for r in epochs + final
+                                if r["test_accuracy"] >= target), None),
         "samples_per_second": rate if rate else (samples / wall if samples and wall else None),
         "bytes": bytes_per_step,
         "wall": wall,

@@ -13,18 +13,28 @@ gradshare's per-worker minibatch) from its shard of the epoch's shuffled order. 
 with more than one process, it trains with DistributedDataParallel over gloo, rank 0 at
 --master-addr. Rank 0 evaluates on the test set after every epoch and writes RUN_DIR/
 metrics.jsonl in gradshare's record format (step, epoch, final), so one report reads both.
+
+Under DDP the gradients travel through a communication hook: --comm-hook allreduce (PyTorch's
+default all-reduce, as a hook), fp16 (halves before the all-reduce) or powersgd (low rank
+--powersgd-rank, vanilla all-reduce for the first --powersgd-warmup steps: by default a tenth of
+the run, PyTorch's advice). Every all-reduce a hook starts is counted, so the final summary
+record ("ddp_summary") gives the bytes each worker all-reduced per step over the whole run, the
+figure gradshare reports for its own strategies. --set key.path=value overrides the config as
+gradshare's command line does (optimizer.* and training.batch_size are read).
 """
 import argparse
 import gzip
 import json
 import math
 import os
+import sys
 import time
 
 import numpy as np
 import torch
 import torch.distributed as dist
 import yaml
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks, powerSGD_hook
 
 
 def read_idx(path):
@@ -62,6 +72,45 @@ def evaluate(module, x, y, shape):
     return correct / len(x), loss / len(x)
 
 
+def apply_overrides(config, overrides):
+    for override in overrides:
+        path, sep, value = override.partition("=")
+        if not sep:
+            raise SystemExit(f"torch_train.py: --set {override}: expected key.path=value")
+        node = config
+        keys = path.split(".")
+        for key in keys[:-1]:
+            node = node.setdefault(key, {})
+        node[keys[-1]] = yaml.safe_load(value)
+
+
+class AllReduceCounter:
+    """Counts the bytes of every all-reduce started through torch.distributed.all_reduce (the
+    communication hooks call it) on this rank."""
+
+    def __init__(self):
+        self.bytes = 0
+        self.original = dist.all_reduce
+
+        def counted(tensor, *args, **kwargs):
+            self.bytes += tensor.numel() * tensor.element_size()
+            return self.original(tensor, *args, **kwargs)
+        dist.all_reduce = counted
+
+
+def register_hook(model, args, steps):
+    if args.comm_hook == "allreduce":
+        model.register_comm_hook(None, default_hooks.allreduce_hook)
+    elif args.comm_hook == "fp16":
+        model.register_comm_hook(None, default_hooks.fp16_compress_hook)
+    else:
+        warmup = args.powersgd_warmup if args.powersgd_warmup is not None else max(2, steps // 10)
+        state = powerSGD_hook.PowerSGDState(process_group=None,
+                                            matrix_approximation_rank=args.powersgd_rank,
+                                            start_powerSGD_iter=max(2, warmup))
+        model.register_comm_hook(state, powerSGD_hook.powerSGD_hook)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("module")
@@ -77,6 +126,11 @@ def main():
     parser.add_argument("--master-addr", default="127.0.0.1")
     parser.add_argument("--master-port", type=int, default=29517)
     parser.add_argument("--log-every", type=int, default=20)
+    parser.add_argument("--comm-hook", choices=["allreduce", "fp16", "powersgd"],
+                        default="allreduce")
+    parser.add_argument("--powersgd-rank", type=int, default=2)
+    parser.add_argument("--powersgd-warmup", type=int)
+    parser.add_argument("--set", action="append", default=[], dest="overrides")
     args = parser.parse_args()
 
     rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", "0"))
@@ -86,24 +140,31 @@ def main():
     shape = [int(d) for d in args.input_shape.split(",")]
     module = torch.jit.load(args.module)
     module.train()
-    model = module
+    with open(args.config) as f:
+        config = yaml.safe_load(f)
+    apply_overrides(config, args.overrides)
+    batch_size = config.get("training", {}).get("batch_size", 64)
+    x, y, x_test, y_test = load(args.data_dir, args.train_subset, args.test_subset)
+    model, counter = module, None
     if world > 1:
         dist.init_process_group("gloo", init_method=f"tcp://{args.master_addr}:{args.master_port}",
                                 rank=rank, world_size=world)
-        model = torch.nn.parallel.DistributedDataParallel(module)
-    with open(args.config) as f:
-        config = yaml.safe_load(f)
+        # One bucket (the first is 1 MB by default): with two, PowerSGD's all-reduces over gloo
+        # went out in different orders on different ranks (torch 1.13: "op.preamble.length <=
+        # op.nbytes" on the CNN). Every hook runs with it, so they compare on one footing.
+        dist._DEFAULT_FIRST_BUCKET_BYTES = 25 * 1024 * 1024
+        model = torch.nn.parallel.DistributedDataParallel(module, bucket_cap_mb=25)
+        counter = AllReduceCounter()
+        register_hook(model, args, args.epochs * (len(x) // world // batch_size))
     opt = config.get("optimizer", {})
     if opt.get("type", "adam") != "adam" or opt.get("schedule", "constant") not in ("constant", "cosine"):
         raise SystemExit("torch_train.py: supports Adam with a constant or cosine schedule")
     lr = opt.get("learning_rate", 1e-3)
-    batch_size = config.get("training", {}).get("batch_size", 64)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr,
                                  betas=(opt.get("beta1", 0.9), opt.get("beta2", 0.999)),
                                  eps=opt.get("epsilon", 1e-8))
     cosine = opt.get("schedule", "constant") == "cosine"
     floor = opt.get("min_learning_rate", 0.0)
-    x, y, x_test, y_test = load(args.data_dir, args.train_subset, args.test_subset)
     records = []
     start = time.time()
 
@@ -139,19 +200,29 @@ def main():
             accuracy, test_loss = evaluate(module, x_test, y_test, shape)
             record({"kind": "epoch", "epoch": epoch + 1, "step": step,
                     "wall_seconds": time.time() - start, "test_accuracy": accuracy,
-                    "test_loss": test_loss, "samples": batches * batch_size * world})
+                    "test_loss": test_loss, "samples": batches * batch_size * world,
+                    "minibatches": batches * world})
             print(f"epoch {epoch + 1}: test accuracy {100 * accuracy:.2f}% "
                   f"({time.time() - start:.1f} s)", flush=True)
             since = time.time()
+    if rank == 0 and counter is not None:
+        record({"kind": "ddp_summary", "steps": step * world, "comm_hook": args.comm_hook,
+                "bytes_per_worker_step": counter.bytes / step if step else 0.0})
     if rank == 0:
-        record({"kind": "final", "test_accuracy": records[-1]["test_accuracy"],
-                "test_loss": records[-1]["test_loss"], "wall_seconds": time.time() - start})
+        last = [r for r in records if r["kind"] == "epoch"][-1]
+        record({"kind": "final", "test_accuracy": last["test_accuracy"],
+                "test_loss": last["test_loss"], "wall_seconds": time.time() - start})
         os.makedirs(args.run_dir, exist_ok=True)
         with open(os.path.join(args.run_dir, "metrics.jsonl"), "w") as f:
             for line in records:
                 f.write(json.dumps(line) + "\n")
     if world > 1:
-        dist.destroy_process_group()
+        # Every rank past the barrier has nothing left to send; gloo's own teardown
+        # (destroy_process_group, the interpreter's exit) now and then left a rank spinning
+        # after its peers had gone, so the process ends here.
+        dist.barrier()
+        sys.stdout.flush()
+        os._exit(0)
 
 
 if __name__ == "__main__":

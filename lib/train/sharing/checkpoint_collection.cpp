@@ -17,6 +17,7 @@ void CheckpointCollection::start(std::span<const float> parameters,
   steps_ = steps;
   finished_past_cut_.clear();
   requested_ = true;
+  ++started_;
   for (int w : workers) send(control, w, StateRequest{});
 }
 
@@ -45,6 +46,7 @@ void CheckpointCollection::take_piece(int worker, const StateChunk& piece,
     bytes.clear();
   }
   bytes.insert(bytes.end(), piece.bytes.begin(), piece.bytes.end());
+  state_bytes_ += static_cast<std::int64_t>(piece.bytes.size());
   send(control, worker, StateChunkAck{piece.checkpoint, piece.index});
   if (piece.index + 1 < piece.count) return;
   replies_[worker] = decode<StateReply>(bytes);

@@ -65,6 +65,12 @@ class CheckpointCollection {
   // half sent included).
   bool end();
 
+  // The collections started over the run and the bytes of worker state taken in: what
+  // checkpoints add to the links beside the updates (each worker's residual and optimizer
+  // state every time).
+  std::int64_t started() const { return started_; }
+  std::int64_t state_bytes() const { return state_bytes_; }
+
  private:
   bool requested_ = false;
   bool again_ = false;
@@ -73,6 +79,8 @@ class CheckpointCollection {
   std::map<int, StateReply> replies_;
   std::map<int, std::vector<std::uint8_t>> pieces_;  // replies still arriving
   std::vector<PartitionGrant> finished_past_cut_;
+  std::int64_t started_ = 0;
+  std::int64_t state_bytes_ = 0;
 };
 
 }  // namespace gradshare::train

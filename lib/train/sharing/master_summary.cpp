@@ -47,11 +47,26 @@ void SharingMaster::summarize(double cpu_seconds, double wall_seconds, bool equi
                 100.0 * cpu_share, 100.0 * (cpu_share - evaluation_share),
                 100.0 * evaluation_share);
   core::log_info(line);
+  // Updates are not all the links carry: each checkpoint gathers every worker's state.
+  const double checkpoint_bytes_per_step =
+      static_cast<double>(checkpoint_.state_bytes()) /
+      std::max<double>(1, static_cast<double>(total.steps));
+  if (checkpoint_.started() > 0) {
+    std::snprintf(line, sizeof line,
+                  "checkpoints: %lld collections of the workers' state, %.1f MB = %.0f "
+                  "bytes/worker/step beside the updates' %.1f",
+                  static_cast<long long>(checkpoint_.started()),
+                  static_cast<double>(checkpoint_.state_bytes()) / 1e6,
+                  checkpoint_bytes_per_step, bytes_per_step);
+    core::log_info(line);
+  }
   report::JsonLine record;
   record.add("kind", "sharing_summary")
       .add("steps", total.steps)
       .add("updates", total.messages)
       .add("bytes_per_worker_step", bytes_per_step)
+      .add("checkpoint_collections", checkpoint_.started())
+      .add("checkpoint_bytes_per_worker_step", checkpoint_bytes_per_step)
       .add("dense_bytes", static_cast<std::int64_t>(dense))
       .add("backpressure", total.backpressure)
       .add("duplicates", duplicates)

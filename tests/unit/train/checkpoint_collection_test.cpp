@@ -60,6 +60,23 @@ TEST(CheckpointCollection, AsksEveryWorkerAndCompletesEachReplyAtItsLastPiece) {
   EXPECT_EQ(replies.at(1).state.residual.size(), 64u);
 }
 
+TEST(CheckpointCollection, CountsTheStateBytesItTookInAndTheCollections) {
+  ScriptedChannel channel(0, 3);
+  CheckpointCollection collection;
+  const auto one = reply_pieces(1, 7, 3), two = reply_pieces(2, 9, 1);
+  std::int64_t sent = 0;
+  for (const auto& piece : one) sent += static_cast<std::int64_t>(piece.bytes.size());
+  sent += static_cast<std::int64_t>(two[0].bytes.size());
+  collection.start(std::vector<float>(8, 0.0f), {1, 2}, 0, channel);
+  collection.take_piece(1, two[0], channel);  // worker 1 sends worker 2's piece: still bytes
+  collection.end();                           // a repair abandons it: they crossed the link
+  collection.start(std::vector<float>(8, 0.0f), {1, 2}, 0, channel);
+  collection.take_piece(3, two[0], channel);  // not asked: ignored, not counted
+  for (const auto& piece : one) collection.take_piece(1, piece, channel);
+  EXPECT_EQ(collection.started(), 2);
+  EXPECT_EQ(collection.state_bytes(), sent);
+}
+
 TEST(CheckpointCollection, IgnoresPiecesNobodyAskedForOrOutOfOrder) {
   ScriptedChannel channel(0, 4);
   CheckpointCollection collection;
