@@ -14,10 +14,11 @@ with more than one process, it trains with DistributedDataParallel over gloo, ra
 --master-addr. Rank 0 evaluates on the test set after every epoch and writes RUN_DIR/
 metrics.jsonl in gradshare's record format (step, epoch, final), so one report reads both.
 
-Under DDP the gradients travel through a communication hook: --comm-hook allreduce (PyTorch's
-default all-reduce, as a hook), fp16 (halves before the all-reduce) or powersgd (low rank
---powersgd-rank, vanilla all-reduce for the first --powersgd-warmup steps: by default a tenth of
-the run, PyTorch's advice). Every all-reduce a hook starts is counted, so the final summary
+Under DDP the gradients are all-reduced by DDP's own reducer (--comm-hook builtin, the default)
+or travel through a communication hook: allreduce (PyTorch's default all-reduce, as a hook),
+fp16 (halves before the all-reduce) or powersgd (low rank --powersgd-rank, vanilla all-reduce
+for the first --powersgd-warmup steps: by default a tenth of the run, PyTorch's advice). Every
+all-reduce a hook starts is counted (the reducer's is the dense gradient), so the final summary
 record ("ddp_summary") gives the bytes each worker all-reduced per step over the whole run, the
 figure gradshare reports for its own strategies. --set key.path=value overrides the config as
 gradshare's command line does (optimizer.* and training.batch_size are read).
@@ -126,8 +127,8 @@ def main():
     parser.add_argument("--master-addr", default="127.0.0.1")
     parser.add_argument("--master-port", type=int, default=29517)
     parser.add_argument("--log-every", type=int, default=20)
-    parser.add_argument("--comm-hook", choices=["allreduce", "fp16", "powersgd"],
-                        default="allreduce")
+    parser.add_argument("--comm-hook", choices=["builtin", "allreduce", "fp16", "powersgd"],
+                        default="builtin")
     parser.add_argument("--powersgd-rank", type=int, default=2)
     parser.add_argument("--powersgd-warmup", type=int)
     parser.add_argument("--set", action="append", default=[], dest="overrides")
@@ -149,13 +150,17 @@ def main():
     if world > 1:
         dist.init_process_group("gloo", init_method=f"tcp://{args.master_addr}:{args.master_port}",
                                 rank=rank, world_size=world)
-        # One bucket (the first is 1 MB by default): with two, PowerSGD's all-reduces over gloo
-        # went out in different orders on different ranks (torch 1.13: "op.preamble.length <=
-        # op.nbytes" on the CNN). Every hook runs with it, so they compare on one footing.
-        dist._DEFAULT_FIRST_BUCKET_BYTES = 25 * 1024 * 1024
-        model = torch.nn.parallel.DistributedDataParallel(module, bucket_cap_mb=25)
-        counter = AllReduceCounter()
-        register_hook(model, args, args.epochs * (len(x) // world // batch_size))
+        if args.comm_hook == "builtin":
+            model = torch.nn.parallel.DistributedDataParallel(module)
+        else:
+            # One bucket (the first is 1 MB by default): with two, PowerSGD's all-reduces over
+            # gloo went out in different orders on different ranks (torch 1.13:
+            # "op.preamble.length <= op.nbytes" on the CNN). Every hook runs with it, so they
+            # compare on one footing.
+            dist._DEFAULT_FIRST_BUCKET_BYTES = 25 * 1024 * 1024
+            model = torch.nn.parallel.DistributedDataParallel(module, bucket_cap_mb=25)
+            counter = AllReduceCounter()
+            register_hook(model, args, args.epochs * (len(x) // world // batch_size))
     opt = config.get("optimizer", {})
     if opt.get("type", "adam") != "adam" or opt.get("schedule", "constant") not in ("constant", "cosine"):
         raise SystemExit("torch_train.py: supports Adam with a constant or cosine schedule")
@@ -205,9 +210,11 @@ def main():
             print(f"epoch {epoch + 1}: test accuracy {100 * accuracy:.2f}% "
                   f"({time.time() - start:.1f} s)", flush=True)
             since = time.time()
-    if rank == 0 and counter is not None:
+    if rank == 0 and world > 1:
+        dense = sum(p.numel() * p.element_size() for p in module.parameters() if p.requires_grad)
+        sent = counter.bytes / step if counter and step else dense
         record({"kind": "ddp_summary", "steps": step * world, "comm_hook": args.comm_hook,
-                "bytes_per_worker_step": counter.bytes / step if step else 0.0})
+                "bytes_per_worker_step": sent})
     if rank == 0:
         last = [r for r in records if r["kind"] == "epoch"][-1]
         record({"kind": "final", "test_accuracy": last["test_accuracy"],
