@@ -10,6 +10,16 @@ import torch
 from torch import nn
 
 
+def init_as_gradshare(relu_layers, output):
+    """What gradshare's model.init: auto does: He normal before a ReLU, Xavier normal for the
+    output layer, zero biases."""
+    for layer in relu_layers:
+        nn.init.kaiming_normal_(layer.weight, nonlinearity="relu")
+    nn.init.xavier_normal_(output.weight)
+    for layer in (*relu_layers, output):
+        nn.init.zeros_(layer.bias)
+
+
 class Mlp(nn.Module):
     """784-256-128-10 with ReLU: the same network as configs/fashion-mnist-mlp.yaml, initialised
     as gradshare's model.init: auto does (He normal before a ReLU, Xavier normal for the
@@ -20,11 +30,7 @@ class Mlp(nn.Module):
         self.hidden1 = nn.Linear(784, 256)
         self.hidden2 = nn.Linear(256, 128)
         self.out = nn.Linear(128, 10)
-        for layer in (self.hidden1, self.hidden2):
-            nn.init.kaiming_normal_(layer.weight, nonlinearity="relu")
-        nn.init.xavier_normal_(self.out.weight)
-        for layer in (self.hidden1, self.hidden2, self.out):
-            nn.init.zeros_(layer.bias)
+        init_as_gradshare((self.hidden1, self.hidden2), self.out)
 
     def forward(self, x):
         x = x.flatten(1)
@@ -44,11 +50,7 @@ class Cnn(nn.Module):
         self.conv2 = nn.Conv2d(32, 64, 3, padding=1)
         self.hidden = nn.Linear(64 * 7 * 7, 128)
         self.out = nn.Linear(128, 10)
-        for layer in (self.conv1, self.conv2, self.hidden):
-            nn.init.kaiming_normal_(layer.weight, nonlinearity="relu")
-        nn.init.xavier_normal_(self.out.weight)
-        for layer in (self.conv1, self.conv2, self.hidden, self.out):
-            nn.init.zeros_(layer.bias)
+        init_as_gradshare((self.conv1, self.conv2, self.hidden), self.out)
 
     def forward(self, x):
         x = torch.max_pool2d(torch.relu(self.conv1(x)), 2)
