@@ -39,16 +39,19 @@ void bitmap_from_indices(std::span<std::uint8_t> bitmap, std::span<const std::in
   }
 }
 
-// encoding.max_message_sparsity as a count of full quanta (see the key's help).
-std::size_t message_cap_for(const config::EncodingConfig& config, std::size_t n) {
-  double fraction = config.max_message_sparsity;
-  if (fraction == 0.0) {
-    if (config.threshold_algorithm == "adaptive") fraction = 2 * config.max_sparsity;
-    else if (config.threshold_algorithm == "target_sparsity") fraction = 2 * config.target_sparsity;
-    else fraction = 1.0;
-  }
-  if (fraction >= 1.0) return n;
-  return std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(n))));
+// encoding.max_message_sparsity as a fraction of the parameters (see the key's help); 1: no cap.
+double message_cap_fraction(const config::EncodingConfig& config) {
+  if (config.max_message_sparsity != 0.0) return config.max_message_sparsity;
+  if (config.threshold_algorithm == "adaptive") return 2 * config.max_sparsity;
+  if (config.threshold_algorithm == "target_sparsity") return 2 * config.target_sparsity;
+  return 1.0;
+}
+
+// The cap as a count of full quanta, with the band `scale` times denser (the warm-up).
+std::size_t cap_quanta(double fraction, double scale, std::size_t n) {
+  const double scaled = fraction * scale;
+  if (scaled >= 1.0) return n;
+  return std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(scaled * static_cast<double>(n))));
 }
 
 std::string value_name(float x) { return std::isnan(x) ? "NaN" : x > 0 ? "+Inf" : "-Inf"; }
@@ -71,6 +74,8 @@ Encoder::Encoder(const config::EncodingConfig& config, std::size_t parameter_cou
       max_tau_(static_cast<float>(config.max_threshold)),
       shake_up_every_(config.shake_up_every_steps),
       shake_up_divisor_(config.shake_up_divisor),
+      warmup_epochs_(config.warmup_epochs),
+      warmup_density_(config.warmup_density),
       threshold_algorithm_(make_threshold_algorithm(config)),
       residual_processor_(make_residual_processor(config)),
       kernels_(&kernels) {
@@ -100,6 +105,14 @@ Encoder::Encoder(const config::EncodingConfig& config, std::size_t parameter_cou
   if (shake_up_every_ < 0) {
     throw core::UserError("encoding.shake_up_every_steps must not be negative");
   }
+  if (!(warmup_epochs_ >= 0.0)) {
+    throw core::UserError("encoding.warmup_epochs must not be negative, not " +
+                          std::to_string(warmup_epochs_));
+  }
+  if (!(warmup_density_ >= 1.0)) {
+    throw core::UserError("encoding.warmup_density must be at least 1, not " +
+                          std::to_string(warmup_density_));
+  }
   if (!(shake_up_divisor_ >= 1.0)) {
     throw core::UserError("encoding.shake_up_divisor must be at least 1, not " +
                           std::to_string(shake_up_divisor_));
@@ -109,7 +122,24 @@ Encoder::Encoder(const config::EncodingConfig& config, std::size_t parameter_cou
   calibration_sparsity_ = config.threshold_algorithm == "target_sparsity"
                               ? config.target_sparsity
                               : std::sqrt(config.min_sparsity * config.max_sparsity);
-  cap_ = message_cap_for(config, parameter_count);
+  cap_fraction_ = message_cap_fraction(config);
+  set_training_progress(0.0);
+  max_cap_ = cap_quanta(cap_fraction_, warmup_epochs_ > 0.0 ? warmup_density_ : 1.0, parameter_count);
+}
+
+void Encoder::set_training_progress(double epochs) {
+  band_scale_ = epochs < warmup_epochs_
+                    ? std::pow(warmup_density_, 1.0 - std::max(0.0, epochs) / warmup_epochs_)
+                    : 1.0;
+  cap_ = std::min(cap_quanta(cap_fraction_, band_scale_, residual_.size()), limit_cap_);
+}
+
+void Encoder::limit_message_bytes(std::size_t bytes) {
+  if (format_ != Format::kAuto && format_ != Format::kSparse) return;
+  GS_CHECK(bytes >= kHeaderBytes + 4, "a message limit of " + std::to_string(bytes) + " bytes");
+  limit_cap_ = (bytes - kHeaderBytes) / 4;
+  cap_ = std::min(cap_, limit_cap_);
+  max_cap_ = std::min(max_cap_, limit_cap_);
 }
 
 float Encoder::clamp_tau(double tau) const {
@@ -128,7 +158,8 @@ void Encoder::calibrate(std::span<const float> update) {
     magnitudes_[i] = std::isnan(magnitude) ? 0.0f : magnitude;  // (NaN has no order to select by)
   }
   const auto k = std::max<std::size_t>(
-      1, static_cast<std::size_t>(calibration_sparsity_ * static_cast<double>(residual_.size())));
+      1, static_cast<std::size_t>(std::min(1.0, calibration_sparsity_ * band_scale_) *
+                                  static_cast<double>(residual_.size())));
   const auto nth = magnitudes_.begin() + static_cast<std::ptrdiff_t>(std::min(k, residual_.size()) - 1);
   std::nth_element(magnitudes_.begin(), nth, magnitudes_.end(), std::greater<float>());
   // NaN or Inf are reported by the encode step itself; a zero update keeps tau for later.
@@ -146,8 +177,9 @@ void Encoder::set_step(std::int64_t step) {
 std::size_t Encoder::max_message_bytes() const {
   const std::size_t n = residual_.size();
   const std::size_t bitmap = kHeaderBytes + cpu::bitmap_bytes(n);
-  // A capped message carries at most cap_ quanta; shake-ups are bitmaps whatever the cap.
-  const std::size_t entries = shake_up_every_ > 0 ? n : cap_;
+  // A capped message carries at most max_cap_ quanta (the cap at the warm-up's start);
+  // shake-ups are bitmaps whatever the cap.
+  const std::size_t entries = shake_up_every_ > 0 ? n : max_cap_;
   switch (format_) {
     case Format::kSparse:
       return kHeaderBytes + 4 * entries;
@@ -207,7 +239,7 @@ EncodeStats Encoder::encode(std::span<const float> update, const MessageMeta& me
     payload = encode_selected(update, tau, out);
   }
   // The threshold algorithm sees what fired at tau, capped or not (a bitmap the auto format
-  // would have chosen counts as 1/16).
+  // would have chosen counts as 1/16), against the band as the warm-up has it now.
   const std::size_t fired = capped ? firing : payload.entries - payload.half_entries;
   const bool auto_bitmap = capped ? format_ == Format::kAuto && fired > auto_bitmap_limit()
                                   : payload.auto_bitmap;
@@ -239,7 +271,7 @@ EncodeStats Encoder::encode(std::span<const float> update, const MessageMeta& me
   stats.shake_up = shake_up;
   stats.clipped_mass = residual_processor_->process(step, tau, residual_, *kernels_);
 
-  tau_ = clamp_tau(threshold_algorithm_->next(tau, fired_sparsity));
+  tau_ = clamp_tau(threshold_algorithm_->next(tau, fired_sparsity / band_scale_));
   step_ = step;
   return stats;
 }

@@ -22,6 +22,13 @@
 // sqrt(min_sparsity * max_sparsity) quantile of |r + u| (target_sparsity's target with that
 // algorithm), so the first messages already lie in the band instead of τ spending a hundred
 // capped steps climbing from a guess.
+// Sparsity warm-up (encoding.warmup_epochs = E > 0, Deep Gradient Compression, Lin et al.
+// 2018): at training progress p epochs (set_training_progress) the sparsity band, the cap
+// and the calibration quantile are warmup_density^(1 - p/E) times denser, so the first
+// messages carry warmup_density times more quanta and the band shrinks geometrically to the
+// configured one at E epochs; tau follows through the threshold algorithm, which sees the
+// measured sparsity divided by that factor. Progress is the caller's (the training step, so a
+// resumed or replacement worker continues the schedule rather than restarting it).
 // Shake-up (encoding.shake_up_every_steps = N > 0): every N-th step is sent as a bitmap that
 // also carries, as half quanta tau/2, the elements with tau/shake_up_divisor <= |r| < tau whose
 // sign is this shake-up's: the k-th shake-up (k = step / N) sends +tau/2 for odd k and -tau/2
@@ -31,6 +38,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <span>
 #include <string>
@@ -93,8 +101,17 @@ class Encoder {
   // max_message_bytes(). What back-pressure waits for room for.
   std::size_t message_bytes_bound(std::span<const float> update) const;
 
+  // The largest message the transport carries: the cap of the auto and sparse formats keeps
+  // every message within it (a message that could never fit would wait for room forever).
+  void limit_message_bytes(std::size_t bytes);
+  // Where training is, in epochs (fractional), for the sparsity warm-up; starts at 0.
+  void set_training_progress(double epochs);
+  // How many times denser than the configured band this step's band is (1 after warm-up).
+  double band_scale() const { return band_scale_; }
+
   std::size_t parameter_count() const { return residual_.size(); }
-  // Most full quanta per message (step 3b); parameter_count() when uncapped.
+  // Most full quanta per message now (step 3b; wider under the warm-up); parameter_count()
+  // when uncapped.
   std::size_t message_cap() const { return cap_; }
   float threshold() const { return tau_; }
   // Clamped to [min_threshold, max_threshold] (checkpoints); 0 (encoding.initial_threshold's
@@ -135,12 +152,18 @@ class Encoder {
   float max_tau_;
   std::int64_t shake_up_every_;
   double shake_up_divisor_;
+  double warmup_epochs_;
+  double warmup_density_;
   std::unique_ptr<ThresholdAlgorithm> threshold_algorithm_;
   std::unique_ptr<ResidualProcessor> residual_processor_;
   const Kernels* kernels_;
   std::vector<float> residual_;
   std::vector<std::int32_t> indices_;  // selected signed 1-based indices; grows on demand
-  std::size_t cap_;
+  double cap_fraction_;      // encoding.max_message_sparsity resolved; >= 1: no cap
+  std::size_t cap_;          // the cap now, with the warm-up's band scale
+  std::size_t max_cap_;      // the cap at the warm-up's start (message size bounds)
+  std::size_t limit_cap_ = std::numeric_limits<std::size_t>::max();  // limit_message_bytes
+  double band_scale_ = 1.0;  // the warm-up's factor now
   std::vector<float> zeros_;      // the "update" of a re-selection (allocated when first capped)
   std::vector<float> magnitudes_; // |r_i| >= tau, to find the cap-th largest
   float tau_;

@@ -111,7 +111,12 @@ struct FaultInjection {
     "step: factor every decay_epochs; exponential: factor per epoch")                         \
   X(optimizer, decay_epochs, double, 5.0, GS_RANGE(0.0, 1.0e6), "step: epochs between decays")  \
   X(optimizer, min_learning_rate, double, 0.0, GS_RANGE(0.0, 100.0), "cosine: final learning rate") \
-  X(optimizer, warmup_steps, std::int64_t, 0, GS_RANGE(0, 1.0e9), "Linear warm-up steps from 0")
+  X(optimizer, warmup_steps, std::int64_t, 0, GS_RANGE(0, 1.0e9), "Linear warm-up steps from 0") \
+  X(optimizer, clip_norm, double, 0.0, GS_RANGE(0.0, 1e9),                                     \
+    "Gradient clipping: a gradient whose L2 norm exceeds this is scaled down to it before the " \
+    "optimizer step (0: off). Under gradient sharing (combine: sum) and Downpour (combine: "   \
+    "sum), whose workers' updates add up, each worker clips at clip_norm / sqrt(workers), so "  \
+    "that their sum stays near clip_norm (local gradient clipping, Deep Gradient Compression)")
 
 #define GS_TRAINING_KEYS(X)                                                                    \
   X(training, strategy, std::string, "gradient_sharing",                                       \
@@ -187,9 +192,19 @@ struct FaultInjection {
   X(encoding, initial_threshold, double, 0.0, GS_RANGE(0.0, 1e3),                              \
     "tau at the first step; 0: chosen at the first step so that the sparsity band's middle "   \
     "fires (sqrt(min_sparsity max_sparsity); target_sparsity with that algorithm)")           \
-  X(encoding, min_sparsity, double, 5e-4, GS_RANGE(0.0, 1.0),                                  \
+  X(encoding, min_sparsity, double, 1.75e-4, GS_RANGE(0.0, 1.0),                               \
     "adaptive: below this sparsity tau shrinks")                                              \
-  X(encoding, max_sparsity, double, 2e-3, GS_RANGE(0.0, 1.0), "adaptive: above this tau grows") \
+  X(encoding, max_sparsity, double, 7e-4, GS_RANGE(0.0, 1.0),                                  \
+    "adaptive: above this tau grows. 1.75e-4..7e-4 with the warm-up: MLP, 4 workers, 15 "      \
+    "epochs, 5 seeds: 89.59 % at 281 B per worker step (dense/3350); the band before, "         \
+    "5e-4..2e-3 without warm-up: 89.65 % at 490 B")                                           \
+  X(encoding, warmup_epochs, double, 1.0, GS_RANGE(0.0, 1e6),                                  \
+    "Sparsity warm-up (Deep Gradient Compression, Lin et al. 2018): over the first N epochs "   \
+    "the sparsity band, the message cap and the first calibration start warmup_density times " \
+    "denser and shrink geometrically to the configured band (0: off). Without it the band "    \
+    "above leaves 2-epoch runs on 12000 samples at 69-70 %, with it 81-83 %")                     \
+  X(encoding, warmup_density, double, 8.0, GS_RANGE(1.0, 1e6),                                 \
+    "How many times denser the band starts under the sparsity warm-up")                       \
   X(encoding, decay_rate, double, 0.965936, GS_RANGE(0.5, 0.999999),                           \
     "adaptive: tau *= decay_rate to shrink, /= to grow")                                      \
   X(encoding, target_sparsity, double, 1e-3, GS_RANGE(1e-9, 1.0), "target_sparsity: the target") \

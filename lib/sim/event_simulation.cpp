@@ -106,6 +106,8 @@ class EventSimulation {
  private:
   void make_worker(const config::ExperimentConfig& config, int r, Replica& replica) {
     replica.encoder = std::make_unique<codec::Encoder>(config.encoding, n_);
+    // The simulation models training past any sparsity warm-up.
+    replica.encoder->set_training_progress(std::numeric_limits<double>::infinity());
     std::vector<std::uint8_t> unsent;
     for (std::int64_t s = 0; s < setup_.encoder_warm_up; ++s)
       replica.encoder->encode(scaled_update(r, s), {static_cast<std::uint32_t>(r), 0, 0, 0, 0},

@@ -1,6 +1,9 @@
 // replica.cpp: Replica.
 #include "train/replica.h"
 
+#include <cmath>
+#include <sstream>
+
 #include "train/model_file.h"
 
 #include "core/errors.h"
@@ -24,7 +27,8 @@ Replica::Replica(const config::ExperimentConfig& config, nn::Model model, std::i
                                      dropout_substream)),
       inputs_(static_cast<std::size_t>(config.training.batch_size) * model_.sample_size()),
       labels_(static_cast<std::size_t>(config.training.batch_size)),
-      update_(model_.parameter_count()) {
+      update_(model_.parameter_count()),
+      clip_norm_(config.optimizer.clip_norm) {
   if (compute_) model_.compute_on(*compute_);
 }
 
@@ -61,9 +65,32 @@ StepResult Replica::gradient_at_offset(std::span<const float> offset,
 
 double Replica::compute_update(std::int64_t step, std::span<const float> gradient) {
   const double learning_rate = schedule_.at(step);
-  optimizer_->compute_update(gradient.empty() ? model_.gradients() : gradient, model_.parameters(),
-                             update_, learning_rate);
+  std::span<const float> g = gradient.empty() ? model_.gradients() : gradient;
+  ++updates_;
+  if (clip_norm_ > 0.0) {
+    const double norm = kernels::cpu::norm_stats(g.data(), g.size()).l2;
+    if (norm > clip_norm_) {
+      clipped_.resize(g.size());
+      kernels::cpu::scale(static_cast<float>(clip_norm_ / norm), g.data(), clipped_.data(), g.size());
+      g = clipped_;
+      ++clipped_steps_;
+    }
+  }
+  optimizer_->compute_update(g, model_.parameters(), update_, learning_rate);
   return learning_rate;
+}
+
+std::string Replica::clipping_summary() const {
+  if (clip_norm_ <= 0.0) return "";
+  std::ostringstream norm;
+  norm << clip_norm_;
+  return ", gradient clipped to norm " + norm.str() + " in " +
+         std::to_string(clipped_steps_) + " of " + std::to_string(updates_) + " steps";
+}
+
+void Replica::clip_as_one_of(int workers) {
+  GS_CHECK(workers >= 1, "clipping as one of " + std::to_string(workers) + " workers");
+  clip_norm_ /= std::sqrt(static_cast<double>(workers));
 }
 
 void Replica::apply_update() { nn::apply_update(model_.parameters(), update_); }

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "config/experiment_config.h"
@@ -54,12 +55,18 @@ class Replica {
   StepResult gradient_at_offset(std::span<const float> offset, const data::Dataset& dataset,
                                 std::span<const std::uint32_t> indices);
   // The optimizer's update at schedule step `step` for `gradient` (model().gradients() when
-  // empty), into update(); returns the learning rate it used.
+  // empty), clipped to optimizer.clip_norm first, into update(); returns the learning rate it
+  // used.
   double compute_update(std::int64_t step, std::span<const float> gradient = {});
   std::span<const float> update() const { return update_; }
   std::span<float> update() { return update_; }
   // Adds update() to the parameters.
   void apply_update();
+  // A worker whose update is one of `workers` that add up clips its own gradient at
+  // optimizer.clip_norm / sqrt(workers) (local gradient clipping, see the key).
+  void clip_as_one_of(int workers);
+  // For the end-of-run line: ", gradient clipped to norm C in K of N steps"; empty when off.
+  std::string clipping_summary() const;
 
  private:
   // compute.device's backend (train/training_compute.h), null for the CPU; declared before the
@@ -72,6 +79,10 @@ class Replica {
   std::vector<float> inputs_;
   std::vector<std::int32_t> labels_;
   std::vector<float> update_;
+  double clip_norm_;                     // 0: no clipping
+  std::vector<float> clipped_;           // the clipped gradient (allocated on first use)
+  std::int64_t clipped_steps_ = 0;       // steps clipping scaled down
+  std::int64_t updates_ = 0;             // compute_update calls
   std::vector<float> view_;  // gradient_at_offset's parameters, swapped into the model
 };
 

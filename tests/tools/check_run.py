@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Asserts facts about a finished gradshare run directory (used by the ctest training tests).
 
-  check_run.py RUN_DIR [--min-accuracy A] [--loss-falls] [--equivalent] [--min-backpressure N]
+  check_run.py RUN_DIR [--min-accuracy A] [--loss-falls] [--equivalent]
                        [--max-bytes-ratio R] [--no-duplicates] [--none-applied-twice]
                        [--recoveries N] [--replaced N] [--averaging-identical]
                        [--downpour-consistent] [--staleness-present]
@@ -218,7 +218,6 @@ def main():
     parser.add_argument("--min-accuracy", type=float)
     parser.add_argument("--loss-falls", action="store_true")
     parser.add_argument("--equivalent", action="store_true")
-    parser.add_argument("--min-backpressure", type=int)
     parser.add_argument("--max-bytes-ratio", type=float,
                         help="bytes per worker per step over dense float32 bytes must be below")
     parser.add_argument("--no-duplicates", action="store_true")
@@ -282,7 +281,7 @@ def main():
             print(f"loss {first:.4f} -> {last:.4f}")
             if not last < 0.8 * first:
                 failures.append(f"loss did not fall enough: {first:.4f} -> {last:.4f}")
-    if (args.equivalent or args.min_backpressure is not None or args.max_bytes_ratio
+    if (args.equivalent or args.max_bytes_ratio
             or args.no_duplicates or args.conservation is not None or args.none_applied_twice):
         if not summary:
             failures.append("no sharing_summary record")
@@ -293,8 +292,7 @@ def main():
                 if not s.get("equivalent"):
                     failures.append("model-equivalence check failed: "
                                     f"{s['equivalence_max_relative_difference']}")
-            if args.min_backpressure is not None and s["backpressure"] < args.min_backpressure:
-                failures.append(f"back-pressure events {s['backpressure']} < {args.min_backpressure}")
+            print(f"back-pressure events: {s['backpressure']}")
             if args.max_bytes_ratio:
                 ratio = s["bytes_per_worker_step"] / s["dense_bytes"]
                 print(f"bytes per worker per step / dense = {ratio:.2e}")

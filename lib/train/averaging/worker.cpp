@@ -207,7 +207,7 @@ class AveragingWorker : public SynchronousWorker {
     report_ = AveragingReport{};
     const int code = hand_in_and_wait();
     core::log_info("worker done: " + std::to_string(step_) + " steps, " +
-                   std::to_string(totals_.rounds) + " averaging rounds" +
+                   std::to_string(totals_.rounds) + " averaging rounds" + replica_.clipping_summary() +
                    (stopped_ ? " (stopped for a requeue)" : ""));
     return code;
   }

@@ -32,11 +32,13 @@ void ShardLink::post(PushFormat format, DownpourReport& report) {
   report.push_bytes += static_cast<std::int64_t>(payload_.size());
 }
 
-void ShardLink::push(std::span<float> delta, std::uint64_t iteration, DownpourReport& report) {
+void ShardLink::push(std::span<float> delta, std::uint64_t iteration, double epochs,
+                     DownpourReport& report) {
   GS_CHECK(delta.size() == range_.size(), "push of " + std::to_string(delta.size()) + " values");
   PushFormat format = PushFormat::kDense;
   if (encoder_) {
     const codec::MessageMeta meta{static_cast<std::uint32_t>(rank_), posted_ + 1, iteration, 0, 0};
+    encoder_->set_training_progress(epochs);
     encoder_->encode(delta, meta, payload_);
     format = PushFormat::kEncoded;
   } else {

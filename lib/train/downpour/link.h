@@ -41,9 +41,9 @@ class ShardLink {
   // Seq of the last push posted (a replacement's count goes on from its predecessor's).
   std::uint64_t posted() const { return posted_; }
   // Posts `delta` (this shard's accumulated updates) as the next push, encoded when
-  // downpour.encode (the encoder keeps what it does not send); zeroes `delta`. Requires
-  // !push_outstanding().
-  void push(std::span<float> delta, std::uint64_t iteration, DownpourReport& report);
+  // downpour.encode (the encoder keeps what it does not send, its sparsity warm-up at
+  // `epochs` of training); zeroes `delta`. Requires !push_outstanding().
+  void push(std::span<float> delta, std::uint64_t iteration, double epochs, DownpourReport& report);
   // Posts `delta` plus the encoder's residual as a dense push and zeroes both: after it, every
   // update this worker made is on its way to the server. Requires !push_outstanding().
   void push_all(std::span<float> delta, DownpourReport& report);

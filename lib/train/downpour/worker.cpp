@@ -52,6 +52,7 @@ class DownpourWorker {
         injector_(cfg_.fault_tolerance, context.rank, replacement, context.end_rank_by_fault()),
         replacement_(replacement),
         rebuild_on_rejoin_(!replacement) {
+    if (cfg_.downpour.combine == "sum") replica_.clip_as_one_of(network.layout().workers());
     if (start.resume)
       restore_optimizer_state(start.worker, replica_.optimizer(), "the resumed checkpoint");
     relink();
@@ -162,6 +163,7 @@ class DownpourWorker {
       return;
     }
     replica_.compute_update(schedule_step);
+    epochs_done_ = static_cast<double>(schedule_step) / static_cast<double>(batches_per_epoch_);
     replica_.apply_update();
     kernels::cpu::axpy(1.0f, replica_.update().data(), accumulator_.data(), n_);
     ++steps_;
@@ -181,7 +183,8 @@ class DownpourWorker {
     auto& link = *links_[s];
     if (++since_push_[s] >= cfg_.downpour.n_push) {
       if (!link.push_outstanding()) {
-        link.push(slice(accumulator_, link), static_cast<std::uint64_t>(steps_), report_);
+        link.push(slice(accumulator_, link), static_cast<std::uint64_t>(steps_), epochs_done_,
+                  report_);
         since_push_[s] = 0;
       } else {
         ++report_.busy_slots;  // the server has not applied the previous push yet
@@ -286,6 +289,7 @@ class DownpourWorker {
     const int code = decode<Shutdown>(await_master(Shutdown::kTag, "shutdown")).exit_code;
     flush_at_end(control());
     core::log_info("worker done: " + std::to_string(steps_) + " steps" +
+                   replica_.clipping_summary() +
                    (code == core::kExitRequeue ? " (stopped for a requeue)" : ""));
     return code;
   }
@@ -294,6 +298,7 @@ class DownpourWorker {
   const config::ExperimentConfig& cfg_;
   DownpourNetwork& network_;
   std::int64_t batches_per_epoch_;
+  double epochs_done_ = 0.0;  // training progress at the last step (the push encoder's warm-up)
   Replica replica_;
   std::size_t n_;
   double timeout_;

@@ -48,6 +48,8 @@ SharingWorker::SharingWorker(RunContext& context, SharingSession& session, bool 
       heartbeat_period_(static_cast<double>(cfg_.fault_tolerance.heartbeat_ms) / 1000.0),
       timeout_(static_cast<double>(cfg_.transport.timeout_ms) / 1000.0),
       staleness_(context.size, context.rank, cfg_.encoding.max_staleness) {
+  encoder_.limit_message_bytes(session.plane().max_message_bytes());
+  if (cfg_.encoding.combine == "sum") replica_.clip_as_one_of(context.worker_count());
   phase_ = replacement ? WorkerPhase::kJoining : WorkerPhase::kRequesting;
   exchange_.on_applied([this](const codec::ParsedMessage& message) {
     const auto& header = message.header;
@@ -215,7 +217,10 @@ void SharingWorker::train_partition(const PartitionGrant& grant) {
       report_divergence(*reason);
       return;
     }
-    replica_.compute_update(grant.epoch * batches_per_epoch_ + static_cast<std::int64_t>(b));
+    const std::int64_t schedule_step = grant.epoch * batches_per_epoch_ + static_cast<std::int64_t>(b);
+    replica_.compute_update(schedule_step);
+    encoder_.set_training_progress(static_cast<double>(schedule_step) /
+                                   static_cast<double>(batches_per_epoch_));
     const auto update = replica_.update();
     if (update_scale_ != 1.0f) kernels::cpu::scale(update_scale_, update.data(), update.data(), n_);
     ++steps_;

@@ -125,7 +125,8 @@ int SharingWorker::finish() {
     if (drain_targets_ && !drained_sent_ && deadline.expired()) throw drain_timeout();
   }
   core::log_info("worker done: " + std::to_string(steps_) + " steps, " + std::to_string(seq_) +
-                 " updates sent, " + std::to_string(exchange_.stats().duplicates) + " duplicates");
+                 " updates sent, " + std::to_string(exchange_.stats().duplicates) + " duplicates" +
+                 replica_.clipping_summary());
   return *shutdown_code_;
 }
 

@@ -94,7 +94,7 @@ void exact_pushes(int rank, train::DownpourTransport& transport, train::ShardSer
     constexpr int kApplied = 4242;
     int token = 0;
     if (rank == 1) {
-      client->push(delta, 1, report);
+      client->push(delta, 1, 0.0, report);
       wait_applied(*client, report);
       check.expect(delta[0] == 0.0f, "push zeroes the accumulator");
       check.expect(std::fabs(client->residual()[0] - 0.5f) < 1e-3f, "the encoder kept the rest");

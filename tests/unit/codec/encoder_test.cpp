@@ -332,6 +332,84 @@ TEST(Encoder, CalibratesTauAtTheFirstStep) {
   EXPECT_EQ(restored.encode(u, {}, message).tau, 0.15f);
 }
 
+// Sparsity warm-up: at progress p of E epochs the band, the cap and the calibration are
+// density^(1 - p/E) times denser; tau follows the band down as it narrows.
+TEST(Encoder, SparsityWarmUpStartsDenserAndNarrowsToTheBand) {
+  const std::size_t n = 100000;
+  auto config = make_config("auto", "adaptive");
+  config.initial_threshold = 0.0;
+  config.min_sparsity = 5e-4;
+  config.max_sparsity = 2e-3;  // band middle 1e-3, cap 2 * 2e-3 * n = 400
+  config.warmup_epochs = 2.0;
+  config.warmup_density = 4.0;
+  Encoder encoder(config, n);
+  EXPECT_DOUBLE_EQ(encoder.band_scale(), 4.0);
+  EXPECT_EQ(encoder.message_cap(), 1600u);
+  // The largest message is bounded at the warm-up's start, whatever the progress now.
+  auto sparse = config;
+  sparse.format = "sparse";
+  Encoder sparse_encoder(sparse, n);
+  sparse_encoder.set_training_progress(10.0);
+  EXPECT_EQ(sparse_encoder.message_cap(), 400u);
+  EXPECT_EQ(sparse_encoder.max_message_bytes(), kHeaderBytes + 4 * 1600u);
+
+  // Calibrated at 4 times the band's middle: 400 of the 100000 fire.
+  std::vector<std::uint8_t> message;
+  const EncodeStats first = encoder.encode(testing::normal_vector(n, 3e-2f, 41), {}, message);
+  EXPECT_GE(first.entries, 400u);
+  EXPECT_LE(first.entries, 401u);
+
+  encoder.set_training_progress(1.0);  // halfway: twice as dense
+  EXPECT_DOUBLE_EQ(encoder.band_scale(), 2.0);
+  EXPECT_EQ(encoder.message_cap(), 800u);
+  encoder.set_training_progress(-1.0);  // (before the start: the start's band)
+  EXPECT_DOUBLE_EQ(encoder.band_scale(), 4.0);
+
+  // Steady updates: during the warm-up the measured sparsity settles in the widened band,
+  // after it in the configured one, tau higher.
+  const auto settle = [&](double progress) {
+    encoder.set_training_progress(progress);
+    double sparsity = 0.0;
+    for (int s = 0; s < 200; ++s)
+      sparsity = encoder.encode(testing::normal_vector(n, 1e-3f, 100 + s), {}, message).sparsity;
+    return sparsity;
+  };
+  const double warm = settle(0.0);
+  const float warm_tau = encoder.threshold();
+  EXPECT_GE(warm, 4 * 5e-4 * 0.9);
+  EXPECT_LE(warm, 4 * 2e-3 * 1.1);
+  const double after = settle(2.0);
+  EXPECT_DOUBLE_EQ(encoder.band_scale(), 1.0);
+  EXPECT_EQ(encoder.message_cap(), 400u);
+  EXPECT_GE(after, 5e-4 * 0.9);
+  EXPECT_LE(after, 2e-3 * 1.1);
+  EXPECT_GT(encoder.threshold(), warm_tau);
+}
+
+// A transport that carries at most L bytes per message: the cap keeps every message within
+// it, under the warm-up's widened cap too, so a message never waits for room it cannot get.
+TEST(Encoder, CapKeepsMessagesWithinTheTransportsLimit) {
+  const std::size_t n = 100000;
+  for (const std::string format : {"auto", "sparse"}) {
+    SCOPED_TRACE(format);
+    auto config = make_config(format, "adaptive");
+    config.max_sparsity = 2e-3;
+    config.warmup_epochs = 1.0;
+    config.warmup_density = 8.0;  // cap 8 * 2 * 2e-3 * n = 3200 quanta at the start
+    Encoder encoder(config, n);
+    const std::size_t limit = kHeaderBytes + 4 * 1000;
+    encoder.limit_message_bytes(limit);
+    EXPECT_EQ(encoder.message_cap(), 1000u);
+    EXPECT_LE(encoder.max_message_bytes(), limit);
+    std::vector<std::uint8_t> message;
+    const EncodeStats stats = encoder.encode(firing_update(n, 0.05, 1e-4f, 9), {}, message);
+    EXPECT_TRUE(stats.capped);
+    EXPECT_LE(message.size(), limit);
+    encoder.set_training_progress(2.0);  // after the warm-up the band's own cap, 400, is lower
+    EXPECT_EQ(encoder.message_cap(), 400u);
+  }
+}
+
 TEST(Encoder, NoCapBelowItOrWithFixedThresholds) {
   const std::size_t n = 4096;
   const std::vector<float> u = firing_update(n, 0.3, 1e-4f, 5);
@@ -363,6 +441,12 @@ TEST(Encoder, ValidatesItsConfig) {
   EXPECT_THROW(Encoder(config, 10), core::UserError);
   config = make_config();
   config.shake_up_divisor = 0.5;
+  EXPECT_THROW(Encoder(config, 10), core::UserError);
+  config = make_config();
+  config.warmup_density = 0.5;
+  EXPECT_THROW(Encoder(config, 10), core::UserError);
+  config = make_config();
+  config.warmup_epochs = -1.0;
   EXPECT_THROW(Encoder(config, 10), core::UserError);
   try {
     config = make_config();

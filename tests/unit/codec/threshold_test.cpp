@@ -20,7 +20,7 @@ constexpr double kDecay = 0.965936;
 
 TEST(AdaptiveThreshold, FollowsDl4jRule) {
   auto config = make_config();
-  config.min_sparsity = 1e-4;  // DL4J's band (gradshare's default is 5e-4..2e-3)
+  config.min_sparsity = 1e-4;  // DL4J's band (gradshare's default is 1.75e-4..7e-4)
   config.max_sparsity = 1e-2;
   const auto algorithm = make_threshold_algorithm(config);
   double tau = 1e-4;

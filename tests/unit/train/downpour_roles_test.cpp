@@ -81,7 +81,7 @@ struct WorkerScript {
     if (sent.message.tag == PartitionGrantReply::kTag) {
       if (decode<PartitionGrantReply>(sent.message.payload).assignment.grant) {
         auto push = delta;
-        if (!link->push_outstanding()) link->push(push, 1, report);
+        if (!link->push_outstanding()) link->push(push, 1, 0.0, report);
         channel.arrive(1, PartitionRequest{true, 0});
       } else {
         finishing = true;
@@ -184,7 +184,7 @@ TEST_F(DownpourRole, ServerAppliesPushesAnswersTheMasterAndEndsAtItsShutdown) {
   auto link = session_->peer_transport().link(1, 0, ctx_->config);
   DownpourReport report;
   auto delta = delta_of(1);
-  link->push(delta, 1, report);
+  link->push(delta, 1, 0.0, report);
   bool asked = false;
   channel_->set_tick([&](ScriptedChannel& c) {
     link->advance(report);

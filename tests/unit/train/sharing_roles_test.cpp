@@ -253,6 +253,45 @@ TEST_F(SharingWorkerRole, TrainsItsGrantsSharesEveryUpdateAndDrains) {
   EXPECT_TRUE(channel.sent_of<Diverged>().empty());
 }
 
+// Back-pressure, which the code guarantees rather than timing: while the master's end of the
+// worker's ring stays unread (the smallest ring, 4 KiB, bitmap messages of ~200 B), the ring
+// fills and the worker must keep its updates in its residual instead of publishing; once the
+// script reads again (after the worker has reported back-pressure) every quantum arrives: the
+// master's replica ends equal to the worker's and its bookkeeping of updates, quanta sent and
+// residual balances (no clipping, the one deliberate loss, so nothing may be missing).
+TEST_F(SharingWorkerRole, HoldsUpdatesInItsResidualWhileItsRingIsFullAndLosesNone) {
+  auto ctx = context("gradient_sharing", 1, 2,
+                     {"training.epochs=2", "checkpoint.every_epoch=false", "logging.every_steps=4",
+                      "transport.ring_bytes=4096", "encoding.format=bitmap",
+                      "encoding.residual=none", "encoding.check_conservation=true"});
+  ScriptedChannel channel(1, 3);
+  ScriptedSharingSession session(channel, ctx.config);
+  script(channel, session, ctx);
+  bool reading = false;
+  channel.set_tick([&](ScriptedChannel& c) {
+    for (const auto& report : c.sent_of<SharingReport>()) reading = reading || report.backpressure > 0;
+    if (reading)
+      script_->tick();
+    else
+      script_->peer.poll();
+  });
+  channel.arrive(0, Start{0, {}});
+  script_->peer.publish(update_of(2, initial_parameters(ctx).size()), kFlagIdle);
+
+  EXPECT_EQ(run_sharing_worker(ctx, session, false), 0);
+
+  std::int64_t held_back = 0;
+  for (const auto& report : channel.sent_of<SharingReport>()) held_back += report.backpressure;
+  EXPECT_GT(held_back, 0);
+  ASSERT_TRUE(script_->done && script_->drained);
+  EXPECT_GE(script_->done->conservation_error, 0.0);
+  EXPECT_LE(script_->done->conservation_error, 1e-4);
+  EXPECT_EQ(script_->master.exchange().version_vector()[1], script_->done->last_seq);
+  EXPECT_EQ(script_->drained->applied_twice, 0);
+  EXPECT_LE(relative_max_difference(script_->drained->parameters, script_->master.parameters()),
+            kEquivalenceTolerance);
+}
+
 TEST_F(SharingWorkerRole, ReportsDivergenceAndEndsWithTheMastersCode) {
   auto ctx = context("gradient_sharing", 1, 2, {"training.epochs=1", "optimizer.learning_rate=100"});
   ScriptedChannel channel(1, 3);
