@@ -12,6 +12,13 @@
 
 namespace gradshare::train {
 
+config::ExperimentConfig one_of_summed_workers(const config::ExperimentConfig& config, int workers) {
+  GS_CHECK(workers >= 1, "a worker as one of " + std::to_string(workers));
+  auto local = config;
+  local.optimizer.clip_norm /= std::sqrt(static_cast<double>(workers));
+  return local;
+}
+
 Replica::Replica(const config::ExperimentConfig& config, std::int64_t total_steps,
                  std::int64_t steps_per_epoch, std::uint64_t dropout_substream)
     : Replica(config, build_model(config),
@@ -88,10 +95,6 @@ std::string Replica::clipping_summary() const {
          std::to_string(clipped_steps_) + " of " + std::to_string(updates_) + " steps";
 }
 
-void Replica::clip_as_one_of(int workers) {
-  GS_CHECK(workers >= 1, "clipping as one of " + std::to_string(workers) + " workers");
-  clip_norm_ /= std::sqrt(static_cast<double>(workers));
-}
 
 void Replica::apply_update() { nn::apply_update(model_.parameters(), update_); }
 

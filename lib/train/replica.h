@@ -23,6 +23,11 @@
 
 namespace gradshare::train {
 
+// The config of a worker whose update is one of `workers` that add up (gradient sharing and
+// Downpour under combine: sum): it clips its own gradient at optimizer.clip_norm / sqrt(workers),
+// so that their sum stays near clip_norm (local gradient clipping, Deep Gradient Compression).
+config::ExperimentConfig one_of_summed_workers(const config::ExperimentConfig& config, int workers);
+
 class Replica {
  public:
   // The schedule spans total_steps of steps_per_epoch each. dropout_substream: the rank (0 in a
@@ -62,9 +67,6 @@ class Replica {
   std::span<float> update() { return update_; }
   // Adds update() to the parameters.
   void apply_update();
-  // A worker whose update is one of `workers` that add up clips its own gradient at
-  // optimizer.clip_norm / sqrt(workers) (local gradient clipping, see the key).
-  void clip_as_one_of(int workers);
   // For the end-of-run line: ", gradient clipped to norm C in K of N steps"; empty when off.
   std::string clipping_summary() const;
 
@@ -79,7 +81,7 @@ class Replica {
   std::vector<float> inputs_;
   std::vector<std::int32_t> labels_;
   std::vector<float> update_;
-  double clip_norm_;                     // 0: no clipping
+  double clip_norm_;                     // optimizer.clip_norm; 0: no clipping
   std::vector<float> clipped_;           // the clipped gradient (allocated on first use)
   std::int64_t clipped_steps_ = 0;       // steps clipping scaled down
   std::int64_t updates_ = 0;             // compute_update calls

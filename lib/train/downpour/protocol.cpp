@@ -10,6 +10,7 @@
 #include "core/log.h"
 #include "core/stop_signal.h"
 #include "train/checkpointer.h"
+#include "train/replica.h"
 
 namespace gradshare::train {
 
@@ -94,7 +95,10 @@ bool compensated(const config::ExperimentConfig& config, int workers) {
 
 config::ExperimentConfig worker_optimizer_config(const config::ExperimentConfig& config,
                                                  int workers) {
-  auto lowered = config;
+  // combine: sum adds the workers' pushes up: each clips as one of them.
+  auto lowered = config.downpour.combine == "sum" && workers > 0
+                     ? one_of_summed_workers(config, workers)
+                     : config;
   if (compensated(config, workers))
     lowered.optimizer.beta1 = std::max(0.0, config.optimizer.beta1 - (1.0 - 1.0 / workers));
   return lowered;

@@ -121,7 +121,8 @@ bool scales_stale_pushes(const config::ExperimentConfig& config);
 
 // The config a worker steps with: under downpour.momentum: compensate with Adam or AdamW,
 // beta1 lowered by the implicit momentum of `workers` asynchronous workers, 1 - 1/workers, to no
-// less than 0; the config as it is otherwise (SGD's momentum also sizes its step).
+// less than 0 (SGD's momentum, which also sizes its step, as it is); under combine: sum, the
+// gradient clipped as one of `workers` (one_of_summed_workers).
 config::ExperimentConfig worker_optimizer_config(const config::ExperimentConfig& config,
                                                  int workers);
 // The line that says so, empty when nothing is lowered.

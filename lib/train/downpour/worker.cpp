@@ -52,7 +52,6 @@ class DownpourWorker {
         injector_(cfg_.fault_tolerance, context.rank, replacement, context.end_rank_by_fault()),
         replacement_(replacement),
         rebuild_on_rejoin_(!replacement) {
-    if (cfg_.downpour.combine == "sum") replica_.clip_as_one_of(network.layout().workers());
     if (start.resume)
       restore_optimizer_state(start.worker, replica_.optimizer(), "the resumed checkpoint");
     relink();

@@ -29,7 +29,10 @@ SharingWorker::SharingWorker(RunContext& context, SharingSession& session, bool 
       cfg_(context.config),
       session_(session),
       batches_per_epoch_(minibatches_per_epoch(cfg_, context.data.train)),
-      replica_(cfg_, batches_per_epoch_ * cfg_.training.epochs, batches_per_epoch_,
+      // encoding.combine: sum adds the workers' updates up: each clips as one of them.
+      replica_(cfg_.encoding.combine == "sum" ? one_of_summed_workers(cfg_, context.worker_count())
+                                              : cfg_,
+               batches_per_epoch_ * cfg_.training.epochs, batches_per_epoch_,
                static_cast<std::uint64_t>(context.rank)),
       n_(replica_.parameter_count()),
       encoder_(cfg_.encoding, n_),
@@ -49,7 +52,6 @@ SharingWorker::SharingWorker(RunContext& context, SharingSession& session, bool 
       timeout_(static_cast<double>(cfg_.transport.timeout_ms) / 1000.0),
       staleness_(context.size, context.rank, cfg_.encoding.max_staleness) {
   encoder_.limit_message_bytes(session.plane().max_message_bytes());
-  if (cfg_.encoding.combine == "sum") replica_.clip_as_one_of(context.worker_count());
   phase_ = replacement ? WorkerPhase::kJoining : WorkerPhase::kRequesting;
   exchange_.on_applied([this](const codec::ParsedMessage& message) {
     const auto& header = message.header;

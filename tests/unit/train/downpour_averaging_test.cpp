@@ -175,6 +175,17 @@ TEST(WorkerMomentum, CompensatedLowersAdamsBeta1ByOneMinusOneOverTheWorkers) {
   EXPECT_DOUBLE_EQ(worker_optimizer_config(config, 4).optimizer.beta1, 0.9);
 }
 
+// combine: sum adds the workers' pushes up: each clips at clip_norm / sqrt(workers); under
+// mean (each push already lr / workers) as set.
+TEST(WorkerClipping, SummedWorkersClipAsOneOfThem) {
+  config::ExperimentConfig config;
+  config.optimizer.clip_norm = 2.0;
+  config.downpour.combine = "sum";
+  EXPECT_DOUBLE_EQ(worker_optimizer_config(config, 4).optimizer.clip_norm, 1.0);
+  config.downpour.combine = "mean";
+  EXPECT_DOUBLE_EQ(worker_optimizer_config(config, 4).optimizer.clip_norm, 2.0);
+}
+
 TEST(AckWord, PacksSeqAndSaturatedAge) {
   const std::uint64_t word = pack_ack(12345, 17);
   EXPECT_EQ(ack_seq(word), 12345u);

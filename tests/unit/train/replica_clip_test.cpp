@@ -23,8 +23,7 @@ std::vector<float> sgd_update(const std::vector<std::string>& overrides, int wor
   std::vector<std::string> all = {"optimizer.type=sgd", "optimizer.learning_rate=1"};
   all.insert(all.end(), overrides.begin(), overrides.end());
   const auto config = testing::blobs_config("local", "unused", all);
-  Replica replica(config, 10, 8, 0);
-  if (workers > 1) replica.clip_as_one_of(workers);
+  Replica replica(workers > 1 ? one_of_summed_workers(config, workers) : config, 10, 8, 0);
   replica.compute_update(0, std::vector<float>(gradient.begin(), gradient.end()));
   return {replica.update().begin(), replica.update().end()};
 }
@@ -53,11 +52,10 @@ TEST(Replica, ClipsTheGradientNormBeforeTheOptimizerStep) {
 
 TEST(Replica, SaysHowOftenItClipped) {
   auto config = testing::blobs_config("local", "unused", {"optimizer.clip_norm=2"});
-  Replica replica(config, 10, 8, 0);
+  Replica replica(one_of_summed_workers(config, 4), 10, 8, 0);
   std::vector<float> small(replica.parameter_count(), 0.0f), large(replica.parameter_count(), 1.0f);
   replica.compute_update(0, small);
   replica.compute_update(1, large);
-  replica.clip_as_one_of(4);
   replica.compute_update(2, large);
   EXPECT_EQ(replica.clipping_summary(), ", gradient clipped to norm 1 in 2 of 3 steps");
   EXPECT_EQ(Replica(testing::blobs_config("local", "unused"), 10, 8, 0).clipping_summary(), "");
