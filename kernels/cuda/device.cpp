@@ -2,6 +2,7 @@
 #include "kernels/cuda/device.h"
 
 #include <cstdio>
+#include <string>
 
 #include "core/errors.h"
 
@@ -38,6 +39,34 @@ bool gpu_available() {
   return device_count_problem().empty();
 #else
   return false;
+#endif
+}
+
+int device_count() {
+#if defined(GRADSHARE_HAVE_CUDA)
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+#else
+  return 0;
+#endif
+}
+
+void use_device(int index) {
+#if defined(GRADSHARE_HAVE_CUDA)
+  const cudaError_t error = cudaSetDevice(index);
+  if (error != cudaSuccess) {
+    cudaGetLastError();
+    throw core::UserError("cannot use GPU " + std::to_string(index) + " (cudaSetDevice: " +
+                          cudaGetErrorName(error) + ", " + cudaGetErrorString(error) +
+                          "): check compute.gpus and CUDA_VISIBLE_DEVICES");
+  }
+#else
+  throw core::UserError("GPU " + std::to_string(index) +
+                        " asked for, but this gradshare was built without CUDA");
 #endif
 }
 

@@ -18,7 +18,6 @@
 #include "data/dataset.h"
 #include "data/loader.h"
 #include "data/sample_reader.h"
-#include "kernels/cuda/device.h"
 #include "nn/threads.h"
 #include "nn/model.h"
 #include "comm/mpi/repair.h"
@@ -27,6 +26,7 @@
 #include "comm/mpi/train/mpi_sharing_session.h"
 #include "comm/mpi/train/mpi_group_session.h"
 #include "comm/mpi/train/replacement.h"
+#include "train/gpu_binding.h"
 #include "train/model_file.h"
 #include "train/sharing/gradient_sharing.h"
 #include "comm/mpi/train/job_failure.h"
@@ -76,14 +76,6 @@ std::vector<std::string> check_resume(const config::ExperimentConfig& config,
   const auto previous = resumed_config_text(run_path);
   if (previous.empty()) return {};
   return check_resume_config(config, previous, run_path + "/config.yaml");
-}
-
-// compute.device: cuda needs a GPU on every rank that trains (the master of a multi-rank job
-// trains nothing); require_cuda_device() says why there is none.
-void check_compute_device(const RunContext& context) {
-  if (context.config.compute.device != "cuda") return;
-  if (context.is_master() && context.size > 1) return;
-  kernels::cuda::require_cuda_device();
 }
 
 // The model must read what the data holds: same values per sample, enough classes.
@@ -136,6 +128,10 @@ int run_replacement(const config::ExperimentConfig& config) {
   core::Logger::instance().set_terminal(false);
   apply_config(context);
   try {
+    // A spawned replacement is local rank 0 of its own spawned job: it takes its node's first
+    // GPU (compute.gpus[0]).
+    train::bind_training_gpu(context.config, /*trains=*/true,
+                             [](const char* name) { return std::getenv(name); });
     comm::RepairOptions options;
     options.deadline_seconds = static_cast<double>(config.transport.timeout_ms) / 1000.0;
     return run_replacement_worker(context, comm::join_spawned_job(options));
@@ -151,9 +147,11 @@ int run_replacement(const config::ExperimentConfig& config) {
 // The master's first lines: the banner, the hosts, the run directory, the resume notes and, when
 // the training set stays on disk, how it is read.
 void log_job(const RunContext& context, const std::vector<std::string>& hosts,
-             const std::string& run_path, const std::vector<std::string>& notes) {
-  core::log_info(banner(context) + "\nhosts " + comm::describe_hosts(hosts) + "\nrun directory " +
-                 run_path);
+             const std::vector<int>& gpus, const std::string& run_path,
+             const std::vector<std::string>& notes) {
+  const std::string gpu_map = train::describe_gpu_map(hosts, gpus);
+  core::log_info(banner(context) + "\nhosts " + comm::describe_hosts(hosts) +
+                 (gpu_map.empty() ? "" : "\n" + gpu_map) + "\nrun directory " + run_path);
   for (const auto& note : notes) core::log_warn(note);
   if (const auto& reader = context.data.train.reader) {
     char line[512];
@@ -193,7 +191,6 @@ std::optional<int> check_config(StartupAgreement& startup, RunContext& context,
       place.notes = check_resume(context.config, model, place.path);
     }
     apply_config(context);
-    check_compute_device(context);
   });
 }
 
@@ -277,14 +274,26 @@ int train_in_session(const config::ExperimentConfig& config, MpiSession& mpi) {
   RunPlace place;
   auto stop = check_config(startup, context, config, place);
   mpi.started();
+  // compute.device: cuda: each rank that trains takes its GPU (the master of a multi-rank job
+  // trains nothing).
+  int gpu = -1;
+  if (!stop)
+    stop = startup.run("choosing a GPU", [&] {
+      gpu = train::bind_training_gpu(context.config, !(context.is_master() && context.size > 1),
+                                     [](const char* name) { return std::getenv(name); });
+    });
   if (!stop) stop = load_run_data(startup, context);
   if (!stop) stop = open_run_directory(startup, context, place);
   std::vector<std::string> hosts;
+  std::vector<int> gpus;
   if (!stop)
-    stop = startup.run("gathering host names",
-                       [&] { hosts = comm::gather_host_names(world.comm()); });
+    stop = startup.run("gathering host names", [&] {
+      hosts = comm::gather_host_names(world.comm());
+      for (const auto& gpu : comm::gather_labels(world.comm(), std::to_string(gpu)))
+        gpus.push_back(std::stoi(gpu));
+    });
   if (stop) return *stop;
-  if (context.is_master()) log_job(context, hosts, place.path, place.notes);
+  if (context.is_master()) log_job(context, hosts, gpus, place.path, place.notes);
 
   // Until the strategy has its communicators (it then sets RunContext::kTraining).
   context.phase = "setting up " + context.config.training.strategy;

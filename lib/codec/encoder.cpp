@@ -54,6 +54,16 @@ std::size_t cap_quanta(double fraction, double scale, std::size_t n) {
   return std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(scaled * static_cast<double>(n))));
 }
 
+// encoding.min_quanta's factor: how many times denser the band must be for its lower end to
+// ask for min_quanta quanta per message (1 when it does already, or for the fixed threshold).
+double small_model_band_scale(const config::EncodingConfig& config, std::size_t n) {
+  const double lowest = config.threshold_algorithm == "adaptive"          ? config.min_sparsity
+                        : config.threshold_algorithm == "target_sparsity" ? config.target_sparsity
+                                                                          : 0.0;
+  if (config.min_quanta <= 0 || lowest <= 0.0) return 1.0;
+  return std::max(1.0, static_cast<double>(config.min_quanta) / (lowest * static_cast<double>(n)));
+}
+
 std::string value_name(float x) { return std::isnan(x) ? "NaN" : x > 0 ? "+Inf" : "-Inf"; }
 
 }  // namespace
@@ -123,14 +133,18 @@ Encoder::Encoder(const config::EncodingConfig& config, std::size_t parameter_cou
                               ? config.target_sparsity
                               : std::sqrt(config.min_sparsity * config.max_sparsity);
   cap_fraction_ = message_cap_fraction(config);
+  small_model_scale_ = small_model_band_scale(config, parameter_count);
   set_training_progress(0.0);
-  max_cap_ = cap_quanta(cap_fraction_, warmup_epochs_ > 0.0 ? warmup_density_ : 1.0, parameter_count);
+  max_cap_ = cap_quanta(cap_fraction_,
+                        small_model_scale_ * (warmup_epochs_ > 0.0 ? warmup_density_ : 1.0),
+                        parameter_count);
 }
 
 void Encoder::set_training_progress(double epochs) {
-  band_scale_ = epochs < warmup_epochs_
-                    ? std::pow(warmup_density_, 1.0 - std::max(0.0, epochs) / warmup_epochs_)
-                    : 1.0;
+  band_scale_ = small_model_scale_ *
+                (epochs < warmup_epochs_
+                     ? std::pow(warmup_density_, 1.0 - std::max(0.0, epochs) / warmup_epochs_)
+                     : 1.0);
   cap_ = std::min(cap_quanta(cap_fraction_, band_scale_, residual_.size()), limit_cap_);
 }
 

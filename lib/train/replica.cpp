@@ -1,7 +1,9 @@
 // replica.cpp: Replica.
 #include "train/replica.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 
 #include "train/model_file.h"
@@ -17,6 +19,28 @@ config::ExperimentConfig one_of_summed_workers(const config::ExperimentConfig& c
   auto local = config;
   local.optimizer.clip_norm /= std::sqrt(static_cast<double>(workers));
   return local;
+}
+
+config::ExperimentConfig with_compensated_momentum(const config::ExperimentConfig& config,
+                                                   int workers) {
+  GS_CHECK(workers >= 1, "momentum compensated for " + std::to_string(workers) + " workers");
+  auto compensated = config;
+  const auto& type = config.optimizer.type;
+  if (type == "adam" || type == "adamw")
+    compensated.optimizer.beta1 = std::max(0.0, config.optimizer.beta1 - (1.0 - 1.0 / workers));
+  return compensated;
+}
+
+std::string compensated_momentum_line(const config::ExperimentConfig& config, int workers,
+                                      const std::string& who, const std::string& key) {
+  const double used = with_compensated_momentum(config, workers).optimizer.beta1;
+  if (used == config.optimizer.beta1) return "";
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "%s step with beta1 %.3g, lowered from %.3g by the momentum %d asynchronous "
+                "workers imply (%s: compensate)",
+                who.c_str(), used, config.optimizer.beta1, workers, key.c_str());
+  return line;
 }
 
 Replica::Replica(const config::ExperimentConfig& config, std::int64_t total_steps,

@@ -28,6 +28,18 @@ namespace gradshare::train {
 // so that their sum stays near clip_norm (local gradient clipping, Deep Gradient Compression).
 config::ExperimentConfig one_of_summed_workers(const config::ExperimentConfig& config, int workers);
 
+// The config of one of `workers` asynchronous workers (gradient sharing, Downpour) under
+// momentum compensation (encoding.momentum, downpour.momentum: compensate): Adam's and AdamW's
+// beta1 lowered by the momentum that many asynchronous workers imply, 1 - 1/workers (Mitliagkas
+// et al., "Asynchrony begets momentum", 2016), to no less than 0. SGD's momentum stays as set:
+// it also sizes the step (1 / (1 - m)).
+config::ExperimentConfig with_compensated_momentum(const config::ExperimentConfig& config,
+                                                   int workers);
+// "<who> step with beta1 0.15, lowered from 0.9 by the momentum 4 asynchronous workers imply
+// (<key>: compensate)"; empty when with_compensated_momentum lowers nothing.
+std::string compensated_momentum_line(const config::ExperimentConfig& config, int workers,
+                                      const std::string& who, const std::string& key);
+
 class Replica {
  public:
   // The schedule spans total_steps of steps_per_epoch each. dropout_substream: the rank (0 in a

@@ -14,7 +14,9 @@
 #   fault-kill       --with-ft ulfm, 1 spare: the worker on node2 killed with SIGKILL mid-epoch
 #                    is replaced, the job finishes with every replica equal to the master
 #   sbatch           `sbatch -N 3 slurm/train.sbatch` on the cluster's Slurm: the job runs its
-#                    ranks on node1..node3 and completes with the floor's accuracy
+#                    ranks on node1..node3 under ULFM with a spare; a worker on node2 killed
+#                    mid-run is replaced inside the job, which completes with the floor's
+#                    accuracy, every replica equal to the master and no restart
 # Exit 0 pass, 1 fail, 77 skipped (not root, or network namespaces cannot be made here).
 set -uo pipefail
 gradshare=$1 mpiexec=$2 repo=$3 case=$4
@@ -75,6 +77,37 @@ train() {
   python3 "$tools/check_run.py" "$work/$name" $checks || fail "$name: checks"
 }
 
+# kill_mid_run RUN_DIR RANK JOB_PID NODE: SIGKILL to rank RANK of the job writing RUN_DIR, from
+# outside, once its metrics reach the middle of epoch 2 (1.5 epochs of steps); notes when the
+# rank did not run on NODE. Fails when the rank is not found running.
+kill_mid_run() {
+  local dir=$1 rank=$2 job=$3 node=$4 victim='' kill_at='' last='' epoch_step pid host
+  for _ in $(seq 6000); do
+    if [ -z "$kill_at" ]; then
+      epoch_step=$(grep -o '"kind":"epoch".*' "$dir/metrics.jsonl" 2>/dev/null | head -1 |
+                   grep -o '"step":[0-9]*' | grep -o '[0-9]*$' || true)
+      [ -n "$epoch_step" ] && kill_at=$((epoch_step * 3 / 2))
+    fi
+    last=$(grep -o '"kind":"step","step":[0-9]*' "$dir/metrics.jsonl" 2>/dev/null |
+           tail -1 | grep -o '[0-9]*$' || true)
+    if [ -n "$kill_at" ] && [ -n "$last" ] && [ "$last" -ge "$kill_at" ]; then
+      for pid in $(pgrep -f "gradshare train .*$dir"); do
+        if tr '\0' '\n' </proc/"$pid"/environ 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$rank"; then
+          victim=$pid
+        fi
+      done
+      break
+    fi
+    kill -0 "$job" 2>/dev/null || break
+    sleep 0.05
+  done
+  [ -n "$victim" ] || { kill "$job" 2>/dev/null; fail "rank $rank was not found running"; }
+  host=$(nsenter --target "$victim" --uts hostname 2>/dev/null || echo "?")
+  say "kill -9 rank $rank (pid $victim on $host) after step $last"
+  [ "$host" = "$node" ] || say "note: rank $rank ran on $host"
+  kill -9 "$victim"
+}
+
 # simulator_bytes NAME: every rank's data-plane bytes and messages, over TCP between the nodes
 # and shared memory within one, as the simulator's flow model predicts them from what each
 # worker published (gradshare simulate --validate exits 1 otherwise).
@@ -122,33 +155,7 @@ case "$case" in
       run.dir="$work/killed" data.test_subset=2000 training.epochs=3 logging.every_steps=20 \
       fault_tolerance.spares=1 transport.timeout_ms=60000 >"$work/killed.log" 2>&1 &
     job=$!
-    victim=
-    kill_at=
-    for _ in $(seq 6000); do
-      metrics=$work/killed/metrics.jsonl
-      if [ -z "$kill_at" ]; then
-        epoch_step=$(grep -o '"kind":"epoch".*' "$metrics" 2>/dev/null | head -1 |
-                     grep -o '"step":[0-9]*' | grep -o '[0-9]*$' || true)
-        [ -n "$epoch_step" ] && kill_at=$((epoch_step * 3 / 2))
-      fi
-      last=$(grep -o '"kind":"step","step":[0-9]*' "$metrics" 2>/dev/null |
-             tail -1 | grep -o '[0-9]*$' || true)
-      if [ -n "$kill_at" ] && [ -n "$last" ] && [ "$last" -ge "$kill_at" ]; then
-        for pid in $(pgrep -f "gradshare train .*$work/killed"); do
-          if tr '\0' '\n' </proc/"$pid"/environ 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1"; then
-            victim=$pid
-          fi
-        done
-        break
-      fi
-      kill -0 "$job" 2>/dev/null || break
-      sleep 0.05
-    done
-    [ -n "$victim" ] || { kill "$job" 2>/dev/null; fail "rank 1 was not found running"; }
-    host=$(nsenter --target "$victim" --uts hostname 2>/dev/null || echo "?")
-    say "kill -9 rank 1 (pid $victim on $host) after step $last"
-    [ "$host" = node2 ] || say "note: rank 1 ran on $host"
-    kill -9 "$victim"
+    kill_mid_run "$work/killed" 1 "$job" node2
     wait "$job" || { tail -n 30 "$work/killed.log"; fail "the job did not survive the killed worker"; }
     expect_three_nodes "$work/killed"
     python3 "$tools/check_run.py" "$work/killed" --equivalent --none-applied-twice \
@@ -158,11 +165,23 @@ case "$case" in
   sbatch)
     cp "$gradshare" "$work/gradshare"
     export GRADSHARE_BIN=$work/gradshare
-    id=$(cd "$repo" && sbatch --parsable -N 3 --ntasks-per-node=1 --output="$work/job-%j.out" \
-         slurm/train.sbatch "$config" "${subset[@]}" run.dir="$work/sbatch") ||
+    # 2 tasks per node: the master and rank 1 on node1, ranks 2 3 on node2, 4 5 on node3;
+    # train.sbatch runs them under --with-ft ulfm with 1 spare (4 workers). Rank 2, on node2,
+    # is killed in the middle of epoch 2: the spare takes over inside the job (no restart).
+    # The whole training set, 3 epochs (as fault-kill): the kill lands well inside training.
+    id=$(cd "$repo" && sbatch --parsable -N 3 --ntasks-per-node=2 --overcommit \
+         --output="$work/job-%j.out" slurm/train.sbatch "$config" data.test_subset=2000 \
+         training.epochs=3 logging.every_steps=20 run.dir="$work/sbatch") ||
       fail "sbatch failed"
     say "job $id submitted"
     state=
+    for _ in $(seq 600); do
+      [ -f "$work/sbatch/metrics.jsonl" ] && break
+      sleep 0.5
+    done
+    job_pid=$(pgrep -f "gradshare run .*$work/sbatch" | head -1)
+    [ -n "$job_pid" ] || { cat "$work"/job-*.out; fail "the job's gradshare run was not found"; }
+    kill_mid_run "$work/sbatch" 2 "$job_pid" node2
     for _ in $(seq 1800); do
       state=$(scontrol show job -o "$id" 2>/dev/null | tr ' ' '\n' | sed -n 's/^JobState=//p')
       case $state in
@@ -173,7 +192,12 @@ case "$case" in
     cat "$work"/job-*.out
     [ "$state" = COMPLETED ] || fail "job $id ended $state"
     expect_three_nodes "$work/sbatch"
-    python3 "$tools/check_run.py" "$work/sbatch" --min-accuracy 0.70 --equivalent || fail "checks"
+    grep -q "repair: ULFM, 1 spare" "$work"/job-*.out || fail "train.sbatch did not start ULFM with a spare"
+    if grep -q '"kind":"restart"' "$work/sbatch/metrics.jsonl"; then
+      fail "the job was restarted: the kill was not repaired inside it"
+    fi
+    python3 "$tools/check_run.py" "$work/sbatch" --min-accuracy 0.70 --equivalent \
+      --none-applied-twice --recoveries 1 --replaced 1 || fail "checks"
     ;;
   *) fail "unknown case '$case'" ;;
 esac

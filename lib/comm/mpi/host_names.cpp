@@ -1,4 +1,4 @@
-// host_names.cpp: gather_host_names, describe_hosts.
+// host_names.cpp: gather_labels, gather_host_names, describe_hosts.
 #include "comm/mpi/host_names.h"
 
 #include <unistd.h>
@@ -11,24 +11,30 @@
 
 namespace gradshare::comm {
 
-std::vector<std::string> gather_host_names(MPI_Comm comm) {
-  constexpr int kNameBytes = 256;
-  std::array<char, kNameBytes> mine{};
-  gethostname(mine.data(), kNameBytes - 1);
+std::vector<std::string> gather_labels(MPI_Comm comm, const std::string& mine) {
+  constexpr std::size_t kLabelBytes = 256;
+  std::array<char, kLabelBytes> label{};
+  std::memcpy(label.data(), mine.data(), std::min(mine.size(), kLabelBytes - 1));
   int rank = 0;
   int size = 0;
   check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
   check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
-  std::vector<char> all(rank == 0 ? static_cast<std::size_t>(size) * kNameBytes : 0);
-  check_mpi(MPI_Gather(mine.data(), kNameBytes, MPI_CHAR, all.data(), kNameBytes, MPI_CHAR, 0,
+  std::vector<char> all(rank == 0 ? static_cast<std::size_t>(size) * kLabelBytes : 0);
+  check_mpi(MPI_Gather(label.data(), kLabelBytes, MPI_CHAR, all.data(), kLabelBytes, MPI_CHAR, 0,
                        comm),
             "MPI_Gather");
-  std::vector<std::string> names;
+  std::vector<std::string> labels;
   for (int r = 0; rank == 0 && r < size; ++r) {
-    const char* name = all.data() + static_cast<std::size_t>(r) * kNameBytes;
-    names.emplace_back(name, strnlen(name, kNameBytes - 1));
+    const char* text = all.data() + static_cast<std::size_t>(r) * kLabelBytes;
+    labels.emplace_back(text, strnlen(text, kLabelBytes - 1));
   }
-  return names;
+  return labels;
+}
+
+std::vector<std::string> gather_host_names(MPI_Comm comm) {
+  std::array<char, 256> name{};
+  gethostname(name.data(), name.size() - 1);
+  return gather_labels(comm, name.data());
 }
 
 std::string describe_hosts(const std::vector<std::string>& host_of_rank) {

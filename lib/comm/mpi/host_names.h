@@ -1,5 +1,5 @@
-// host_names.h: every rank's host name, gathered at rank 0 of a communicator (for the job
-// banner: which ranks share a node).
+// host_names.h: every rank's host name (or another short label), gathered at rank 0 of a
+// communicator (for the job banner: which ranks share a node, which GPU each computes on).
 #pragma once
 
 #include <mpi.h>
@@ -9,7 +9,11 @@
 
 namespace gradshare::comm {
 
-// Collective over `comm`: at rank 0 the host name of every rank (by rank), empty elsewhere.
+// Collective over `comm`: at rank 0 every rank's `mine` (by rank, each cut to 255 bytes), empty
+// elsewhere.
+std::vector<std::string> gather_labels(MPI_Comm comm, const std::string& mine);
+
+// gather_labels of every rank's host name.
 std::vector<std::string> gather_host_names(MPI_Comm comm);
 
 // "node1 [0 4], node2 [1], node3 [2]": hosts in order of their lowest rank, with their ranks.

@@ -85,34 +85,20 @@ bool scales_stale_pushes(const config::ExperimentConfig& config) {
   return config.downpour.stale_pushes == "scale" && config.downpour.combine == "sum";
 }
 
-namespace {
-bool compensated(const config::ExperimentConfig& config, int workers) {
-  const auto& type = config.optimizer.type;
-  return config.downpour.momentum == "compensate" && (type == "adam" || type == "adamw") &&
-         workers > 0;
-}
-}  // namespace
-
 config::ExperimentConfig worker_optimizer_config(const config::ExperimentConfig& config,
                                                  int workers) {
   // combine: sum adds the workers' pushes up: each clips as one of them.
   auto lowered = config.downpour.combine == "sum" && workers > 0
                      ? one_of_summed_workers(config, workers)
                      : config;
-  if (compensated(config, workers))
-    lowered.optimizer.beta1 = std::max(0.0, config.optimizer.beta1 - (1.0 - 1.0 / workers));
+  if (config.downpour.momentum == "compensate" && workers > 0)
+    lowered = with_compensated_momentum(lowered, workers);
   return lowered;
 }
 
 std::string worker_momentum_line(const config::ExperimentConfig& config, int workers) {
-  const double used = worker_optimizer_config(config, workers).optimizer.beta1;
-  if (!compensated(config, workers) || used == config.optimizer.beta1) return "";
-  char line[256];
-  std::snprintf(line, sizeof line,
-                "downpour workers step with beta1 %.3g, lowered from %.3g by the momentum %d "
-                "asynchronous workers imply (downpour.momentum: compensate)",
-                used, config.optimizer.beta1, workers);
-  return line;
+  if (config.downpour.momentum != "compensate" || workers <= 0) return "";
+  return compensated_momentum_line(config, workers, "downpour workers", "downpour.momentum");
 }
 
 std::uint64_t pack_ack(std::uint64_t seq, std::uint64_t age) {

@@ -5,6 +5,7 @@
 
 #include "core/errors.h"
 #include "core/log.h"
+#include "train/replica.h"
 #include "train/sharing/roles.h"
 
 namespace gradshare::train {
@@ -17,6 +18,19 @@ double relative_max_difference(std::span<const float> a, std::span<const float> 
   }
   if (a.size() != b.size()) return INFINITY;
   return scale > 0 ? difference / scale : difference;
+}
+
+config::ExperimentConfig sharing_worker_config(const config::ExperimentConfig& config,
+                                               int workers) {
+  auto local = config.encoding.combine == "sum" ? one_of_summed_workers(config, workers) : config;
+  if (config.encoding.momentum == "compensate") local = with_compensated_momentum(local, workers);
+  return local;
+}
+
+std::string sharing_momentum_line(const config::ExperimentConfig& config, int workers) {
+  if (config.encoding.momentum != "compensate") return "";
+  return compensated_momentum_line(config, workers, "gradient-sharing workers",
+                                   "encoding.momentum");
 }
 
 int run_gradient_sharing(RunContext& context) {

@@ -32,12 +32,21 @@
 #pragma once
 
 #include <span>
+#include <string>
 
 #include "train/run_context.h"
 
 namespace gradshare::train {
 
 int run_gradient_sharing(RunContext& context);
+
+// The config a worker steps with, one of `workers`: under combine: sum it clips as one of the
+// workers whose updates add up (one_of_summed_workers); under encoding.momentum: compensate,
+// Adam's beta1 lowered by the momentum asynchronous workers imply (with_compensated_momentum).
+config::ExperimentConfig sharing_worker_config(const config::ExperimentConfig& config,
+                                               int workers);
+// The master's line saying what the workers' beta1 is, empty when as set.
+std::string sharing_momentum_line(const config::ExperimentConfig& config, int workers);
 
 // Relative max-norm difference max|a - b| / max|b| (0 when both are zero).
 double relative_max_difference(std::span<const float> a, std::span<const float> b);

@@ -31,6 +31,9 @@ SharingMaster::SharingMaster(RunContext& context, SharingSession& session)
 
 int SharingMaster::run() {
   log_model(model_);
+  if (const auto momentum = sharing_momentum_line(cfg_, context_.worker_count());
+      !momentum.empty())
+    core::log_info(momentum);
   const auto resume = Checkpointer::find_resume(context_);
   // The checkpoint resumed from is the newest: none is due until every_steps after it.
   if (resume) checkpointer_.mark_written(resume->iteration);

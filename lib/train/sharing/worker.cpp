@@ -2,6 +2,8 @@
 // peers and the master (the class is in sharing/worker.h).
 #include "train/sharing/worker.h"
 
+#include "train/sharing/gradient_sharing.h"
+
 namespace gradshare::train {
 
 namespace {
@@ -29,10 +31,7 @@ SharingWorker::SharingWorker(RunContext& context, SharingSession& session, bool 
       cfg_(context.config),
       session_(session),
       batches_per_epoch_(minibatches_per_epoch(cfg_, context.data.train)),
-      // encoding.combine: sum adds the workers' updates up: each clips as one of them.
-      replica_(cfg_.encoding.combine == "sum" ? one_of_summed_workers(cfg_, context.worker_count())
-                                              : cfg_,
-               batches_per_epoch_ * cfg_.training.epochs, batches_per_epoch_,
+      replica_(sharing_worker_config(cfg_, context.worker_count()), batches_per_epoch_ * cfg_.training.epochs, batches_per_epoch_,
                static_cast<std::uint64_t>(context.rank)),
       n_(replica_.parameter_count()),
       encoder_(cfg_.encoding, n_),

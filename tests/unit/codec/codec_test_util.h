@@ -26,6 +26,7 @@ inline config::EncodingConfig make_config(const std::string& format = "auto",
   config.initial_threshold = 1e-4;  // a known tau (the default, 0, calibrates at the first step)
   config.warmup_epochs = 0.0;       // the configured band from the first step (the sparsity
                                     // warm-up has tests of its own)
+  config.min_quanta = 0;            // the band as configured however small the test's vector
   return config;
 }
 

@@ -334,6 +334,40 @@ TEST(Encoder, CalibratesTauAtTheFirstStep) {
 
 // Sparsity warm-up: at progress p of E epochs the band, the cap and the calibration are
 // density^(1 - p/E) times denser; tau follows the band down as it narrows.
+// encoding.min_quanta: a band whose lower end asks for fewer quanta than min_quanta is made
+// denser by the factor that brings it there, for the whole run and on top of the warm-up.
+TEST(Encoder, ASmallModelsBandIsMadeDenserToCarryMinQuanta) {
+  const std::size_t n = 80000;
+  auto config = make_config("sparse", "adaptive");
+  config.min_sparsity = 2e-4;  // 16 quanta at the band's lower end
+  config.max_sparsity = 8e-4;  // cap 2 * 8e-4 * n = 128
+  config.min_quanta = 40;
+  Encoder encoder(config, n);
+  EXPECT_DOUBLE_EQ(encoder.band_scale(), 2.5);
+  EXPECT_EQ(encoder.message_cap(), 320u);
+  encoder.set_training_progress(10.0);
+  EXPECT_DOUBLE_EQ(encoder.band_scale(), 2.5);
+  // Steady updates settle at 2.5 times the band: at least 40 of the 80000 fire per message.
+  std::vector<std::uint8_t> message;
+  double sparsity = 0.0;
+  for (int s = 0; s < 300; ++s)
+    sparsity = encoder.encode(testing::normal_vector(n, 1e-3f, 300 + s), {}, message).sparsity;
+  EXPECT_GE(sparsity, 2.5 * 2e-4 * 0.8) << "below the widened band";
+  EXPECT_LE(sparsity, 2.5 * 8e-4 * 1.25) << "above the widened band";
+  // With the warm-up the two factors multiply; a band that already asks for enough is kept.
+  config.warmup_epochs = 1.0;
+  config.warmup_density = 4.0;
+  EXPECT_DOUBLE_EQ(Encoder(config, n).band_scale(), 10.0);
+  config.warmup_epochs = 0.0;
+  EXPECT_DOUBLE_EQ(Encoder(config, 400000).band_scale(), 1.0);  // 80 quanta at the lower end
+  config.min_quanta = 0;
+  EXPECT_DOUBLE_EQ(Encoder(config, n).band_scale(), 1.0);
+  config.threshold_algorithm = "target_sparsity";
+  config.target_sparsity = 1e-4;  // 8 quanta
+  config.min_quanta = 40;
+  EXPECT_DOUBLE_EQ(Encoder(config, n).band_scale(), 5.0);
+}
+
 TEST(Encoder, SparsityWarmUpStartsDenserAndNarrowsToTheBand) {
   const std::size_t n = 100000;
   auto config = make_config("auto", "adaptive");

@@ -7,6 +7,7 @@
 
 #include "thread_run.h"
 #include "train/replica.h"
+#include "train/sharing/gradient_sharing.h"
 
 namespace gradshare::train {
 namespace {
@@ -59,6 +60,35 @@ TEST(Replica, SaysHowOftenItClipped) {
   replica.compute_update(2, large);
   EXPECT_EQ(replica.clipping_summary(), ", gradient clipped to norm 1 in 2 of 3 steps");
   EXPECT_EQ(Replica(testing::blobs_config("local", "unused"), 10, 8, 0).clipping_summary(), "");
+}
+
+// A gradient-sharing worker steps with beta1 compensated under encoding.momentum: compensate
+// (as Downpour's, downpour_averaging_test.cpp) and clips as one of the workers under combine: sum.
+TEST(SharingWorkerConfig, CompensatesMomentumAndClipsAsOneOfTheSummedWorkers) {
+  config::ExperimentConfig config;
+  config.optimizer.type = "adam";
+  config.optimizer.beta1 = 0.9;
+  config.optimizer.clip_norm = 2.0;
+  config.encoding.combine = "sum";
+  config.encoding.momentum = "as_set";
+  EXPECT_DOUBLE_EQ(sharing_worker_config(config, 4).optimizer.beta1, 0.9);
+  EXPECT_DOUBLE_EQ(sharing_worker_config(config, 4).optimizer.clip_norm, 1.0);
+  EXPECT_EQ(sharing_momentum_line(config, 4), "");
+  config.encoding.momentum = "compensate";
+  EXPECT_NEAR(sharing_worker_config(config, 4).optimizer.beta1, 0.15, 1e-12);
+  EXPECT_NEAR(sharing_worker_config(config, 2).optimizer.beta1, 0.4, 1e-12);
+  EXPECT_DOUBLE_EQ(sharing_worker_config(config, 1).optimizer.beta1, 0.9);  // no asynchrony
+  EXPECT_NE(sharing_momentum_line(config, 4).find("beta1 0.15, lowered from 0.9"),
+            std::string::npos)
+      << sharing_momentum_line(config, 4);
+  EXPECT_NE(sharing_momentum_line(config, 4).find("encoding.momentum: compensate"),
+            std::string::npos);
+  config.encoding.combine = "mean";
+  EXPECT_DOUBLE_EQ(sharing_worker_config(config, 4).optimizer.clip_norm, 2.0);
+  config.optimizer.type = "momentum";  // SGD's momentum sizes its step: left as set
+  config.optimizer.momentum = 0.9;
+  EXPECT_DOUBLE_EQ(sharing_worker_config(config, 4).optimizer.momentum, 0.9);
+  EXPECT_EQ(sharing_momentum_line(config, 4), "");
 }
 
 }  // namespace
