@@ -64,6 +64,19 @@ double small_model_band_scale(const config::EncodingConfig& config, std::size_t 
   return std::max(1.0, static_cast<double>(config.min_quanta) / (lowest * static_cast<double>(n)));
 }
 
+// The most the band may be scaled (warm-up and small model together): its upper end no denser
+// than 1/16 of the parameters, where a bitmap costs what sparse indices do. Beyond it a band
+// could ask for more than every element (a 338-parameter Downpour shard scaled for 40 quanta):
+// tau would then shrink forever, the quanta with it.
+double largest_band_scale(const config::EncodingConfig& config) {
+  constexpr double kDensestBand = 1.0 / 16;
+  const double upper = config.threshold_algorithm == "adaptive"          ? config.max_sparsity
+                       : config.threshold_algorithm == "target_sparsity" ? config.target_sparsity
+                                                                         : 0.0;
+  if (upper <= 0.0) return 1.0;
+  return std::max(1.0, kDensestBand / upper);
+}
+
 std::string value_name(float x) { return std::isnan(x) ? "NaN" : x > 0 ? "+Inf" : "-Inf"; }
 
 }  // namespace
@@ -133,18 +146,23 @@ Encoder::Encoder(const config::EncodingConfig& config, std::size_t parameter_cou
                               ? config.target_sparsity
                               : std::sqrt(config.min_sparsity * config.max_sparsity);
   cap_fraction_ = message_cap_fraction(config);
-  small_model_scale_ = small_model_band_scale(config, parameter_count);
+  largest_band_scale_ = largest_band_scale(config);
+  small_model_scale_ =
+      std::min(small_model_band_scale(config, parameter_count), largest_band_scale_);
   set_training_progress(0.0);
   max_cap_ = cap_quanta(cap_fraction_,
-                        small_model_scale_ * (warmup_epochs_ > 0.0 ? warmup_density_ : 1.0),
+                        std::min(small_model_scale_ * (warmup_epochs_ > 0.0 ? warmup_density_ : 1.0),
+                                 largest_band_scale_),
                         parameter_count);
 }
 
 void Encoder::set_training_progress(double epochs) {
-  band_scale_ = small_model_scale_ *
-                (epochs < warmup_epochs_
-                     ? std::pow(warmup_density_, 1.0 - std::max(0.0, epochs) / warmup_epochs_)
-                     : 1.0);
+  band_scale_ = std::min(
+      small_model_scale_ *
+          (epochs < warmup_epochs_
+               ? std::pow(warmup_density_, 1.0 - std::max(0.0, epochs) / warmup_epochs_)
+               : 1.0),
+      largest_band_scale_);
   cap_ = std::min(cap_quanta(cap_fraction_, band_scale_, residual_.size()), limit_cap_);
 }
 

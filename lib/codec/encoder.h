@@ -32,7 +32,8 @@
 // A small model's band (encoding.min_quanta = q > 0): where the band's lower end (or
 // target_sparsity's target) asks for fewer than q quanta per message, the band is
 // q / (n min_sparsity) times denser for the whole run, as the warm-up's factor is (the two
-// multiply): a message then never carries fewer than about q quanta.
+// multiply): a message then never carries fewer than about q quanta. Together the two factors
+// never make the band's upper end denser than 1/16 of the parameters.
 // Shake-up (encoding.shake_up_every_steps = N > 0): every N-th step is sent as a bitmap that
 // also carries, as half quanta tau/2, the elements with tau/shake_up_divisor <= |r| < tau whose
 // sign is this shake-up's: the k-th shake-up (k = step / N) sends +tau/2 for odd k and -tau/2
@@ -168,7 +169,8 @@ class Encoder {
   std::size_t cap_;          // the cap now, with the warm-up's band scale
   std::size_t max_cap_;      // the cap at the warm-up's start (message size bounds)
   std::size_t limit_cap_ = std::numeric_limits<std::size_t>::max();  // limit_message_bytes
-  double small_model_scale_ = 1.0;  // encoding.min_quanta's factor
+  double largest_band_scale_ = 1.0;  // the band's upper end at most 1/16 of the parameters
+  double small_model_scale_ = 1.0;   // encoding.min_quanta's factor
   double band_scale_ = 1.0;  // the warm-up's factor now, times small_model_scale_
   std::vector<float> zeros_;      // the "update" of a re-selection (allocated when first capped)
   std::vector<float> magnitudes_; // |r_i| >= tau, to find the cap-th largest

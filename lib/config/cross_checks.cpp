@@ -62,6 +62,8 @@ void cross_check(const ExperimentConfig& c, const std::map<std::string, std::str
                    static_cast<double>(c.fault_tolerance.heartbeat_ms),
                    "fault_tolerance.timeout_ms", static_cast<double>(c.fault_tolerance.timeout_ms));
 
+  if (c.model.input_shape.empty())
+    check.fail("model.input_shape", "model.input_shape must not be an empty list");
   if (!c.model.torchscript.empty() && c.compute.device == "cuda")
     check.fail("compute.device",
                "compute.device is cuda, which trains built-in models (model.layers) only; a "

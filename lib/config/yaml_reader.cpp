@@ -109,7 +109,6 @@ Value read_scalar(const Slot& s, ValueType type, const Constraint& c) {
 
 std::vector<std::int64_t> read_int_list(const Slot& s, const Constraint& c) {
   if (!s.node.IsSequence()) s.fail("must be a list of integers, got " + describe_got(s.node));
-  if (s.node.size() == 0) s.fail("must not be an empty list");
   std::vector<std::int64_t> out;
   for (std::size_t i = 0; i < s.node.size(); ++i) {
     const YAML::Node element = s.node[i];

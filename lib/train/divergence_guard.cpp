@@ -16,6 +16,11 @@ namespace {
 // at 6-17, under the 23 of 10x guessing, and no rollback followed) while one minibatch still
 // needs a loss about 90 times the running minimum to raise the alarm alone.
 constexpr double kSmoothing = 0.1;
+// The running minimum is never taken below this fraction of ln(classes): a loss that small is a
+// converged model, not a baseline for explosions (on separable data a worker's smoothed loss
+// moved from 3e-5 to 1.5e-3, 47 times, and nothing was wrong). An explosion still goes past
+// guessing's loss, far above the factor times this floor.
+constexpr double kConvergedFraction = 0.01;
 }  // namespace
 
 DivergenceGuard::DivergenceGuard(const config::TrainingConfig& training,
@@ -33,7 +38,7 @@ std::optional<std::string> DivergenceGuard::check(std::int64_t step, double loss
   }
   smoothed_ = seen_ == 0 ? loss : (1 - kSmoothing) * smoothed_ + kSmoothing * loss;
   ++seen_;
-  minimum_ = std::min(minimum_, smoothed_);
+  minimum_ = std::max(std::min(minimum_, smoothed_), kConvergedFraction * chance_loss_);
   if (factor_ > 0 && smoothed_ > factor_ * minimum_) {
     std::snprintf(text, sizeof text,
                   "the smoothed training loss at step %lld is %.4g, over %.4g times %s %.4g "

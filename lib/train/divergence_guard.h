@@ -2,7 +2,8 @@
 // exponential moving average over about 10 steps, so one hard minibatch is no alarm); the run
 // has diverged when a step's loss is NaN or Inf, or when the smoothed loss exceeds
 // training.divergence_factor times its running minimum. The running minimum is never taken
-// above ln(num_classes), the cross-entropy of guessing every class alike, which a fresh model
+// below 1 % of ln(num_classes) (a loss that small is a converged model: its relative wiggles are
+// no explosion), nor above ln(num_classes), the cross-entropy of guessing every class alike, which a fresh model
 // starts near: so the check holds from the first step (no warm-up), and an asynchronous worker
 // whose first minibatch already meets a model the other workers' updates blew up does not
 // measure the explosion against itself.

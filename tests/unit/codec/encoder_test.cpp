@@ -362,6 +362,13 @@ TEST(Encoder, ASmallModelsBandIsMadeDenserToCarryMinQuanta) {
   EXPECT_DOUBLE_EQ(Encoder(config, 400000).band_scale(), 1.0);  // 80 quanta at the lower end
   config.min_quanta = 0;
   EXPECT_DOUBLE_EQ(Encoder(config, n).band_scale(), 1.0);
+  // A tiny vector: the band's upper end stops at 1/16 of it (scale 0.0625 / 8e-4 = 78.125),
+  // however many quanta min_quanta asks for, warm-up or not.
+  config.min_quanta = 40;
+  EXPECT_DOUBLE_EQ(Encoder(config, 338).band_scale(), 78.125);
+  config.warmup_epochs = 1.0;
+  EXPECT_DOUBLE_EQ(Encoder(config, 338).band_scale(), 78.125);
+  config.warmup_epochs = 0.0;
   config.threshold_algorithm = "target_sparsity";
   config.target_sparsity = 1e-4;  // 8 quanta
   config.min_quanta = 40;

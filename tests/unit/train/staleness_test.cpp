@@ -115,6 +115,19 @@ TEST(DivergenceGuard, AnExplosionFromTheFirstStepIsMeasuredAgainstGuessing) {
   for (int i = 0; i < 200; ++i) EXPECT_FALSE(slow.check(i + 1, 20.0)) << i;
 }
 
+// Near-zero losses (separable data) move by orders of magnitude without anything wrong: the
+// minimum is floored at 1 % of ln(classes), 0.023 here; a real explosion still raises the alarm.
+TEST(DivergenceGuard, AConvergedLossWigglingIsNoExplosion) {
+  DivergenceGuard guard(training(10), 10);
+  std::int64_t step = 0;
+  EXPECT_FALSE(guard.check(++step, 3e-5));
+  for (int i = 0; i < 50; ++i) EXPECT_FALSE(guard.check(++step, 2e-3)) << i;
+  for (int i = 0; i < 50; ++i) EXPECT_FALSE(guard.check(++step, 0.2)) << i;  // < 10 x 0.023
+  std::optional<std::string> reason;
+  for (int i = 0; i < 100 && !reason; ++i) reason = guard.check(++step, 5.0);
+  EXPECT_TRUE(reason);
+}
+
 TEST(DivergenceGuard, NoiseAndFactorZero) {
   DivergenceGuard guard(training(10), 10);
   for (int i = 0; i < 1000; ++i) EXPECT_FALSE(guard.check(i + 1, i % 2 == 0 ? 0.05 : 0.9));
