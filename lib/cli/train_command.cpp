@@ -289,8 +289,8 @@ int train_in_session(const config::ExperimentConfig& config, MpiSession& mpi) {
   if (!stop)
     stop = startup.run("gathering host names", [&] {
       hosts = comm::gather_host_names(world.comm());
-      for (const auto& gpu : comm::gather_labels(world.comm(), std::to_string(gpu)))
-        gpus.push_back(std::stoi(gpu));
+      for (const auto& label : comm::gather_labels(world.comm(), std::to_string(gpu)))
+        gpus.push_back(std::stoi(label));
     });
   if (stop) return *stop;
   if (context.is_master()) log_job(context, hosts, gpus, place.path, place.notes);

@@ -7,6 +7,7 @@
 #include <functional>
 #include <limits>
 
+#include "codec/sparsity_band.h"
 #include "core/errors.h"
 #include "kernels/cpu/codec_bitmap_layout.h"
 #include "kernels/cpu/codec_decode.h"
@@ -37,44 +38,6 @@ void bitmap_from_indices(std::span<std::uint8_t> bitmap, std::span<const std::in
     const std::uint8_t code = v < 0 ? cpu::kCodeMinus : cpu::kCodePlus;
     bitmap[i / 4] = static_cast<std::uint8_t>(bitmap[i / 4] | (code << (2 * (i % 4))));
   }
-}
-
-// encoding.max_message_sparsity as a fraction of the parameters (see the key's help); 1: no cap.
-double message_cap_fraction(const config::EncodingConfig& config) {
-  if (config.max_message_sparsity != 0.0) return config.max_message_sparsity;
-  if (config.threshold_algorithm == "adaptive") return 2 * config.max_sparsity;
-  if (config.threshold_algorithm == "target_sparsity") return 2 * config.target_sparsity;
-  return 1.0;
-}
-
-// The cap as a count of full quanta, with the band `scale` times denser (the warm-up).
-std::size_t cap_quanta(double fraction, double scale, std::size_t n) {
-  const double scaled = fraction * scale;
-  if (scaled >= 1.0) return n;
-  return std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(scaled * static_cast<double>(n))));
-}
-
-// encoding.min_quanta's factor: how many times denser the band must be for its lower end to
-// ask for min_quanta quanta per message (1 when it does already, or for the fixed threshold).
-double small_model_band_scale(const config::EncodingConfig& config, std::size_t n) {
-  const double lowest = config.threshold_algorithm == "adaptive"          ? config.min_sparsity
-                        : config.threshold_algorithm == "target_sparsity" ? config.target_sparsity
-                                                                          : 0.0;
-  if (config.min_quanta <= 0 || lowest <= 0.0) return 1.0;
-  return std::max(1.0, static_cast<double>(config.min_quanta) / (lowest * static_cast<double>(n)));
-}
-
-// The most the band may be scaled (warm-up and small model together): its upper end no denser
-// than 1/16 of the parameters, where a bitmap costs what sparse indices do. Beyond it a band
-// could ask for more than every element (a 338-parameter Downpour shard scaled for 40 quanta):
-// tau would then shrink forever, the quanta with it.
-double largest_band_scale(const config::EncodingConfig& config) {
-  constexpr double kDensestBand = 1.0 / 16;
-  const double upper = config.threshold_algorithm == "adaptive"          ? config.max_sparsity
-                       : config.threshold_algorithm == "target_sparsity" ? config.target_sparsity
-                                                                         : 0.0;
-  if (upper <= 0.0) return 1.0;
-  return std::max(1.0, kDensestBand / upper);
 }
 
 std::string value_name(float x) { return std::isnan(x) ? "NaN" : x > 0 ? "+Inf" : "-Inf"; }
