@@ -174,9 +174,11 @@ struct RunPlace {
 };
 
 // Start-up phase: the config checked on every rank (and the resume on the master) before
-// anything is written.
+// anything is written; under compute.device: cuda each rank that trains takes its GPU (`gpu`,
+// -1 for none: the master of a multi-rank job trains nothing).
 std::optional<int> check_config(StartupAgreement& startup, RunContext& context,
-                                const config::ExperimentConfig& config, RunPlace& place) {
+                                const config::ExperimentConfig& config, RunPlace& place,
+                                int& gpu) {
   return startup.run("checking the config", [&] {
     context.config = config;
     if (context.size == 1 && context.config.training.strategy != "local") {
@@ -191,6 +193,8 @@ std::optional<int> check_config(StartupAgreement& startup, RunContext& context,
       place.notes = check_resume(context.config, model, place.path);
     }
     apply_config(context);
+    gpu = train::bind_training_gpu(context.config, !(context.is_master() && context.size > 1),
+                                   [](const char* name) { return std::getenv(name); });
   });
 }
 
@@ -272,16 +276,9 @@ int train_in_session(const config::ExperimentConfig& config, MpiSession& mpi) {
 
   StartupAgreement startup(context);
   RunPlace place;
-  auto stop = check_config(startup, context, config, place);
-  mpi.started();
-  // compute.device: cuda: each rank that trains takes its GPU (the master of a multi-rank job
-  // trains nothing).
   int gpu = -1;
-  if (!stop)
-    stop = startup.run("choosing a GPU", [&] {
-      gpu = train::bind_training_gpu(context.config, !(context.is_master() && context.size > 1),
-                                     [](const char* name) { return std::getenv(name); });
-    });
+  auto stop = check_config(startup, context, config, place, gpu);
+  mpi.started();
   if (!stop) stop = load_run_data(startup, context);
   if (!stop) stop = open_run_directory(startup, context, place);
   std::vector<std::string> hosts;

@@ -110,13 +110,9 @@ Encoder::Encoder(const config::EncodingConfig& config, std::size_t parameter_cou
                               : std::sqrt(config.min_sparsity * config.max_sparsity);
   cap_fraction_ = message_cap_fraction(config);
   largest_band_scale_ = largest_band_scale(config);
-  small_model_scale_ =
-      std::min(small_model_band_scale(config, parameter_count), largest_band_scale_);
+  small_model_scale_ = small_model_band_scale(config, parameter_count);
   set_training_progress(0.0);
-  max_cap_ = cap_quanta(cap_fraction_,
-                        std::min(small_model_scale_ * (warmup_epochs_ > 0.0 ? warmup_density_ : 1.0),
-                                 largest_band_scale_),
-                        parameter_count);
+  max_cap_ = cap_;  // the warm-up's start is its densest (limit_message_bytes comes later)
 }
 
 void Encoder::set_training_progress(double epochs) {
