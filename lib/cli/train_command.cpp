@@ -36,6 +36,10 @@
 #include "cli/resume_config_check.h"
 #include "train/run_lock.h"
 #include "comm/mpi/train/startup_agreement.h"
+#include "comm/mpi/train/startup_repair.h"
+#include "comm/mpi/mpi_error.h"
+#include "ft/fault_injection.h"
+#include "ft/recovery_report.h"
 #include "train/strategy.h"
 
 namespace gradshare::cli {
@@ -97,9 +101,10 @@ void check_data_fits_model(const config::ExperimentConfig& config, const data::D
   if (data.train.size() == 0) throw core::UserError("the training set is empty");
 }
 
-// The resolved config's text and this process's settings from it (log level, BLAS threads).
-void apply_config(RunContext& context) {
-  context.config_yaml = config::to_yaml(context.config);
+// The resolved config's text (as the user gave it: a start-up repair lowers the spares this
+// process counts) and this process's settings from it (log level, BLAS threads).
+void apply_config(RunContext& context, const config::ExperimentConfig& as_given) {
+  context.config_yaml = config::to_yaml(as_given);
   core::Logger::instance().set_level(core::parse_log_level(context.config.logging.level));
   core::Logger::instance().set_progress_interval(context.config.logging.every_seconds);
   nn::set_compute_threads(static_cast<int>(context.config.compute.threads));
@@ -117,24 +122,22 @@ train::StrategyLinks mpi_links() {
   return links;
 }
 
-// A process MPI_Comm_spawn started to replace a dead worker: joins the repaired job first (the
-// survivors wait in the repair), then becomes that worker.
-int run_replacement(const config::ExperimentConfig& config) {
+// A process MPI_Comm_spawn started to replace a worker that died in training, once it joined
+// the repaired job (`joined`): becomes that worker.
+int run_replacement(const config::ExperimentConfig& config, comm::RepairedJob joined) {
   RunContext context;
   auto world = comm::MpiJob::world();
   context.job = &world;
   context.links = mpi_links();
   context.config = config;
   core::Logger::instance().set_terminal(false);
-  apply_config(context);
+  apply_config(context, config);
   try {
     // A spawned replacement is local rank 0 of its own spawned job: it takes its node's first
     // GPU (compute.gpus[0]).
     train::bind_training_gpu(context.config, /*trains=*/true,
                              [](const char* name) { return std::getenv(name); });
-    comm::RepairOptions options;
-    options.deadline_seconds = static_cast<double>(config.transport.timeout_ms) / 1000.0;
-    return run_replacement_worker(context, comm::join_spawned_job(options));
+    return run_replacement_worker(context, std::move(joined));
   } catch (const std::exception& error) {
     core::log_error(error.what());
     std::fprintf(stderr, "gradshare: error in the replacement of rank %d: %s\n", context.rank,
@@ -166,21 +169,26 @@ void log_job(const RunContext& context, const std::vector<std::string>& hosts,
   }
 }
 
-// Where the master puts the run, and the lines it logs once its log file is open.
-struct RunPlace {
-  std::string path;
-  std::vector<std::string> notes;
-  std::unique_ptr<RunLock> lock;  // held by the master until the run ends
+// What a start-up keeps when a rank lost during it makes it run again (startup_repair.h): the
+// master's run directory and the data every rank loaded stay in the RunContext.
+struct Startup {
+  comm::Communicator world;  // null: MPI_COMM_WORLD
+  int spares = 0;            // how many of its last ranks wait as spares
+  int attempt = 0;           // start-ups begun before this one
+  std::string path;          // the master's run directory, once chosen
+  std::vector<std::string> notes;  // the master's resume notes
+  std::unique_ptr<RunLock> lock;   // held by the master from the run directory to the run's end
+  std::vector<ft::RecoveryRecord> repairs;  // the master's, recorded once the run directory is open
 };
 
 // Start-up phase: the config checked on every rank (and the resume on the master) before
 // anything is written; under compute.device: cuda each rank that trains takes its GPU (`gpu`,
 // -1 for none: the master of a multi-rank job trains nothing).
 std::optional<int> check_config(StartupAgreement& startup, RunContext& context,
-                                const config::ExperimentConfig& config, RunPlace& place,
-                                int& gpu) {
-  return startup.run("checking the config", [&] {
+                                const config::ExperimentConfig& config, Startup& state, int& gpu) {
+  return startup.run("config", "checking the config", [&] {
     context.config = config;
+    context.config.fault_tolerance.spares = state.spares;
     if (context.size == 1 && context.config.training.strategy != "local") {
       // Without mpirun there is nobody to share with: train in this one process.
       context.config.training.strategy = "local";
@@ -188,11 +196,11 @@ std::optional<int> check_config(StartupAgreement& startup, RunContext& context,
     check_strategy_fits(context.config, context.size);
     // Shape mismatches in model.layers are config errors: find them before anything is written.
     const auto model = train::build_model(context.config);
-    if (context.is_master()) {
-      place.path = report::RunDirectory::choose_path(context.config.run);
-      place.notes = check_resume(context.config, model, place.path);
+    if (context.is_master() && state.path.empty()) {
+      state.path = report::RunDirectory::choose_path(context.config.run);
+      state.notes = check_resume(context.config, model, state.path);
     }
-    apply_config(context);
+    apply_config(context, config);
     gpu = train::bind_training_gpu(context.config, !(context.is_master() && context.size > 1),
                                    [](const char* name) { return std::getenv(name); });
   });
@@ -201,13 +209,15 @@ std::optional<int> check_config(StartupAgreement& startup, RunContext& context,
 // Start-up phase: the data, before the run directory (bad data files leave nothing behind).
 // Only the master evaluates: the other ranks leave the test and validation sets unread. Read by
 // partitions, the master loads first: its streaming pass checks every training feature and
-// fits the normalisation, which the others take instead of reading the whole file too.
+// fits the normalisation, which the others take instead of reading the whole file too. Data a
+// rank loaded in a start-up that lost a rank stays loaded.
 std::optional<int> load_run_data(StartupAgreement& startup, RunContext& context) {
   const auto seed = static_cast<std::uint64_t>(context.config.run.seed);
+  const bool loaded = context.data.train.size() > 0;
   bool by_partitions = false;
-  auto stop = startup.run("loading the data", [&] {
+  auto stop = startup.run("data", "loading the data", [&] {
     by_partitions = data::reads_by_partitions(context.config.data);
-    if (by_partitions && !context.is_master()) return;
+    if (loaded || (by_partitions && !context.is_master())) return;
     context.data =
         data::load_data(context.config.data, seed, /*evaluation_sets=*/context.is_master());
     check_data_fits_model(context.config, context.data);
@@ -215,28 +225,28 @@ std::optional<int> load_run_data(StartupAgreement& startup, RunContext& context)
   if (stop || !by_partitions) return stop;
   const auto normalization = parse_normalization(startup.broadcast(
       context.is_master() ? serialize(context.data.normalization) : std::vector<std::uint8_t>{}));
-  return startup.run("loading the data", [&] {
-    if (context.is_master()) return;
+  return startup.run("data", "loading the data", [&] {
+    if (loaded || context.is_master()) return;
     context.data = data::load_data(context.config.data, seed, false, normalization);
     check_data_fits_model(context.config, context.data);
   });
 }
 
-// Start-up phase: the master takes the run directory (its lock, metrics.jsonl); every rank
-// then opens its log file there.
+// Start-up phase: the master takes the run directory (its lock, metrics.jsonl) unless it has
+// it from a start-up that lost a rank; every rank then opens its log file there.
 std::optional<int> open_run_directory(StartupAgreement& startup, RunContext& context,
-                                      RunPlace& place) {
-  auto stop = startup.run("creating the run directory", [&] {
-    if (!context.is_master()) return;
+                                      Startup& state) {
+  auto stop = startup.run("run_directory", "creating the run directory", [&] {
+    if (!context.is_master() || state.lock) return;
     std::string took_over;
-    place.lock = RunLock::acquire(place.path, &took_over);
-    if (!took_over.empty()) place.notes.insert(place.notes.begin(), took_over);
-    context.run_directory = report::RunDirectory::create(place.path, context.config_yaml);
+    state.lock = RunLock::acquire(state.path, &took_over);
+    if (!took_over.empty()) state.notes.insert(state.notes.begin(), took_over);
+    context.run_directory = report::RunDirectory::create(state.path, context.config_yaml);
     context.metrics = report::MetricsLog(context.run_directory.file("metrics.jsonl"));
   });
   if (stop) return stop;
-  place.path = startup.broadcast(place.path);
-  if (!context.is_master()) context.run_directory = report::RunDirectory::attach(place.path);
+  const auto path = startup.broadcast(state.path);
+  if (!context.is_master()) context.run_directory = report::RunDirectory::attach(path);
   auto& logger = core::Logger::instance();
   logger.set_tag(context.is_master() ? "master" : "rank " + std::to_string(context.rank));
   logger.open_file(context.run_directory.file("rank-" + std::to_string(context.rank) + ".log"));
@@ -259,49 +269,108 @@ void log_read_ahead(const RunContext& context) {
   core::log_info(line);
 }
 
-// Everything of `train` between MPI_Init and MPI_Finalize; returns the exit code.
-int train_in_session(const config::ExperimentConfig& config, MpiSession& mpi) {
-  core::install_stop_signal_handlers();
-  if (comm::started_by_spawn()) {
-    mpi.started();  // a spawned replacement: MPI_Init returned, the job runs
-    return run_replacement(config);
-  }
-  RunContext context;
-  auto world = comm::MpiJob::world();
-  context.job = &world;
-  context.links = mpi_links();
-  context.rank = world.rank();
-  context.size = world.size();
-  core::Logger::instance().set_terminal(context.is_master());
-
-  StartupAgreement startup(context);
-  RunPlace place;
+// One start-up on context.job and the training after it; returns the exit code. Throws
+// comm::LostBeforeTraining, or a process failure before context.phase is kTraining, when a
+// rank was lost during the start-up in a job that repairs it.
+int start_and_train(const config::ExperimentConfig& config, MpiSession& mpi, RunContext& context,
+                    Startup& state) {
+  // Start-up faults are the first start-up's: a repaired one runs as if nothing happened.
+  const ft::FaultInjector injector(config.fault_tolerance, context.rank,
+                                   /*replacement=*/state.attempt > 0, context.end_rank_by_fault());
+  StartupAgreement startup(context, injector, repairs_in_job(config));
   int gpu = -1;
-  auto stop = check_config(startup, context, config, place, gpu);
+  auto stop = check_config(startup, context, config, state, gpu);
   mpi.started();
   if (!stop) stop = load_run_data(startup, context);
-  if (!stop) stop = open_run_directory(startup, context, place);
+  if (!stop) stop = open_run_directory(startup, context, state);
   std::vector<std::string> hosts;
   std::vector<int> gpus;
   if (!stop)
-    stop = startup.run("gathering host names", [&] {
-      hosts = comm::gather_host_names(world.comm());
-      for (const auto& label : comm::gather_labels(world.comm(), std::to_string(gpu)))
+    stop = startup.run("hosts", "gathering host names", [&] {
+      hosts = comm::gather_host_names(comm::mpi_comm(*context.job));
+      for (const auto& label :
+           comm::gather_labels(comm::mpi_comm(*context.job), std::to_string(gpu)))
         gpus.push_back(std::stoi(label));
     });
   if (stop) return *stop;
-  if (context.is_master()) log_job(context, hosts, gpus, place.path, place.notes);
-
-  // Until the strategy has its communicators (it then sets RunContext::kTraining).
+  if (context.is_master()) {
+    log_job(context, hosts, gpus, state.path, state.notes);
+    state.notes.clear();
+    for (const auto& repair : state.repairs) ft::RecoveryLog(context.metrics).add(repair);
+    state.repairs.clear();
+  }
+  // Until every rank is through the strategy's set-up (RunContext::begin_training).
   context.phase = "setting up " + context.config.training.strategy;
+  injector.at_startup("setup");
+  const int code = run_with_rollback(context);
+  log_read_ahead(context);
+  // The master's summary lists every rank's; each rank's own log has its figure too.
+  if (!context.is_master()) log_own_peak_memory();
+  return code;
+}
+
+// Whether `error` is a rank lost during a start-up the job repairs.
+bool lost_during_startup(const std::exception& error, const RunContext& context) {
+  if (dynamic_cast<const comm::LostBeforeTraining*>(&error) != nullptr) return true;
+  const auto* mpi = dynamic_cast<const comm::MpiError*>(&error);
+  return mpi != nullptr && mpi->is_process_failure() && context.phase != RunContext::kTraining &&
+         repairs_in_job(context.config);
+}
+
+// After a rank was lost during the start-up: the repair (startup_repair.h), and on the master
+// the line and the record it leaves. A start-up nothing repairs ends the job with one line.
+void repair_lost_startup(const config::ExperimentConfig& config, RunContext& context,
+                         Startup& state) {
+  RepairedStartup repaired;
   try {
-    const int code = run_with_rollback(context);
-    log_read_ahead(context);
-    // The master's summary lists every rank's; each rank's own log has its figure too.
-    if (!context.is_master()) log_own_peak_memory();
-    return code;
+    repaired = repair_startup(comm::mpi_comm(*context.job), state.spares,
+                              [&] { context.job->all_started(false); }, config);
+  } catch (const MasterLostAtStartup& error) {
+    end_job_in_turns(context, error.what());
   } catch (const std::exception& error) {
-    return end_run_after(error, context);
+    end_job_said_by_master(context, error.what());
+  }
+  auto& what = repaired.record.resumed_from;
+  what = "lost during start-up (at or before: " + context.phase + "); the start-up runs again";
+  if (const int spares = repaired.spares_lost; spares > 0)
+    what = std::to_string(spares) + (spares == 1 ? " spare " : " spares ") +
+           (repaired.record.lost.empty() ? "" : "also ") + what;
+  if (context.is_master()) state.repairs.push_back(repaired.record);
+  state.world = std::move(repaired.world);
+  state.spares = repaired.spares;
+  ++state.attempt;
+}
+
+// Everything of `train` between MPI_Init and MPI_Finalize; returns the exit code.
+int train_in_session(const config::ExperimentConfig& config, MpiSession& mpi) {
+  core::install_stop_signal_handlers();
+  Startup state;
+  state.spares = static_cast<int>(config.fault_tolerance.spares);
+  if (comm::started_by_spawn()) {
+    mpi.started();  // a spawned replacement: MPI_Init returned, the job runs
+    comm::RepairOptions options;
+    options.deadline_seconds = static_cast<double>(config.transport.timeout_ms) / 1000.0;
+    auto joined = comm::join_spawned_job(options);
+    if (!spawned_into_startup(joined)) return run_replacement(config, std::move(joined));
+    auto startup = startup_after_spawn(joined);
+    state.world = std::move(startup.world);
+    state.spares = startup.spares;
+    state.attempt = 1;
+  }
+  RunContext context;
+  context.links = mpi_links();
+  for (;;) {
+    comm::MpiJob job(state.world ? state.world.get() : MPI_COMM_WORLD, repairs_in_job(config));
+    context.job = &job;
+    context.rank = job.rank();
+    context.size = job.size();
+    core::Logger::instance().set_terminal(context.is_master());
+    try {
+      return start_and_train(config, mpi, context, state);
+    } catch (const std::exception& error) {
+      if (!lost_during_startup(error, context)) return end_run_after(error, context);
+    }
+    repair_lost_startup(config, context, state);
   }
 }
 
@@ -313,6 +382,7 @@ int train_command(const std::string& config_path, const std::vector<std::string>
   config::ExperimentConfig config;
   try {
     config = config::load_experiment(config_path, overrides);
+    if (const char* injections = std::getenv("GRADSHARE_INJECT")) ft::parse_injections(injections);
   } catch (const core::UserError&) {
     if (launcher_rank() != 0) return core::kExitUserError;
     throw;

@@ -9,8 +9,16 @@
 #include <string>
 
 #include "comm/control_channel.h"
+#include "core/errors.h"
 
 namespace gradshare::comm {
+
+// What Job::all_started's disagreement throws: a rank was lost before training began, and the
+// job repairs start-up losses (cli/startup_repair.h).
+class LostBeforeTraining : public core::RuntimeError {
+ public:
+  LostBeforeTraining() : core::RuntimeError("a process was lost before training began") {}
+};
 
 class Job {
  public:
@@ -22,6 +30,11 @@ class Job {
   virtual bool fault_tolerant() const = 0;
   virtual std::unique_ptr<ControlChannel> control_channel(double timeout_seconds) = 0;
   virtual void barrier() = 0;
+  // Every rank (spares too) calls this once, as training begins (ok) or as it leaves the
+  // start-up after losing a process (not ok); later calls return the first answer. True when
+  // every rank got there and none was lost. Only a job that repairs start-up losses agrees
+  // (MpiJob under ULFM, MPIX_Comm_agree); the others return ok.
+  virtual bool all_started(bool ok) { return ok; }
   // Ends this rank for a deliberate fault of `kind` (ft/fault_injection.h); never returns. A
   // rank that is a process of its own ends as the kind says: "sigkill" raises SIGKILL, "exit"
   // exits with code 3, "hang" waits until a signal ends it. A thread of a test process ends its

@@ -111,6 +111,15 @@ const std::vector<EntryField<FaultInjection>>& fault_fields() {
        "Worker step at which it fails (0: as it enters its first recovery from another failure; "
        "-1: right after it hands its results to the master at the end of the run)",
        GS_ENTRY_ACCESS(F, at_step, std::int64_t)},
+      {"at_startup",
+       ValueType::kString,
+       Constraint::one_of({"none", "config", "data", "run_directory", "hosts", "setup"}),
+       {},
+       {},
+       "Start-up point at which it fails instead of a step (kind sigkill): as it "
+       "checks the config, loads the data, opens the run directory, gathers the host names, "
+       "or sets up the strategy",
+       GS_ENTRY_ACCESS(F, at_startup, std::string)},
       {"kind",
        ValueType::kString,
        Constraint::one_of({"sigkill", "exit", "hang", "stall"}),

@@ -34,7 +34,9 @@ struct LayerSpec {
 struct FaultInjection {
   std::int64_t rank = 1;
   std::int64_t at_step = 0;
-  std::string kind = "sigkill";  // sigkill | exit | hang
+  // A start-up point instead of a step (config|data|run_directory|hosts|setup), or none.
+  std::string at_startup = "none";
+  std::string kind = "sigkill";  // sigkill | exit | hang | stall
   int line = 0;
 };
 
@@ -297,7 +299,8 @@ struct FaultInjection {
     "failure, whatever the number of workers (a replica lacking an older one is sent a whole "   \
     "state)")                                                                                   \
   X(fault_tolerance, inject, std::vector<FaultInjection>, {}, GS_ANY,                          \
-    "Faults to inject: [{rank: R, at_step: S, kind: sigkill|exit|hang|stall}]")
+    "Faults to inject: [{rank: R, at_step: S, kind: sigkill|exit|hang|stall}], or at_startup: " \
+    "config|data|run_directory|hosts|setup instead of at_step")
 
 #define GS_LOGGING_KEYS(X)                                                                     \
   X(logging, level, std::string, "info", GS_CHOICES("debug", "info", "warn", "error"), "Log level") \

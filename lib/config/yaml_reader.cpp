@@ -213,6 +213,11 @@ FaultInjection read_fault(const Slot& s) {
   EntryKeys keys = collect_entry_keys(s, fault_fields(), "{rank: 1, at_step: 100, kind: sigkill}");
   FaultInjection fault;
   read_entry_fields(s, keys, fault_fields(), "", fault);
+  // Before training there are no heartbeats to find a hung rank, or one that left without
+  // Open MPI reporting it, by: only a killed process is lost at start-up.
+  if (fault.at_startup != "none" && fault.kind != "sigkill")
+    s.fail("kind " + fault.kind + " cannot be injected at start-up (at_startup " +
+           fault.at_startup + "): use sigkill");
   fault.line = entry_line(s);
   return fault;
 }

@@ -11,28 +11,52 @@
 
 namespace gradshare::ft {
 
+namespace {
+
+bool is_startup_point(const std::string& name) {
+  for (const char* point : {"config", "data", "run_directory", "hosts", "setup"})
+    if (name == point) return true;
+  return false;
+}
+
+// One entry RANK:STEP:KIND, where STEP is a step number or a start-up point's name.
+config::FaultInjection parse_injection(const std::string& entry) {
+  const auto bad = [&entry] {
+    return core::UserError("GRADSHARE_INJECT: bad entry '" + entry +
+                           "' (want RANK:STEP:KIND with RANK >= 1, STEP >= -1 or a start-up "
+                           "point config|data|run_directory|hosts|setup, KIND "
+                           "sigkill|exit|hang|stall; at start-up sigkill)");
+  };
+  const auto first = entry.find(':'), last = entry.rfind(':');
+  if (first == std::string::npos || first == last) throw bad();
+  config::FaultInjection injection;
+  const std::string rank = entry.substr(0, first), step = entry.substr(first + 1, last - first - 1);
+  injection.kind = entry.substr(last + 1);
+  char* end = nullptr;
+  injection.rank = std::strtoll(rank.c_str(), &end, 10);
+  if (rank.empty() || *end != '\0' || injection.rank < 1) throw bad();
+  if (is_startup_point(step)) {
+    injection.at_startup = step;
+  } else {
+    injection.at_step = std::strtoll(step.c_str(), &end, 10);
+    if (step.empty() || *end != '\0' || injection.at_step < -1) throw bad();
+  }
+  const auto& kind = injection.kind;
+  if (injection.at_startup != "none" ? kind != "sigkill"
+                                     : kind != "sigkill" && kind != "exit" && kind != "hang" &&
+                                           kind != "stall")
+    throw bad();
+  return injection;
+}
+
+}  // namespace
+
 std::vector<config::FaultInjection> parse_injections(const std::string& text) {
   std::vector<config::FaultInjection> injections;
   std::stringstream entries(text);
   std::string entry;
-  while (std::getline(entries, entry, ',')) {
-    if (entry.empty()) continue;
-    config::FaultInjection injection;
-    char kind[16] = {};
-    long long rank = 0, step = 0;
-    int used = 0;
-    if (std::sscanf(entry.c_str(), "%lld:%lld:%15[a-z]%n", &rank, &step, kind, &used) != 3 ||
-        used != static_cast<int>(entry.size()) || rank < 1 || step < -1 ||
-        (std::string(kind) != "sigkill" && std::string(kind) != "exit" &&
-         std::string(kind) != "hang" && std::string(kind) != "stall"))
-      throw core::UserError("GRADSHARE_INJECT: bad entry '" + entry +
-                            "' (want RANK:STEP:KIND with RANK >= 1, STEP >= -1, KIND "
-                            "sigkill|exit|hang|stall)");
-    injection.rank = rank;
-    injection.at_step = step;
-    injection.kind = kind;
-    injections.push_back(injection);
-  }
+  while (std::getline(entries, entry, ','))
+    if (!entry.empty()) injections.push_back(parse_injection(entry));
   return injections;
 }
 
@@ -52,19 +76,27 @@ FaultInjector::FaultInjector(const config::FaultToleranceConfig& config, int ran
 
 void FaultInjector::at_step(std::int64_t step) const {
   for (const auto& injection : mine_)
-    if (injection.at_step == step) fire(injection, "at step " + std::to_string(step));
+    if (injection.at_startup == "none" && injection.at_step == step)
+      fire(injection, "at step " + std::to_string(step));
 }
 
 void FaultInjector::at_recovery() {
   if (recovered_once_) return;
   recovered_once_ = true;
   for (const auto& injection : mine_)
-    if (injection.at_step == 0) fire(injection, "during a recovery");
+    if (injection.at_startup == "none" && injection.at_step == 0)
+      fire(injection, "during a recovery");
 }
 
 void FaultInjector::at_hand_in() const {
   for (const auto& injection : mine_)
-    if (injection.at_step == -1) fire(injection, "after handing in its results");
+    if (injection.at_startup == "none" && injection.at_step == -1)
+      fire(injection, "after handing in its results");
+}
+
+void FaultInjector::at_startup(const std::string& point) const {
+  for (const auto& injection : mine_)
+    if (injection.at_startup == point) fire(injection, "at start-up (" + point + ")");
 }
 
 void FaultInjector::fire(const config::FaultInjection& injection, const std::string& when) const {

@@ -2,7 +2,9 @@
 // GRADSHARE_INJECT="RANK:STEP:KIND[,RANK:STEP:KIND...]" for external scripts, which adds to
 // the config's list). At its STEP-th training step (STEP 0: as it enters the first recovery
 // from another process's failure; STEP -1: right after it hands its results to the master at
-// the end of the run, train/job_session.h), the worker of logical rank RANK
+// the end of the run, train/job_session.h), or at a start-up point (STEP config, data,
+// run_directory, hosts or setup: as the rank starts that phase of the job's first start-up;
+// sigkill only), the process of logical rank RANK
 //   sigkill: kills itself with SIGKILL (a crash: no cleanup, no message),
 //   exit:    leaves at once with exit code 3 (a process that quits without finalizing MPI),
 //   hang:    its training thread stops in place until something kills the process (the
@@ -41,6 +43,9 @@ class FaultInjector {
   void at_recovery();
   // Called right after the worker handed in its results (JobSession::hand_in_results).
   void at_hand_in() const;
+  // Called as the rank starts the start-up phase `point` (config, data, run_directory, hosts,
+  // setup).
+  void at_startup(const std::string& point) const;
   bool armed() const { return !mine_.empty(); }
 
  private:

@@ -44,6 +44,12 @@ struct RunContext {
   static constexpr const char* kTraining = "training";
 
   bool is_master() const { return rank == 0; }
+  // Every rank calls this as training begins (spares too): the phase becomes kTraining once
+  // every rank got here; comm::LostBeforeTraining when a rank was lost before (Job::all_started).
+  void begin_training() {
+    if (job != nullptr && !job->all_started(true)) throw comm::LostBeforeTraining();
+    phase = kTraining;
+  }
   // How an injected fault ends this rank (ft/fault_injection.h): as its job ends one.
   ft::EndRank end_rank_by_fault() const {
     return [job = job](const std::string& kind) { job->end_by_fault(kind); };

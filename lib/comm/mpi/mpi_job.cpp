@@ -1,6 +1,5 @@
-// mpi_job.cpp: MpiJob and MpiWorkerGroup.
+// mpi_job.cpp: MpiJob.
 #include "comm/mpi/mpi_job.h"
-
 
 #include "comm/mpi/mpi_control_channel.h"
 #include "comm/mpi/mpi_error.h"
@@ -9,7 +8,7 @@
 
 namespace gradshare::comm {
 
-MpiJob::MpiJob(MPI_Comm comm) : comm_(comm) {
+MpiJob::MpiJob(MPI_Comm comm, bool agree_at_start) : comm_(comm), agree_at_start_(agree_at_start) {
   check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
   check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
 }
@@ -21,6 +20,12 @@ std::unique_ptr<ControlChannel> MpiJob::control_channel(double timeout_seconds) 
 bool MpiJob::fault_tolerant() const { return fault_tolerance_active(); }
 
 void MpiJob::barrier() { check_mpi(MPI_Barrier(comm_), "MPI_Barrier"); }
+
+bool MpiJob::all_started(bool ok) {
+  if (!agree_at_start_) return ok;
+  if (started_ < 0) started_ = agree(comm_, ok) ? 1 : 0;
+  return started_ == 1;
+}
 
 MPI_Comm mpi_comm(const Job& job) {
   const auto* mpi = dynamic_cast<const MpiJob*>(&job);

@@ -12,7 +12,8 @@ namespace gradshare::comm {
 class MpiJob : public Job {
  public:
   // `comm` is not owned: it outlives the job (MPI_COMM_WORLD, or the repaired job's).
-  explicit MpiJob(MPI_Comm comm);
+  // agree_at_start: all_started agrees over `comm` (a job that repairs start-up losses).
+  explicit MpiJob(MPI_Comm comm, bool agree_at_start = false);
   // The job of MPI_COMM_WORLD.
   static MpiJob world() { return MpiJob(MPI_COMM_WORLD); }
   int rank() const override { return rank_; }
@@ -20,12 +21,15 @@ class MpiJob : public Job {
   bool fault_tolerant() const override;
   std::unique_ptr<ControlChannel> control_channel(double timeout_seconds) override;
   void barrier() override;
+  bool all_started(bool ok) override;
   MPI_Comm comm() const { return comm_; }
 
  private:
   MPI_Comm comm_;
   int rank_ = 0;
   int size_ = 1;
+  bool agree_at_start_;
+  int started_ = -1;  // all_started's answer once given (-1: not yet)
 };
 
 // The communicator of an MPI job; RuntimeError for a job of another kind (what still needs

@@ -35,7 +35,7 @@ int run_downpour(RunContext& context) {
   GS_CHECK(context.links.group_session, "no session for this job");
   const auto session = context.links.group_session(context);
   if (session->is_spare()) {
-    context.phase = RunContext::kTraining;
+    context.begin_training();
     return wait_as_spare(*session, context) ? run_downpour_replacement(context, *session)
                                             : core::kExitOk;
   }
@@ -53,7 +53,7 @@ int run_downpour(RunContext& context) {
                               "the resumed checkpoint's server optimizer");
   }
   network.transport().wait_for_servers();
-  context.phase = RunContext::kTraining;  // a rank lost before here is lost during start-up
+  context.begin_training();  // a rank lost before here is lost during start-up
   if (context.is_master())
     return run_downpour_master(context, model, network, std::move(server), start.resume);
   if (server) return run_downpour_server(context, network, std::move(server));

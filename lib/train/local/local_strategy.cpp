@@ -49,7 +49,7 @@ void log_step(RunContext& context, report::ProgressMeter& progress, std::int64_t
 }  // namespace
 
 int run_local(RunContext& context) {
-  context.phase = RunContext::kTraining;
+  context.begin_training();
   const auto& cfg = context.config;
   const auto seed = static_cast<std::uint64_t>(cfg.run.seed);
   const auto& train_set = context.data.train;

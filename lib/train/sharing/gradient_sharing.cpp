@@ -36,7 +36,7 @@ std::string sharing_momentum_line(const config::ExperimentConfig& config, int wo
 int run_gradient_sharing(RunContext& context) {
   GS_CHECK(context.links.sharing_session, "no gradient-sharing session for this job");
   const auto session = context.links.sharing_session(context);
-  context.phase = RunContext::kTraining;
+  context.begin_training();
   if (session->is_spare())
     return wait_as_spare(*session, context)
                ? run_sharing_worker(context, *session, /*replacement=*/true)

@@ -32,12 +32,19 @@
 #                     again resumes and finishes
 #   startup           worker 2 killed from outside 0, 0.3, 0.6, 0.9 and 1.2 s after its process
 #                     appears (during MPI start-up, the config checks, the data, the run
-#                     directory, the communicators, the first steps): every job either ends
-#                     with exit 1 and one line naming rank 2 and the phase (inside MPI_Init:
-#                     the start-up deadline, transport.timeout_ms, or Open MPI's own
-#                     MPI_Init failure and a non-zero exit), or (killed once
-#                     training runs) replaces it and finishes; never exit 0 without a recovery,
-#                     never a garbled message
+#                     directory, the communicators, the first steps), one spare: killed once
+#                     MPI_Init returned, the spare takes its place (the start-up runs again, or
+#                     training repairs it) and the job finishes; killed inside MPI_Init, the job
+#                     ends non-zero with one line (the start-up deadline, transport.timeout_ms)
+#                     or Open MPI's own MPI_Init failure; never exit 0 without a recovery,
+#                     never a garbled message (before: exit 1 for every kill before training)
+#   startup-points-STRATEGY
+#                     a rank killed at each start-up point (GRADSHARE_INJECT=R:POINT:sigkill:
+#                     config, data, run_directory, hosts, setup), one spare: the spare takes
+#                     its place, the start-up runs again, exit 0; a recovery record naming the
+#                     start-up; allreduce and averaging end on the undisturbed run's model,
+#                     gradient sharing with equal replicas, Downpour (rank 1, a parameter
+#                     server: nothing to lose before training) consistent
 #   lost-allreduce    the dense all-reduce, 4 workers + 1 spare, worker 2 killed from outside:
 #                     replaced in-job, the interrupted step trained again; the run finishes with
 #                     exit 0 and the same final model, bit for bit, as an undisturbed run (before:
@@ -305,7 +312,9 @@ case "$scenario" in
       if [ "$code" -eq 0 ]; then
         python3 "$here/check_run.py" "$work/$name" "${checks[@]}" --recoveries 1 --replaced 1 \
           || fail "$name: exit 0 without a recovery"
-        echo "$name: killed while training, replaced"
+        when=training
+        if grep -qa "lost during start-up" "$work/$name/rank-0.log"; then when=start-up; fi
+        echo "$name: killed during $when, replaced"
       elif grep -q "It looks like MPI_INIT failed" "$work/$name.log"; then
         # Killed early in MPI_Init, the others' MPI_Init can fail too; Open MPI then ends the
         # job itself, non-zero, before gradshare has a say (or, see wait_ranks, hangs).
@@ -314,12 +323,34 @@ case "$scenario" in
         [ "$code" -eq 1 ] || fail "$name: exit code $code, expected 1"
         # mpirun may put a space before a line it forwards right after its MPI_ABORT banner.
         [ "$(grep -ac '^ *gradshare: error' "$work/$name.log")" -eq 1 ] || fail "$name: not one error line"
-        # Killed inside MPI_Init, the rank cannot be named: the start-up deadline says so.
-        grep -a "^ *gradshare: error" "$work/$name.log" |
-          grep -q "rank 2 was lost during start-up (at or before: \|rank 2 lost\|MPI start-up did not finish" \
-          || fail "$name: the error line names neither rank 2 nor MPI start-up"
+        # Killed inside MPI_Init, the rank cannot be named: the start-up deadline says so. Once
+        # MPI_Init returned, the spare takes the rank's place.
+        grep -a "^ *gradshare: error" "$work/$name.log" | grep -q "MPI start-up did not finish" \
+          || fail "$name: the job ended, and not inside MPI start-up"
         echo "$name: $(grep -a '^ *gradshare: error' "$work/$name.log")"
       fi
+    done
+    ;;
+  startup-points-*)
+    strategy=${scenario#startup-points-} victim=2
+    case "$strategy" in
+      gradient_sharing) expect=(--equivalent --none-applied-twice --min-accuracy 0.7) ;;
+      allreduce) expect=(--same-final "$work/undisturbed") ;;
+      parameter_averaging) expect=(--averaging-identical --same-final "$work/undisturbed")
+                           args=(training.verify_averaging=true) ;;
+      downpour) victim=1 expect=(--downpour-consistent --min-accuracy 0.7) args=(downpour.servers=2) ;;
+      *) echo "unknown strategy $strategy"; exit 2 ;;
+    esac
+    args+=(training.strategy=$strategy training.epochs=1 data.train_subset=12000
+           fault_tolerance.spares=1)
+    run undisturbed 6 "${args[@]}" || fail "the undisturbed run failed"
+    for point in config data run_directory hosts setup; do
+      GRADSHARE_INJECT=$victim:$point:sigkill run "$point" 6 "${args[@]}" \
+        || fail "$point: the job failed"
+      grep -qa "lost ranks \[$victim\], replaced \[$victim\], .*lost during start-up" \
+        "$work/$point/rank-0.log" || fail "$point: no start-up repair of rank $victim logged"
+      python3 "$here/check_run.py" "$work/$point" "${expect[@]}" --recoveries 1 --replaced 1 \
+        || fail "$point: checks"
     done
     ;;
   lost-allreduce|lost-averaging|group-shrink)

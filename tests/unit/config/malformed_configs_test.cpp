@@ -216,6 +216,18 @@ const std::vector<MalformedCase>& cases() {
        {},
        "'fault_tolerance.inject[0].kind' must be one of sigkill, exit, hang, stall, got 'segv'",
        3},
+      {"InjectHangAtStartup",
+       "fault_tolerance:\n  inject:\n    - {rank: 2, at_startup: data, kind: hang}\n",
+       {},
+       "'fault_tolerance.inject[0]' kind hang cannot be injected at start-up (at_startup data): "
+       "use sigkill",
+       3},
+      {"InjectUnknownStartupPoint",
+       "fault_tolerance:\n  inject:\n    - {rank: 2, at_startup: mpi_init}\n",
+       {},
+       "'fault_tolerance.inject[0].at_startup' must be one of none, config, data, run_directory, "
+       "hosts, setup, got 'mpi_init'",
+       3},
       {"InjectNegativeRank",
        "fault_tolerance:\n  inject:\n    - {rank: -1}\n",
        {},

@@ -15,6 +15,7 @@
 #include "comm/mpi/mpi_error.h"
 #include "comm/mpi/repair.h"
 #include "comm/mpi/ulfm.h"
+#include "comm/mpi/train/startup_repair.h"
 #include "core/errors.h"
 #include "core/log.h"
 #include "train/checkpointer.h"
@@ -26,17 +27,10 @@ using train::RunContext;
 
 namespace {
 
-// Whether this run replaces a lost worker within the job.
-bool recovers_lost_workers(const config::ExperimentConfig& config) {
-  return comm::fault_tolerance_active() &&
-         train::strategy_named(config.training.strategy).distributed &&
-         config.fault_tolerance.on_worker_failure != "abort";
-}
-
 // Whether this rank is a worker the master can replace (not a Downpour parameter server, whose
 // shard nothing restores in-job).
 bool replaceable(const RunContext& context) {
-  if (context.is_master() || !recovers_lost_workers(context.config)) return false;
+  if (context.is_master() || !repairs_in_job(context.config)) return false;
   const auto& strategy = train::strategy_named(context.config.training.strategy);
   return context.rank >= strategy.first_replaceable_rank(context.config);
 }
@@ -65,7 +59,7 @@ std::string lost_at_startup(const std::vector<int>& failed, const RunContext& co
 // it says so and names the checkpoint a rerun resumes from.
 std::string describe_fatal_error(const std::exception& error, const RunContext& context) {
   const auto* mpi = dynamic_cast<const comm::MpiError*>(&error);
-  if (mpi == nullptr || !mpi->is_process_failure() || recovers_lost_workers(context.config))
+  if (mpi == nullptr || !mpi->is_process_failure() || repairs_in_job(context.config))
     return error.what();
   const auto failed = known_failed(context);
   const std::string resume =
@@ -130,14 +124,25 @@ void end_job_lost_at_startup(const RunContext& context, int rc) {
       std::_Exit(core::kExitRuntimeFailure);
     }
   }
+  end_job_in_turns(context, lost_at_startup(known_failed(context), context) + why);
+}
+
+void end_job_said_by_master(const RunContext& context, const std::string& line) {
+  if (context.is_master()) print_and_abort(line);
+  // Under ULFM a process that ends is one more failure, not the end of the job: the master
+  // still speaks, and its MPI_Abort sets the job's exit code.
+  std::fflush(nullptr);
+  std::_Exit(core::kExitRuntimeFailure);
+}
+
+void end_job_in_turns(const RunContext& context, const std::string& line) {
   // Without an agreement the live ranks take turns, 3 s apart: the first prints the line and
   // aborts the job, which ends the others before their turn. A later one speaks only when every
   // one before it is still stuck (in MPI start-up, say) and would otherwise abort the job
   // without a line.
-  const auto failed = known_failed(context);
-  const int turn = live_ranks_below(failed, context.rank);
+  const int turn = live_ranks_below(known_failed(context), context.rank);
   std::this_thread::sleep_for(std::chrono::seconds(3 * std::min(turn, 3)));
-  print_and_abort(lost_at_startup(failed, context) + why);
+  print_and_abort(line);
 }
 
 int end_run_after(const std::exception& error, const RunContext& context) {

@@ -31,6 +31,14 @@ int end_run_after(const std::exception& error, const train::RunContext& context)
 // otherwise the lowest rank that knows speaks first.
 [[noreturn]] void end_job_lost_at_startup(const train::RunContext& context, int rc);
 
+// Ends the job with exit 1 and `line`, said by the master (every rank knows the same `line`
+// and the master is alive): the others leave at once.
+[[noreturn]] void end_job_said_by_master(const train::RunContext& context, const std::string& line);
+
+// Ends the job with exit 1 and `line`, said once: the live ranks take turns by rank, and the
+// first one's MPI_Abort ends the others before theirs.
+[[noreturn]] void end_job_in_turns(const train::RunContext& context, const std::string& line);
+
 // Ends the whole job with `code`, or only this process for a worker whose loss the master
 // repairs (see above).
 [[noreturn]] void end_job(int code, bool replaceable_worker);

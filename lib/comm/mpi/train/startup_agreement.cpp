@@ -10,7 +10,9 @@
 namespace gradshare::cli {
 
 void StartupAgreement::check(int rc) {
-  if (rc != MPI_SUCCESS) end_job_lost_at_startup(context_, rc);
+  if (rc == MPI_SUCCESS) return;
+  if (repairs_) throw comm::LostBeforeTraining();
+  end_job_lost_at_startup(context_, rc);
 }
 
 std::optional<int> StartupAgreement::settle(

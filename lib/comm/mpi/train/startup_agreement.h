@@ -3,7 +3,10 @@
 // all-reduces (ok everywhere? the lowest failing rank, the worst exit code), so a mistake found
 // on some ranks stops all of them with one line (the lowest failing rank's) and one exit code,
 // instead of leaving the others waiting in the next collective. A rank lost meanwhile (ULFM)
-// fails the agreement itself: end_job_lost_at_startup names it and the phase, exit 1.
+// fails the agreement itself: in a job that repairs it (startup_repair.h) that throws
+// comm::LostBeforeTraining, otherwise end_job_lost_at_startup names it and the phase, exit 1.
+// Each phase is a start-up point where an injected fault may end this rank first
+// (ft/fault_injection.h).
 #pragma once
 
 #include <cstdint>
@@ -12,20 +15,25 @@
 #include <utility>
 #include <vector>
 
+#include "comm/job.h"
 #include "core/errors.h"
+#include "ft/fault_injection.h"
 #include "train/run_context.h"
 
 namespace gradshare::cli {
 
 class StartupAgreement {
  public:
-  explicit StartupAgreement(train::RunContext& context) : context_(context) {}
+  // repairs: a lost rank throws comm::LostBeforeTraining instead of ending the job.
+  StartupAgreement(train::RunContext& context, const ft::FaultInjector& injector, bool repairs)
+      : context_(context), injector_(injector), repairs_(repairs) {}
 
-  // Runs `work` on this rank as phase `name` (context.phase); returns the exit code every rank
-  // leaves with when it failed on any rank, nothing when all may go on.
+  // Runs `work` on this rank as phase `name` (context.phase), start-up point `point`; returns
+  // the exit code every rank leaves with when it failed on any rank, nothing when all may go on.
   template <typename Work>
-  std::optional<int> run(const char* name, Work&& work) {
+  std::optional<int> run(const char* point, const char* name, Work&& work) {
     context_.phase = name;
+    injector_.at_startup(point);
     std::optional<std::pair<int, std::string>> failure;
     try {
       work();
@@ -48,6 +56,8 @@ class StartupAgreement {
   void check(int rc);
 
   train::RunContext& context_;
+  const ft::FaultInjector& injector_;
+  bool repairs_;
 };
 
 }  // namespace gradshare::cli

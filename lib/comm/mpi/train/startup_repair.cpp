@@ -1,0 +1,99 @@
+// startup_repair.cpp: repair_startup and the spawned side (see startup_repair.h).
+#include "comm/mpi/train/startup_repair.h"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <string>
+
+#include "comm/mpi/mpi_error.h"
+#include "comm/mpi/train/repair_policy.h"
+#include "comm/mpi/ulfm.h"
+#include "core/errors.h"
+#include "core/timer.h"
+#include "train/strategy_registry.h"
+
+namespace gradshare::cli {
+
+namespace {
+
+// What the master hands processes spawned into a start-up repair (a repair during training
+// hands them a train::JoinInfo, which never starts with these bytes).
+constexpr char kStartupJoin[] = "gradshare start-up repair";
+
+std::vector<std::uint8_t> startup_join_info() {
+  return {kStartupJoin, kStartupJoin + sizeof kStartupJoin};
+}
+
+// The next start-up's communicator: the job's processes by logical rank, then the spares.
+RepairedStartup reorder(comm::RepairedJob& repaired) {
+  const int universe_rank = repaired.universe.rank();
+  const int key = repaired.my_logical >= 0 ? repaired.my_logical : (1 << 20) + universe_rank;
+  MPI_Comm world = MPI_COMM_NULL;
+  comm::check_mpi(MPI_Comm_split(repaired.universe.get(), 0, key, &world), "MPI_Comm_split");
+  RepairedStartup startup;
+  startup.world = comm::Communicator(world);
+  startup.spares = static_cast<int>(repaired.spares.size());
+  startup.record.lost = repaired.lost;
+  startup.record.replaced = repaired.replaced;
+  startup.record.rounds = repaired.rounds;
+  return startup;
+}
+
+std::string rank_list(const std::vector<int>& ranks) {
+  std::string text;
+  for (int rank : ranks) text += (text.empty() ? "" : ", ") + std::to_string(rank);
+  return (ranks.size() == 1 ? "rank " : "ranks ") + text;
+}
+
+}  // namespace
+
+bool repairs_in_job(const config::ExperimentConfig& config) {
+  return comm::fault_tolerance_active() &&
+         train::strategy_named(config.training.strategy).distributed &&
+         config.fault_tolerance.on_worker_failure != "abort";
+}
+
+RepairedStartup repair_startup(MPI_Comm world, int spares, const std::function<void()>& agree,
+                               const config::ExperimentConfig& config) {
+  const core::Stopwatch watch;
+  comm::revoke(world);
+  agree();
+  int size = 0, rank = 0;
+  MPI_Comm_size(world, &size);
+  MPI_Comm_rank(world, &rank);
+  std::vector<int> logical(static_cast<std::size_t>(size - spares));
+  std::iota(logical.begin(), logical.end(), 0);
+  const int mine = rank < size - spares ? rank : -1;
+  comm::RepairedJob repaired;
+  try {
+    repaired = comm::repair_job(world, mine, logical, repair_options(config, startup_join_info()));
+  } catch (const comm::MasterLost&) {
+    throw MasterLostAtStartup();
+  }
+  std::vector<int> unfilled;
+  for (int lost : repaired.lost)
+    if (std::find(repaired.replaced.begin(), repaired.replaced.end(), lost) == repaired.replaced.end())
+      unfilled.push_back(lost);
+  if (!unfilled.empty() && config.fault_tolerance.on_worker_failure == "replace")
+    throw core::JobCannotGoOn(rank_list(unfilled) + " lost during start-up and no spare left " +
+                              "to take " + (unfilled.size() == 1 ? "its" : "their") +
+                              " place (fault_tolerance.spares " +
+                              std::to_string(config.fault_tolerance.spares) +
+                              "); nothing was trained: rerun the job");
+  auto startup = reorder(repaired);
+  startup.record.seconds = watch.seconds();
+  // The spares neither waiting now nor in a lost rank's place were lost themselves (a spawned
+  // replacement was never a spare).
+  startup.spares_lost =
+      std::max(0, spares - startup.spares - static_cast<int>(repaired.replaced.size()));
+  return startup;
+}
+
+bool spawned_into_startup(const comm::RepairedJob& joined) {
+  return joined.join_info == startup_join_info();
+}
+
+RepairedStartup startup_after_spawn(comm::RepairedJob& joined) { return reorder(joined); }
+
+}  // namespace gradshare::cli
