@@ -26,13 +26,13 @@ PlaneChoice choose_planes(const std::string& setting, bool rdma_everywhere, bool
   if (setting != "auto")
     throw core::UserError("transport.data_plane: expected auto, rma or two_sided, got '" +
                           setting + "'");
-  if (fault_tolerant) {
-    const std::string why = "fault tolerance: windows cannot be repaired after a failure";
-    return PlaneChoice{PlaneKind::kTwoSided, why, PlaneKind::kTwoSided, why};
-  }
   choice.same_node = PlaneKind::kRma;
-  choice.same_node_why = "shared memory";
-  if (rdma_everywhere) {
+  choice.same_node_why = fault_tolerant ? "shared memory; rebuilt after a repair" : "shared memory";
+  if (fault_tolerant) {
+    choice.between_nodes = PlaneKind::kTwoSided;
+    choice.between_nodes_why =
+        "fault tolerance: one-sided operations across a network are untested after a failure";
+  } else if (rdma_everywhere) {
     choice.between_nodes = PlaneKind::kRma;
     choice.between_nodes_why = "every rank has an RDMA device";
   } else {

@@ -37,9 +37,10 @@ TEST(PlaneChoice, ForcedSettingsApplyToEveryLink) {
   }
 }
 
-TEST(PlaneChoice, AutoUsesMessagesEverywhereUnderFaultTolerance) {
+TEST(PlaneChoice, AutoKeepsSharedMemoryRingsUnderFaultToleranceAndMessagesBetweenNodes) {
   const PlaneChoice choice = choose_planes("auto", true, true);
-  EXPECT_EQ(choice.same_node, PlaneKind::kTwoSided);
+  EXPECT_EQ(choice.same_node, PlaneKind::kRma);
+  EXPECT_NE(choice.same_node_why.find("rebuilt after a repair"), std::string::npos);
   EXPECT_EQ(choice.between_nodes, PlaneKind::kTwoSided);
   EXPECT_EQ(choose_planes("rma", false, true).same_node, PlaneKind::kRma);  // forced stays
 }
