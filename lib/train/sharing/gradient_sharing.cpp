@@ -28,6 +28,9 @@ config::ExperimentConfig sharing_worker_config(const config::ExperimentConfig& c
 }
 
 std::string sharing_momentum_line(const config::ExperimentConfig& config, int workers) {
+  if (config.encoding.momentum == "mask")
+    return "gradient-sharing workers clear the momentum of every element a message carries "
+           "(encoding.momentum: mask)";
   if (config.encoding.momentum != "compensate") return "";
   return compensated_momentum_line(config, workers, "gradient-sharing workers",
                                    "encoding.momentum");

@@ -52,6 +52,7 @@ SharingWorker::SharingWorker(RunContext& context, SharingSession& session, bool 
       timeout_(static_cast<double>(cfg_.transport.timeout_ms) / 1000.0),
       staleness_(context.size, context.rank, cfg_.encoding.max_staleness) {
   encoder_.limit_message_bytes(session.plane().max_message_bytes());
+  if (cfg_.encoding.momentum == "mask") momentum_mask_.emplace(n_);
   phase_ = replacement ? WorkerPhase::kJoining : WorkerPhase::kRequesting;
   exchange_.on_applied([this](const codec::ParsedMessage& message) {
     const auto& header = message.header;
@@ -253,6 +254,7 @@ void SharingWorker::share(std::span<const float> update, std::uint32_t epoch, st
   const codec::MessageMeta meta{static_cast<std::uint32_t>(context_.rank), ++seq_,
                                 static_cast<std::uint64_t>(clock_), epoch, flags};
   const auto stats = encoder_.encode(update, meta, message_);
+  if (momentum_mask_) momentum_mask_->after_message(message_, replica_.optimizer());
   sent_clock_ = clock_;
   if (check_conservation_) {
     std::string error;

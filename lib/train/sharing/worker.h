@@ -40,6 +40,7 @@
 #include "train/sharing/recovery.h"
 #include "train/sharing/roles.h"
 #include "train/sharing/staleness.h"
+#include "train/sharing/momentum_mask.h"
 #include "train/sharing/update_exchange.h"
 #include "train/sharing/report.h"
 #include "train/worker_state.h"
@@ -173,6 +174,8 @@ class SharingWorker {
   PartitionData partitions_;
   std::vector<PartitionGrant> read_ahead_;  // reserved for the next requests (last grant)
   std::vector<std::uint8_t> message_;
+  // encoding.momentum: mask; empty otherwise.
+  std::optional<MomentumMask> momentum_mask_;
 
   // encoding.check_conservation: every update summed, and every quantum this worker sent.
   bool check_conservation_;
