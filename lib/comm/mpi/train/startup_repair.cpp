@@ -2,9 +2,15 @@
 #include "comm/mpi/train/startup_repair.h"
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <numeric>
 #include <string>
+#include <thread>
 
 #include "comm/mpi/mpi_error.h"
 #include "comm/mpi/train/repair_policy.h"
@@ -40,6 +46,42 @@ RepairedStartup reorder(comm::RepairedJob& repaired) {
   return startup;
 }
 
+// Nothing may hang the job. Across nodes Open MPI 5.0.7 was seen to leave a survivor stuck for
+// good inside a start-up collective while it forwarded the revoke (PMIx_Get in the TCP BTL, for
+// a peer it had never talked to), and the others then waited in the agreement. Past the
+// deadline the repair gives up as the start-up did before it repaired anything: MPI_Abort ends
+// the job with exit 1 and a line, the master's (the others' a moment later, where it is stuck).
+class RepairDeadline {
+ public:
+  RepairDeadline(double seconds, bool master)
+      : thread_([this, seconds, master] {
+          std::unique_lock lock(mutex_);
+          const auto wait = std::chrono::duration<double>(seconds + (master ? 0.0 : 5.0));
+          if (done_cv_.wait_for(lock, wait, [this] { return done_; })) return;
+          std::fprintf(stderr,
+                       "gradshare: error: a rank was lost during start-up and its repair is "
+                       "still stuck after %.0f s; nothing was trained: rerun the job\n",
+                       seconds);
+          std::fflush(nullptr);
+          MPI_Abort(MPI_COMM_WORLD, core::kExitRuntimeFailure);
+          std::_Exit(core::kExitRuntimeFailure);
+        }) {}
+  ~RepairDeadline() {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    done_cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable done_cv_;
+  bool done_ = false;
+  std::thread thread_;  // last: it starts once the members it uses exist
+};
+
 std::string rank_list(const std::vector<int>& ranks) {
   std::string text;
   for (int rank : ranks) text += (text.empty() ? "" : ", ") + std::to_string(rank);
@@ -57,11 +99,12 @@ bool repairs_in_job(const config::ExperimentConfig& config) {
 RepairedStartup repair_startup(MPI_Comm world, int spares, const std::function<void()>& agree,
                                const config::ExperimentConfig& config) {
   const core::Stopwatch watch;
-  comm::revoke(world);
-  agree();
   int size = 0, rank = 0;
   MPI_Comm_size(world, &size);
   MPI_Comm_rank(world, &rank);
+  const RepairDeadline deadline(2e-3 * static_cast<double>(config.transport.timeout_ms), rank == 0);
+  comm::revoke(world);
+  agree();
   std::vector<int> logical(static_cast<std::size_t>(size - spares));
   std::iota(logical.begin(), logical.end(), 0);
   const int mine = rank < size - spares ? rank : -1;

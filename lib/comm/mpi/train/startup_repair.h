@@ -15,7 +15,8 @@
 // The master keeps its run directory and every rank the data it loaded; the master logs the
 // repair and writes a "recovery" record once the run directory is open. Injected start-up
 // faults fire in the first start-up only. Nothing repairs a lost master (the job ends and
-// says so), nor, under replace, a lost rank with no spare left to take it.
+// says so), nor, under replace, a lost rank with no spare left to take it; a repair still
+// stuck after twice transport.timeout_ms ends the job with exit 1 and a line.
 #pragma once
 
 #include <cstdint>
