@@ -1,6 +1,7 @@
 // decoder.cpp: validate-then-apply for every encoding.
 #include "codec/decoder.h"
 
+#include <cstring>
 #include <string>
 
 #include "codec/message.h"
@@ -49,6 +50,16 @@ bool decode_into(std::span<const std::uint8_t> message, std::span<float> target,
   return decode_payload(header, message, target, sign, error);
 }
 
+bool decode_parsed(const ParsedMessage& message, std::span<float> target, float sign,
+                   std::string* error) {
+  if (message.header.parameter_count != target.size()) {
+    if (error) *error = "message for " + std::to_string(message.header.parameter_count) +
+                        " parameters applied to " + std::to_string(target.size());
+    return false;
+  }
+  return decode_payload(message.header, message.bytes, target, sign, error);
+}
+
 }  // namespace
 
 bool parse_message(std::span<const std::uint8_t> bytes, std::size_t expected_parameter_count,
@@ -59,12 +70,49 @@ bool parse_message(std::span<const std::uint8_t> bytes, std::size_t expected_par
 }
 
 bool apply_parsed(const ParsedMessage& message, std::span<float> parameters, std::string* error) {
-  if (message.header.parameter_count != parameters.size()) {
-    if (error) *error = "message for " + std::to_string(message.header.parameter_count) +
-                        " parameters applied to " + std::to_string(parameters.size());
-    return false;
+  return decode_parsed(message, parameters, -1.0f, error);
+}
+
+bool accumulate_parsed(const ParsedMessage& message, std::span<float> accumulator,
+                       std::string* error) {
+  return decode_parsed(message, accumulator, 1.0f, error);
+}
+
+bool entry_indices(const ParsedMessage& message, std::vector<std::uint32_t>& indices,
+                   std::string* error) {
+  const auto& header = message.header;
+  const auto payload = message.bytes.subspan(kHeaderBytes);
+  const auto count = static_cast<std::size_t>(header.entry_count);
+  const auto n = static_cast<std::size_t>(header.parameter_count);
+  switch (header.encoding) {
+    case Encoding::kSparse: {
+      if (!cpu::validate_sparse(payload, count, n, error)) return false;
+      for (std::size_t e = 0; e < count; ++e) {
+        std::int32_t v;
+        std::memcpy(&v, payload.data() + 4 * e, 4);
+        indices.push_back(static_cast<std::uint32_t>(v > 0 ? v : -v) - 1);
+      }
+      return true;
+    }
+    case Encoding::kCompressed: {
+      std::vector<std::int32_t> signed_indices;
+      if (!cpu::rice_decode(payload, count, n, signed_indices, error)) return false;
+      for (const std::int32_t v : signed_indices)
+        indices.push_back(static_cast<std::uint32_t>(v > 0 ? v : -v) - 1);
+      return true;
+    }
+    case Encoding::kBitmap: {
+      const bool shake_up = (header.flags & kFlagShakeUp) != 0;
+      if (!cpu::validate_bitmap(payload, n, count, shake_up, error)) return false;
+      for (std::size_t b = 0; b < payload.size(); ++b) {
+        if (payload[b] == 0) continue;
+        for (std::size_t k = 0; k < 4; ++k)
+          if ((payload[b] >> (2 * k)) & 3u) indices.push_back(static_cast<std::uint32_t>(4 * b + k));
+      }
+      return true;
+    }
   }
-  return decode_payload(message.header, message.bytes, parameters, -1.0f, error);
+  return false;  // unreachable: parse_header accepts only the three encodings
 }
 
 bool apply_message(std::span<const std::uint8_t> message, std::span<float> parameters,

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "codec/message.h"
 
@@ -26,6 +27,14 @@ bool parse_message(std::span<const std::uint8_t> bytes, std::size_t expected_par
 // apply_message for a parsed message: checks the payload's structure only, then applies it;
 // leaves `parameters` untouched when the payload is malformed.
 bool apply_parsed(const ParsedMessage& message, std::span<float> parameters, std::string* error);
+// accumulate_message for a parsed message (accumulator[i] += value_i).
+bool accumulate_parsed(const ParsedMessage& message, std::span<float> accumulator,
+                       std::string* error);
+
+// Appends the 0-based index of every entry of a parsed message, ascending; false (with *error)
+// on a malformed payload.
+bool entry_indices(const ParsedMessage& message, std::vector<std::uint32_t>& indices,
+                   std::string* error);
 
 // parameters[i] -= value_i for every entry (the project's sign convention: params -= update).
 // Returns false with *error (if not null) on a malformed message. The parameter count the

@@ -234,9 +234,14 @@ EncodeStats Encoder::encode(std::span<const float> update, const MessageMeta& me
   const std::size_t fired = capped ? firing : payload.entries - payload.half_entries;
   const bool auto_bitmap = capped ? format_ == Format::kAuto && fired > auto_bitmap_limit()
                                   : payload.auto_bitmap;
-  const double fired_sparsity =
-      auto_bitmap ? 1.0 / 16 : static_cast<double>(fired) / static_cast<double>(residual_.size());
+  return finish(payload, meta, {step, tau, message_tau, fired, capped, auto_bitmap, shake_up}, out);
+}
 
+EncodeStats Encoder::finish(const Payload& payload, const MessageMeta& meta, const Fired& fired,
+                            std::vector<std::uint8_t>& out) {
+  const double fired_sparsity =
+      fired.auto_bitmap ? 1.0 / 16
+                        : static_cast<double>(fired.count) / static_cast<double>(residual_.size());
   MessageHeader header;
   header.encoding = payload.encoding;
   header.flags = payload.flags | meta.flags;
@@ -244,7 +249,7 @@ EncodeStats Encoder::encode(std::span<const float> update, const MessageMeta& me
   header.seq = meta.seq;
   header.iteration = meta.iteration;
   header.epoch = meta.epoch;
-  header.tau = message_tau;
+  header.tau = fired.message_tau;
   header.parameter_count = residual_.size();
   header.entry_count = payload.entries;
   header.payload_bytes = out.size() - kHeaderBytes;
@@ -256,15 +261,63 @@ EncodeStats Encoder::encode(std::span<const float> update, const MessageMeta& me
   stats.half_entries = payload.half_entries;
   stats.encoding = payload.encoding;
   stats.bytes = out.size();
-  stats.tau = message_tau;
-  stats.capped = capped;
+  stats.tau = fired.message_tau;
+  stats.capped = fired.capped;
   stats.sparsity = static_cast<double>(payload.entries) / static_cast<double>(residual_.size());
-  stats.shake_up = shake_up;
-  stats.clipped_mass = residual_processor_->process(step, tau, residual_, *kernels_);
+  stats.shake_up = fired.shake_up;
+  stats.clipped_mass = residual_processor_->process(fired.step, fired.tau, residual_, *kernels_);
 
-  tau_ = clamp_tau(threshold_algorithm_->next(tau, fired_sparsity / band_scale_));
-  step_ = step;
+  tau_ = clamp_tau(threshold_algorithm_->next(fired.tau, fired_sparsity / band_scale_));
+  step_ = fired.step;
   return stats;
+}
+
+EncodeStats Encoder::encode_candidates(std::span<const std::uint32_t> candidates,
+                                       const MessageMeta& meta, std::vector<std::uint8_t>& out) {
+  const std::size_t n = residual_.size();
+  // A full pass where one is needed anyway (the first tau, shake-ups, a forced bitmap) or
+  // cheaper (candidates past an eighth of the parameters).
+  if (calibrate_ || shake_up_every_ > 0 || format_ == Format::kBitmap || candidates.size() > n / 8) {
+    if (zeros_.empty()) zeros_.assign(n, 0.0f);
+    return encode(zeros_, meta, out);
+  }
+  if (std::string error; !check_meta(meta, &error)) {
+    throw core::RuntimeError("gradient encoding: " + error);
+  }
+  const std::int64_t step = step_ + 1;
+  const float tau = tau_;
+  magnitudes_.clear();
+  for (const std::uint32_t i : candidates) {
+    GS_CHECK(i < n, "candidate " + std::to_string(i) + " of " + std::to_string(n));
+    if (std::fabs(residual_[i]) >= tau) magnitudes_.push_back(std::fabs(residual_[i]));
+  }
+  const std::size_t firing = magnitudes_.size();
+  const bool capped = firing > cap_;
+  float message_tau = tau;
+  if (capped) {  // as cap_threshold, over the candidates
+    const auto nth = magnitudes_.begin() + static_cast<std::ptrdiff_t>(cap_ - 1);
+    std::nth_element(magnitudes_.begin(), nth, magnitudes_.end(), std::greater<float>());
+    message_tau = std::max(*nth, tau);
+    const auto at_or_above = static_cast<std::size_t>(std::count_if(
+        magnitudes_.begin(), magnitudes_.end(), [&](float m) { return m >= message_tau; }));
+    if (at_or_above > cap_)
+      message_tau = std::nextafter(message_tau, std::numeric_limits<float>::infinity());
+  }
+  if (indices_.size() < firing) indices_.resize(firing);
+  std::size_t count = 0;
+  for (const std::uint32_t i : candidates) {
+    float& r = residual_[i];
+    if (std::fabs(r) < message_tau) continue;
+    const bool positive = r > 0;
+    r -= positive ? message_tau : -message_tau;
+    const auto index = static_cast<std::int32_t>(i + 1);
+    indices_[count++] = positive ? index : -index;
+  }
+  Payload payload;
+  write_payload(count, out, payload);
+  const bool auto_bitmap = capped ? format_ == Format::kAuto && firing > auto_bitmap_limit()
+                                  : payload.auto_bitmap;
+  return finish(payload, meta, {step, tau, message_tau, firing, capped, auto_bitmap, false}, out);
 }
 
 void Encoder::accumulate(std::span<const float> update) {

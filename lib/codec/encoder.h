@@ -92,6 +92,14 @@ class Encoder {
   EncodeStats encode(std::span<const float> update, const MessageMeta& meta,
                      std::vector<std::uint8_t>& out);
 
+  // An encode step of a relay residual (train/sharing/aggregating_relay.h): no update, and
+  // only the elements in `candidates` (ascending, distinct: those changed since they last
+  // fired) are tested against tau; the rest of the residual waits until it is a candidate.
+  // Cost in the candidates, not the parameters. The first step (tau calibration), shake-ups,
+  // the bitmap format and candidates past n/8 take encode's full pass instead.
+  EncodeStats encode_candidates(std::span<const std::uint32_t> candidates, const MessageMeta& meta,
+                                std::vector<std::uint8_t>& out);
+
   // Back-pressure: r += update only, no message; the quanta stay in the residual. Non-finite
   // values throw as in encode.
   void accumulate(std::span<const float> update);
@@ -138,6 +146,18 @@ class Encoder {
     bool auto_bitmap = false;  // the auto format fell back to a bitmap
   };
 
+  // What an encode step fired, for the header, the stats and the next tau.
+  struct Fired {
+    std::int64_t step = 0;
+    float tau = 0;          // the step's threshold
+    float message_tau = 0;  // the message's (raised when capped)
+    std::size_t count = 0;  // fired at tau, capped or not
+    bool capped = false;
+    bool auto_bitmap = false;
+    bool shake_up = false;
+  };
+  EncodeStats finish(const Payload& payload, const MessageMeta& meta, const Fired& fired,
+                     std::vector<std::uint8_t>& out);
   Payload encode_selected(std::span<const float> update, float tau, std::vector<std::uint8_t>& out);
   // Beyond this many quanta the auto format finishes in a bitmap.
   std::size_t auto_bitmap_limit() const;

@@ -18,19 +18,25 @@ void Relay::enqueue(Queue& queue, std::span<const std::uint8_t> message) {
   ++stats_.deferred;
 }
 
+void Relay::send_at(std::size_t index, std::span<const std::uint8_t> message) {
+  Queue& queue = queues_[index];
+  if (queue.messages.empty() && plane_.try_send(plane_.links()[index], message)) {
+    ++stats_.delivered;
+    return;
+  }
+  enqueue(queue, message);
+}
+
 void Relay::forward(int from, std::span<const std::uint8_t> message) {
   const auto& links = plane_.links();
   GS_CHECK(from == kOriginHere || std::find(links.begin(), links.end(), from) != links.end(),
            "relaying a message from rank " + std::to_string(from) + ", not a link");
-  for (std::size_t i = 0; i < links.size(); ++i) {
-    if (links[i] == from) continue;
-    Queue& queue = queues_[i];
-    if (queue.messages.empty() && plane_.try_send(links[i], message)) {
-      ++stats_.delivered;
-      continue;
-    }
-    enqueue(queue, message);
-  }
+  for (std::size_t i = 0; i < links.size(); ++i)
+    if (links[i] != from) send_at(i, message);
+}
+
+void Relay::send(int link, std::span<const std::uint8_t> message) {
+  send_at(index_of(link), message);
 }
 
 std::size_t Relay::flush() {
@@ -59,11 +65,13 @@ std::size_t Relay::queued_messages() const {
   return total;
 }
 
-std::size_t Relay::queued_bytes(int link) const {
+std::size_t Relay::index_of(int link) const {
   const auto& links = plane_.links();
   auto it = std::find(links.begin(), links.end(), link);
   GS_CHECK(it != links.end(), "rank " + std::to_string(link) + " is not a link");
-  return queues_[static_cast<std::size_t>(it - links.begin())].bytes;
+  return static_cast<std::size_t>(it - links.begin());
 }
+
+std::size_t Relay::queued_bytes(int link) const { return queues_[index_of(link)].bytes; }
 
 }  // namespace gradshare::comm

@@ -30,6 +30,8 @@ class Relay {
   // Sends `message` to every link except `from` (kOriginHere: to all links). A link with
   // queued messages gets this one queued behind them, so each link sees messages in order.
   void forward(int from, std::span<const std::uint8_t> message);
+  // Sends `message` to `link` alone, behind what that link has queued.
+  void send(int link, std::span<const std::uint8_t> message);
   // Retries the queues in order; returns the number of messages still queued.
   std::size_t flush();
 
@@ -44,6 +46,8 @@ class Relay {
     std::size_t bytes = 0;
   };
   void enqueue(Queue& queue, std::span<const std::uint8_t> message);
+  void send_at(std::size_t index, std::span<const std::uint8_t> message);
+  std::size_t index_of(int link) const;
 
   DataPlane& plane_;
   std::size_t max_queued_bytes_;

@@ -11,6 +11,7 @@
 #include "core/cpu_time.h"
 #include "core/errors.h"
 #include "sim/virtual_network.h"
+#include "train/sharing/aggregating_relay.h"
 #include "train/sharing/staleness.h"
 #include "train/sharing/update_exchange.h"
 
@@ -53,14 +54,22 @@ struct Replica {
   RankResult result;
 };
 
-// Least squares of cpu = apply * applied + copy * sent over the ranks.
-void fit_costs(const std::vector<RankResult>& ranks, StepCosts& costs) {
+// What a rank's exchange had done when every worker had passed the untimed steps.
+struct Counts {
+  double applied = 0, sent = 0, cpu = 0, aggregate_cpu = 0;
+};
+
+// Least squares of cpu = apply * applied + copy * sent over the ranks, from `from` on (one-time
+// costs of the first steps, such as each encoder's threshold calibration, left out).
+void fit_costs(const std::vector<RankResult>& ranks, const std::vector<Counts>& from,
+               StepCosts& costs) {
   double aa = 0, ab = 0, bb = 0, ay = 0, by = 0;
-  for (const auto& r : ranks) {
-    const double a = static_cast<double>(r.applied),
-                 b = static_cast<double>(r.transport.messages_sent);
-    aa += a * a, ab += a * b, bb += b * b, ay += a * r.exchange_cpu_seconds,
-        by += b * r.exchange_cpu_seconds;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    const auto& r = ranks[i];
+    const double a = static_cast<double>(r.applied) - from[i].applied,
+                 b = static_cast<double>(r.transport.messages_sent) - from[i].sent,
+                 y = r.exchange_cpu_seconds - from[i].cpu;
+    aa += a * a, ab += a * b, bb += b * b, ay += a * y, by += b * y;
   }
   const double det = aa * bb - ab * ab;
   if (det > 1e-9 * aa * bb) {
@@ -70,6 +79,24 @@ void fit_costs(const std::vector<RankResult>& ranks, StepCosts& costs) {
     costs.apply_seconds = aa > 0 ? ay / aa : 0.0;
     costs.copy_seconds = 0.0;
   }
+}
+
+// Aggregating, every rank applies and sends about one message per link, too alike for a fit:
+// the CPU of encoding and sending aggregates per aggregate sent, the rest of the exchange's
+// (receiving, applying, owing to the other links; owing the rank's own messages) per message
+// applied, from `from` on.
+void measure_aggregate_costs(const std::vector<RankResult>& ranks, const std::vector<Counts>& from,
+                             StepCosts& costs) {
+  double applied = 0, sent = 0, apply_cpu = 0, send_cpu = 0;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    const auto& r = ranks[i];
+    applied += static_cast<double>(r.applied) - from[i].applied;
+    sent += static_cast<double>(r.transport.messages_sent) - from[i].sent;
+    send_cpu += r.aggregate_cpu_seconds - from[i].aggregate_cpu;
+    apply_cpu += (r.exchange_cpu_seconds - from[i].cpu) - (r.aggregate_cpu_seconds - from[i].aggregate_cpu);
+  }
+  costs.apply_seconds = applied > 0 ? apply_cpu / applied : 0.0;
+  costs.copy_seconds = sent > 0 ? send_cpu / sent : 0.0;
 }
 
 // One simulation: the ranks' replicas over one virtual network, driven in clock order.
@@ -94,12 +121,18 @@ class EventSimulation {
       replica.parameters.assign(n_, 0.0f);
       replica.exchange =
           std::make_unique<train::UpdateExchange>(network_.plane(r), r, ranks_, n_, keep_bytes);
+      if (setup.aggregate) {
+        replica.exchange->aggregate(config.encoding, setup.aggregate_wait_seconds, r > 0);
+        replica.exchange->aggregator().set_training_progress(
+            std::numeric_limits<double>::infinity());
+      }
       if (r > 0) make_worker(config, r, replica);
     }
   }
 
   EventResult run() {
     while (!done()) step_earliest();
+    if (setup_.aggregate) drain_aggregates();
     return result();
   }
 
@@ -112,8 +145,11 @@ class EventSimulation {
     for (std::int64_t s = 0; s < setup_.encoder_warm_up; ++s)
       replica.encoder->encode(scaled_update(r, s), {static_cast<std::uint32_t>(r), 0, 0, 0, 0},
                               unsent);
-    replica.staleness =
-        std::make_unique<train::StalenessTracker>(ranks_, r, config.encoding.max_staleness);
+    const std::int64_t bound =
+        setup_.aggregate
+            ? train::aggregated_staleness_bound(config.encoding.max_staleness, setup_.tree.max_depth())
+            : config.encoding.max_staleness;
+    replica.staleness = std::make_unique<train::StalenessTracker>(ranks_, r, bound);
     auto* tracker = replica.staleness.get();
     const auto* step = &replica.step;
     replica.exchange->on_applied([tracker, step](const codec::ParsedMessage& message) {
@@ -144,7 +180,7 @@ class EventSimulation {
     double at = kNever;
     for (int r = 0; r < ranks_; ++r) {
       const auto& replica = replicas_[static_cast<std::size_t>(r)];
-      const double ready = replica.waiting ? network_.next_arrival(r) : network_.clock(r);
+      const double ready = replica.waiting ? wake_up(r) : network_.clock(r);
       if (ready < at) at = ready, next = r;
       if (!replica.waiting) ++runnable;
     }
@@ -159,27 +195,88 @@ class EventSimulation {
       clock = std::max(clock, at);
       replica.waiting = false;
     }
-    const double start = core::thread_cpu_seconds();
-    const std::size_t received = replica.exchange->poll(replica.parameters);
-    double cpu = core::thread_cpu_seconds() - start;
-    replica.result.exchange_cpu_seconds += cpu;
+    double cpu = exchange(replica, [&] { return replica.exchange->poll(replica.parameters, clock); });
+    const std::size_t received = last_count_;
 
     const bool training = next > 0 && replica.step < setup_.steps;
     if (training && !replica.staleness->blocking_peer(replica.step)) {
       ++replica.step;
       clock = cores_.run(clock, cpu + sample_.compute_seconds + setup_.step_overhead_seconds);
       clock = cores_.run(clock, send(next, replica, false));
-      if (replica.step == untimed_) replica.timed_from = clock;
-      if (replica.step == setup_.steps) replica.finished_at = clock;
+      if (replica.step == untimed_) {
+        replica.timed_from = clock;
+        if (++past_untimed_ == ranks_ - 1) note_timed_start();
+      }
+      if (replica.step == setup_.steps) {
+        replica.finished_at = clock;
+        if (setup_.aggregate) replica.exchange->aggregator().set_training(false);
+      }
+      clock = cores_.run(clock, send_aggregates(replica, clock, false));
       return;
     }
     // Held by the bound: what the residual still holds goes out, so peers see this clock move.
     if (training && replica.sent_step < replica.step &&
         replica.exchange->can_publish(replica.encoder->max_message_bytes()))
       cpu += send(next, replica, true);
+    if (setup_.aggregate) cpu += send_aggregates(replica, clock, training);
     replica.waiting = received == 0;
     clock = cores_.run(clock, cpu);
     replica.wait_started = clock;
+  }
+
+  // Every worker is past the untimed steps: the cost fit counts from here.
+  void note_timed_start() {
+    for (int r = 0; r < ranks_; ++r) {
+      const auto& replica = replicas_[static_cast<std::size_t>(r)];
+      timed_from_[static_cast<std::size_t>(r)] = {
+          static_cast<double>(replica.exchange->stats().applied),
+          static_cast<double>(network_.plane(r).stats().messages_sent),
+          replica.result.exchange_cpu_seconds, replica.result.aggregate_cpu_seconds};
+    }
+  }
+
+  // Runs `work` (a call into the exchange) and charges its CPU to the rank; last_count_ holds
+  // what it returned.
+  template <typename Work>
+  double exchange(Replica& replica, Work&& work) {
+    const double start = core::thread_cpu_seconds();
+    last_count_ = work();
+    const double cpu = core::thread_cpu_seconds() - start;
+    replica.result.exchange_cpu_seconds += cpu;
+    return cpu;
+  }
+
+  // Aggregating: the links' messages that are due at `clock` (flush: all that are owed).
+  double send_aggregates(Replica& replica, double clock, bool flush) {
+    if (!setup_.aggregate) return 0.0;
+    const double cpu =
+        exchange(replica, [&] { return replica.exchange->send_aggregates(clock, flush); });
+    replica.result.aggregate_cpu_seconds += cpu;
+    return cpu;
+  }
+
+  // When a waiting rank runs next: its next message, or an aggregate's wait running out.
+  double wake_up(int r) {
+    const double arrival = network_.next_arrival(r);
+    if (!setup_.aggregate) return arrival;
+    const double deadline = replicas_[static_cast<std::size_t>(r)].exchange->aggregator().next_deadline();
+    // A deadline at or before the clock has been tried: its link was full; an arrival frees it.
+    return deadline > network_.clock(r) ? std::min(arrival, deadline) : arrival;
+  }
+
+  // After the last step: every rank sends whatever its links are owed until nothing is in
+  // flight (what stays below a link's tau stays in its relay residual: the equivalence bound).
+  void drain_aggregates() {
+    for (bool moved = true; moved || !network_.idle();) {
+      moved = false;
+      for (int r = 0; r < ranks_; ++r) {
+        auto& replica = replicas_[static_cast<std::size_t>(r)];
+        double& clock = network_.clock(r);
+        clock = std::max(clock, std::min(network_.next_arrival(r), clock + 1.0));
+        replica.exchange->poll(replica.parameters, clock);
+        moved = replica.exchange->send_aggregates(clock, true) > 0 || moved;
+      }
+    }
   }
 
   // Worker r's message: its step's update (or zeros); back-pressure keeps the update in the
@@ -203,7 +300,7 @@ class EventSimulation {
     encode_cpu_ += encoded - start;
     ++encodes_;
     w.result.encode_cpu_seconds += encoded - start;
-    w.exchange->publish(message_, w.parameters);
+    w.exchange->publish(message_, w.parameters, network_.clock(r));
     w.sent_step = w.step;
     const double end = core::thread_cpu_seconds();
     w.result.exchange_cpu_seconds += end - encoded;
@@ -225,6 +322,21 @@ class EventSimulation {
     float largest = 0;
     for (float p : reference) largest = std::max(largest, std::abs(p));
     std::uint64_t published = 0, bytes = 0;
+    std::vector<double> bound(n_, 0.0);  // aggregating: sum of |relay residual| per element
+    std::uint64_t aggregates = 0, aggregate_bytes = 0, links = 0;
+    if (setup_.aggregate)
+      for (const auto& replica : replicas_) {
+        const auto& relay = replica.exchange->aggregator();
+        for (std::size_t l = 0; l < replica.exchange->link_count(); ++l) {
+          const auto residual = relay.residual(l);
+          for (std::size_t i = 0; i < n_; ++i) bound[i] += std::abs(residual[i]);
+        }
+        aggregates += replica.exchange->stats().aggregated;
+        aggregate_bytes += replica.exchange->stats().aggregated_bytes;
+        links += replica.exchange->link_count();
+      }
+    const double scale = std::max(static_cast<double>(largest), 1e-30);
+    for (double b : bound) result.relay_bound = std::max(result.relay_bound, b / scale);
     for (int r = 0; r < ranks_; ++r) {
       auto& replica = replicas_[static_cast<std::size_t>(r)];
       const auto& stats = replica.exchange->stats();
@@ -236,11 +348,12 @@ class EventSimulation {
       published += stats.published;
       bytes += stats.bytes_published;
       result.applied_twice += replica.exchange->applied_twice();
-      for (std::size_t i = 0; i < n_; ++i)
-        result.max_replica_difference =
-            std::max(result.max_replica_difference,
-                     static_cast<double>(std::abs(replica.parameters[i] - reference[i])) /
-                         std::max(static_cast<double>(largest), 1e-30));
+      for (std::size_t i = 0; i < n_; ++i) {
+        const double difference = std::abs(replica.parameters[i] - reference[i]);
+        result.max_replica_difference = std::max(result.max_replica_difference, difference / scale);
+        result.beyond_relay_bound =
+            std::max(result.beyond_relay_bound, (difference - bound[i]) / scale);
+      }
       result.ranks.push_back(replica.result);
       for (int peer : setup_.tree.links(r))
         result.edges.push_back({r, peer, network_.link_flow(r, peer)});
@@ -250,7 +363,18 @@ class EventSimulation {
     result.costs.encode_seconds = encodes_ ? encode_cpu_ / static_cast<double>(encodes_) : 0.0;
     result.costs.message_bytes =
         published ? static_cast<double>(bytes) / static_cast<double>(published) : 0.0;
-    fit_costs(result.ranks, result.costs);
+    if (setup_.aggregate && aggregates > 0) {
+      // What crosses the links is the aggregates, not the workers' own messages.
+      result.costs.message_bytes =
+          static_cast<double>(aggregate_bytes) / static_cast<double>(aggregates);
+      result.aggregates_per_link_step = static_cast<double>(aggregates) /
+                                        static_cast<double>(links) /
+                                        static_cast<double>(setup_.steps);
+    }
+    if (setup_.aggregate)
+      measure_aggregate_costs(result.ranks, timed_from_, result.costs);
+    else
+      fit_costs(result.ranks, timed_from_, result.costs);
     return result;
   }
 
@@ -269,6 +393,9 @@ class EventSimulation {
   std::uint64_t encodes_ = 0;
   std::uint64_t backpressure_ = 0;
   double waited_ = 0;
+  std::size_t last_count_ = 0;
+  int past_untimed_ = 0;  // workers past the untimed steps
+  std::vector<Counts> timed_from_ = std::vector<Counts>(static_cast<std::size_t>(ranks_));
 };
 
 }  // namespace

@@ -37,6 +37,10 @@ struct EventSetup {
   // that its threshold and residual are those of a run in progress, not of its first step.
   std::int64_t encoder_warm_up = 50;
   double step_overhead_seconds = kStepOverheadSeconds;  // StepCosts::step_overhead_seconds
+  // The aggregating mesh (train/sharing/aggregating_relay.h): each rank sends each link one
+  // re-encoded message for all it owes it; `aggregate_wait_seconds` its wait for a quiet source.
+  bool aggregate = false;
+  double aggregate_wait_seconds = 0.02;
 };
 
 struct RankResult {
@@ -45,7 +49,8 @@ struct RankResult {
   std::uint64_t published = 0;
   std::uint64_t bytes_published = 0;
   comm::TransportStats transport;
-  double exchange_cpu_seconds = 0;  // CPU in the exchange (poll, publish)
+  double exchange_cpu_seconds = 0;  // CPU in the exchange (poll, publish, aggregates)
+  double aggregate_cpu_seconds = 0;  // of which encoding and sending aggregates
   double encode_cpu_seconds = 0;
 };
 
@@ -57,6 +62,12 @@ struct EventResult {
   std::int64_t applied_twice = 0;
   std::uint64_t backpressure = 0;     // steps whose update stayed in the residual
   double max_replica_difference = 0;  // largest |p_r - p_0| / max|p_0| after the drain
+  // Aggregating: the same less what the relay residuals hold (sum over every link of every
+  // rank of |r_i|, per element), floored at 0: replicas agree to the residuals' bound when this
+  // is 0 up to rounding; and that bound's largest element, relative to max|p_0|.
+  double beyond_relay_bound = 0;
+  double relay_bound = 0;
+  double aggregates_per_link_step = 0;  // aggregate messages per directed link per worker step
   StepCosts costs;  // compute as given; encode, message bytes, apply and copy as measured here
 };
 

@@ -5,8 +5,10 @@
 namespace gradshare::sim {
 
 Projection project(const topology::Tree& tree, const Placement& placement, const StepCosts& costs,
-                   const LinkModel& link, int cores, double master_cpu_share) {
-  const Traffic traffic = count_step_traffic(tree, placement, {1.0, costs.message_bytes});
+                   const LinkModel& link, int cores, double master_cpu_share, bool aggregate) {
+  const Flow one{1.0, costs.message_bytes};
+  const Traffic traffic = aggregate ? count_aggregated_step_traffic(tree, placement, one)
+                                    : count_step_traffic(tree, placement, one);
   Projection p;
   p.workers = tree.size() - 1;
   const double train = costs.compute_seconds + costs.encode_seconds;

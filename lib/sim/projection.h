@@ -54,7 +54,10 @@ struct Projection {
   double leaf_in_bytes = 0;  // what one leaf worker receives per step
 };
 
+// aggregate: the aggregating mesh (count_aggregated_step_traffic, message_bytes the aggregates'
+// mean, copy_seconds per aggregate sent with its encoding).
 Projection project(const topology::Tree& tree, const Placement& placement, const StepCosts& costs,
-                   const LinkModel& link, int cores, double master_cpu_share = 0.0);
+                   const LinkModel& link, int cores, double master_cpu_share = 0.0,
+                   bool aggregate = false);
 
 }  // namespace gradshare::sim

@@ -33,6 +33,7 @@ struct Options {
   int cores = 0;         // 0: a core per rank
   int steps = 40;
   int events_up_to = 64;
+  double aggregate_wait_seconds = 0.02;
   double step_overhead_seconds = kStepOverheadSeconds;
   std::string csv;
   std::string validate;
@@ -78,8 +79,10 @@ Options parse(const std::vector<std::string>& args) {
     } else if (arg == "--topology") {
       o.topologies = split(value);
       for (const auto& t : o.topologies)
-        if (t != "plain" && t != "mesh")
-          throw UserError("simulate: --topology takes plain, mesh or plain,mesh, got '" + t + "'");
+        if (t != "plain" && t != "mesh" && t != "aggregate")
+          throw UserError(
+              "simulate: --topology takes plain, mesh, aggregate or a list of them, got '" + t +
+              "'");
     } else if (arg == "--link") {
       o.link.bits_per_second = parse_rate(value, "simulate: --link");
     } else if (arg == "--message-overhead") {
@@ -101,6 +104,13 @@ Options parse(const std::vector<std::string>& args) {
         throw UserError("simulate: --step-overhead needs milliseconds in 0..10000, got '" + value +
                         "'");
       o.step_overhead_seconds = ms * 1e-3;
+    } else if (arg == "--aggregate-wait") {
+      char* end = nullptr;
+      const double ms = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end != '\0' || !(ms >= 0 && ms <= 1e5))
+        throw UserError("simulate: --aggregate-wait needs milliseconds in 0..100000, got '" +
+                        value + "'");
+      o.aggregate_wait_seconds = ms * 1e-3;
     } else if (arg == "--csv") {
       o.csv = value;
     } else if (arg == "--validate") {
@@ -124,9 +134,16 @@ Options parse(const std::vector<std::string>& args) {
   return o;
 }
 
+// "aggregate" is the mesh's tree with aggregating relays.
 topology::Tree tree_for(const std::string& mode, int workers, int max_children) {
   if (mode == "plain") return topology::build_plain(workers + 1);
   return topology::build_mesh(workers + 1, max_children, 64);
+}
+
+Projection project_for(const Options& o, const std::string& mode, int workers, int max_children,
+                       const StepCosts& costs) {
+  return project(tree_for(mode, workers, max_children), Placement::by_node(workers + 1, o.nodes),
+                 costs, o.link, o.cores, 0.0, mode == "aggregate");
 }
 
 void check_event_memory(const Options& o, const ModelSample& sample, int workers) {
@@ -158,9 +175,7 @@ int saturation_point(const Options& o, const std::string& mode, int max_children
                      const StepCosts& costs, int good, int bad) {
   while (bad - good > 1) {
     const int middle = good + (bad - good) / 2;
-    const auto tree = tree_for(mode, middle, max_children);
-    if (project(tree, Placement::by_node(middle + 1, o.nodes), costs, o.link, o.cores).efficiency <
-        0.5)
+    if (project_for(o, mode, middle, max_children, costs).efficiency < 0.5)
       bad = middle;
     else
       good = middle;
@@ -169,10 +184,10 @@ int saturation_point(const Options& o, const std::string& mode, int max_children
 }
 
 void print_rows(const std::vector<Row>& rows) {
-  std::printf("%-6s %8s %5s %10s %10s %6s %12s %12s %11s %10s %11s %10s %10s  %s\n", "tree",
+  std::printf("%-9s %8s %5s %10s %10s %6s %12s %12s %11s %10s %11s %10s %10s  %s\n", "tree",
               "workers", "depth", "step ms", "step ms", "eff.", "master", "busiest", "busiest",
               "busiest", "leaf in", "master", "inner", "bottleneck");
-  std::printf("%-6s %8s %5s %10s %10s %6s %12s %12s %11s %10s %11s %10s %10s\n", "", "", "",
+  std::printf("%-9s %8s %5s %10s %10s %6s %12s %12s %11s %10s %11s %10s %10s\n", "", "", "",
               "(events)", "(flow)", "", "copies/step", "relay/step", "link kB", "link msgs",
               "kB/step", "CPU ms", "CPU ms");
   for (const auto& row : rows) {
@@ -180,7 +195,7 @@ void print_rows(const std::vector<Row>& rows) {
     char events[32] = "-";
     if (row.events) std::snprintf(events, sizeof events, "%.3f", 1e3 * row.events->step_seconds);
     std::printf(
-        "%-6s %8d %5d %10s %10.3f %5.0f%% %12.0f %12.0f %11.1f %10.0f %11.1f %10.3f %10.3f  %s\n",
+        "%-9s %8d %5d %10s %10.3f %5.0f%% %12.0f %12.0f %11.1f %10.0f %11.1f %10.3f %10.3f  %s\n",
         row.topology.c_str(), p.workers, row.depth, events, 1e3 * p.step_seconds,
         100.0 * p.efficiency, p.master_copies, p.busiest_relay_copies, p.max_link_bytes / 1e3,
         p.max_link_messages, p.leaf_in_bytes / 1e3, 1e3 * p.master_cpu_seconds,
@@ -238,14 +253,26 @@ int project_command(const Options& o) {
       EventSetup setup{tree_for(mode, w, max_children), Placement::by_node(w + 1, o.nodes), o.link,
                        o.cores, o.steps};
       setup.step_overhead_seconds = o.step_overhead_seconds;
+      setup.aggregate = mode == "aggregate";
+      setup.aggregate_wait_seconds = o.aggregate_wait_seconds;
       events.push_back(simulate_events(config, sample, setup));
       costs = events.back().costs;
-      if (events.back().applied_twice != 0 ||
-          events.back().max_replica_difference > train::kEquivalenceTolerance)
+      // Aggregating, replicas differ by what the relay residuals hold, and by no more.
+      const double beyond = setup.aggregate ? events.back().beyond_relay_bound
+                                            : events.back().max_replica_difference;
+      if (events.back().applied_twice != 0 || beyond > train::kEquivalenceTolerance)
         throw core::RuntimeError("simulate: the event simulation of " + std::to_string(w) +
                                  " workers (" + mode +
                                  ") ended with replicas that differ: a defect");
     }
+    if (mode == "aggregate")
+      std::printf(
+          "aggregate (%d workers): %.2f messages per link per worker step, %.2f ms per step held "
+          "by the staleness bound; after the drain replicas differ by up to %.2e of max|p| (the "
+          "relay residuals hold up to %.2e)\n",
+          event_sizes.back(), events.back().aggregates_per_link_step,
+          1e3 * events.back().wait_seconds / static_cast<double>(o.steps),
+          events.back().max_replica_difference, events.back().relay_bound);
     std::printf(
         "%s: per message %.2f us to apply, %.2f us per copy sent; encode %.3f ms; "
         "%.0f bytes per message (real codec, %s)\n",
@@ -256,9 +283,8 @@ int project_command(const Options& o) {
     for (int w : o.workers) {
       Row row;
       row.topology = mode;
-      const auto tree = tree_for(mode, w, max_children);
-      row.depth = tree.max_depth();
-      row.projection = project(tree, Placement::by_node(w + 1, o.nodes), costs, o.link, o.cores);
+      row.depth = tree_for(mode, w, max_children).max_depth();
+      row.projection = project_for(o, mode, w, max_children, costs);
       for (std::size_t i = 0; i < event_sizes.size(); ++i)
         if (event_sizes[i] == w && !calibrate) row.events = events[i];
       if (row.projection.efficiency >= 0.5)
@@ -273,8 +299,7 @@ int project_command(const Options& o) {
                   o.workers.back());
     } else {
       const int at = saturation_point(o, mode, max_children, costs, good, bad);
-      const auto p = project(tree_for(mode, at, max_children), Placement::by_node(at + 1, o.nodes),
-                             costs, o.link, o.cores);
+      const auto p = project_for(o, mode, at, max_children, costs);
       std::printf("%s: saturates at %d workers (efficiency under 50 %%): %s\n\n", mode.c_str(), at,
                   p.bottleneck.c_str());
     }

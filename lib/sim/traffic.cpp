@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "core/errors.h"
 
@@ -76,6 +77,41 @@ Traffic count_traffic(const topology::Tree& tree, const Placement& placement,
     rank.applied = {total.messages - own.messages, total.bytes - own.bytes};
     const double forwards = std::max(rank.links - 1, 0);
     rank.relayed = {rank.received.messages * forwards, rank.received.bytes * forwards};
+  }
+  return traffic;
+}
+
+Traffic count_aggregated_step_traffic(const topology::Tree& tree, const Placement& placement,
+                                      const Flow& per_link) {
+  if (static_cast<int>(placement.node.size()) != tree.size())
+    throw core::RuntimeError("count_aggregated_step_traffic: " +
+                             std::to_string(placement.node.size()) + " placed ranks for a tree of " +
+                             std::to_string(tree.size()));
+  Traffic traffic;
+  traffic.ranks.resize(static_cast<std::size_t>(tree.size()));
+  traffic.nodes.resize(static_cast<std::size_t>(placement.nodes()));
+  for (int r = 1; r < tree.size(); ++r) {
+    if (!tree.is_live(r)) continue;
+    const int parent = tree.parent[static_cast<std::size_t>(r)];
+    for (const auto& [from, to] : {std::pair{r, parent}, std::pair{parent, r}}) {
+      traffic.edges.push_back({from, to, per_link});
+      traffic.ranks[static_cast<std::size_t>(from)].sent += per_link;
+      traffic.ranks[static_cast<std::size_t>(to)].received += per_link;
+      const int a = placement.node[static_cast<std::size_t>(from)];
+      const int b = placement.node[static_cast<std::size_t>(to)];
+      if (a != b) {
+        traffic.nodes[static_cast<std::size_t>(a)].out += per_link;
+        traffic.nodes[static_cast<std::size_t>(b)].in += per_link;
+      }
+    }
+  }
+  for (int r = 0; r < tree.size(); ++r) {
+    if (!tree.is_live(r)) continue;
+    auto& rank = traffic.ranks[static_cast<std::size_t>(r)];
+    rank.links = static_cast<int>(tree.links(r).size());
+    rank.applied = rank.received;
+    // A leaf's one message is its own updates; every other rank's carry others' too.
+    if (r == 0 || rank.links > 1) rank.relayed = rank.sent;
   }
   return traffic;
 }

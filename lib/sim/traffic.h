@@ -72,4 +72,11 @@ Traffic count_traffic(const topology::Tree& tree, const Placement& placement,
 Traffic count_step_traffic(const topology::Tree& tree, const Placement& placement,
                            const Flow& per_worker);
 
+// The aggregating mesh (train/sharing/aggregating_relay.h): each rank sends each of its links
+// one message per step for everything it owes it, so every directed edge carries `per_link`
+// whatever the worker count; a rank applies one message per link. A leaf's message is its own
+// update; every other rank's messages count as relayed.
+Traffic count_aggregated_step_traffic(const topology::Tree& tree, const Placement& placement,
+                                      const Flow& per_link);
+
 }  // namespace gradshare::sim

@@ -31,7 +31,7 @@ def main():
             mine = [r for r in rows if r["topology"] == tree]
             workers = [int(r["workers"]) for r in mine]
             label = f"{tree}, {rate_label(mine[0]['link_bits_per_second'])}"
-            style = "-" if tree == "mesh" else "--"
+            style = {"mesh": "-", "aggregate": ":"}.get(tree, "--")
             color = colors[index % len(colors)]
             time_axis.plot(workers, [1e3 * float(r["step_seconds_flow"]) for r in mine], style,
                            color=color, marker="o", label=label)

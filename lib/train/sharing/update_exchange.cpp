@@ -56,6 +56,7 @@ UpdateExchange::UpdateExchange(comm::DataPlane& plane, int self_rank, int ranks,
 }
 
 void UpdateExchange::attach(comm::DataPlane& plane) {
+  GS_CHECK(!aggregator_, "an aggregating exchange cannot move to a repaired plane");
   plane_ = &plane;
   // The relay's saturation signal is not used: own messages wait for empty queues instead.
   relay_.emplace(plane, plane.max_message_bytes());
@@ -127,8 +128,8 @@ void UpdateExchange::reject(int from, const std::string& error) {
 }
 
 UpdateExchange::Accepted UpdateExchange::accept(std::span<const std::uint8_t> message,
-                                                std::span<float> parameters, int from) {
-  codec::ParsedMessage parsed;
+                                                std::span<float> parameters, int from,
+                                                codec::ParsedMessage& parsed) {
   std::string error;
   if (!codec::parse_message(message, parameter_count_, parsed, &error) ||
       parsed.header.origin >= applied_upto_.size() || parsed.header.seq == 0) {
@@ -152,7 +153,8 @@ UpdateExchange::Accepted UpdateExchange::accept(std::span<const std::uint8_t> me
 }
 
 bool UpdateExchange::deliver(std::span<const std::uint8_t> message, std::span<float> parameters) {
-  return accept(message, parameters, kResync) != Accepted::kRejected;
+  codec::ParsedMessage parsed;
+  return accept(message, parameters, kResync, parsed) != Accepted::kRejected;
 }
 
 bool UpdateExchange::has_applied(int origin, std::uint64_t seq) const {
@@ -188,15 +190,20 @@ bool UpdateExchange::mark_applied(int origin, std::uint64_t seq) {
   return true;
 }
 
-std::size_t UpdateExchange::poll(std::span<float> parameters) {
+std::size_t UpdateExchange::poll(std::span<float> parameters, double now) {
+  codec::ParsedMessage parsed;
   const std::size_t received = plane_->poll([&](int from, std::span<const std::uint8_t> message) {
-    switch (accept(message, parameters, from)) {
+    switch (accept(message, parameters, from, parsed)) {
       case Accepted::kRejected:
         core::log_warn(last_error_);
         return;
       case Accepted::kDuplicate:
         return;
       case Accepted::kApplied:
+        if (aggregator_) {
+          aggregator_->contribute(link_index(from), parsed, now);
+          return;
+        }
         stats_.relayed += plane_->links().size() - 1;
         relay_->forward(from, message);
         return;
@@ -206,14 +213,47 @@ std::size_t UpdateExchange::poll(std::span<float> parameters) {
   return received;
 }
 
+std::size_t UpdateExchange::link_index(int link) const {
+  const auto& links = plane_->links();
+  return static_cast<std::size_t>(std::find(links.begin(), links.end(), link) - links.begin());
+}
+
+void UpdateExchange::aggregate(const config::EncodingConfig& encoding, double wait_seconds,
+                               bool trains) {
+  const std::size_t links = plane_->links().size();
+  aggregator_.emplace(encoding, parameter_count_, links, wait_seconds, trains);
+  aggregator_->limit_message_bytes(plane_->max_message_bytes());
+  link_seq_.assign(links, 0);
+}
+
+std::size_t UpdateExchange::send_aggregates(double now, bool flush) {
+  const auto& links = plane_->links();
+  std::size_t sent = 0;
+  for (std::size_t l = 0; l < links.size(); ++l) {
+    if (!aggregator_->owes(l) || !(flush || aggregator_->due(l, now))) continue;
+    // Back-pressure: what a full link cannot take stays owed and grows into the next message.
+    if (relay_->queued_bytes(links[l]) > 0 ||
+        !plane_->can_send(links[l], aggregator_->max_message_bytes(l)))
+      continue;
+    aggregator_->encode(l, static_cast<std::uint32_t>(self_), ++link_seq_[l], 0, now, aggregate_);
+    relay_->send(links[l], aggregate_);
+    ++stats_.aggregated;
+    stats_.aggregated_bytes += aggregate_.size();
+    ++sent;
+  }
+  return sent;
+}
+
 bool UpdateExchange::can_publish(std::size_t bytes) const {
+  if (aggregator_) return true;
   if (relay_->queued_messages() > 0) return false;
   for (int link : plane_->links())
     if (!plane_->can_send(link, bytes)) return false;
   return true;
 }
 
-void UpdateExchange::publish(std::span<const std::uint8_t> message, std::span<float> parameters) {
+void UpdateExchange::publish(std::span<const std::uint8_t> message, std::span<float> parameters,
+                             double now) {
   codec::ParsedMessage parsed;
   std::string error;
   GS_CHECK(codec::parse_message(message, parameter_count_, parsed, &error), error);
@@ -225,7 +265,10 @@ void UpdateExchange::publish(std::span<const std::uint8_t> message, std::span<fl
   ++stats_.applied;
   ++stats_.published;
   stats_.bytes_published += message.size();
-  relay_->forward(comm::kOriginHere, message);
+  if (aggregator_)
+    aggregator_->contribute(aggregator_->own_source(), parsed, now);
+  else
+    relay_->forward(comm::kOriginHere, message);
 }
 
 bool UpdateExchange::has_backlog() const { return relay_->queued_messages() > 0; }

@@ -2,7 +2,10 @@
 //   - applies every encoded update exactly once: an update ID is (origin, seq); a version
 //     vector (highest contiguous seq applied per origin) plus the few seqs applied above it
 //     decides; duplicates are counted, never applied;
-//   - relays each message to every link except the one it came from (star and tree alike);
+//   - relays each message to every link except the one it came from (star and tree alike), or,
+//     aggregating (aggregate()), owes it to those links and sends each link one re-encoded sum
+//     of what it is owed (sharing/aggregating_relay.h): the update IDs are then the links'
+//     (origin = the sending neighbour, seq = that link's count);
 //   - sends through a comm::Relay, whose per-link FIFO queues make back-pressure on one link
 //     neither drop nor reorder anything;
 //   - rejects malformed messages (bad bytes from the network) without crashing, and counts them;
@@ -28,6 +31,8 @@
 #include "codec/message.h"
 #include "comm/data_plane.h"
 #include "comm/relay.h"
+#include "config/experiment_config.h"
+#include "train/sharing/aggregating_relay.h"
 
 namespace gradshare::train {
 
@@ -39,6 +44,8 @@ struct ExchangeStats {
   std::uint64_t published = 0;   // own messages sent
   std::uint64_t bytes_published = 0;
   std::size_t kept_bytes_peak = 0;  // of the peer messages kept for a resync
+  std::uint64_t aggregated = 0;     // aggregate messages sent (aggregating)
+  std::uint64_t aggregated_bytes = 0;
 };
 
 // Which update IDs a replica has applied: per origin, every seq up to upto[o] and those in
@@ -64,13 +71,28 @@ class UpdateExchange {
   // dropped: the resync hands every replica what it lacks.
   void attach(comm::DataPlane& plane);
 
+  // From now on an applied message is not forwarded: it is owed to every other link and
+  // send_aggregates() sends each link one message for all it is owed (aggregating_relay.h).
+  // trains: whether this rank publishes updates of its own.
+  void aggregate(const config::EncodingConfig& encoding, double wait_seconds, bool trains);
+  bool aggregating() const { return aggregator_.has_value(); }
+  // Aggregating: sends every link's message that is due at `now` (flush: every link that is
+  // owed anything) and has room; returns the messages sent.
+  std::size_t send_aggregates(double now, bool flush);
+  AggregatingRelay& aggregator() { return *aggregator_; }
+  const AggregatingRelay& aggregator() const { return *aggregator_; }
+
   // Delivers inbound messages: applies new ones to `parameters` and queues them for relay;
   // then pushes queued messages out as far as the links allow. Returns messages received.
-  std::size_t poll(std::span<float> parameters);
-  // True when an own message of `bytes` can go out now on every link (queues empty, room).
+  // `now`: the caller's clock in seconds (the aggregation's wait).
+  std::size_t poll(std::span<float> parameters, double now = 0);
+  // True when an own message of `bytes` can go out now on every link (queues empty, room);
+  // aggregating, always (the links' residuals take it).
   bool can_publish(std::size_t bytes) const;
-  // Applies this replica's own message to `parameters` and sends it on every link.
-  void publish(std::span<const std::uint8_t> message, std::span<float> parameters);
+  // Applies this replica's own message to `parameters` and sends it on every link (aggregating:
+  // owes it to every link).
+  void publish(std::span<const std::uint8_t> message, std::span<float> parameters,
+               double now = 0);
   // Messages still queued for some link.
   bool has_backlog() const;
   // Links of this replica in the tree (parent and children).
@@ -110,8 +132,10 @@ class UpdateExchange {
   // Validates, deduplicates, applies and keeps one message that came from rank `from` on the
   // data plane (kResync: in a resync), naming it so in the error of a malformed one.
   static constexpr int kResync = -1;
-  Accepted accept(std::span<const std::uint8_t> message, std::span<float> parameters, int from);
+  Accepted accept(std::span<const std::uint8_t> message, std::span<float> parameters, int from,
+                  codec::ParsedMessage& parsed);
   void reject(int from, const std::string& error);
+  std::size_t link_index(int link) const;
   // Records (origin, seq) as applied; false if it already was.
   bool mark_applied(int origin, std::uint64_t seq);
   std::uint64_t distinct_applied() const;
@@ -124,6 +148,9 @@ class UpdateExchange {
   std::vector<std::uint64_t> applied_upto_;
   std::vector<std::set<std::uint64_t>> applied_above_;
   std::optional<comm::Relay> relay_;
+  std::optional<AggregatingRelay> aggregator_;
+  std::vector<std::uint64_t> link_seq_;  // aggregating: messages sent per link
+  std::vector<std::uint8_t> aggregate_;  // aggregating: the message being sent
   // Kept messages, oldest first: what is in flight at a failure is among the newest.
   struct Kept {
     int origin;

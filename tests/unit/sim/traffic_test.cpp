@@ -113,5 +113,36 @@ TEST(Projection, StarSaturatesOnTheMasterAndMeshSpreadsTheRelays) {
   EXPECT_GT(shared.step_seconds, 4 * (2e-3 + 2e-4));
 }
 
+// The aggregating mesh: one message per directed edge per step, whatever the worker count.
+TEST(Traffic, AggregatingMeshCarriesOneMessagePerEdge) {
+  const auto tree = topology::build_mesh(65, 8, 10);
+  const auto traffic = count_aggregated_step_traffic(tree, Placement::one_per_node(65), {1, 10});
+  ASSERT_EQ(traffic.edges.size(), 128u);
+  for (const auto& edge : traffic.edges) EXPECT_DOUBLE_EQ(edge.flow.messages, 1);
+  for (int r = 0; r < 65; ++r) {
+    const auto& rank = traffic.ranks[static_cast<std::size_t>(r)];
+    EXPECT_DOUBLE_EQ(rank.applied.messages, rank.links) << r;
+    EXPECT_DOUBLE_EQ(rank.sent.messages, rank.links) << r;
+    EXPECT_DOUBLE_EQ(rank.relayed.messages, r == 0 || rank.links > 1 ? rank.links : 0) << r;
+  }
+  EXPECT_DOUBLE_EQ(traffic.ranks[0].sent.messages, 8);
+}
+
+TEST(Projection, AggregatingKeepsALeafsBytesAndTheMastersCopiesFlat) {
+  const StepCosts costs{2e-3, 2e-4, 1000, 1e-6, 5e-6};
+  const LinkModel link{1e10};
+  double leaf_bytes = 0;
+  for (int workers : {64, 4096, 32768}) {
+    const auto tree = topology::build_mesh(workers + 1, 8, 10);
+    const auto p = project(tree, Placement::one_per_node(workers + 1), costs, link, 0, 0.0, true);
+    EXPECT_DOUBLE_EQ(p.leaf_in_bytes, 1000.0) << workers;
+    EXPECT_DOUBLE_EQ(p.master_copies, 8.0) << workers;
+    if (leaf_bytes == 0) leaf_bytes = p.leaf_in_bytes;
+    EXPECT_DOUBLE_EQ(p.leaf_in_bytes, leaf_bytes);
+    // An inner worker: 9 links, 9 applies and 9 re-encoded messages beside its step.
+    EXPECT_NEAR(p.busiest_worker_cpu_seconds, 2.2e-3 + 9 * (1e-6 + 5e-6), 1e-9) << workers;
+  }
+}
+
 }  // namespace
 }  // namespace gradshare::sim

@@ -23,6 +23,12 @@
 
 namespace gradshare::cli {
 
+std::string rank_names(const std::vector<int>& ranks) {
+  std::string names;
+  for (int rank : ranks) names += (names.empty() ? "" : ", ") + std::to_string(rank);
+  return (ranks.size() == 1 ? "rank " : "ranks ") + names;
+}
+
 using train::RunContext;
 
 namespace {
@@ -44,14 +50,8 @@ std::vector<int> known_failed(const RunContext& context) {
   }
 }
 
-std::string rank_list(const std::vector<int>& ranks) {
-  std::string names;
-  for (int rank : ranks) names += (names.empty() ? "" : ", ") + std::to_string(rank);
-  return (ranks.size() == 1 ? "rank " : "ranks ") + names;
-}
-
 std::string lost_at_startup(const std::vector<int>& failed, const RunContext& context) {
-  return (failed.empty() ? std::string("a rank was") : rank_list(failed) + (failed.size() == 1 ? " was" : " were")) +
+  return (failed.empty() ? std::string("a rank was") : rank_names(failed) + (failed.size() == 1 ? " was" : " were")) +
          " lost during start-up (at or before: " + context.phase + "); nothing was trained: rerun the job";
 }
 
@@ -70,7 +70,7 @@ std::string describe_fatal_error(const std::exception& error, const RunContext& 
   const std::string why = comm::fault_tolerance_active()
                               ? " (fault_tolerance.on_worker_failure is abort)"
                               : " and repairs in-job only under `mpirun --with-ft ulfm`";
-  return strategy + " lost " + (failed.empty() ? std::string("a process") : rank_list(failed)) +
+  return strategy + " lost " + (failed.empty() ? std::string("a process") : rank_names(failed)) +
          why + "; " + resume;
 }
 

@@ -12,11 +12,15 @@
 
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "config/experiment_config.h"
 #include "train/run_context.h"
 
 namespace gradshare::cli {
+
+// "rank 3" or "ranks 1, 2": lost ranks in a line.
+std::string rank_names(const std::vector<int>& ranks);
 
 // Reports `error`, which ended the run on this rank, in one line, and ends the job (see
 // above); returns the exit code only in a one-rank run. A process lost before training began

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "comm/mpi/mpi_error.h"
+#include "comm/mpi/train/job_failure.h"
 #include "comm/mpi/train/repair_policy.h"
 #include "comm/mpi/ulfm.h"
 #include "core/errors.h"
@@ -82,12 +83,6 @@ class RepairDeadline {
   std::thread thread_;  // last: it starts once the members it uses exist
 };
 
-std::string rank_list(const std::vector<int>& ranks) {
-  std::string text;
-  for (int rank : ranks) text += (text.empty() ? "" : ", ") + std::to_string(rank);
-  return (ranks.size() == 1 ? "rank " : "ranks ") + text;
-}
-
 }  // namespace
 
 bool repairs_in_job(const config::ExperimentConfig& config) {
@@ -119,7 +114,7 @@ RepairedStartup repair_startup(MPI_Comm world, int spares, const std::function<v
     if (std::find(repaired.replaced.begin(), repaired.replaced.end(), lost) == repaired.replaced.end())
       unfilled.push_back(lost);
   if (!unfilled.empty() && config.fault_tolerance.on_worker_failure == "replace")
-    throw core::JobCannotGoOn(rank_list(unfilled) + " lost during start-up and no spare left " +
+    throw core::JobCannotGoOn(rank_names(unfilled) + " lost during start-up and no spare left " +
                               "to take " + (unfilled.size() == 1 ? "its" : "their") +
                               " place (fault_tolerance.spares " +
                               std::to_string(config.fault_tolerance.spares) +

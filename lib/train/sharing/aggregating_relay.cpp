@@ -1,0 +1,156 @@
+#include "train/sharing/aggregating_relay.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/errors.h"
+#include "train/sharing/staleness.h"
+
+namespace gradshare::train {
+namespace {
+
+// A relay re-encodes other workers' content: clipping would drop some of it and a shake-up
+// would send half quanta of it; the cap and the adaptive tau bound its messages instead.
+config::EncodingConfig relay_encoding(const config::EncodingConfig& encoding) {
+  config::EncodingConfig relay = encoding;
+  relay.residual = "none";
+  relay.shake_up_every_steps = 0;
+  return relay;
+}
+
+}  // namespace
+
+std::int64_t aggregated_staleness_bound(std::int64_t max_staleness, int tree_depth) {
+  if (max_staleness <= 0) return max_staleness;  // no bound stays no bound
+  return max_staleness + std::max(2 * tree_depth - 1, 0);
+}
+
+AggregatingRelay::AggregatingRelay(const config::EncodingConfig& encoding,
+                                   std::size_t parameter_count, std::size_t links,
+                                   double wait_seconds, bool trains)
+    : sources_(links + 1), wait_seconds_(wait_seconds),
+      trains_(trains), check_(encoding.check_conservation) {
+  const auto relay = relay_encoding(encoding);
+  links_.reserve(links);
+  for (std::size_t l = 0; l < links; ++l) {
+    links_.push_back(Link{codec::Encoder(relay, parameter_count), {}, {},
+                          std::vector<bool>(links + 1, false), {},
+                          std::vector<std::uint8_t>(parameter_count, 0), false, 0.0});
+    if (check_) {
+      links_.back().contributed.assign(parameter_count, 0.0f);
+      links_.back().sent.assign(parameter_count, 0.0f);
+    }
+  }
+}
+
+void AggregatingRelay::contribute(std::size_t source, const codec::ParsedMessage& message,
+                                  double now) {
+  GS_CHECK(source < sources_.size(), "contribution from source " + std::to_string(source));
+  auto& from = sources_[source];
+  from.spoken = true;
+  from.clock = message.header.iteration;
+  from.idle = (message.header.flags & kFlagIdle) != 0;
+  std::string error;
+  entries_.clear();
+  GS_CHECK(codec::entry_indices(message, entries_, &error), error);
+  for (std::size_t l = 0; l < links_.size(); ++l) {
+    if (l == source) continue;
+    Link& link = links_[l];
+    GS_CHECK(codec::accumulate_parsed(message, link.encoder.residual(), &error), error);
+    for (const std::uint32_t i : entries_)
+      if (!link.is_candidate[i]) {
+        link.is_candidate[i] = 1;
+        link.candidates.push_back(i);
+      }
+    if (check_) GS_CHECK(codec::accumulate_parsed(message, link.contributed, &error), error);
+    if (!link.owed) link.owed_since = now;
+    link.owed = true;
+    link.heard[source] = true;
+  }
+}
+
+bool AggregatingRelay::due(std::size_t link, double now) const {
+  const Link& l = links_[link];
+  if (!l.owed) return false;
+  if (now - l.owed_since >= wait_seconds_) return true;
+  for (std::size_t s = 0; s < sources_.size(); ++s) {
+    if (s == link || l.heard[s]) continue;
+    if (s == own_source() ? trains_ : !sources_[s].idle) return false;
+  }
+  return true;
+}
+
+double AggregatingRelay::next_deadline() const {
+  double deadline = std::numeric_limits<double>::infinity();
+  for (const Link& link : links_)
+    if (link.owed) deadline = std::min(deadline, link.owed_since + wait_seconds_);
+  return deadline;
+}
+
+codec::EncodeStats AggregatingRelay::encode(std::size_t link, std::uint32_t origin,
+                                            std::uint64_t seq, std::uint32_t epoch,
+                                            double now, std::vector<std::uint8_t>& out) {
+  Link& l = links_[link];
+  std::uint64_t clock = std::numeric_limits<std::uint64_t>::max();
+  bool idle = true;
+  for (std::size_t s = 0; s < sources_.size(); ++s) {
+    if (s == link || !sources_[s].spoken) continue;
+    clock = std::min(clock, sources_[s].clock);
+    idle = idle && sources_[s].idle;
+  }
+  if (clock == std::numeric_limits<std::uint64_t>::max()) clock = 0;
+  const codec::MessageMeta meta{origin, seq, clock, epoch, idle ? kFlagIdle : 0u};
+  std::sort(l.candidates.begin(), l.candidates.end());
+  const auto stats = l.encoder.encode_candidates(l.candidates, meta, out);
+  // Candidates still at or above the next tau (what the cap held back) stay; the rest wait for
+  // their next change.
+  const auto residual = l.encoder.residual();
+  const float next_tau = l.encoder.threshold();
+  std::size_t kept = 0;
+  for (const std::uint32_t i : l.candidates) {
+    if (std::abs(residual[i]) >= next_tau)
+      l.candidates[kept++] = i;
+    else
+      l.is_candidate[i] = 0;
+  }
+  l.candidates.resize(kept);
+  if (check_) {
+    std::string error;
+    GS_CHECK(codec::accumulate_message(out, l.sent, &error), error);
+  }
+  std::fill(l.heard.begin(), l.heard.end(), false);
+  // What stays below tau waits for the next contribution, as in a worker's residual; what could
+  // fire at the next tau is still owed.
+  l.owed = !l.candidates.empty();
+  l.owed_since = now;
+  ++messages_;
+  return stats;
+}
+
+std::size_t AggregatingRelay::max_message_bytes(std::size_t link) const {
+  return links_[link].encoder.max_message_bytes();
+}
+
+void AggregatingRelay::limit_message_bytes(std::size_t bytes) {
+  for (Link& link : links_) link.encoder.limit_message_bytes(bytes);
+}
+
+void AggregatingRelay::set_training_progress(double epochs) {
+  for (Link& link : links_) link.encoder.set_training_progress(epochs);
+}
+
+double AggregatingRelay::conservation_error() const {
+  GS_CHECK(check_, "the relay's conservation check needs encoding.check_conservation");
+  double largest = 0, error = 0;
+  for (const Link& link : links_) {
+    const auto residual = link.encoder.residual();
+    for (std::size_t i = 0; i < residual.size(); ++i) {
+      largest = std::max(largest, static_cast<double>(std::abs(link.contributed[i])));
+      error = std::max(error, std::abs(static_cast<double>(link.contributed[i]) -
+                                       link.sent[i] - residual[i]));
+    }
+  }
+  return largest > 0 ? error / largest : error;
+}
+
+}  // namespace gradshare::train

@@ -1,0 +1,112 @@
+// sharing/aggregating_relay.h: a rank's side of the aggregating mesh (Deeplearning4j's "each
+// node aggregates the updates received from all nodes connected to it"). Instead of forwarding
+// every worker's message, a rank owes each of its links the sum of what reached it from
+// elsewhere -- its own updates and what arrived on its other links -- keeps that sum in a relay
+// residual per link, and sends it as one message per link, re-encoded by a codec::Encoder of its
+// own (adaptive tau, formats, congestion cap): a link carries about one message per step however
+// many workers are behind it.
+//
+//   contribute(source, message): message's quanta += relay residual of every link but `source`
+//   encode(link):                quanta of that residual >= tau leave it as one message
+//
+// Cost in the messages' entries, not the parameters: a link remembers which elements changed
+// since they last fired (its candidates) and its encoder tests only those
+// (codec::Encoder::encode_candidates); an element left below tau waits for its next change.
+//
+// When a link's message is due (due()):
+//   - once every source but the link itself (each other link, and this rank's own training)
+//     has contributed since the link's last message, sources known idle not waited for;
+//   - or once content has been owed longer than `wait_seconds`, so that a quiet source never
+//     holds the others back;
+//   - or whenever the caller flushes (a worker held by the staleness bound, the drain).
+// A message's iteration is the smallest clock among its sources' newest (each link's last
+// message, this rank's own step): the receiver's staleness bound then counts the slowest worker
+// behind the link. It is flagged idle only when every source that has spoken is. Each relay on
+// the way may hold an update for about a step while it waits for its other sources, so the bound
+// a worker keeps counts those hops (aggregated_staleness_bound).
+//
+// Nothing lost: the quanta a message carries leave the residual exactly (encoder.h), so
+// contributed(link) == sent(link) + residual(link) to one rounding per element and addition
+// (conservation_error()); the relay residual is never clipped (it is other workers' content) and
+// never shaken up: the congestion cap and the adaptive tau bound each message instead.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "codec/decoder.h"
+#include "codec/encoder.h"
+#include "config/experiment_config.h"
+
+namespace gradshare::train {
+
+// encoding.max_staleness plus the relays an update crosses on the tree's longest path (2 x depth
+// - 1 between two leaves at the deepest level), each of which may hold it about a step; 0 (no
+// bound) stays 0.
+std::int64_t aggregated_staleness_bound(std::int64_t max_staleness, int tree_depth);
+
+class AggregatingRelay {
+ public:
+  // links: how many links the rank has; the source index `links` is the rank's own training.
+  AggregatingRelay(const config::EncodingConfig& encoding, std::size_t parameter_count,
+                   std::size_t links, double wait_seconds, bool trains);
+
+  std::size_t own_source() const { return links_.size(); }
+  // Adds `message` (from link `source`, or own_source()) to every other link's residual, noting
+  // its clock and idle flag. `now` in seconds of the caller's clock.
+  void contribute(std::size_t source, const codec::ParsedMessage& message, double now);
+  // The rank's own training stopped or resumed (a rank that never trains: false).
+  void set_training(bool trains) { trains_ = trains; }
+
+  bool owes(std::size_t link) const { return links_[link].owed; }
+  bool due(std::size_t link, double now) const;
+  // The earliest time a link that owes becomes due by the wait; infinity when none owes.
+  double next_deadline() const;
+
+  // The link's owed quanta that fire now as one message stamped {origin, seq, the sources'
+  // smallest clock, epoch, idle flag}; the link's count of contributions restarts. What stays
+  // below tau waits for the next contribution (or the drain); what the congestion cap held
+  // back stays owed.
+  codec::EncodeStats encode(std::size_t link, std::uint32_t origin, std::uint64_t seq,
+                            std::uint32_t epoch, double now, std::vector<std::uint8_t>& out);
+  // Largest message encode(link) can produce (for room on the link).
+  std::size_t max_message_bytes(std::size_t link) const;
+  void limit_message_bytes(std::size_t bytes);
+  void set_training_progress(double epochs);
+
+  std::span<const float> residual(std::size_t link) const { return links_[link].encoder.residual(); }
+  // Largest |contributed - sent - residual| over every link and element, relative to the
+  // largest |contributed|: 0 up to rounding (the conservation check).
+  double conservation_error() const;
+  std::uint64_t messages() const { return messages_; }
+
+ private:
+  struct Link {
+    codec::Encoder encoder;
+    std::vector<float> contributed;  // kept only for the conservation check
+    std::vector<float> sent;
+    std::vector<bool> heard;  // sources that contributed since this link's last message
+    std::vector<std::uint32_t> candidates;  // elements changed since they last fired
+    std::vector<std::uint8_t> is_candidate;
+    bool owed = false;
+    double owed_since = 0;
+  };
+  struct Source {
+    bool spoken = false;
+    std::uint64_t clock = 0;
+    bool idle = false;
+  };
+
+  std::vector<Link> links_;
+  std::vector<Source> sources_;  // per link, then own training
+  std::vector<std::uint32_t> entries_;  // the contribution being added
+  double wait_seconds_;
+  bool trains_;
+  bool check_;
+  std::uint64_t messages_ = 0;
+};
+
+}  // namespace gradshare::train

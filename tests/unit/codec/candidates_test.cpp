@@ -1,0 +1,110 @@
+// candidates_test.cpp: what the aggregating relay needs of the codec: every entry's index from a
+// parsed message (each format), and an encode step over candidate elements only that, given
+// every element that can fire, sends what the full pass sends (capped or not) and leaves the
+// rest of the residual alone.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "codec/decoder.h"
+#include "codec/encoder.h"
+#include "codec_test_util.h"
+#include "core/rng.h"
+
+namespace gradshare::codec {
+namespace {
+
+using testing::decode_dense;
+using testing::make_config;
+
+constexpr std::size_t kN = 4096;
+
+// A residual nonzero at about `density` of the elements, and those elements (ascending).
+std::vector<float> sparse_update(double density, std::uint64_t seed, std::vector<std::uint32_t>& nonzero) {
+  core::Rng rng(seed);
+  std::vector<float> u(kN, 0.0f);
+  nonzero.clear();
+  for (std::size_t i = 0; i < kN; ++i)
+    if (rng.uniform() < density) {
+      u[i] = rng.uniform(-3e-4f, 3e-4f);
+      nonzero.push_back(static_cast<std::uint32_t>(i));
+    }
+  return u;
+}
+
+TEST(EntryIndices, ListsEveryEntryOfEachFormat) {
+  for (const char* format : {"sparse", "compressed", "bitmap"}) {
+    Encoder encoder(make_config(format), kN);
+    std::vector<std::uint32_t> nonzero;
+    const auto update = sparse_update(0.05, 7, nonzero);
+    std::vector<std::uint8_t> message;
+    encoder.encode(update, {1, 1, 0, 0, 0}, message);
+    ParsedMessage parsed;
+    std::string error;
+    ASSERT_TRUE(parse_message(message, kN, parsed, &error)) << error;
+    std::vector<std::uint32_t> indices;
+    ASSERT_TRUE(entry_indices(parsed, indices, &error)) << error;
+    const auto dense = decode_dense(message, kN);
+    std::vector<std::uint32_t> expected;
+    for (std::size_t i = 0; i < kN; ++i)
+      if (dense[i] != 0.0f) expected.push_back(static_cast<std::uint32_t>(i));
+    EXPECT_EQ(indices, expected) << format;
+    EXPECT_FALSE(indices.empty()) << format;
+  }
+}
+
+TEST(EncodeCandidates, GivenEveryElementThatCanFireItSendsWhatTheFullPassSends) {
+  for (const double cap : {0.0, 0.002}) {  // uncapped, and a cap most steps hit
+    auto config = make_config("auto");
+    config.max_message_sparsity = cap;
+    config.min_quanta = 0;
+    Encoder full(config, kN), candidates(config, kN);
+    int capped = 0;
+    for (std::uint64_t step = 1; step <= 20; ++step) {
+      std::vector<std::uint32_t> nonzero;
+      const auto update = sparse_update(0.02, step, nonzero);
+      // The relay adds contributions to the residual itself, then encodes the changed elements.
+      full.accumulate(update);
+      candidates.accumulate(update);
+      // Every element that can fire at this tau, and a few that cannot.
+      std::vector<std::uint32_t> changed;
+      for (std::size_t i = 0; i < kN; ++i)
+        if (std::fabs(full.residual()[i]) >= full.threshold() || i % 97 == 0)
+          changed.push_back(static_cast<std::uint32_t>(i));
+      ASSERT_LE(changed.size(), kN / 8);
+      std::vector<std::uint8_t> a, b;
+      const std::vector<float> zeros(kN, 0.0f);
+      const auto sa = full.encode(zeros, {1, step, 0, 0, 0}, a);
+      const auto sb = candidates.encode_candidates(changed, {1, step, 0, 0, 0}, b);
+      ASSERT_EQ(a, b) << "cap " << cap << " step " << step;
+      EXPECT_EQ(sa.capped, sb.capped);
+      capped += sb.capped ? 1 : 0;
+      EXPECT_EQ(full.threshold(), candidates.threshold());
+      for (std::size_t i = 0; i < kN; ++i) ASSERT_EQ(full.residual()[i], candidates.residual()[i]);
+    }
+    if (cap > 0) {
+      EXPECT_GT(capped, 0) << "the cap must be exercised";
+    }
+  }
+}
+
+TEST(EncodeCandidates, AnElementNotAmongTheCandidatesWaits) {
+  auto config = make_config("auto", "fixed");
+  Encoder encoder(config, kN);
+  std::vector<float> update(kN, 0.0f);
+  update[10] = 1.0f;   // fires if tested
+  update[20] = -1.0f;  // a candidate
+  encoder.accumulate(update);
+  std::vector<std::uint8_t> message;
+  const std::vector<std::uint32_t> candidates{20};
+  const auto stats = encoder.encode_candidates(candidates, {1, 1, 0, 0, 0}, message);
+  EXPECT_EQ(stats.entries, 1u);
+  const auto dense = decode_dense(message, kN);
+  EXPECT_LT(dense[20], 0.0f);
+  EXPECT_EQ(dense[10], 0.0f);
+  EXPECT_FLOAT_EQ(encoder.residual()[10], 1.0f) << "untested: it waits in the residual";
+}
+
+}  // namespace
+}  // namespace gradshare::codec

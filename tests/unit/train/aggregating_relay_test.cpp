@@ -1,0 +1,203 @@
+// aggregating_relay_test.cpp: the aggregating mesh's relay alone (what each link is owed, when
+// its message is due, the clock and idle flag it carries, nothing lost) and the update exchange
+// aggregating over in-process rings (one message per link per step, replicas equal to the relay
+// residuals' bound after the drain).
+#include "train/sharing/aggregating_relay.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "codec/encoder.h"
+#include "comm/inproc/in_process.h"
+#include "core/rng.h"
+#include "topology/tree.h"
+#include "train/sharing/staleness.h"
+#include "train/sharing/update_exchange.h"
+
+namespace gradshare::train {
+namespace {
+
+constexpr std::size_t kParameters = 256;
+constexpr double kNoWait = std::numeric_limits<double>::infinity();
+
+config::EncodingConfig encoding() {
+  config::EncodingConfig e;
+  e.check_conservation = true;
+  e.min_quanta = 0;
+  return e;
+}
+
+// A message of origin `origin` moving `elements` by +-0.5, stamped with `clock`.
+std::vector<std::uint8_t> message(std::uint32_t origin, std::uint64_t clock,
+                                  const std::vector<std::size_t>& elements,
+                                  std::uint32_t flags = 0) {
+  config::EncodingConfig fixed;
+  fixed.threshold_algorithm = "fixed";
+  fixed.initial_threshold = 0.5;
+  codec::Encoder encoder(fixed, kParameters);
+  std::vector<float> update(kParameters, 0.0f);
+  for (std::size_t i = 0; i < elements.size(); ++i) update[elements[i]] = i % 2 ? -0.5f : 0.5f;
+  std::vector<std::uint8_t> out;
+  encoder.encode(update, {origin, clock + 1, clock, 0, flags}, out);
+  return out;
+}
+
+codec::ParsedMessage parsed(const std::vector<std::uint8_t>& bytes) {
+  codec::ParsedMessage p;
+  std::string error;
+  EXPECT_TRUE(codec::parse_message(bytes, kParameters, p, &error)) << error;
+  return p;
+}
+
+TEST(AggregatingRelay, OwesEveryLinkButTheSource) {
+  AggregatingRelay relay(encoding(), kParameters, 3, kNoWait, false);
+  const auto m = message(5, 7, {3, 9});
+  relay.contribute(1, parsed(m), 0.0);
+  EXPECT_TRUE(relay.owes(0));
+  EXPECT_FALSE(relay.owes(1));
+  EXPECT_TRUE(relay.owes(2));
+  EXPECT_FLOAT_EQ(relay.residual(0)[3], 0.5f);
+  EXPECT_FLOAT_EQ(relay.residual(2)[9], -0.5f);
+  EXPECT_FLOAT_EQ(relay.residual(1)[3], 0.0f);
+}
+
+TEST(AggregatingRelay, DueOnceEveryOtherSourceSpokeOrTheWaitRanOut) {
+  // Links 0 and 1, and own training.
+  AggregatingRelay relay(encoding(), kParameters, 2, 0.5, true);
+  relay.contribute(relay.own_source(), parsed(message(1, 4, {1})), 0.0);
+  EXPECT_FALSE(relay.due(0, 0.1)) << "link 1 has not spoken";
+  relay.contribute(1, parsed(message(2, 6, {2})), 0.1);
+  EXPECT_TRUE(relay.due(0, 0.1));
+  EXPECT_FALSE(relay.due(1, 0.1)) << "link 0 has not spoken";
+  EXPECT_TRUE(relay.due(1, 0.5)) << "owed since 0.0: the wait ran out";
+  EXPECT_DOUBLE_EQ(relay.next_deadline(), 0.5);
+}
+
+TEST(AggregatingRelay, AnIdleSourceAndAStoppedTrainingAreNotWaitedFor) {
+  AggregatingRelay relay(encoding(), kParameters, 3, kNoWait, true);
+  relay.contribute(2, parsed(message(3, 1, {4}, kFlagIdle)), 0.0);
+  relay.contribute(1, parsed(message(2, 1, {5})), 0.0);
+  relay.contribute(relay.own_source(), parsed(message(1, 1, {6})), 0.0);
+  ASSERT_TRUE(relay.due(0, 0.0));
+  std::vector<std::uint8_t> out;
+  relay.encode(0, 1, 1, 0, 0.0, out);
+  relay.contribute(1, parsed(message(2, 2, {5})), 0.0);
+  EXPECT_FALSE(relay.due(0, 0.0)) << "own training has not spoken since";
+  relay.set_training(false);
+  EXPECT_TRUE(relay.due(0, 0.0)) << "link 2 is idle, training stopped";
+}
+
+TEST(AggregatingRelay, AMessageCarriesTheSlowestClockAndIdleOnlyWhenAllAre) {
+  AggregatingRelay relay(encoding(), kParameters, 3, kNoWait, false);
+  relay.contribute(1, parsed(message(2, 40, {1, 2})), 0.0);
+  relay.contribute(2, parsed(message(3, 25, {3, 4}, kFlagIdle)), 0.0);
+  relay.contribute(0, parsed(message(0, 90, {5, 6})), 0.0);
+  std::vector<std::uint8_t> out;
+  relay.encode(0, 7, 1, 0, 0.0, out);
+  const auto to_parent = parsed(out);
+  EXPECT_EQ(to_parent.header.origin, 7u);
+  EXPECT_EQ(to_parent.header.seq, 1u);
+  EXPECT_EQ(to_parent.header.iteration, 25u) << "links 1 and 2 only: 40 and 25";
+  EXPECT_EQ(to_parent.header.flags & kFlagIdle, 0u);
+  relay.encode(1, 7, 1, 0, 0.0, out);
+  EXPECT_EQ(parsed(out).header.iteration, 25u) << "links 0 and 2: 90 and 25";
+}
+
+TEST(AggregatingRelay, NothingIsLost) {
+  AggregatingRelay relay(encoding(), kParameters, 3, kNoWait, true);
+  core::Rng rng(11);
+  std::vector<std::uint8_t> out;
+  for (int step = 1; step <= 200; ++step) {
+    std::vector<std::size_t> elements;
+    for (int k = 0; k < 6; ++k) elements.push_back(rng.below(kParameters));
+    const std::size_t source = rng.below(4);
+    relay.contribute(source, parsed(message(1, static_cast<std::uint64_t>(step), elements)), 0.0);
+    if (step % 3 == 0)
+      for (std::size_t link = 0; link < 3; ++link)
+        if (relay.owes(link)) relay.encode(link, 1, static_cast<std::uint64_t>(step), 0, 0.0, out);
+  }
+  EXPECT_LE(relay.conservation_error(), 1e-6);
+  double held = 0;
+  for (std::size_t link = 0; link < 3; ++link)
+    for (float r : relay.residual(link)) held += std::abs(r);
+  EXPECT_GT(held, 0.0) << "some content stays below tau: the test needs it";
+}
+
+// 1 master and 6 workers in a mesh of fan-out 2 over in-process rings, every worker publishing
+// one message per step.
+struct Mesh {
+  static constexpr int kRanks = 7;
+  Mesh() : tree(topology::build_mesh(kRanks, 2, 5)), fabric(kRanks, tree, 1 << 20) {
+    for (int r = 0; r < kRanks; ++r) {
+      exchanges.push_back(std::make_unique<UpdateExchange>(fabric.plane(r), r, kRanks,
+                                                           kParameters, std::nullopt));
+      exchanges.back()->aggregate(encoding(), kNoWait, r > 0);
+      encoders.push_back(std::make_unique<codec::Encoder>(encoding(), kParameters));
+      parameters.emplace_back(kParameters, 0.0f);
+    }
+  }
+  void publish(int r, std::uint64_t step, core::Rng& rng) {
+    std::vector<float> update(kParameters);
+    for (auto& u : update) u = rng.normal() * 0.01f;
+    std::vector<std::uint8_t> out;
+    encoders[static_cast<std::size_t>(r)]->encode(
+        update, {static_cast<std::uint32_t>(r), step, step, 0, 0}, out);
+    exchanges[static_cast<std::size_t>(r)]->publish(out, parameters[static_cast<std::size_t>(r)]);
+  }
+  // Every rank polls and sends what is due (flush: all it owes) until nothing moves.
+  void settle(bool flush) {
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (int r = 0; r < kRanks; ++r) {
+        auto& exchange = *exchanges[static_cast<std::size_t>(r)];
+        moved = exchange.poll(parameters[static_cast<std::size_t>(r)]) > 0 || moved;
+        moved = exchange.send_aggregates(0.0, flush) > 0 || moved;
+      }
+    }
+  }
+  topology::Tree tree;
+  comm::InProcessFabric fabric;
+  std::vector<std::unique_ptr<UpdateExchange>> exchanges;
+  std::vector<std::unique_ptr<codec::Encoder>> encoders;
+  std::vector<std::vector<float>> parameters;
+};
+
+TEST(AggregatingExchange, OneMessagePerLinkPerStepAndReplicasEqualToTheRelayResiduals) {
+  Mesh mesh;
+  core::Rng rng(3);
+  constexpr int kSteps = 30;
+  for (int step = 1; step <= kSteps; ++step) {
+    for (int r = 1; r < Mesh::kRanks; ++r) mesh.publish(r, static_cast<std::uint64_t>(step), rng);
+    mesh.settle(false);
+  }
+  // A leaf's parent sends it a message only once its own training has spoken since the last:
+  // at most one per step, where relaying would bring the other 5 workers' messages.
+  for (int leaf : {3, 4, 5, 6})
+    EXPECT_LE(mesh.fabric.plane(leaf).stats().messages_received, static_cast<std::uint64_t>(kSteps))
+        << "leaf " << leaf;
+  mesh.settle(true);
+  std::vector<double> bound(kParameters, 0.0);
+  for (const auto& exchange : mesh.exchanges) {
+    EXPECT_EQ(exchange->stats().rejected, 0u);
+    EXPECT_EQ(exchange->applied_twice(), 0);
+    EXPECT_LE(exchange->aggregator().conservation_error(), 1e-5);
+    for (std::size_t l = 0; l < exchange->link_count(); ++l)
+      for (std::size_t i = 0; i < kParameters; ++i)
+        bound[i] += std::abs(exchange->aggregator().residual(l)[i]);
+  }
+  double largest_difference = 0;
+  for (int r = 1; r < Mesh::kRanks; ++r)
+    for (std::size_t i = 0; i < kParameters; ++i) {
+      const double difference = std::abs(mesh.parameters[static_cast<std::size_t>(r)][i] -
+                                         mesh.parameters[0][i]);
+      largest_difference = std::max(largest_difference, difference);
+      EXPECT_LE(difference, bound[i] + 1e-6) << "rank " << r << " element " << i;
+    }
+  EXPECT_GT(largest_difference, 0.0) << "the relay residuals hold something: the test needs it";
+}
+
+}  // namespace
+}  // namespace gradshare::train
