@@ -95,7 +95,8 @@ class Encoder {
   // An encode step of a relay residual (train/sharing/aggregating_relay.h): no update, and
   // only the elements in `candidates` (ascending, distinct: those changed since they last
   // fired) are tested against tau; the rest of the residual waits until it is a candidate.
-  // Cost in the candidates, not the parameters. The first step (tau calibration), shake-ups,
+  // Cost in the candidates, not the parameters. The first tau is calibrated over the
+  // candidates as if every other element were zero (true of a relay's first message). Shake-ups,
   // the bitmap format and candidates past n/8 take encode's full pass instead.
   EncodeStats encode_candidates(std::span<const std::uint32_t> candidates, const MessageMeta& meta,
                                 std::vector<std::uint8_t>& out);
@@ -167,6 +168,8 @@ class Encoder {
   float cap_threshold(float tau);
   // tau from the calibration_sparsity_ quantile of |r + update| (see set_threshold).
   void calibrate(std::span<const float> update);
+  // calibrate over the candidates alone (encode_candidates).
+  void calibrate_candidates(std::span<const std::uint32_t> candidates);
   Payload encode_bitmap(std::span<const float> update, std::size_t begin, std::size_t selected,
                         float tau, HalfQuantum half, std::vector<std::uint8_t>& out);
   void write_payload(std::size_t count, std::vector<std::uint8_t>& out, Payload& payload);

@@ -22,7 +22,7 @@ config::EncodingConfig relay_encoding(const config::EncodingConfig& encoding) {
 
 std::int64_t aggregated_staleness_bound(std::int64_t max_staleness, int tree_depth) {
   if (max_staleness <= 0) return max_staleness;  // no bound stays no bound
-  return max_staleness + std::max(2 * tree_depth - 1, 0);
+  return max_staleness + 2 * std::max(2 * tree_depth - 1, 0);
 }
 
 AggregatingRelay::AggregatingRelay(const config::EncodingConfig& encoding,

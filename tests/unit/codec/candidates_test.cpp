@@ -33,6 +33,13 @@ std::vector<float> sparse_update(double density, std::uint64_t seed, std::vector
   return u;
 }
 
+std::size_t parsed_entries(const std::vector<std::uint8_t>& message) {
+  ParsedMessage parsed;
+  std::string error;
+  EXPECT_TRUE(parse_message(message, kN, parsed, &error)) << error;
+  return static_cast<std::size_t>(parsed.header.entry_count);
+}
+
 TEST(EntryIndices, ListsEveryEntryOfEachFormat) {
   for (const char* format : {"sparse", "compressed", "bitmap"}) {
     Encoder encoder(make_config(format), kN);
@@ -87,6 +94,24 @@ TEST(EncodeCandidates, GivenEveryElementThatCanFireItSendsWhatTheFullPassSends) 
       EXPECT_GT(capped, 0) << "the cap must be exercised";
     }
   }
+}
+
+TEST(EncodeCandidates, CalibratesTheFirstTauLikeTheFullPass) {
+  auto config = make_config("auto");
+  config.initial_threshold = 0.0;  // calibrate at the first step
+  config.min_quanta = 0;
+  Encoder full(config, kN), candidates(config, kN);
+  std::vector<std::uint32_t> nonzero;
+  const auto update = sparse_update(0.05, 3, nonzero);
+  full.accumulate(update);
+  candidates.accumulate(update);
+  std::vector<std::uint8_t> a, b;
+  const std::vector<float> zeros(kN, 0.0f);
+  full.encode(zeros, {1, 1, 0, 0, 0}, a);
+  candidates.encode_candidates(nonzero, {1, 1, 0, 0, 0}, b);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(full.threshold(), candidates.threshold());
+  EXPECT_GT(parsed_entries(b), 0u);
 }
 
 TEST(EncodeCandidates, AnElementNotAmongTheCandidatesWaits) {

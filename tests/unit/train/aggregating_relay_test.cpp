@@ -106,6 +106,12 @@ TEST(AggregatingRelay, AMessageCarriesTheSlowestClockAndIdleOnlyWhenAllAre) {
   EXPECT_EQ(parsed(out).header.iteration, 25u) << "links 0 and 2: 90 and 25";
 }
 
+TEST(AggregatingRelay, TheStalenessBoundCountsTwoStepsPerRelayOnTheLongestPath) {
+  EXPECT_EQ(aggregated_staleness_bound(2, 1), 4);   // leaf, master, leaf
+  EXPECT_EQ(aggregated_staleness_bound(2, 2), 8);   // leaf, inner, master, inner, leaf
+  EXPECT_EQ(aggregated_staleness_bound(0, 3), 0);   // no bound stays no bound
+}
+
 TEST(AggregatingRelay, NothingIsLost) {
   AggregatingRelay relay(encoding(), kParameters, 3, kNoWait, true);
   core::Rng rng(11);
