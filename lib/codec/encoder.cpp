@@ -303,8 +303,12 @@ EncodeStats Encoder::encode_candidates(std::span<const std::uint32_t> candidates
     throw core::RuntimeError("gradient encoding: " + error);
   }
   const std::int64_t step = step_ + 1;
-  for (const std::uint32_t i : candidates)
+  for (const std::uint32_t i : candidates) {
     GS_CHECK(i < n, "candidate " + std::to_string(i) + " of " + std::to_string(n));
+    if (!std::isfinite(residual_[i]))
+      throw core::RuntimeError("gradient encoding: residual element " + std::to_string(i) +
+                               " is not finite");
+  }
   if (calibrate_) calibrate_candidates(candidates);
   const float tau = tau_;
   magnitudes_.clear();

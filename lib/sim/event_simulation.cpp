@@ -54,21 +54,21 @@ struct Replica {
   RankResult result;
 };
 
-// What a rank's exchange had done when every worker had passed the untimed steps.
+// What a rank's exchange had done at some point of the simulation.
 struct Counts {
-  double applied = 0, sent = 0, cpu = 0, aggregate_cpu = 0;
+  double applied = 0, published = 0, sent = 0, cpu = 0, aggregate_cpu = 0;
+  double aggregated = 0, aggregated_bytes = 0;
 };
 
-// Least squares of cpu = apply * applied + copy * sent over the ranks, from `from` on (one-time
-// costs of the first steps, such as each encoder's threshold calibration, left out).
-void fit_costs(const std::vector<RankResult>& ranks, const std::vector<Counts>& from,
+// Least squares of cpu = apply * applied + copy * sent over the ranks, between `from` (every
+// worker past the untimed steps: one-time costs such as each encoder's threshold calibration
+// left out) and `until`.
+void fit_costs(const std::vector<Counts>& from, const std::vector<Counts>& until,
                StepCosts& costs) {
   double aa = 0, ab = 0, bb = 0, ay = 0, by = 0;
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    const auto& r = ranks[i];
-    const double a = static_cast<double>(r.applied) - from[i].applied,
-                 b = static_cast<double>(r.transport.messages_sent) - from[i].sent,
-                 y = r.exchange_cpu_seconds - from[i].cpu;
+  for (std::size_t i = 0; i < from.size(); ++i) {
+    const double a = until[i].applied - from[i].applied, b = until[i].sent - from[i].sent,
+                 y = until[i].cpu - from[i].cpu;
     aa += a * a, ab += a * b, bb += b * b, ay += a * y, by += b * y;
   }
   const double det = aa * bb - ab * ab;
@@ -83,19 +83,18 @@ void fit_costs(const std::vector<RankResult>& ranks, const std::vector<Counts>& 
 
 // Aggregating, every rank applies and sends about one message per link, too alike for a fit:
 // the CPU of encoding and sending aggregates per aggregate sent, the rest of the exchange's
-// (receiving, applying, owing to the other links; owing the rank's own messages) per message
-// applied, from `from` on.
-void measure_aggregate_costs(const std::vector<RankResult>& ranks, const std::vector<Counts>& from,
+// (receiving, applying, owing to the other links, owing the rank's own messages) per message
+// received, as the flow model charges them; between `from` and `until` as in fit_costs.
+void measure_aggregate_costs(const std::vector<Counts>& from, const std::vector<Counts>& until,
                              StepCosts& costs) {
-  double applied = 0, sent = 0, apply_cpu = 0, send_cpu = 0;
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    const auto& r = ranks[i];
-    applied += static_cast<double>(r.applied) - from[i].applied;
-    sent += static_cast<double>(r.transport.messages_sent) - from[i].sent;
-    send_cpu += r.aggregate_cpu_seconds - from[i].aggregate_cpu;
-    apply_cpu += (r.exchange_cpu_seconds - from[i].cpu) - (r.aggregate_cpu_seconds - from[i].aggregate_cpu);
+  double received = 0, sent = 0, apply_cpu = 0, send_cpu = 0;
+  for (std::size_t i = 0; i < from.size(); ++i) {
+    received += (until[i].applied - until[i].published) - (from[i].applied - from[i].published);
+    sent += until[i].sent - from[i].sent;
+    send_cpu += until[i].aggregate_cpu - from[i].aggregate_cpu;
+    apply_cpu += (until[i].cpu - from[i].cpu) - (until[i].aggregate_cpu - from[i].aggregate_cpu);
   }
-  costs.apply_seconds = applied > 0 ? apply_cpu / applied : 0.0;
+  costs.apply_seconds = received > 0 ? apply_cpu / received : 0.0;
   costs.copy_seconds = sent > 0 ? send_cpu / sent : 0.0;
 }
 
@@ -132,6 +131,7 @@ class EventSimulation {
 
   EventResult run() {
     while (!done()) step_earliest();
+    before_drain_ = counts();
     if (setup_.aggregate) drain_aggregates();
     return result();
   }
@@ -149,7 +149,8 @@ class EventSimulation {
         setup_.aggregate
             ? train::aggregated_staleness_bound(config.encoding.max_staleness, setup_.tree.max_depth())
             : config.encoding.max_staleness;
-    replica.staleness = std::make_unique<train::StalenessTracker>(ranks_, r, bound);
+    replica.staleness =
+        std::make_unique<train::StalenessTracker>(ranks_, r, bound, setup_.aggregate);
     auto* tracker = replica.staleness.get();
     const auto* step = &replica.step;
     replica.exchange->on_applied([tracker, step](const codec::ParsedMessage& message) {
@@ -225,14 +226,20 @@ class EventSimulation {
   }
 
   // Every worker is past the untimed steps: the cost fit counts from here.
-  void note_timed_start() {
+  void note_timed_start() { timed_from_ = counts(); }
+
+  std::vector<Counts> counts() {
+    std::vector<Counts> all;
     for (int r = 0; r < ranks_; ++r) {
       const auto& replica = replicas_[static_cast<std::size_t>(r)];
-      timed_from_[static_cast<std::size_t>(r)] = {
-          static_cast<double>(replica.exchange->stats().applied),
-          static_cast<double>(network_.plane(r).stats().messages_sent),
-          replica.result.exchange_cpu_seconds, replica.result.aggregate_cpu_seconds};
+      const auto& stats = replica.exchange->stats();
+      all.push_back({static_cast<double>(stats.applied), static_cast<double>(stats.published),
+                     static_cast<double>(network_.plane(r).stats().messages_sent),
+                     replica.result.exchange_cpu_seconds, replica.result.aggregate_cpu_seconds,
+                     static_cast<double>(stats.aggregated),
+                     static_cast<double>(stats.aggregated_bytes)});
     }
+    return all;
   }
 
   // Runs `work` (a call into the exchange) and charges its CPU to the rank; last_count_ holds
@@ -266,17 +273,25 @@ class EventSimulation {
 
   // After the last step: every rank sends whatever its links are owed until nothing is in
   // flight (what stays below a link's tau stays in its relay residual: the equivalence bound).
+  // A flush still adapts tau, so an element far above it could keep firing for many rounds:
+  // the drain stops after kDrainRounds, the rest held in the residuals, inside the bound.
   void drain_aggregates() {
-    for (bool moved = true; moved || !network_.idle();) {
+    constexpr int kDrainRounds = 64;
+    bool moved = true;
+    for (int round = 0; round < kDrainRounds && moved; ++round) {
       moved = false;
-      for (int r = 0; r < ranks_; ++r) {
-        auto& replica = replicas_[static_cast<std::size_t>(r)];
-        double& clock = network_.clock(r);
-        clock = std::max(clock, std::min(network_.next_arrival(r), clock + 1.0));
-        replica.exchange->poll(replica.parameters, clock);
-        moved = replica.exchange->send_aggregates(clock, true) > 0 || moved;
-      }
+      for (int r = 0; r < ranks_; ++r) moved = drain_rank(r) || moved;
     }
+    while (!network_.idle())  // deliver what the last round sent
+      for (int r = 0; r < ranks_; ++r) drain_rank(r, false);
+  }
+
+  bool drain_rank(int r, bool send = true) {
+    auto& replica = replicas_[static_cast<std::size_t>(r)];
+    double& clock = network_.clock(r);
+    clock = std::max(clock, std::min(network_.next_arrival(r), clock + 1.0));
+    const bool received = replica.exchange->poll(replica.parameters, clock) > 0;
+    return (send && replica.exchange->send_aggregates(clock, true) > 0) || received;
   }
 
   // Worker r's message: its step's update (or zeros); back-pressure keeps the update in the
@@ -323,17 +338,19 @@ class EventSimulation {
     for (float p : reference) largest = std::max(largest, std::abs(p));
     std::uint64_t published = 0, bytes = 0;
     std::vector<double> bound(n_, 0.0);  // aggregating: sum of |relay residual| per element
-    std::uint64_t aggregates = 0, aggregate_bytes = 0, links = 0;
+    // The aggregates' figures before the drain, whose flushes are no step's.
+    double aggregates = 0, aggregate_bytes = 0, links = 0;
     if (setup_.aggregate)
-      for (const auto& replica : replicas_) {
+      for (std::size_t r = 0; r < replicas_.size(); ++r) {
+        const auto& replica = replicas_[r];
         const auto& relay = replica.exchange->aggregator();
         for (std::size_t l = 0; l < replica.exchange->link_count(); ++l) {
           const auto residual = relay.residual(l);
           for (std::size_t i = 0; i < n_; ++i) bound[i] += std::abs(residual[i]);
         }
-        aggregates += replica.exchange->stats().aggregated;
-        aggregate_bytes += replica.exchange->stats().aggregated_bytes;
-        links += replica.exchange->link_count();
+        aggregates += before_drain_[r].aggregated;
+        aggregate_bytes += before_drain_[r].aggregated_bytes;
+        links += static_cast<double>(replica.exchange->link_count());
       }
     const double scale = std::max(static_cast<double>(largest), 1e-30);
     for (double b : bound) result.relay_bound = std::max(result.relay_bound, b / scale);
@@ -366,15 +383,14 @@ class EventSimulation {
     if (setup_.aggregate && aggregates > 0) {
       // What crosses the links is the aggregates, not the workers' own messages.
       result.costs.message_bytes =
-          static_cast<double>(aggregate_bytes) / static_cast<double>(aggregates);
-      result.aggregates_per_link_step = static_cast<double>(aggregates) /
-                                        static_cast<double>(links) /
+          aggregate_bytes / aggregates;
+      result.aggregates_per_link_step = aggregates / links /
                                         static_cast<double>(setup_.steps);
     }
     if (setup_.aggregate)
-      measure_aggregate_costs(result.ranks, timed_from_, result.costs);
+      measure_aggregate_costs(timed_from_, before_drain_, result.costs);
     else
-      fit_costs(result.ranks, timed_from_, result.costs);
+      fit_costs(timed_from_, before_drain_, result.costs);
     return result;
   }
 
@@ -396,6 +412,7 @@ class EventSimulation {
   std::size_t last_count_ = 0;
   int past_untimed_ = 0;  // workers past the untimed steps
   std::vector<Counts> timed_from_ = std::vector<Counts>(static_cast<std::size_t>(ranks_));
+  std::vector<Counts> before_drain_;
 };
 
 }  // namespace

@@ -72,7 +72,7 @@ void AggregatingRelay::contribute(std::size_t source, const codec::ParsedMessage
 bool AggregatingRelay::due(std::size_t link, double now) const {
   const Link& l = links_[link];
   if (!l.owed) return false;
-  if (now - l.owed_since >= wait_seconds_) return true;
+  if (now >= l.owed_since + wait_seconds_) return true;  // as next_deadline computes it
   for (std::size_t s = 0; s < sources_.size(); ++s) {
     if (s == link || l.heard[s]) continue;
     if (s == own_source() ? trains_ : !sources_[s].idle) return false;
@@ -103,12 +103,13 @@ codec::EncodeStats AggregatingRelay::encode(std::size_t link, std::uint32_t orig
   std::sort(l.candidates.begin(), l.candidates.end());
   const auto stats = l.encoder.encode_candidates(l.candidates, meta, out);
   // Candidates still at or above the next tau (what the cap held back) stay; the rest wait for
-  // their next change.
+  // their next change. Until a first tau is calibrated every candidate stays (the calibration
+  // looks at candidates only).
   const auto residual = l.encoder.residual();
-  const float next_tau = l.encoder.threshold();
+  const float next_tau = l.encoder.calibrating() ? 0.0f : l.encoder.threshold();
   std::size_t kept = 0;
   for (const std::uint32_t i : l.candidates) {
-    if (std::abs(residual[i]) >= next_tau)
+    if (std::abs(residual[i]) >= next_tau && residual[i] != 0.0f)
       l.candidates[kept++] = i;
     else
       l.is_candidate[i] = 0;
@@ -133,6 +134,10 @@ std::size_t AggregatingRelay::max_message_bytes(std::size_t link) const {
 
 void AggregatingRelay::limit_message_bytes(std::size_t bytes) {
   for (Link& link : links_) link.encoder.limit_message_bytes(bytes);
+}
+
+void AggregatingRelay::postpone(std::size_t link, double now) {
+  if (links_[link].owed) links_[link].owed_since = now;
 }
 
 void AggregatingRelay::set_training_progress(double epochs) {

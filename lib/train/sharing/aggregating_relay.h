@@ -66,13 +66,15 @@ class AggregatingRelay {
 
   bool owes(std::size_t link) const { return links_[link].owed; }
   bool due(std::size_t link, double now) const;
+  // The link had no room: its wait starts again at `now` (not at once on every poll).
+  void postpone(std::size_t link, double now);
   // The earliest time a link that owes becomes due by the wait; infinity when none owes.
   double next_deadline() const;
 
   // The link's owed quanta that fire now as one message stamped {origin, seq, the sources'
   // smallest clock, epoch, idle flag}; the link's count of contributions restarts. What stays
-  // below tau waits for the next contribution (or the drain); what the congestion cap held
-  // back stays owed.
+  // below tau waits in the relay residual for its element's next change; what could fire at the
+  // next tau (the congestion cap held it back) stays owed.
   codec::EncodeStats encode(std::size_t link, std::uint32_t origin, std::uint64_t seq,
                             std::uint32_t epoch, double now, std::vector<std::uint8_t>& out);
   // Largest message encode(link) can produce (for room on the link).

@@ -44,12 +44,13 @@ std::string StalenessStats::histogram_text() const {
   return text.empty() ? "none" : text;
 }
 
-StalenessTracker::StalenessTracker(int ranks, int self, std::int64_t bound)
-    : self_(self), bound_(bound), clock_(static_cast<std::size_t>(ranks), 0),
+StalenessTracker::StalenessTracker(int ranks, int self, std::int64_t bound, bool aggregating)
+    : self_(self), bound_(bound), first_peer_(aggregating ? 0 : 1),
+      clock_(static_cast<std::size_t>(ranks), 0),
       state_(static_cast<std::size_t>(ranks), PeerState::kUnknown) {}
 
 void StalenessTracker::applied(int origin, std::uint64_t clock, bool idle, std::int64_t now) {
-  if (origin == self_ || origin <= 0) return;
+  if (origin == self_ || origin < first_peer_) return;
   const auto o = static_cast<std::size_t>(origin);
   if (o >= clock_.size()) return;
   stats_.record(std::max<std::int64_t>(0, now - static_cast<std::int64_t>(clock)));
@@ -60,7 +61,7 @@ void StalenessTracker::applied(int origin, std::uint64_t clock, bool idle, std::
 
 std::optional<int> StalenessTracker::blocking_peer(std::int64_t now) const {
   if (bound_ <= 0) return std::nullopt;
-  for (std::size_t o = 1; o < clock_.size(); ++o) {
+  for (auto o = static_cast<std::size_t>(first_peer_); o < clock_.size(); ++o) {
     if (static_cast<int>(o) == self_ || state_[o] != PeerState::kTraining) continue;
     if (static_cast<std::int64_t>(clock_[o]) < now - bound_) return static_cast<int>(o);
   }
@@ -69,7 +70,7 @@ std::optional<int> StalenessTracker::blocking_peer(std::int64_t now) const {
 
 std::optional<std::uint64_t> StalenessTracker::slowest_training_peer() const {
   std::optional<std::uint64_t> slowest;
-  for (std::size_t o = 1; o < clock_.size(); ++o)
+  for (auto o = static_cast<std::size_t>(first_peer_); o < clock_.size(); ++o)
     if (static_cast<int>(o) != self_ && state_[o] == PeerState::kTraining)
       slowest = slowest ? std::min(*slowest, clock_[o]) : clock_[o];
   return slowest;
@@ -79,7 +80,7 @@ void StalenessTracker::forget_peers(const std::vector<int>& live) {
   std::fill(state_.begin(), state_.end(), PeerState::kGone);
   std::fill(clock_.begin(), clock_.end(), 0);
   for (int rank : live)
-    if (rank > 0 && static_cast<std::size_t>(rank) < state_.size())
+    if (rank >= first_peer_ && static_cast<std::size_t>(rank) < state_.size())
       state_[static_cast<std::size_t>(rank)] = PeerState::kUnknown;
 }
 

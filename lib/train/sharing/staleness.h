@@ -53,7 +53,9 @@ struct StalenessStats {
 class StalenessTracker {
  public:
   // ranks: the job's logical ranks (rank 0, the master, never trains); self: this worker.
-  StalenessTracker(int ranks, int self, std::int64_t bound);
+  // aggregating: messages carry their sending neighbour's view (aggregating_relay.h), the
+  // master's included, so origin 0 counts like any peer.
+  StalenessTracker(int ranks, int self, std::int64_t bound, bool aggregating = false);
 
   // A peer's message was applied here at this worker's clock `now`.
   void applied(int origin, std::uint64_t clock, bool idle, std::int64_t now);
@@ -73,6 +75,7 @@ class StalenessTracker {
   enum class PeerState : std::uint8_t { kUnknown, kTraining, kIdle, kGone };
   int self_;
   std::int64_t bound_;
+  int first_peer_;  // 1, or 0 when aggregating
   std::vector<std::uint64_t> clock_;
   std::vector<PeerState> state_;
   StalenessStats stats_;

@@ -63,7 +63,7 @@ void UpdateExchange::attach(comm::DataPlane& plane) {
 }
 
 void UpdateExchange::keep(int origin, std::uint64_t seq, std::span<const std::uint8_t> message) {
-  if (!keep_bytes_) return;
+  if (!keep_bytes_ || aggregator_) return;  // aggregating: no resync (attach refuses it)
   Kept kept{origin, seq, std::vector<std::uint8_t>(message.begin(), message.end())};
   if (origin == self_) {
     kept_own_.push_back(std::move(kept));
@@ -215,7 +215,9 @@ std::size_t UpdateExchange::poll(std::span<float> parameters, double now) {
 
 std::size_t UpdateExchange::link_index(int link) const {
   const auto& links = plane_->links();
-  return static_cast<std::size_t>(std::find(links.begin(), links.end(), link) - links.begin());
+  const auto it = std::find(links.begin(), links.end(), link);
+  GS_CHECK(it != links.end(), "rank " + std::to_string(link) + " is not a link");
+  return static_cast<std::size_t>(it - links.begin());
 }
 
 void UpdateExchange::aggregate(const config::EncodingConfig& encoding, double wait_seconds,
@@ -233,8 +235,10 @@ std::size_t UpdateExchange::send_aggregates(double now, bool flush) {
     if (!aggregator_->owes(l) || !(flush || aggregator_->due(l, now))) continue;
     // Back-pressure: what a full link cannot take stays owed and grows into the next message.
     if (relay_->queued_bytes(links[l]) > 0 ||
-        !plane_->can_send(links[l], aggregator_->max_message_bytes(l)))
+        !plane_->can_send(links[l], aggregator_->max_message_bytes(l))) {
+      aggregator_->postpone(l, now);
       continue;
+    }
     aggregator_->encode(l, static_cast<std::uint32_t>(self_), ++link_seq_[l], 0, now, aggregate_);
     relay_->send(links[l], aggregate_);
     ++stats_.aggregated;
