@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <string>
-#include <utility>
 
 #include "core/errors.h"
 
@@ -24,6 +23,24 @@ Placement Placement::by_node(int ranks, int nodes) {
   for (int r = 0; r < ranks; ++r) placement.node.push_back(r % nodes);
   return placement;
 }
+
+namespace {
+
+// `flow` on the directed edge from -> to: the edge, both ranks, and the nodes' links when the
+// ranks are on different nodes.
+void carry_on_edge(Traffic& traffic, const Placement& placement, int from, int to, const Flow& flow) {
+  traffic.edges.push_back({from, to, flow});
+  traffic.ranks[static_cast<std::size_t>(from)].sent += flow;
+  traffic.ranks[static_cast<std::size_t>(to)].received += flow;
+  const int a = placement.node[static_cast<std::size_t>(from)];
+  const int b = placement.node[static_cast<std::size_t>(to)];
+  if (a != b) {
+    traffic.nodes[static_cast<std::size_t>(a)].out += flow;
+    traffic.nodes[static_cast<std::size_t>(b)].in += flow;
+  }
+}
+
+}  // namespace
 
 Traffic count_traffic(const topology::Tree& tree, const Placement& placement,
                       std::span<const Flow> published) {
@@ -52,15 +69,7 @@ Traffic count_traffic(const topology::Tree& tree, const Placement& placement,
   traffic.ranks.resize(static_cast<std::size_t>(ranks));
   traffic.nodes.resize(static_cast<std::size_t>(placement.nodes()));
   const auto carry = [&](int from, int to, const Flow& flow) {
-    traffic.edges.push_back({from, to, flow});
-    traffic.ranks[static_cast<std::size_t>(from)].sent += flow;
-    traffic.ranks[static_cast<std::size_t>(to)].received += flow;
-    const int a = placement.node[static_cast<std::size_t>(from)];
-    const int b = placement.node[static_cast<std::size_t>(to)];
-    if (a != b) {
-      traffic.nodes[static_cast<std::size_t>(a)].out += flow;
-      traffic.nodes[static_cast<std::size_t>(b)].in += flow;
-    }
+    carry_on_edge(traffic, placement, from, to, flow);
   };
   for (int r : order) {
     if (r == 0) continue;
@@ -93,17 +102,8 @@ Traffic count_aggregated_step_traffic(const topology::Tree& tree, const Placemen
   for (int r = 1; r < tree.size(); ++r) {
     if (!tree.is_live(r)) continue;
     const int parent = tree.parent[static_cast<std::size_t>(r)];
-    for (const auto& [from, to] : {std::pair{r, parent}, std::pair{parent, r}}) {
-      traffic.edges.push_back({from, to, per_link});
-      traffic.ranks[static_cast<std::size_t>(from)].sent += per_link;
-      traffic.ranks[static_cast<std::size_t>(to)].received += per_link;
-      const int a = placement.node[static_cast<std::size_t>(from)];
-      const int b = placement.node[static_cast<std::size_t>(to)];
-      if (a != b) {
-        traffic.nodes[static_cast<std::size_t>(a)].out += per_link;
-        traffic.nodes[static_cast<std::size_t>(b)].in += per_link;
-      }
-    }
+    carry_on_edge(traffic, placement, r, parent, per_link);
+    carry_on_edge(traffic, placement, parent, r, per_link);
   }
   for (int r = 0; r < tree.size(); ++r) {
     if (!tree.is_live(r)) continue;

@@ -46,9 +46,9 @@ namespace gradshare::train {
 // encoding.max_staleness plus two steps for each relay an update crosses on the tree's longest
 // path (2 x depth - 1 between two leaves at the deepest level): a relay holds content until its
 // other sources have spoken, and its neighbour hears of it with the relay's next message. With
-// one step per relay the event simulation's workers took 24-34 % longer per step than the flow
-// model's pace (MLP, 64 workers), with two 14-29 %, with three 8-9 % (docs/scaling.md). 0 (no
-// bound) stays 0.
+// two steps per relay the event simulation's workers take 5-21 % longer per step than the flow
+// model's pace (MLP, 32 and 64 workers; docs/scaling.md), one step held them more. 0 (no bound)
+// stays 0.
 std::int64_t aggregated_staleness_bound(std::int64_t max_staleness, int tree_depth);
 
 class AggregatingRelay {
