@@ -124,7 +124,6 @@ codec::EncodeStats AggregatingRelay::encode(std::size_t link, std::uint32_t orig
   // fire at the next tau is still owed.
   l.owed = !l.candidates.empty();
   l.owed_since = now;
-  ++messages_;
   return stats;
 }
 

@@ -86,7 +86,6 @@ class AggregatingRelay {
   // Largest |contributed - sent - residual| over every link and element, relative to the
   // largest |contributed|: 0 up to rounding (the conservation check).
   double conservation_error() const;
-  std::uint64_t messages() const { return messages_; }
 
  private:
   struct Link {
@@ -111,7 +110,6 @@ class AggregatingRelay {
   double wait_seconds_;
   bool trains_;
   bool check_;
-  std::uint64_t messages_ = 0;
 };
 
 }  // namespace gradshare::train
