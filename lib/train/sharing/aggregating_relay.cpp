@@ -28,7 +28,7 @@ std::int64_t aggregated_staleness_bound(std::int64_t max_staleness, int tree_dep
 AggregatingRelay::AggregatingRelay(const config::EncodingConfig& encoding,
                                    std::size_t parameter_count, std::size_t links,
                                    double wait_seconds, bool trains)
-    : sources_(links + 1), wait_seconds_(wait_seconds),
+    : sources_(links + 1), scratch_(parameter_count, 0.0f), wait_seconds_(wait_seconds),
       trains_(trains), check_(encoding.check_conservation) {
   const auto relay = relay_encoding(encoding);
   links_.reserve(links);
@@ -50,19 +50,30 @@ void AggregatingRelay::contribute(std::size_t source, const codec::ParsedMessage
   from.spoken = true;
   from.clock = message.header.iteration;
   from.idle = (message.header.flags & kFlagIdle) != 0;
+  // Decoded once (into the zeroed scratch, read back at the entries and zeroed again), then
+  // added to every other link: one addition per element and link, as accumulate_parsed does.
   std::string error;
   entries_.clear();
   GS_CHECK(codec::entry_indices(message, entries_, &error), error);
+  GS_CHECK(codec::accumulate_parsed(message, scratch_, &error), error);
+  values_.clear();
+  for (const std::uint32_t i : entries_) {
+    values_.push_back(scratch_[i]);
+    scratch_[i] = 0.0f;
+  }
   for (std::size_t l = 0; l < links_.size(); ++l) {
     if (l == source) continue;
     Link& link = links_[l];
-    GS_CHECK(codec::accumulate_parsed(message, link.encoder.residual(), &error), error);
-    for (const std::uint32_t i : entries_)
+    const auto residual = link.encoder.residual();
+    for (std::size_t e = 0; e < entries_.size(); ++e) {
+      const std::uint32_t i = entries_[e];
+      residual[i] += values_[e];
+      if (check_) link.contributed[i] += values_[e];
       if (!link.is_candidate[i]) {
         link.is_candidate[i] = 1;
         link.candidates.push_back(i);
       }
-    if (check_) GS_CHECK(codec::accumulate_parsed(message, link.contributed, &error), error);
+    }
     if (!link.owed) link.owed_since = now;
     link.owed = true;
     link.heard[source] = true;

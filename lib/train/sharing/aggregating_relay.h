@@ -106,7 +106,9 @@ class AggregatingRelay {
 
   std::vector<Link> links_;
   std::vector<Source> sources_;  // per link, then own training
-  std::vector<std::uint32_t> entries_;  // the contribution being added
+  std::vector<std::uint32_t> entries_;  // the contribution being added: its elements
+  std::vector<float> values_;           // and their values
+  std::vector<float> scratch_;          // zero between contributions
   double wait_seconds_;
   bool trains_;
   bool check_;
