@@ -148,10 +148,18 @@ void Encoder::calibrate(std::span<const float> update) {
     const float magnitude = std::fabs(residual_[i] + update[i]);
     magnitudes_[i] = std::isnan(magnitude) ? 0.0f : magnitude;  // (NaN has no order to select by)
   }
-  const auto k = std::max<std::size_t>(
+  take_calibration();
+}
+
+std::size_t Encoder::calibration_rank() const {
+  return std::max<std::size_t>(
       1, static_cast<std::size_t>(std::min(1.0, calibration_sparsity_ * band_scale_) *
                                   static_cast<double>(residual_.size())));
-  const auto nth = magnitudes_.begin() + static_cast<std::ptrdiff_t>(std::min(k, residual_.size()) - 1);
+}
+
+void Encoder::take_calibration() {
+  const std::size_t k = std::min(calibration_rank(), magnitudes_.size());
+  const auto nth = magnitudes_.begin() + static_cast<std::ptrdiff_t>(k - 1);
   std::nth_element(magnitudes_.begin(), nth, magnitudes_.end(), std::greater<float>());
   // NaN or Inf are reported by the encode step itself; a zero update keeps tau for later.
   if (std::isfinite(*nth) && *nth > 0.0f) {
@@ -159,7 +167,6 @@ void Encoder::calibrate(std::span<const float> update) {
     calibrate_ = false;
   }
 }
-
 
 void Encoder::set_step(std::int64_t step) {
   GS_CHECK(step >= 0, "encoder step must not be negative");
@@ -297,6 +304,10 @@ float Encoder::cap_threshold(float tau) {
   magnitudes_.clear();
   for (const float r : residual_)
     if (std::fabs(r) >= tau) magnitudes_.push_back(std::fabs(r));
+  return raised_to_cap(tau);
+}
+
+float Encoder::raised_to_cap(float tau) {
   if (magnitudes_.empty()) return tau;  // (the count pass saw more: rounding at the edge)
   // The cap-th largest magnitude fires with at most cap quanta (ties aside) and at least one.
   const auto nth = magnitudes_.begin() + static_cast<std::ptrdiff_t>(std::min(cap_, magnitudes_.size()) - 1);

@@ -168,10 +168,16 @@ class Encoder {
   // at most cap_ (and at least one) of the residual's entries fire.
   std::size_t count_firing(std::span<const float> update, float tau) const;
   float cap_threshold(float tau);
+  // The raised tau at which at most cap_ (and at least one) of magnitudes_ (those >= tau) fire.
+  float raised_to_cap(float tau);
   // tau from the calibration_sparsity_ quantile of |r + update| (see set_threshold).
   void calibrate(std::span<const float> update);
   // calibrate over the candidates alone (encode_candidates).
   void calibrate_candidates(std::span<const std::uint32_t> candidates);
+  // The calibration quantile as a rank: tau is the k-th largest magnitude.
+  std::size_t calibration_rank() const;
+  // tau from magnitudes_ (the k-th largest, or all there are), unless that is zero or not finite.
+  void take_calibration();
   Payload encode_bitmap(std::span<const float> update, std::size_t begin, std::size_t selected,
                         float tau, HalfQuantum half, std::vector<std::uint8_t>& out);
   void write_payload(std::size_t count, std::vector<std::uint8_t>& out, Payload& payload);

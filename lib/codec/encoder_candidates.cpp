@@ -3,8 +3,6 @@
 // the parameters.
 #include <algorithm>
 #include <cmath>
-#include <functional>
-#include <limits>
 #include <string>
 
 #include "codec/encoder.h"
@@ -13,21 +11,14 @@
 namespace gradshare::codec {
 
 void Encoder::calibrate_candidates(std::span<const std::uint32_t> candidates) {
-  const auto k = std::max<std::size_t>(
-      1, static_cast<std::size_t>(std::min(1.0, calibration_sparsity_ * band_scale_) *
-                                  static_cast<double>(residual_.size())));
-  if (candidates.size() < k) return;  // the k-th largest is a zero: tau waits, as in calibrate
+  // Fewer candidates than the rank: the k-th largest is a zero, tau waits, as in calibrate.
+  if (candidates.size() < calibration_rank()) return;
   magnitudes_.clear();
   for (const std::uint32_t i : candidates) {
     const float magnitude = std::fabs(residual_[i]);
     magnitudes_.push_back(std::isnan(magnitude) ? 0.0f : magnitude);
   }
-  const auto nth = magnitudes_.begin() + static_cast<std::ptrdiff_t>(k - 1);
-  std::nth_element(magnitudes_.begin(), nth, magnitudes_.end(), std::greater<float>());
-  if (std::isfinite(*nth) && *nth > 0.0f) {
-    tau_ = clamp_tau(*nth);
-    calibrate_ = false;
-  }
+  take_calibration();
 }
 
 EncodeStats Encoder::encode_candidates(std::span<const std::uint32_t> candidates,
@@ -57,15 +48,7 @@ EncodeStats Encoder::encode_candidates(std::span<const std::uint32_t> candidates
   const std::size_t firing = magnitudes_.size();
   const bool capped = firing > cap_;
   float message_tau = tau;
-  if (capped) {  // as cap_threshold, over the candidates
-    const auto nth = magnitudes_.begin() + static_cast<std::ptrdiff_t>(cap_ - 1);
-    std::nth_element(magnitudes_.begin(), nth, magnitudes_.end(), std::greater<float>());
-    message_tau = std::max(*nth, tau);
-    const auto at_or_above = static_cast<std::size_t>(std::count_if(
-        magnitudes_.begin(), magnitudes_.end(), [&](float m) { return m >= message_tau; }));
-    if (at_or_above > cap_)
-      message_tau = std::nextafter(message_tau, std::numeric_limits<float>::infinity());
-  }
+  if (capped) message_tau = raised_to_cap(tau);  // as cap_threshold, over the candidates
   if (indices_.size() < firing) indices_.resize(firing);
   std::size_t count = 0;
   for (const std::uint32_t i : candidates) {

@@ -38,6 +38,8 @@ class Relay {
   bool saturated() const;
   std::size_t queued_messages() const;
   std::size_t queued_bytes(int link) const;
+  // The position of `link` in the plane's links (GS_CHECK that it is one).
+  std::size_t index_of(int link) const;
   RelayStats stats() const { return stats_; }
 
  private:
@@ -47,7 +49,6 @@ class Relay {
   };
   void enqueue(Queue& queue, std::span<const std::uint8_t> message);
   void send_at(std::size_t index, std::span<const std::uint8_t> message);
-  std::size_t index_of(int link) const;
 
   DataPlane& plane_;
   std::size_t max_queued_bytes_;

@@ -196,8 +196,8 @@ class EventSimulation {
       clock = std::max(clock, at);
       replica.waiting = false;
     }
-    double cpu = exchange(replica, [&] { return replica.exchange->poll(replica.parameters, clock); });
-    const std::size_t received = last_count_;
+    std::size_t received = 0;
+    double cpu = exchange(replica, [&] { received = replica.exchange->poll(replica.parameters, clock); });
 
     const bool training = next > 0 && replica.step < setup_.steps;
     if (training && !replica.staleness->blocking_peer(replica.step)) {
@@ -242,12 +242,11 @@ class EventSimulation {
     return all;
   }
 
-  // Runs `work` (a call into the exchange) and charges its CPU to the rank; last_count_ holds
-  // what it returned.
+  // Runs `work` (a call into the exchange) and charges its CPU to the rank.
   template <typename Work>
   double exchange(Replica& replica, Work&& work) {
     const double start = core::thread_cpu_seconds();
-    last_count_ = work();
+    work();
     const double cpu = core::thread_cpu_seconds() - start;
     replica.result.exchange_cpu_seconds += cpu;
     return cpu;
@@ -256,8 +255,7 @@ class EventSimulation {
   // Aggregating: the links' messages that are due at `clock` (flush: all that are owed).
   double send_aggregates(Replica& replica, double clock, bool flush) {
     if (!setup_.aggregate) return 0.0;
-    const double cpu =
-        exchange(replica, [&] { return replica.exchange->send_aggregates(clock, flush); });
+    const double cpu = exchange(replica, [&] { replica.exchange->send_aggregates(clock, flush); });
     replica.result.aggregate_cpu_seconds += cpu;
     return cpu;
   }
@@ -382,10 +380,8 @@ class EventSimulation {
         published ? static_cast<double>(bytes) / static_cast<double>(published) : 0.0;
     if (setup_.aggregate && aggregates > 0) {
       // What crosses the links is the aggregates, not the workers' own messages.
-      result.costs.message_bytes =
-          aggregate_bytes / aggregates;
-      result.aggregates_per_link_step = aggregates / links /
-                                        static_cast<double>(setup_.steps);
+      result.costs.message_bytes = aggregate_bytes / aggregates;
+      result.aggregates_per_link_step = aggregates / links / static_cast<double>(setup_.steps);
     }
     if (setup_.aggregate)
       measure_aggregate_costs(timed_from_, before_drain_, result.costs);
@@ -409,7 +405,6 @@ class EventSimulation {
   std::uint64_t encodes_ = 0;
   std::uint64_t backpressure_ = 0;
   double waited_ = 0;
-  std::size_t last_count_ = 0;
   int past_untimed_ = 0;  // workers past the untimed steps
   std::vector<Counts> timed_from_ = std::vector<Counts>(static_cast<std::size_t>(ranks_));
   std::vector<Counts> before_drain_;

@@ -201,7 +201,7 @@ std::size_t UpdateExchange::poll(std::span<float> parameters, double now) {
         return;
       case Accepted::kApplied:
         if (aggregator_) {
-          aggregator_->contribute(link_index(from), parsed, now);
+          aggregator_->contribute(relay_->index_of(from), parsed, now);
           return;
         }
         stats_.relayed += plane_->links().size() - 1;
@@ -211,13 +211,6 @@ std::size_t UpdateExchange::poll(std::span<float> parameters, double now) {
   });
   relay_->flush();
   return received;
-}
-
-std::size_t UpdateExchange::link_index(int link) const {
-  const auto& links = plane_->links();
-  const auto it = std::find(links.begin(), links.end(), link);
-  GS_CHECK(it != links.end(), "rank " + std::to_string(link) + " is not a link");
-  return static_cast<std::size_t>(it - links.begin());
 }
 
 void UpdateExchange::aggregate(const config::EncodingConfig& encoding, double wait_seconds,

@@ -135,7 +135,6 @@ class UpdateExchange {
   Accepted accept(std::span<const std::uint8_t> message, std::span<float> parameters, int from,
                   codec::ParsedMessage& parsed);
   void reject(int from, const std::string& error);
-  std::size_t link_index(int link) const;
   // Records (origin, seq) as applied; false if it already was.
   bool mark_applied(int origin, std::uint64_t seq);
   std::uint64_t distinct_applied() const;
