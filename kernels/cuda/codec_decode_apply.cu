@@ -1,5 +1,5 @@
-// codec_decode_apply.cu: decode-apply of validated sparse and bitmap payloads on the GPU, the
-// twins of kernels/cpu's apply_sparse and apply_bitmap. Every parameter receives at most one
+// codec_decode_apply.cu: decode-apply of validated sparse, bitmap and exact payloads on the GPU,
+// the twins of kernels/cpu's apply_sparse and apply_bitmap and codec's apply_exact. Every parameter receives at most one
 // value (sparse indices are distinct once validated; a bitmap has one code per parameter), so
 // no atomics are needed and each element sees the CPU's single addition.
 #include "kernels/cuda/codec_device.h"
@@ -22,6 +22,15 @@ __global__ void __launch_bounds__(kBlockThreads)
   } else {
     target[-static_cast<std::int64_t>(v) - 1] += minus;
   }
+}
+
+// An exact record: uint32 index, float32 value (codec/exact.h), read bytewise-safe as words.
+__global__ void __launch_bounds__(kBlockThreads)
+    exact_kernel(const std::uint32_t* __restrict__ records, std::size_t count,
+                 float* __restrict__ target, float sign) {
+  const std::size_t e = global_index();
+  if (e >= count) return;
+  target[records[2 * e]] += sign * __uint_as_float(records[2 * e + 1]);
 }
 
 __device__ inline float value_of(unsigned code, const BitmapValues& values) {
@@ -79,6 +88,13 @@ void enqueue_apply_sparse(const std::int32_t* entries, std::size_t count, float*
                           float minus, cudaStream_t stream) {
   if (count == 0) return;
   sparse_kernel<<<grid_for(count), kBlockThreads, 0, stream>>>(entries, count, target, plus, minus);
+  GS_CUDA_CHECK_LAUNCH();
+}
+
+void enqueue_apply_exact(const std::uint32_t* records, std::size_t count, float* target,
+                         float sign, cudaStream_t stream) {
+  if (count == 0) return;
+  exact_kernel<<<grid_for(count), kBlockThreads, 0, stream>>>(records, count, target, sign);
   GS_CUDA_CHECK_LAUNCH();
 }
 

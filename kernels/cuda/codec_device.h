@@ -50,6 +50,11 @@ void enqueue_clip(float* r, std::size_t n, float limit, void* workspace, cudaStr
 void enqueue_apply_sparse(const std::int32_t* entries, std::size_t count, float* target, float plus,
                           float minus, cudaStream_t stream);
 
+// target[index] += sign * value for `count` validated exact records (uint32 index, float32
+// value; distinct indices).
+void enqueue_apply_exact(const std::uint32_t* records, std::size_t count, float* target,
+                         float sign, cudaStream_t stream);
+
 // target[j] += values[code_j] for every non-zero code of a validated bitmap over n parameters.
 struct BitmapValues {
   float plus, minus, half;  // values of codes 1, 2 and 3

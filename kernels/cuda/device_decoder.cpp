@@ -2,6 +2,8 @@
 // device_decoder.h); mirrors lib/codec/decoder.cpp.
 #include "kernels/cuda/device_decoder.h"
 
+#include "codec/exact.h"
+
 #include <cstring>
 
 #include "codec/message.h"
@@ -76,6 +78,14 @@ bool DeviceDecoder::decode_into(std::span<const std::uint8_t> message, float* ta
       const auto* entries = static_cast<const std::int32_t*>(
           upload(indices_.data(), indices_.size() * sizeof(std::int32_t)));
       enqueue_apply_sparse(entries, indices_.size(), target, plus, minus, stream_);
+      return true;
+    }
+    case codec::Encoding::kExact: {
+      if (!codec::validate_exact(payload, count, n, error)) return false;
+      if (count == 0) return true;
+      const auto* records =
+          static_cast<const std::uint32_t*>(upload(payload.data(), payload.size()));
+      enqueue_apply_exact(records, count, target, sign, stream_);
       return true;
     }
     case codec::Encoding::kBitmap: {

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "codec/exact.h"
 #include "codec/message.h"
 #include "kernels/cpu/codec_decode.h"
 #include "kernels/cpu/codec_rice.h"
@@ -39,8 +40,12 @@ bool decode_payload(const MessageHeader& header, std::span<const std::uint8_t> m
       cpu::apply_bitmap(payload, target, {0.0f, plus, minus, sign * half_value});
       return true;
     }
+    case Encoding::kExact:
+      if (!validate_exact(payload, count, target.size(), error)) return false;
+      apply_exact(payload, count, target, sign);
+      return true;
   }
-  return false;  // unreachable: parse_header accepts only the three encodings
+  return false;  // unreachable: parse_header accepts only the four encodings
 }
 
 bool decode_into(std::span<const std::uint8_t> message, std::span<float> target, float sign,
@@ -111,8 +116,12 @@ bool entry_indices(const ParsedMessage& message, std::vector<std::uint32_t>& ind
       }
       return true;
     }
+    case Encoding::kExact:
+      if (!validate_exact(payload, count, n, error)) return false;
+      exact_indices(payload, count, indices);
+      return true;
   }
-  return false;  // unreachable: parse_header accepts only the three encodings
+  return false;  // unreachable: parse_header accepts only the four encodings
 }
 
 bool apply_message(std::span<const std::uint8_t> message, std::span<float> parameters,

@@ -393,6 +393,8 @@ void Encoder::write_payload(std::size_t count, std::vector<std::uint8_t>& out, P
       bitmap_from_indices(std::span<std::uint8_t>(out).subspan(kHeaderBytes), selected);
       payload.auto_bitmap = true;
       break;
+    case Encoding::kExact:  // not a quantized format: codec/exact.h writes it
+      GS_CHECK(false, "the threshold encoder does not write exact messages");
   }
 }
 

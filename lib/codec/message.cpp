@@ -73,6 +73,8 @@ const char* encoding_name(Encoding encoding) {
       return "bitmap";
     case Encoding::kCompressed:
       return "compressed";
+    case Encoding::kExact:
+      return "exact";
   }
   return "unknown";
 }
@@ -139,7 +141,7 @@ bool parse_header(std::span<const std::uint8_t> message, std::size_t expected_pa
                            ", this build reads " + number(kFormatVersion));
   }
   const auto encoding = load<std::uint8_t>(m, kEncodingAt);
-  if (encoding < 1 || encoding > 3) return fail(error, "unknown encoding " + number(encoding));
+  if (encoding < 1 || encoding > 4) return fail(error, "unknown encoding " + number(encoding));
   h.encoding = static_cast<Encoding>(encoding);
   h.flags = header_flags(load<std::uint16_t>(m, kFlagsAt));
   if ((h.flags & kCodecFlagMask & ~kKnownCodecFlags) != 0) {
@@ -174,14 +176,15 @@ bool parse_header(std::span<const std::uint8_t> message, std::size_t expected_pa
                            "-byte payload, the message carries " +
                            number(message.size() - kHeaderBytes));
   }
-  const bool fits = h.encoding == Encoding::kSparse ? h.payload_bytes == 4 * h.entry_count
+  const bool fits = h.encoding == Encoding::kSparse  ? h.payload_bytes == 4 * h.entry_count
+                    : h.encoding == Encoding::kExact ? h.payload_bytes == 8 * h.entry_count
                     : h.encoding == Encoding::kBitmap
                         ? h.payload_bytes == kernels::cpu::bitmap_bytes(h.parameter_count)
                         : h.payload_bytes >= 1;
   if (!fits) {
     return fail(error, std::string("payload of ") + number(h.payload_bytes) +
-                           " bytes cannot hold a " + encoding_name(h.encoding) + " message with " +
-                           number(h.entry_count) + " entries");
+                           " bytes cannot hold " + number(h.entry_count) + " entries of the " +
+                           encoding_name(h.encoding) + " encoding");
   }
   h.checksum = load<std::uint32_t>(m, kChecksumOffset);
   if (h.checksum != checksum(message)) return fail(error, "checksum mismatch (corrupt message)");

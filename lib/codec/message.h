@@ -7,7 +7,7 @@
 //   offset size field            meaning and limit
 //        0    2 magic            the bytes "GS"
 //        2    1 version          kFormatVersion (2; version 1 had a 72-byte header)
-//        3    1 encoding         1 sparse, 2 bitmap, 3 compressed (enum Encoding)
+//        3    1 encoding         1 sparse, 2 bitmap, 3 compressed, 4 exact (enum Encoding)
 //        4    2 flags            bits 0..7 the codec's (kFlag*; unknown ones rejected), bits 8..15
 //                                the caller's: MessageMeta::flags bits 16..23, passed through
 //        6    2 epoch            < 2^16 epochs
@@ -35,6 +35,8 @@
 //               are sent, one per message (DL4J's docs: the half state "cycles between +ve and
 //               -ve").
 //   compressed  Golomb-Rice coded index gaps and signs (layout: kernels/cpu/codec_rice.h)
+//   exact       entry_count (uint32 index, float32 value) records: values, not quanta (codec/
+//               exact.h); only an aggregating relay's flush sends them, and tau is 1
 // docs/message-format.md says the same for readers of the repository.
 #pragma once
 
@@ -45,7 +47,7 @@
 
 namespace gradshare::codec {
 
-enum class Encoding : std::uint8_t { kSparse = 1, kBitmap = 2, kCompressed = 3 };
+enum class Encoding : std::uint8_t { kSparse = 1, kBitmap = 2, kCompressed = 3, kExact = 4 };
 const char* encoding_name(Encoding encoding);
 
 // MessageHeader::flags: the codec's bits 0..7 and the caller's bits 16..23 (on the wire both

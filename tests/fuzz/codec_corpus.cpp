@@ -2,6 +2,7 @@
 #include "codec_corpus.h"
 
 #include "codec/encoder.h"
+#include "codec/exact.h"
 #include "core/rng.h"
 
 namespace gradshare::codec::fuzz {
@@ -33,6 +34,19 @@ CorpusEntry make_entry(const std::string& name, const std::string& format, doubl
   return {name + ".bin", message};
 }
 
+// An exact message (an aggregating relay's flush) of every `stride`-th element's value.
+CorpusEntry make_exact_entry(const std::string& name, std::size_t stride, std::uint64_t seed) {
+  core::Rng rng(seed);
+  std::vector<float> values(kFuzzParameterCount);
+  for (float& v : values) v = rng.normal() * 1e-4f;
+  std::vector<std::uint32_t> indices;
+  for (std::size_t i = 0; i < values.size(); i += stride)
+    indices.push_back(static_cast<std::uint32_t>(i));
+  std::vector<std::uint8_t> message;
+  encode_exact(values, indices, {3, 1, 100, 2, 1u << 17}, message);
+  return {name + ".bin", message};
+}
+
 }  // namespace
 
 std::vector<CorpusEntry> make_decoder_corpus() {
@@ -46,6 +60,7 @@ std::vector<CorpusEntry> make_decoder_corpus() {
       make_entry("compressed_few", "compressed", 0.02, 0, 1, 7),
       make_entry("compressed_dense", "compressed", 0.3, 0, 1, 8),
       make_entry("auto_switched_to_bitmap", "auto", 0.9, 0, 1, 9),
+      make_exact_entry("exact_flush", 7, 10),
   };
 }
 

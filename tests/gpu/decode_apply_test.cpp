@@ -1,6 +1,6 @@
 // decode_apply_test.cpp: DeviceDecoder against codec::apply_message / accumulate_message on
-// messages of every encoding (sparse, compressed, bitmap, shake-up bitmaps of both signs) from
-// the CPU Encoder: the device target must match the host one bit for bit. A corrupted message
+// messages of every encoding (sparse, compressed, bitmap, shake-up bitmaps of both signs from
+// the CPU Encoder, exact ones from codec::encode_exact): the device target must match the host one bit for bit. A corrupted message
 // is refused with the host decoder's verdict and leaves the device target untouched; the
 // decode-apply kernels also run on unaligned targets and payloads.
 #include <gtest/gtest.h>
@@ -10,6 +10,7 @@
 
 #include "codec/decoder.h"
 #include "codec/encoder.h"
+#include "codec/exact.h"
 #include "config/experiment_config.h"
 #include "gpu_test_util.h"
 #include "kernels/cuda/codec_device.h"
@@ -44,6 +45,12 @@ std::vector<std::vector<std::uint8_t>> messages(std::size_t n) {
       encoder.encode(update, {}, all.back());
     }
   }
+  // Exact: every third element's value.
+  const std::vector<float> values = normal_vector(n, 1.0f, seed);
+  std::vector<std::uint32_t> every_third;
+  for (std::size_t i = 0; i < n; i += 3) every_third.push_back(static_cast<std::uint32_t>(i));
+  all.emplace_back();
+  codec::encode_exact(values, every_third, {}, all.back());
   return all;
 }
 

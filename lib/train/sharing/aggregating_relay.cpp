@@ -50,6 +50,10 @@ void AggregatingRelay::contribute(std::size_t source, const codec::ParsedMessage
   from.spoken = true;
   from.clock = message.header.iteration;
   from.idle = (message.header.flags & kFlagIdle) != 0;
+  if ((message.header.flags & kFlagFinal) != 0) {
+    GS_CHECK(source < links_.size(), "a final message from this rank's own training");
+    ++links_[source].finals_received;
+  }
   // Decoded once (into the zeroed scratch, read back at the entries and zeroed again), then
   // added to every other link: one addition per element and link, as accumulate_parsed does.
   std::string error;
@@ -102,15 +106,7 @@ codec::EncodeStats AggregatingRelay::encode(std::size_t link, std::uint32_t orig
                                             std::uint64_t seq, std::uint32_t epoch,
                                             double now, std::vector<std::uint8_t>& out) {
   Link& l = links_[link];
-  std::uint64_t clock = std::numeric_limits<std::uint64_t>::max();
-  bool idle = true;
-  for (std::size_t s = 0; s < sources_.size(); ++s) {
-    if (s == link || !sources_[s].spoken) continue;
-    clock = std::min(clock, sources_[s].clock);
-    idle = idle && sources_[s].idle;
-  }
-  if (clock == std::numeric_limits<std::uint64_t>::max()) clock = 0;
-  const codec::MessageMeta meta{origin, seq, clock, epoch, idle ? kFlagIdle : 0u};
+  const auto meta = stamp(link, origin, seq, epoch, 0);
   std::sort(l.candidates.begin(), l.candidates.end());
   const auto stats = l.encoder.encode_candidates(l.candidates, meta, out);
   // Candidates still at or above the next tau (what the cap held back) stay; the rest wait for
@@ -130,12 +126,30 @@ codec::EncodeStats AggregatingRelay::encode(std::size_t link, std::uint32_t orig
     std::string error;
     GS_CHECK(codec::accumulate_message(out, l.sent, &error), error);
   }
-  std::fill(l.heard.begin(), l.heard.end(), false);
   // What stays below tau waits for the next contribution, as in a worker's residual; what could
   // fire at the next tau is still owed.
-  l.owed = !l.candidates.empty();
-  l.owed_since = now;
+  sent(l, now);
   return stats;
+}
+
+codec::MessageMeta AggregatingRelay::stamp(std::size_t link, std::uint32_t origin,
+                                           std::uint64_t seq, std::uint32_t epoch,
+                                           std::uint32_t flags) const {
+  std::uint64_t clock = std::numeric_limits<std::uint64_t>::max();
+  bool idle = true;
+  for (std::size_t s = 0; s < sources_.size(); ++s) {
+    if (s == link || !sources_[s].spoken) continue;
+    clock = std::min(clock, sources_[s].clock);
+    idle = idle && sources_[s].idle;
+  }
+  if (clock == std::numeric_limits<std::uint64_t>::max()) clock = 0;
+  return {origin, seq, clock, epoch, flags | (idle ? kFlagIdle : 0u)};
+}
+
+void AggregatingRelay::sent(Link& link, double now) {
+  std::fill(link.heard.begin(), link.heard.end(), false);
+  link.owed = !link.candidates.empty();
+  link.owed_since = now;
 }
 
 std::size_t AggregatingRelay::max_message_bytes(std::size_t link) const {

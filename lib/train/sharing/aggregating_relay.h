@@ -25,6 +25,16 @@
 // the way holds an update a while, so the bound a worker keeps counts those hops
 // (aggregated_staleness_bound).
 //
+// Flush rounds (a checkpoint's cut, the drain): each rank counts the rounds it has begun (its
+// own training paused or over) and, per link, the round-closing ("final") messages sent and
+// received. A link's final goes once the rank has begun the round and every other link's final
+// of that round has arrived: it carries the link's whole relay residual as exact values
+// (codec/exact.h, in pieces of the message limit, the last flagged kFlagFinal), so the residual
+// ends at zero. Finals move in from the leaves and back out, as an echo over a tree does; when a
+// rank has sent and received every link's final, everything trained before the round is in its
+// replica, and once every rank has, the replicas are equal to rounding. Links stay FIFO, so
+// whatever a link carries after its final belongs to the next round.
+//
 // Nothing lost: the quanta a message carries leave the residual exactly (encoder.h), so
 // contributed(link) == sent(link) + residual(link) to one rounding per element and addition
 // (conservation_error()); the relay residual is never clipped (it is other workers' content) and
@@ -82,6 +92,19 @@ class AggregatingRelay {
   void limit_message_bytes(std::size_t bytes);
   void set_training_progress(double epochs);
 
+  // Flush rounds (see above). begin_round(): this rank's own training is paused or over for the
+  // next round (the previous one must be complete here); returns that round's number, from 1.
+  std::uint64_t begin_round();
+  std::uint64_t round() const { return round_; }
+  // Every link's final of round `round` sent and received here.
+  bool round_complete(std::uint64_t round) const;
+  // The link's final of the current round can go: begun here, every other link's arrived.
+  bool final_due(std::size_t link) const;
+  // The link's whole relay residual as exact messages of at most `max_bytes`, the last one
+  // flagged final; seq counts from `seq` (incremented per message).
+  void encode_final(std::size_t link, std::uint32_t origin, std::uint64_t& seq,
+                    std::size_t max_bytes, std::vector<std::vector<std::uint8_t>>& out);
+
   std::span<const float> residual(std::size_t link) const { return links_[link].encoder.residual(); }
   // Largest |contributed - sent - residual| over every link and element, relative to the
   // largest |contributed|: 0 up to rounding (the conservation check).
@@ -97,12 +120,20 @@ class AggregatingRelay {
     std::vector<std::uint8_t> is_candidate;
     bool owed = false;
     double owed_since = 0;
+    std::uint64_t finals_sent = 0, finals_received = 0;
   };
   struct Source {
     bool spoken = false;
     std::uint64_t clock = 0;
     bool idle = false;
   };
+
+  // The {origin, seq, clock, epoch, flags} of a message on `link` (iteration and idle flag: see
+  // the header comment).
+  codec::MessageMeta stamp(std::size_t link, std::uint32_t origin, std::uint64_t seq,
+                           std::uint32_t epoch, std::uint32_t flags) const;
+  // A message has left the link: its heard sources and candidates start again.
+  void sent(Link& link, double now);
 
   std::vector<Link> links_;
   std::vector<Source> sources_;  // per link, then own training
@@ -111,6 +142,7 @@ class AggregatingRelay {
   std::vector<float> scratch_;          // zero between contributions
   double wait_seconds_;
   bool trains_;
+  std::uint64_t round_ = 0;
   bool check_;
 };
 

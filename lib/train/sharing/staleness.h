@@ -30,6 +30,9 @@ namespace gradshare::train {
 
 // Caller flag (codec::MessageMeta::flags bits 16..23): the origin has no partition to train.
 inline constexpr std::uint32_t kFlagIdle = 1u << 16;
+// Caller flag: an aggregating relay's message that closes a flush round on its link
+// (aggregating_relay.h).
+inline constexpr std::uint32_t kFlagFinal = 1u << 17;
 
 // Staleness figures over some window: count, mean, max and a histogram.
 struct StalenessStats {

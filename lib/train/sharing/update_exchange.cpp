@@ -225,6 +225,18 @@ std::size_t UpdateExchange::send_aggregates(double now, bool flush) {
   const auto& links = plane_->links();
   std::size_t sent = 0;
   for (std::size_t l = 0; l < links.size(); ++l) {
+    if (aggregator_->final_due(l)) {
+      finals_.clear();
+      aggregator_->encode_final(l, static_cast<std::uint32_t>(self_), link_seq_[l],
+                                plane_->max_message_bytes(), finals_);
+      for (const auto& piece : finals_) {
+        relay_->send(links[l], piece);
+        stats_.aggregated_bytes += piece.size();
+      }
+      stats_.aggregated += finals_.size();
+      sent += finals_.size();
+      continue;
+    }
     if (!aggregator_->owes(l) || !(flush || aggregator_->due(l, now))) continue;
     // Back-pressure: what a full link cannot take stays owed and grows into the next message.
     if (relay_->queued_bytes(links[l]) > 0 ||

@@ -77,8 +77,16 @@ class UpdateExchange {
   void aggregate(const config::EncodingConfig& encoding, double wait_seconds, bool trains);
   bool aggregating() const { return aggregator_.has_value(); }
   // Aggregating: sends every link's message that is due at `now` (flush: every link that is
-  // owed anything) and has room; returns the messages sent.
+  // owed anything) and has room, and every link's final once due (queued behind what the link
+  // has queued); returns the messages sent.
   std::size_t send_aggregates(double now, bool flush);
+  // Aggregating: this rank's training is paused or over for the next flush round
+  // (AggregatingRelay::begin_round); returns its number.
+  std::uint64_t begin_flush() { return aggregator_->begin_round(); }
+  // Aggregating: round `round` is complete here and its finals have left the queues.
+  bool flush_complete(std::uint64_t round) const {
+    return aggregator_->round_complete(round) && !has_backlog();
+  }
   AggregatingRelay& aggregator() { return *aggregator_; }
   const AggregatingRelay& aggregator() const { return *aggregator_; }
 
@@ -150,6 +158,7 @@ class UpdateExchange {
   std::optional<AggregatingRelay> aggregator_;
   std::vector<std::uint64_t> link_seq_;  // aggregating: messages sent per link
   std::vector<std::uint8_t> aggregate_;  // aggregating: the message being sent
+  std::vector<std::vector<std::uint8_t>> finals_;  // aggregating: a link's final, in pieces
   // Kept messages, oldest first: what is in flight at a failure is among the newest.
   struct Kept {
     int origin;

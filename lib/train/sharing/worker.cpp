@@ -21,6 +21,8 @@ void count_encoding(SharingReport& report, codec::Encoding encoding) {
     case codec::Encoding::kCompressed:
       ++report.compressed_messages;
       break;
+    case codec::Encoding::kExact:  // only an aggregating relay's flush sends these
+      break;
   }
 }
 

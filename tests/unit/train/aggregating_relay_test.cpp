@@ -1,7 +1,9 @@
 // aggregating_relay_test.cpp: the aggregating mesh's relay alone (what each link is owed, when
 // its message is due, the clock and idle flag it carries, nothing lost) and the update exchange
 // aggregating over in-process rings (one message per link per step, replicas equal to the relay
-// residuals' bound after the drain).
+// residuals' bound after the drain), and the flush rounds that empty the relay residuals (a
+// link's final waits for every other link's, carries the residual exactly, in pieces; after a
+// round every replica is the same to rounding).
 #include "train/sharing/aggregating_relay.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "codec/encoder.h"
+#include "codec/exact.h"
 #include "comm/inproc/in_process.h"
 #include "core/rng.h"
 #include "topology/tree.h"
@@ -146,6 +149,73 @@ TEST(AggregatingRelay, NothingIsLost) {
   EXPECT_GT(held, 0.0) << "some content stays below tau: the test needs it";
 }
 
+// An empty exact message closing a flush round on its link, from `origin`.
+std::vector<std::uint8_t> final_message(std::uint32_t origin, std::uint64_t seq) {
+  std::vector<std::uint8_t> out;
+  codec::encode_exact(std::vector<float>(kParameters, 0.0f), {}, {origin, seq, 0, 0, kFlagFinal},
+                      out);
+  return out;
+}
+
+TEST(AggregatingRelayFlush, ALinksFinalWaitsForEveryOtherLinksFinal) {
+  AggregatingRelay relay(encoding(), kParameters, 3, kNoWait, true);
+  relay.contribute(relay.own_source(), parsed(message(0, 1, {1, 2, 3})), 0.0);
+  EXPECT_FALSE(relay.final_due(0)) << "the round is not begun here";
+  EXPECT_EQ(relay.begin_round(), 1u);
+  EXPECT_FALSE(relay.final_due(0));
+  relay.contribute(1, parsed(final_message(1, 1)), 0.0);
+  EXPECT_FALSE(relay.final_due(0)) << "link 2's final is missing";
+  EXPECT_FALSE(relay.final_due(2)) << "link 0's final is missing";
+  relay.contribute(2, parsed(final_message(2, 1)), 0.0);
+  EXPECT_TRUE(relay.final_due(0));
+  EXPECT_FALSE(relay.final_due(1)) << "link 0's final is missing";
+  std::uint64_t seq = 0;
+  std::vector<std::vector<std::uint8_t>> out;
+  relay.encode_final(0, 9, seq, 1 << 20, out);
+  EXPECT_FALSE(relay.final_due(0)) << "sent already";
+  EXPECT_FALSE(relay.round_complete(1)) << "link 0's final has not arrived";
+  relay.contribute(0, parsed(final_message(0, 1)), 0.0);
+  EXPECT_TRUE(relay.final_due(1));
+  EXPECT_TRUE(relay.final_due(2));
+  relay.encode_final(1, 9, seq, 1 << 20, out);
+  EXPECT_FALSE(relay.round_complete(1)) << "link 2's final is not sent";
+  relay.encode_final(2, 9, seq, 1 << 20, out);
+  EXPECT_TRUE(relay.round_complete(1));
+  EXPECT_EQ(relay.begin_round(), 2u);
+}
+
+TEST(AggregatingRelayFlush, AFinalCarriesTheResidualExactlyInPieces) {
+  AggregatingRelay relay(encoding(), kParameters, 2, kNoWait, true);
+  std::vector<std::size_t> elements;
+  for (std::size_t i = 0; i < 40; ++i) elements.push_back(3 * i);
+  relay.contribute(1, parsed(message(4, 1, elements)), 0.0);
+  relay.contribute(relay.own_source(), parsed(message(0, 1, {0, 1, 2})), 0.0);
+  std::vector<float> owed(relay.residual(0).begin(), relay.residual(0).end());
+  std::size_t nonzero = 0;
+  for (const float v : owed) nonzero += v != 0.0f;
+  relay.begin_round();
+  relay.contribute(1, parsed(final_message(4, 2)), 0.0);
+  std::uint64_t seq = 5;
+  std::vector<std::vector<std::uint8_t>> pieces;
+  const std::size_t limit = codec::kHeaderBytes + 10 * codec::kExactEntryBytes;
+  relay.encode_final(0, 9, seq, limit, pieces);
+  ASSERT_EQ(pieces.size(), (nonzero + 9) / 10);
+  EXPECT_EQ(seq, 5 + pieces.size());
+  std::vector<float> carried(kParameters, 0.0f);
+  for (std::size_t p = 0; p < pieces.size(); ++p) {
+    const auto piece = parsed(pieces[p]);
+    EXPECT_LE(pieces[p].size(), limit);
+    EXPECT_EQ(piece.header.encoding, codec::Encoding::kExact);
+    EXPECT_EQ((piece.header.flags & kFlagFinal) != 0, p + 1 == pieces.size()) << "piece " << p;
+    std::string error;
+    ASSERT_TRUE(codec::accumulate_parsed(piece, carried, &error)) << error;
+  }
+  EXPECT_EQ(carried, owed);
+  for (const float r : relay.residual(0)) EXPECT_EQ(r, 0.0f);
+  EXPECT_FALSE(relay.owes(0));
+  EXPECT_LE(relay.conservation_error(), 1e-6);
+}
+
 // 1 master and 6 workers in a mesh of fan-out 2 over in-process rings, every worker publishing
 // one message per step.
 struct Mesh {
@@ -185,6 +255,21 @@ struct Mesh {
         received = exchanges[static_cast<std::size_t>(r)]->poll(parameters[static_cast<std::size_t>(r)]) > 0 ||
                    received;
     }
+  }
+  // Every rank begins flush round `round` and they poll and send until it is complete everywhere.
+  void flush(std::uint64_t round) {
+    for (auto& exchange : exchanges) EXPECT_EQ(exchange->begin_flush(), round);
+    for (int pass = 0; pass < 100; ++pass) {
+      bool complete = true;
+      for (int r = 0; r < kRanks; ++r) {
+        auto& exchange = *exchanges[static_cast<std::size_t>(r)];
+        exchange.poll(parameters[static_cast<std::size_t>(r)]);
+        exchange.send_aggregates(0.0, false);
+        complete = complete && exchange.flush_complete(round);
+      }
+      if (complete) return;
+    }
+    ADD_FAILURE() << "flush round " << round << " did not complete";
   }
   topology::Tree tree;
   comm::InProcessFabric fabric;
@@ -228,6 +313,36 @@ TEST(AggregatingExchange, OneMessagePerLinkPerStepAndReplicasEqualToTheRelayResi
       EXPECT_LE(difference, bound[i] + 1e-6) << "rank " << r << " element " << i;
     }
   EXPECT_GT(largest_difference, 0.0) << "the relay residuals hold something: the test needs it";
+}
+
+TEST(AggregatingExchange, AFlushRoundEmptiesTheRelayResidualsAndTheReplicasAgree) {
+  Mesh mesh;
+  core::Rng rng(5);
+  std::uint64_t step = 0;
+  for (std::uint64_t round = 1; round <= 2; ++round) {
+    for (int s = 0; s < 20; ++s) {
+      ++step;
+      for (int r = 1; r < Mesh::kRanks; ++r) mesh.publish(r, step, rng);
+      mesh.settle(false);
+    }
+    mesh.flush(round);
+    double largest = 0;
+    for (const float p : mesh.parameters[0]) largest = std::max(largest, std::abs(double{p}));
+    ASSERT_GT(largest, 0.0);
+    for (const auto& exchange : mesh.exchanges) {
+      EXPECT_EQ(exchange->stats().rejected, 0u);
+      EXPECT_EQ(exchange->applied_twice(), 0);
+      EXPECT_LE(exchange->aggregator().conservation_error(), 1e-5);
+      for (std::size_t l = 0; l < exchange->link_count(); ++l)
+        for (const float residual : exchange->aggregator().residual(l)) EXPECT_EQ(residual, 0.0f);
+    }
+    // The same sum in another order: equal to float rounding (a few ulps of the largest).
+    for (int r = 1; r < Mesh::kRanks; ++r)
+      for (std::size_t i = 0; i < kParameters; ++i)
+        EXPECT_NEAR(mesh.parameters[static_cast<std::size_t>(r)][i], mesh.parameters[0][i],
+                    1e-5 * largest)
+            << "round " << round << ", rank " << r << ", element " << i;
+  }
 }
 
 }  // namespace
