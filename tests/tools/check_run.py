@@ -6,7 +6,8 @@
                        [--recoveries N] [--replaced N] [--averaging-identical]
                        [--downpour-consistent] [--staleness-present]
                        [--minibatches-like OTHER_RUN_DIR] [--same-final OTHER_RUN_DIR]
-                       [--encoding-debug WORKERS]
+                       [--encoding-debug WORKERS] [--relays-as-tree MAX_CHILDREN]
+                       [--aggregated MAX_CHILDREN]
 
 Reads RUN_DIR/metrics.jsonl; exits 1 with one line per failed assertion.
 """
@@ -190,6 +191,32 @@ def check_relays(records, max_children):
     return failures[:5]
 
 
+def check_aggregated(records, max_children):
+    """Aggregating (topology.aggregate) in the breadth-first tree: every rank has the links the
+    tree predicts and forwards nothing (what it sends is its links' sums); every link carried at
+    least one message each way (the drain's flush round sends a final on each)."""
+    relays = {r["rank"]: r for r in records if r.get("kind") == "relays"}
+    ranks = len(relays)
+    if ranks < 2 or sorted(relays) != list(range(ranks)):
+        return [f"relays records of ranks {sorted(relays)}"]
+    failures = []
+    for rank, r in sorted(relays.items()):
+        children = sum(1 for c in range(1, ranks) if (c - 1) // max_children == rank)
+        links = children + (1 if rank > 0 else 0)
+        if r["links"] != links or r["relayed"] != 0:
+            failures.append(f"rank {rank}: {r['links']} links, {r['relayed']} forwarded; "
+                            f"aggregating in the tree: {links} links, none forwarded")
+        if r["messages_sent"] < links or r["messages_received"] < links:
+            failures.append(f"rank {rank}: {r['messages_sent']} sent, {r['messages_received']} "
+                            f"received over {links} links: a flush round sends one each way")
+    published = sum(r["published"] for r in relays.values())
+    leaves = [rank for rank in relays if relays[rank]["links"] == 1 and rank > 0]
+    print(f"aggregated in the tree: {ranks} ranks, {published} updates published; leaves "
+          "received " + ", ".join(f"{rank}: {relays[rank]['messages_received']}" for rank in leaves)
+          + " messages (relaying: each the others' updates)")
+    return failures[:5]
+
+
 def check_memory(records, ranks, limit):
     """Every finished run ends with the peak resident memory of the master (and of the ranks
     that reported theirs), each a plausible figure; with RANKS, of every rank; with LIMIT, each
@@ -253,6 +280,9 @@ def main():
     parser.add_argument("--relays-as-tree", type=int, metavar="MAX_CHILDREN",
                         help="every rank's links and relayed copies as the breadth-first tree "
                              "with MAX_CHILDREN predicts (a run without failures)")
+    parser.add_argument("--aggregated", type=int, metavar="MAX_CHILDREN",
+                        help="topology.aggregate: every rank's links as the breadth-first tree "
+                             "with MAX_CHILDREN predicts, nothing forwarded, every link used")
     parser.add_argument("--max-peak-memory", type=int, metavar="BYTES",
                         help="every rank's peak resident memory at most BYTES")
     args = parser.parse_args()
@@ -322,6 +352,8 @@ def main():
         failures += check_memory(records, args.memory_ranks, args.max_peak_memory)
     if args.relays_as_tree:
         failures += check_relays(records, args.relays_as_tree)
+    if args.aggregated:
+        failures += check_aggregated(records, args.aggregated)
     if args.checkpoints_after_records:
         failures += check_checkpoints_after_records(records, args.checkpoints_after_records)
     if args.minibatches_like:

@@ -135,14 +135,16 @@ codec::EncodeStats AggregatingRelay::encode(std::size_t link, std::uint32_t orig
 codec::MessageMeta AggregatingRelay::stamp(std::size_t link, std::uint32_t origin,
                                            std::uint64_t seq, std::uint32_t epoch,
                                            std::uint32_t flags) const {
-  std::uint64_t clock = std::numeric_limits<std::uint64_t>::max();
-  bool idle = true;
+  // An idle source's clock stops: counted, it would hold the receiver's bound back for good.
+  constexpr auto kNone = std::numeric_limits<std::uint64_t>::max();
+  std::uint64_t clock = kNone, idle_clock = kNone;
   for (std::size_t s = 0; s < sources_.size(); ++s) {
     if (s == link || !sources_[s].spoken) continue;
-    clock = std::min(clock, sources_[s].clock);
-    idle = idle && sources_[s].idle;
+    auto& slowest = sources_[s].idle ? idle_clock : clock;
+    slowest = std::min(slowest, sources_[s].clock);
   }
-  if (clock == std::numeric_limits<std::uint64_t>::max()) clock = 0;
+  const bool idle = clock == kNone;
+  if (idle) clock = idle_clock == kNone ? 0 : idle_clock;
   return {origin, seq, clock, epoch, flags | (idle ? kFlagIdle : 0u)};
 }
 

@@ -19,9 +19,10 @@
 //   - or once content has been owed longer than `wait_seconds`, so that a quiet source never
 //     holds the others back;
 //   - or whenever the caller flushes (a worker held by the staleness bound, the drain).
-// A message's iteration is the smallest clock among its sources' newest (each link's last
-// message, this rank's own step): the receiver's staleness bound then counts the slowest worker
-// behind the link. It is flagged idle only when every source that has spoken is. Each relay on
+// A message's iteration is the smallest clock among its training sources' newest (each link's
+// last message, this rank's own step): the receiver's staleness bound then counts the slowest
+// worker behind the link that still trains. It is flagged idle only when every source that has
+// spoken is. Each relay on
 // the way holds an update a while, so the bound a worker keeps counts those hops
 // (aggregated_staleness_bound).
 //

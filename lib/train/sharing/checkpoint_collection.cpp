@@ -14,6 +14,17 @@ void CheckpointCollection::start(std::span<const float> parameters,
                                  const std::vector<int>& workers, std::int64_t steps,
                                  comm::ControlChannel& control) {
   cut_.emplace(parameters, workers);
+  ask(workers, steps, control);
+}
+
+void CheckpointCollection::start(std::uint64_t flush_round, const std::vector<int>& workers,
+                                 std::int64_t steps, comm::ControlChannel& control) {
+  cut_.emplace(flush_round, workers);
+  ask(workers, steps, control);
+}
+
+void CheckpointCollection::ask(const std::vector<int>& workers, std::int64_t steps,
+                               comm::ControlChannel& control) {
   steps_ = steps;
   finished_past_cut_.clear();
   requested_ = true;

@@ -35,6 +35,9 @@ class CheckpointCollection {
   // StateRequest to each of `workers`; `steps`: the run's steps at the request.
   void start(std::span<const float> parameters, const std::vector<int>& workers,
              std::int64_t steps, comm::ControlChannel& control);
+  // Aggregating: the same, the cut being flush round `flush_round` (checkpoint_cut.h).
+  void start(std::uint64_t flush_round, const std::vector<int>& workers, std::int64_t steps,
+             comm::ControlChannel& control);
   // Another came due while this one is collected: it follows this one.
   void due_again() { again_ = true; }
   // Whether one came due meanwhile (and no longer).
@@ -72,6 +75,8 @@ class CheckpointCollection {
   std::int64_t state_bytes() const { return state_bytes_; }
 
  private:
+  void ask(const std::vector<int>& workers, std::int64_t steps, comm::ControlChannel& control);
+
   bool requested_ = false;
   bool again_ = false;
   std::int64_t steps_ = 0;

@@ -15,6 +15,12 @@
 // worker's updates up to its cut, which with the residual and optimizer state w sent is
 // everything w trained up to the cut, nothing twice. Origins without a cut (a worker gone
 // since) are applied in full, as on the master.
+//
+// Aggregating (topology.aggregate) the master receives sums, not the workers' updates, and the
+// relays hold some of them: each worker pauses at its next step after its reply and a flush
+// round (sharing/aggregating_relay.h) brings everything trained before the pauses to the master;
+// the cut is the master's parameters once the round is complete there (nobody trains again
+// before the FlushResume that follows the checkpoint).
 #pragma once
 
 #include <cstdint>
@@ -32,6 +38,10 @@ class CheckpointCut {
  public:
   // `parameters`: the master's, before it asks any worker; `workers`: those asked.
   CheckpointCut(std::span<const float> parameters, const std::vector<int>& workers);
+  // Aggregating: the cut is flush round `flush_round`; parameters() is empty (the master's own
+  // are the cut once complete()).
+  CheckpointCut(std::uint64_t flush_round, const std::vector<int>& workers);
+  std::optional<std::uint64_t> flush_round() const { return flush_round_; }
 
   // An update the master has just applied (to its own parameters).
   void applied(const codec::ParsedMessage& message);
@@ -43,7 +53,8 @@ class CheckpointCut {
   }
   // Worker w's reply: its updates up to `sent_seq` belong to the cut.
   void set_cut(int worker, std::uint64_t sent_seq);
-  // Every cut known and every update up to it applied by `exchange` (the master's).
+  // Every cut known and every update up to it applied by `exchange` (the master's); aggregating,
+  // every reply begun and the flush round complete at `exchange`.
   bool complete(const UpdateExchange& exchange) const;
   // The parameters at the cut (complete() first).
   std::span<const float> parameters() const { return parameters_; }
@@ -55,6 +66,7 @@ class CheckpointCut {
   void apply(const codec::ParsedMessage& message);
 
   std::vector<float> parameters_;
+  std::optional<std::uint64_t> flush_round_;
   std::map<int, std::optional<std::uint64_t>> cuts_;           // per worker asked
   std::map<int, std::vector<std::vector<std::uint8_t>>> held_;  // updates before its cut is known
 };

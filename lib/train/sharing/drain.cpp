@@ -24,18 +24,20 @@ bool SharingDrain::ready_to_send(const std::vector<int>& live) const {
   return done_.size() == live.size() && !sent_;
 }
 
-void SharingDrain::send_targets(const std::vector<int>& live, const UpdateExchange& exchange,
+void SharingDrain::send_targets(const std::vector<int>& live, UpdateExchange& exchange,
                                 comm::ControlChannel& control) {
   const auto applied = exchange.applied_ids();
   for (int origin = 1; origin < ranks_; ++origin)
     if (std::find(live.begin(), live.end(), origin) == live.end())
       targets_[static_cast<std::size_t>(origin)] = applied.highest(origin);
-  for (int w : live) send(control, w, SharingDrainTarget{targets_});
+  if (exchange.aggregating()) flush_round_ = exchange.begin_flush();
+  for (int w : live) send(control, w, SharingDrainTarget{targets_, flush_round_});
   sent_ = true;
 }
 
 bool SharingDrain::complete(const std::vector<int>& live, const UpdateExchange& exchange) const {
   if (!sent_ || models_.size() != live.size() || exchange.has_backlog()) return false;
+  if (flush_round_ > 0) return exchange.flush_complete(flush_round_);
   for (int origin = 1; origin < ranks_; ++origin)
     if (exchange.version_vector()[static_cast<std::size_t>(origin)] <
         targets_[static_cast<std::size_t>(origin)])

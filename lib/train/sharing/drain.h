@@ -10,6 +10,11 @@
 //
 // A worker lost meanwhile is forgotten (its target is what the master applied from it); a
 // repair starts the drain again.
+//
+// Aggregating (topology.aggregate) the update IDs are the links', not the workers': the target is
+// a flush round instead (sharing/aggregating_relay.h), which the master begins when it sends the
+// targets and each worker once it has no partition left; a worker has drained once that round is
+// complete on its side, and every replica then holds every update (to rounding).
 #pragma once
 
 #include <cstdint>
@@ -44,8 +49,8 @@ class SharingDrain {
   // Every one of `live` has reported SharingDone and the targets are not yet sent.
   bool ready_to_send(const std::vector<int>& live) const;
   // The targets to every one of `live`: a live worker's last seq from its SharingDone, a dead
-  // one's what `exchange` applied from it.
-  void send_targets(const std::vector<int>& live, const UpdateExchange& exchange,
+  // one's what `exchange` applied from it; aggregating, the flush round `exchange` begins.
+  void send_targets(const std::vector<int>& live, UpdateExchange& exchange,
                     comm::ControlChannel& control);
   bool targets_sent() const { return sent_; }
   // Every one of `live` drained and every update up to the targets applied by `exchange`.
@@ -73,6 +78,7 @@ class SharingDrain {
   std::map<int, std::int64_t> applied_twice_;
   std::map<int, Relays> relays_;
   bool sent_ = false;
+  std::uint64_t flush_round_ = 0;  // aggregating: the round that drains
 };
 
 }  // namespace gradshare::train

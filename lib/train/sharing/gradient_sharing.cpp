@@ -6,6 +6,7 @@
 #include "core/errors.h"
 #include "core/log.h"
 #include "train/replica.h"
+#include "train/sharing/aggregating_relay.h"
 #include "train/sharing/roles.h"
 
 namespace gradshare::train {
@@ -18,6 +19,11 @@ double relative_max_difference(std::span<const float> a, std::span<const float> 
   }
   if (a.size() != b.size()) return INFINITY;
   return scale > 0 ? difference / scale : difference;
+}
+
+std::int64_t sharing_staleness_bound(const config::ExperimentConfig& config, int tree_depth) {
+  const auto bound = config.encoding.max_staleness;
+  return config.topology.aggregate ? aggregated_staleness_bound(bound, tree_depth) : bound;
 }
 
 config::ExperimentConfig sharing_worker_config(const config::ExperimentConfig& config,

@@ -29,8 +29,12 @@
 // floating-point summation order: the check asserts relative max-norm <= 1e-5.
 // Under `mpirun --with-ft ulfm` a failed worker is replaced or dropped and the replicas are
 // brought back to the same applied updates before training goes on: sharing/recovery.h.
+// With topology.aggregate every relay (the master, a mesh's inner workers) sends each link one
+// re-encoded sum instead (sharing/aggregating_relay.h); checkpoints and the drain are then flush
+// rounds, after which the replicas are the same to rounding, and a failed rank ends the job.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string>
 
@@ -47,6 +51,11 @@ config::ExperimentConfig sharing_worker_config(const config::ExperimentConfig& c
                                                int workers);
 // The master's line saying what the workers' beta1 is, empty when as set.
 std::string sharing_momentum_line(const config::ExperimentConfig& config, int workers);
+
+// The staleness bound the workers keep: encoding.max_staleness, and aggregating
+// (topology.aggregate) two steps more per relay on the tree's longest path
+// (aggregated_staleness_bound).
+std::int64_t sharing_staleness_bound(const config::ExperimentConfig& config, int tree_depth);
 
 // Relative max-norm difference max|a - b| / max|b| (0 when both are zero).
 double relative_max_difference(std::span<const float> a, std::span<const float> b);

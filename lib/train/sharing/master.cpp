@@ -22,6 +22,8 @@ SharingMaster::SharingMaster(RunContext& context, SharingSession& session)
       drain_(context.size),
       tau_(static_cast<std::size_t>(context.worker_count()),
            static_cast<float>(cfg_.encoding.initial_threshold)) {
+  if (cfg_.topology.aggregate)
+    exchange_.aggregate(cfg_.encoding, cfg_.topology.aggregate_wait_ms / 1000.0, false);
   exchange_.on_applied([this](const codec::ParsedMessage& message) {
     auto& clock = clocks_[message.header.origin];
     clock = std::max(clock, message.header.iteration);
@@ -94,7 +96,9 @@ std::optional<int> SharingMaster::finished() {
 }
 
 bool SharingMaster::recover(const comm::TransportError& error) {
-  if (!session_.fault_tolerant() || !error.is_process_failure()) return false;
+  // Aggregating, a dead rank's relay residuals die with it: the job ends (topology.aggregate).
+  if (!session_.fault_tolerant() || !error.is_process_failure() || exchange_.aggregating())
+    return false;
   repair_and_resync(error.what());
   return true;
 }
@@ -105,8 +109,14 @@ std::string SharingMaster::awaited() const {
          " drained)";
 }
 
+std::size_t SharingMaster::relay() {
+  const std::size_t received = exchange_.poll(model_.parameters(), clock_.seconds());
+  if (exchange_.aggregating()) exchange_.send_aggregates(clock_.seconds(), false);
+  return received;
+}
+
 bool SharingMaster::poll() {
-  bool busy = exchange_.poll(model_.parameters()) > 0;
+  bool busy = relay() > 0;
   // Heartbeats come every fault_tolerance.heartbeat_ms: reading them and checking for silence
   // a few times a period is enough, and keeps a probe of their channel off every relay pass.
   if (liveness_clock_.seconds() >= liveness_period_) {
@@ -123,13 +133,17 @@ bool SharingMaster::poll() {
     relay_during(
         [&] { reporter_.end_of_epoch(snapshot_, epoch + 1, progress_->steps(), minibatches); });
     evaluation_cpu_ += core::process_cpu_seconds() - cpu_before;
+    if (exchange_.aggregating())
+      exchange_.aggregator().set_training_progress(static_cast<double>(epoch + 1));
     if (checkpointer_.at_epoch_end()) request_checkpoint();
   }
   // (due() holds until a newer checkpoint is written: not a second one while this one is taken)
   if (checkpointer_.due(progress_->steps()) && !checkpoint_.under_way()) request_checkpoint();
   write_checkpoint_if_complete();
   progress_->maybe_log(static_cast<double>(exchange_.stats().relayed));
-  if (drain_.ready_to_send(live_)) drain_.send_targets(live_, exchange_, control());
+  // Aggregating, the drain's flush round follows the checkpoint's under way.
+  if (drain_.ready_to_send(live_) && !(exchange_.aggregating() && checkpoint_.under_way()))
+    drain_.send_targets(live_, exchange_, control());
   return busy;
 }
 
@@ -220,7 +234,7 @@ std::optional<int> SharingMaster::handle(const comm::ControlMessage& message) {
 }
 
 void SharingMaster::relay_during(const std::function<void()>& work) {
-  poll_during(work, [&] { return exchange_.poll(model_.parameters()); });
+  poll_during(work, [&] { return relay(); });
   liveness_.master_was_busy();
 }
 

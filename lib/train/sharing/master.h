@@ -131,6 +131,10 @@ class SharingMaster : public MasterRole {
  private:
   comm::ControlChannel& control() { return session_.control(); }
 
+  // Applies and relays what arrived; aggregating (topology.aggregate), also sends each link what
+  // is due, its flush rounds' finals included. Returns the messages received.
+  std::size_t relay();
+
   // A process failed: repair the job (comm/repair.h), then the resync (sharing/recovery.h).
   void repair_and_resync(const std::string& cause);
 
@@ -164,7 +168,8 @@ class SharingMaster : public MasterRole {
 
   // Checkpoints need what only workers have (optimizer state, thresholds, residuals): ask
   // every worker, starting a cut of the master's parameters (sharing/checkpoint_collection.h);
-  // the checkpoint is written once the cut is complete. Workers never stop training for it.
+  // the checkpoint is written once the cut is complete. Workers never stop training for it,
+  // except aggregating, where they pause for the flush round that cuts (checkpoint_cut.h).
   void request_checkpoint();
   void request_checkpoint_now();
 
@@ -243,6 +248,7 @@ class SharingMaster : public MasterRole {
   double equivalence_difference_ = 0;
   nn::Model snapshot_ = build_model(cfg_);  // evaluated while model_ moves on
   double evaluation_cpu_ = 0;  // CPU seconds spent evaluating finished epochs
+  core::Stopwatch clock_;      // the aggregating relay's clock (its waits)
 };
 
 }  // namespace gradshare::train

@@ -43,6 +43,8 @@ void SharingMaster::finish_partition(int worker, std::uint64_t last_seq) {
   // Reported after the worker's state for the checkpoint under way (the control channel keeps
   // a worker's messages in order): trained past its cut, so not done in that checkpoint.
   if (held) checkpoint_.finished(worker, *held);
+  // Aggregating, no repair can ask which updates reached a survivor (recover()).
+  if (exchange_.aggregating()) return;
   auto& unconfirmed = finished_unconfirmed_[worker];
   if (held) unconfirmed.push_back({*held, last_seq});
   const auto applied = exchange_.highest_applied(worker);

@@ -111,11 +111,29 @@ void SharingMaster::summarize_relays() {
             .add("bytes_received", static_cast<std::int64_t>(r.transport.bytes_received)));
   }
   char line[256];
-  std::snprintf(line, sizeof line,
-                "relays: the master forwarded %llu message copies over %d links; the busiest "
-                "worker, rank %d, %llu over %d",
-                static_cast<unsigned long long>(relays[0].relayed), relays[0].links, busiest,
-                static_cast<unsigned long long>(relays[busiest].relayed), relays[busiest].links);
+  if (exchange_.aggregating()) {
+    // Aggregating nothing is forwarded: what a relay sends is its links' sums.
+    busiest = 0;
+    for (const auto& [rank, r] : relays)
+      if (rank != 0 && (busiest == 0 || r.transport.messages_sent >
+                                            relays[busiest].transport.messages_sent))
+        busiest = rank;
+    const auto& master = relays[0].transport;
+    const auto& worker = relays[busiest].transport;
+    std::snprintf(line, sizeof line,
+                  "relays (aggregating): the master sent %llu messages (%.1f MB) over %d links; "
+                  "the busiest worker, rank %d, %llu (%.1f MB) over %d",
+                  static_cast<unsigned long long>(master.messages_sent),
+                  static_cast<double>(master.bytes_sent) / 1e6, relays[0].links, busiest,
+                  static_cast<unsigned long long>(worker.messages_sent),
+                  static_cast<double>(worker.bytes_sent) / 1e6, relays[busiest].links);
+  } else {
+    std::snprintf(line, sizeof line,
+                  "relays: the master forwarded %llu message copies over %d links; the busiest "
+                  "worker, rank %d, %llu over %d",
+                  static_cast<unsigned long long>(relays[0].relayed), relays[0].links, busiest,
+                  static_cast<unsigned long long>(relays[busiest].relayed), relays[busiest].links);
+  }
   core::log_info(line);
 }
 
@@ -135,17 +153,17 @@ void SharingMaster::summarize_staleness(const SharingReport& total, report::Json
                                .add("wait_seconds", report.staleness.wait_seconds)
                                .add("waits", report.staleness.waits));
   }
+  const auto bound = sharing_staleness_bound(cfg_, session_.tree().max_depth());
   char line[256];
   std::snprintf(line, sizeof line,
                 "staleness (steps between an update's creation and its application): mean %.2f, "
                 "max %lld, bound %lld; ",
-                all.mean(), static_cast<long long>(all.max),
-                static_cast<long long>(cfg_.encoding.max_staleness));
+                all.mean(), static_cast<long long>(all.max), static_cast<long long>(bound));
   core::log_info(std::string(line) + all.histogram_text() +
                  "; held by the bound: " + (waited.empty() ? "-" : waited));
   record.add("staleness_mean", all.mean())
       .add("staleness_max", all.max)
-      .add("staleness_bound", cfg_.encoding.max_staleness)
+      .add("staleness_bound", bound)
       .add("staleness_wait_seconds", all.wait_seconds)
       .add("capped_messages", total.capped_messages);
   for (std::size_t b = 0; b < StalenessStats::kBuckets; ++b)

@@ -11,6 +11,9 @@
 //  Heartbeat while it waits                   -->  liveness
 //                                             <--  StateRequest (a checkpoint is due; a
 //                                                    copy of its parameters starts the cut)
+//    aggregating (topology.aggregate): the worker pauses at its next step and a flush round
+//    cuts instead (sharing/aggregating_relay.h): the master's parameters once it is complete
+//                                             <--  FlushResume {round} once it is written
 //  StateChunk {sent seq, piece of a StateReply} the cut takes every update up to the seq
 //    one at a time, training on               -->  (sharing/checkpoint_cut.h); a partition
 //                                                  reported after the first piece is not done
@@ -20,7 +23,8 @@
 //                                                  up to the cuts applied: the checkpoint
 //  SharingDone {last seq, ...} when no
 //    partition is left                        -->
-//                                             <--  SharingDrainTarget {last seq per origin}
+//                                             <--  SharingDrainTarget {last seq per origin;
+//                                                    aggregating: the flush round that drains}
 //  DrainedReport once every update is in      -->  model equivalence, relay counts
 //                                             <--  Shutdown {exit code}
 //  Diverged                                   -->  Shutdown {3} to every worker
@@ -72,14 +76,29 @@ struct StateChunkAck {
   }
 };
 
-// master -> workers: the last seq of every origin (index = rank) each replica must reach.
+// master -> workers: the last seq of every origin (index = rank) each replica must reach;
+// aggregating (topology.aggregate), the flush round after which every replica has everything
+// instead (sharing/aggregating_relay.h; 0 otherwise).
 struct SharingDrainTarget {
   static constexpr comm::Tag kTag = tags::kSharingDrainTarget;
   std::vector<std::uint64_t> last_seq;
-  void write(comm::ByteWriter& writer) const { writer.put_vector(last_seq); }
+  std::uint64_t flush_round = 0;
+  void write(comm::ByteWriter& writer) const { writer.put_vector(last_seq).put(flush_round); }
   static SharingDrainTarget read(comm::ByteReader& reader) {
-    return {reader.get_vector<std::uint64_t>()};
+    SharingDrainTarget target;
+    target.last_seq = reader.get_vector<std::uint64_t>();
+    target.flush_round = reader.get<std::uint64_t>();
+    return target;
   }
+};
+
+// master -> workers, aggregating: the checkpoint of flush round `round` is taken; a worker that
+// paused for it trains on once the round is complete on its side too.
+struct FlushResume {
+  static constexpr comm::Tag kTag = tags::kFlushResume;
+  std::uint64_t round = 0;
+  void write(comm::ByteWriter& writer) const { writer.put(round); }
+  static FlushResume read(comm::ByteReader& reader) { return {reader.get<std::uint64_t>()}; }
 };
 
 }  // namespace gradshare::train

@@ -52,8 +52,12 @@ SharingWorker::SharingWorker(RunContext& context, SharingSession& session, bool 
       sent_sum_(check_conservation_ ? n_ : 0),
       heartbeat_period_(static_cast<double>(cfg_.fault_tolerance.heartbeat_ms) / 1000.0),
       timeout_(static_cast<double>(cfg_.transport.timeout_ms) / 1000.0),
-      staleness_(context.size, context.rank, cfg_.encoding.max_staleness) {
+      staleness_(context.size, context.rank,
+                 sharing_staleness_bound(cfg_, session.tree().max_depth()),
+                 cfg_.topology.aggregate) {
   encoder_.limit_message_bytes(session.plane().max_message_bytes());
+  if (cfg_.topology.aggregate)
+    exchange_.aggregate(cfg_.encoding, cfg_.topology.aggregate_wait_ms / 1000.0, true);
   if (cfg_.encoding.momentum == "mask") momentum_mask_.emplace(n_);
   phase_ = replacement ? WorkerPhase::kJoining : WorkerPhase::kRequesting;
   exchange_.on_applied([this](const codec::ParsedMessage& message) {
@@ -149,7 +153,12 @@ void SharingWorker::take_state_acknowledgements() {
 }
 
 bool SharingWorker::serve_peers() {
-  const bool progress = exchange_.poll(replica_.parameters()) > 0;
+  const bool progress = exchange_.poll(replica_.parameters(), now()) > 0;
+  if (exchange_.aggregating()) {
+    exchange_.send_aggregates(now(), false);
+    while (auto resume = try_receive<FlushResume>(control(), 0))
+      resumed_round_ = std::max(resumed_round_, resume->round);
+  }
   if (auto shutdown = try_receive<Shutdown>(control(), 0)) shutdown_code_ = shutdown->exit_code;
   take_state_acknowledgements();
   if (heartbeat_) {
@@ -163,8 +172,56 @@ bool SharingWorker::serve_peers() {
 
 bool SharingWorker::service() {
   const bool progress = serve_peers();
-  while (try_receive<StateRequest>(control(), 0)) checkpoint_state();
+  while (try_receive<StateRequest>(control(), 0)) {
+    if (exchange_.aggregating()) pause_for_checkpoint();
+    checkpoint_state();
+  }
   return progress;
+}
+
+void SharingWorker::pause_for_checkpoint() {
+  // A worker with no partition left is in a round already (its drain's): the checkpoint's is
+  // that one.
+  if (!in_flush_round()) exchange_.begin_flush();
+  checkpoint_round_ = exchange_.aggregator().round();
+  exchange_.aggregator().set_training(false);
+}
+
+bool SharingWorker::in_flush_round() const {
+  const auto& relay = exchange_.aggregator();
+  return relay.round() > 0 && !relay.round_complete(relay.round());
+}
+
+bool SharingWorker::held_by_flush() const {
+  return exchange_.aggregating() && (in_flush_round() || checkpoint_round_ > resumed_round_);
+}
+
+void SharingWorker::wait_for_flush() {
+  if (!held_by_flush()) return;
+  core::Deadline deadline(timeout_);
+  core::Backoff backoff(kBoundBackoffMicroseconds);
+  while (held_by_flush() && !shutdown_code_) {
+    bool progress = false;
+    guarded([&] { progress = service(); });
+    if (deadline.expired())
+      throw core::RuntimeError(
+          "timed out after " + std::to_string(timeout_) + " s in flush round " +
+          std::to_string(exchange_.aggregator().round()) +
+          (in_flush_round() ? " waiting for its finals from the neighbours in the tree"
+                            : " waiting for the master's go-ahead after the checkpoint"));
+    if (progress)
+      backoff.reset();
+    else
+      backoff.wait();
+  }
+  exchange_.aggregator().set_training(true);
+}
+
+void SharingWorker::wait_until_free() {
+  do {
+    wait_for_flush();
+    wait_for_peers();
+  } while (held_by_flush() && !shutdown_code_);
 }
 
 std::optional<PartitionGrant> SharingWorker::next_grant() {
@@ -211,7 +268,7 @@ void SharingWorker::train_partition(const PartitionGrant& grant) {
   resume_clock();
   for (std::size_t b = range.first_batch; b < range.end_batch; ++b) {
     guarded([&] { service(); });
-    wait_for_peers();
+    wait_until_free();
     if (shutdown_code_) return;  // the master ended the run (another worker diverged)
     const auto batch = plan.batch_indices(b);
     const auto& train = context_.data.train;
@@ -224,8 +281,10 @@ void SharingWorker::train_partition(const PartitionGrant& grant) {
     }
     const std::int64_t schedule_step = grant.epoch * batches_per_epoch_ + static_cast<std::int64_t>(b);
     replica_.compute_update(schedule_step);
-    encoder_.set_training_progress(static_cast<double>(schedule_step) /
-                                   static_cast<double>(batches_per_epoch_));
+    const double epochs =
+        static_cast<double>(schedule_step) / static_cast<double>(batches_per_epoch_);
+    encoder_.set_training_progress(epochs);
+    if (exchange_.aggregating()) exchange_.aggregator().set_training_progress(epochs);
     const auto update = replica_.update();
     if (update_scale_ != 1.0f) kernels::cpu::scale(update_scale_, update.data(), update.data(), n_);
     ++steps_;
@@ -271,7 +330,7 @@ void SharingWorker::share(std::span<const float> update, std::uint32_t epoch, st
   if (stats.capped) ++report_.capped_messages;
   count_encoding(report_, stats.encoding);
   // Last: once applied here the update is the exchange's (kept for a resync if sending fails).
-  exchange_.publish(message_, replica_.parameters());
+  exchange_.publish(message_, replica_.parameters(), now());
 }
 
 void SharingWorker::wait_for_peers() {
@@ -285,10 +344,15 @@ void SharingWorker::wait_for_peers() {
     bool progress = false;
     guarded([&] {
       progress = service();
-      if (sent_clock_ < clock_ && exchange_.can_publish(encoder_.message_bytes_bound(zeros()))) {
+      // (Paused for a flush round, nothing of this worker's may leave: its residual is in the
+      // checkpoint's state.)
+      if (sent_clock_ < clock_ && !held_by_flush() &&
+          exchange_.can_publish(encoder_.message_bytes_bound(zeros()))) {
         share(zeros(), current_epoch_, 0);
         progress = true;
       }
+      // Aggregating: what the links are owed goes now (peers waiting on this worker see it).
+      if (exchange_.aggregating()) exchange_.send_aggregates(now(), true);
     });
     blocking = staleness_.blocking_peer(clock_);
     if (!blocking || shutdown_code_) break;

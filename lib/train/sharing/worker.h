@@ -66,7 +66,9 @@ class SharingWorker {
       step();
       return true;
     } catch (const comm::TransportError& error) {
-      if (!session_.fault_tolerant() || !error.is_process_failure()) throw;
+      // Aggregating, a dead rank's relay residuals die with it: the job ends (topology.aggregate).
+      if (!session_.fault_tolerant() || !error.is_process_failure() || exchange_.aggregating())
+        throw;
       if (!shutdown_code_) shutdown_code_ = shutdown_before_repair(session_);
       if (shutdown_code_) return false;  // the run is over: nothing to repair
       core::log_warn(std::string("process failure seen: ") + error.what());
@@ -113,6 +115,18 @@ class SharingWorker {
 
   // serve_peers, and answers the master's checkpoint requests.
   bool service();
+
+  // Aggregating (topology.aggregate): flush rounds (sharing/aggregating_relay.h). A checkpoint
+  // request pauses this worker's training: a round begins here (unless one is under way), and
+  // training goes on once it is complete here and the master's FlushResume for it has come.
+  void pause_for_checkpoint();
+  bool in_flush_round() const;
+  bool held_by_flush() const;
+  // Serves peers until held_by_flush() no longer holds.
+  void wait_for_flush();
+  // Before a step: neither a flush round nor the staleness bound holds this worker.
+  void wait_until_free();
+  double now() const { return relay_clock_.seconds(); }
 
   // The next partition from the master, or nothing when every partition has been handed out.
   std::optional<PartitionGrant> next_grant();
@@ -203,6 +217,10 @@ class SharingWorker {
   std::size_t piece_bytes_ = 0;
   std::uint32_t pieces_ = 0, pieces_sent_ = 0, pieces_acknowledged_ = 0;
   std::optional<std::vector<std::uint64_t>> drain_targets_;
+  std::uint64_t drain_round_ = 0;       // aggregating: the flush round that drains
+  std::uint64_t checkpoint_round_ = 0;  // aggregating: the round of the newest checkpoint
+  std::uint64_t resumed_round_ = 0;     // aggregating: the newest FlushResume's round
+  core::Stopwatch relay_clock_;         // aggregating: the relay's clock (its waits)
   bool drained_sent_ = false;
   std::uint64_t seq_ = 0;
   std::int64_t steps_ = 0;

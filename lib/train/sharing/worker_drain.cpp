@@ -77,6 +77,7 @@ int SharingWorker::finish() {
     conservation_error_ = conservation_error(update_sum_, sent_sum_, encoder_);
   phase_ = WorkerPhase::kDone;
   announce_idle();  // before SharingDone: the idle message is one of the updates counted there
+  if (exchange_.aggregating()) exchange_.aggregator().set_training(false);
   bool done_sent = false;
   core::Backoff backoff;
   core::Deadline deadline(timeout_);
@@ -90,8 +91,14 @@ int SharingWorker::finish() {
       if (!drain_targets_)
         if (auto target = try_receive<SharingDrainTarget>(control(), 0)) {
           drain_targets_ = std::move(target->last_seq);
+          drain_round_ = target->flush_round;
           deadline = core::Deadline(timeout_);
         }
+      // Aggregating: with no partition left this worker joins every flush round, the drain's
+      // among them, once the one before is over.
+      if (exchange_.aggregating() && !drained_sent_ && !held_by_flush() &&
+          (drain_round_ == 0 || exchange_.aggregator().round() < drain_round_))
+        exchange_.begin_flush();
       if (drain_targets_ && !drained_sent_ && drained()) {
         DrainedReport report;
         report.applied_twice = exchange_.applied_twice();
@@ -131,12 +138,17 @@ int SharingWorker::finish() {
 }
 
 bool SharingWorker::drained() const {
+  if (exchange_.aggregating())
+    return exchange_.aggregator().round() >= drain_round_ && exchange_.flush_complete(drain_round_);
   for (std::size_t origin = 1; origin < drain_targets_->size(); ++origin)
     if (exchange_.version_vector()[origin] < (*drain_targets_)[origin]) return false;
   return !exchange_.has_backlog();
 }
 
 core::RuntimeError SharingWorker::drain_timeout() const {
+  if (exchange_.aggregating())
+    return core::RuntimeError("timed out draining: flush round " + std::to_string(drain_round_) +
+                              " still waits for finals from the neighbours in the tree");
   std::string missing;
   for (std::size_t origin = 1; origin < drain_targets_->size(); ++origin)
     if (exchange_.version_vector()[origin] < (*drain_targets_)[origin])

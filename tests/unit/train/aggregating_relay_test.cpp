@@ -93,7 +93,7 @@ TEST(AggregatingRelay, AnIdleSourceAndAStoppedTrainingAreNotWaitedFor) {
   EXPECT_TRUE(relay.due(0, 0.0)) << "link 2 is idle, training stopped";
 }
 
-TEST(AggregatingRelay, AMessageCarriesTheSlowestClockAndIdleOnlyWhenAllAre) {
+TEST(AggregatingRelay, AMessageCarriesTheSlowestTrainingClockAndIdleOnlyWhenAllAre) {
   AggregatingRelay relay(encoding(), kParameters, 3, kNoWait, false);
   relay.contribute(1, parsed(message(2, 40, {1, 2})), 0.0);
   relay.contribute(2, parsed(message(3, 25, {3, 4}, kFlagIdle)), 0.0);
@@ -103,10 +103,17 @@ TEST(AggregatingRelay, AMessageCarriesTheSlowestClockAndIdleOnlyWhenAllAre) {
   const auto to_parent = parsed(out);
   EXPECT_EQ(to_parent.header.origin, 7u);
   EXPECT_EQ(to_parent.header.seq, 1u);
-  EXPECT_EQ(to_parent.header.iteration, 25u) << "links 1 and 2 only: 40 and 25";
+  EXPECT_EQ(to_parent.header.iteration, 40u) << "links 1 and 2: 40, and 25 from an idle source";
   EXPECT_EQ(to_parent.header.flags & kFlagIdle, 0u);
   relay.encode(1, 7, 1, 0, 0.0, out);
-  EXPECT_EQ(parsed(out).header.iteration, 25u) << "links 0 and 2: 90 and 25";
+  EXPECT_EQ(parsed(out).header.iteration, 90u) << "links 0 and 2: 90, and 25 idle";
+  relay.contribute(0, parsed(message(0, 95, {5}, kFlagIdle)), 0.0);
+  relay.encode(1, 7, 2, 0, 0.0, out);
+  EXPECT_NE(parsed(out).header.flags & kFlagIdle, 0u) << "every source behind link 1 is idle";
+  EXPECT_EQ(parsed(out).header.iteration, 25u);
+  relay.contribute(2, parsed(message(3, 26, {3})), 0.0);
+  relay.encode(0, 7, 2, 0, 0.0, out);
+  EXPECT_EQ(parsed(out).header.iteration, 26u) << "link 2 trains again, link 1 at 40";
 }
 
 TEST(AggregatingRelay, TheStalenessBoundCountsTwoStepsPerRelayOnTheLongestPath) {

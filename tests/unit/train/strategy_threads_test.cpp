@@ -137,6 +137,15 @@ TEST_F(StrategyThreads, GradientSharingMesh) {
   expect_sharing_run(metrics_, epoch_checkpoint(result, 1, /*or_later=*/true), 5);
 }
 
+TEST_F(StrategyThreads, GradientSharingMeshAggregating) {
+  // The same tree, its inner nodes aggregating: every epoch's checkpoint and the drain are flush
+  // rounds, after which each replica equals the master's to rounding (or the run throws).
+  const auto result = run("gradient_sharing", 6,
+                          {"topology.mode=mesh", "topology.max_children=2",
+                           "topology.aggregate=true", kSharingEpochs});
+  expect_sharing_run(metrics_, epoch_checkpoint(result, 1, /*or_later=*/true), 5);
+}
+
 TEST_F(StrategyThreads, Downpour) {
   // Two parameter servers (rank 0, the master, serves shard 0) and three workers over the
   // in-process transport; at the end every worker's final pull equals the servers' shards.
