@@ -269,27 +269,28 @@ class EventSimulation {
     return deadline > network_.clock(r) ? std::min(arrival, deadline) : arrival;
   }
 
-  // After the last step: every rank sends whatever its links are owed until nothing is in
-  // flight (what stays below a link's tau stays in its relay residual: the equivalence bound).
-  // A flush still adapts tau, so an element far above it could keep firing for many rounds:
-  // the drain stops after kDrainRounds, the rest held in the residuals, inside the bound.
+  // After the last step, the training's drain: one flush round (aggregating_relay.h) empties
+  // every relay residual, and the replicas end equal to rounding.
   void drain_aggregates() {
-    constexpr int kDrainRounds = 64;
-    bool moved = true;
-    for (int round = 0; round < kDrainRounds && moved; ++round) {
-      moved = false;
-      for (int r = 0; r < ranks_; ++r) moved = drain_rank(r) || moved;
+    for (auto& replica : replicas_) {
+      replica.exchange->aggregator().set_training(false);
+      replica.exchange->begin_flush();
     }
-    while (!network_.idle())  // deliver what the last round sent
-      for (int r = 0; r < ranks_; ++r) drain_rank(r, false);
+    for (bool complete = false; !complete;) {
+      complete = true;
+      for (int r = 0; r < ranks_; ++r)
+        complete = drain_rank(r) && complete;
+    }
   }
 
-  bool drain_rank(int r, bool send = true) {
+  // Rank r takes what arrived and sends what is due; whether its flush round is complete.
+  bool drain_rank(int r) {
     auto& replica = replicas_[static_cast<std::size_t>(r)];
     double& clock = network_.clock(r);
     clock = std::max(clock, std::min(network_.next_arrival(r), clock + 1.0));
-    const bool received = replica.exchange->poll(replica.parameters, clock) > 0;
-    return (send && replica.exchange->send_aggregates(clock, true) > 0) || received;
+    replica.exchange->poll(replica.parameters, clock);
+    replica.exchange->send_aggregates(clock, true);
+    return replica.exchange->flush_complete(1);
   }
 
   // Worker r's message: its step's update (or zeros); back-pressure keeps the update in the
@@ -335,23 +336,15 @@ class EventSimulation {
     float largest = 0;
     for (float p : reference) largest = std::max(largest, std::abs(p));
     std::uint64_t published = 0, bytes = 0;
-    std::vector<double> bound(n_, 0.0);  // aggregating: sum of |relay residual| per element
-    // The aggregates' figures before the drain, whose flushes are no step's.
+    // The aggregates' figures before the drain, whose flush round is no step's.
     double aggregates = 0, aggregate_bytes = 0, links = 0;
     if (setup_.aggregate)
       for (std::size_t r = 0; r < replicas_.size(); ++r) {
-        const auto& replica = replicas_[r];
-        const auto& relay = replica.exchange->aggregator();
-        for (std::size_t l = 0; l < replica.exchange->link_count(); ++l) {
-          const auto residual = relay.residual(l);
-          for (std::size_t i = 0; i < n_; ++i) bound[i] += std::abs(residual[i]);
-        }
         aggregates += before_drain_[r].aggregated;
         aggregate_bytes += before_drain_[r].aggregated_bytes;
-        links += static_cast<double>(replica.exchange->link_count());
+        links += static_cast<double>(replicas_[r].exchange->link_count());
       }
     const double scale = std::max(static_cast<double>(largest), 1e-30);
-    for (double b : bound) result.relay_bound = std::max(result.relay_bound, b / scale);
     for (int r = 0; r < ranks_; ++r) {
       auto& replica = replicas_[static_cast<std::size_t>(r)];
       const auto& stats = replica.exchange->stats();
@@ -366,8 +359,6 @@ class EventSimulation {
       for (std::size_t i = 0; i < n_; ++i) {
         const double difference = std::abs(replica.parameters[i] - reference[i]);
         result.max_replica_difference = std::max(result.max_replica_difference, difference / scale);
-        result.beyond_relay_bound =
-            std::max(result.beyond_relay_bound, (difference - bound[i]) / scale);
       }
       result.ranks.push_back(replica.result);
       for (int peer : setup_.tree.links(r))

@@ -61,12 +61,8 @@ struct EventResult {
   std::vector<DirectedEdge> edges;  // payload bytes and messages per directed link
   std::int64_t applied_twice = 0;
   std::uint64_t backpressure = 0;     // steps whose update stayed in the residual
-  double max_replica_difference = 0;  // largest |p_r - p_0| / max|p_0| after the drain
-  // Aggregating: the same less what the relay residuals hold (sum over every link of every
-  // rank of |r_i|, per element), floored at 0: replicas agree to the residuals' bound when this
-  // is 0 up to rounding; and that bound's largest element, relative to max|p_0|.
-  double beyond_relay_bound = 0;
-  double relay_bound = 0;
+  // Largest |p_r - p_0| / max|p_0| after the drain (aggregating, its flush round): rounding.
+  double max_replica_difference = 0;
   double aggregates_per_link_step = 0;  // aggregate messages per directed link per worker step
   StepCosts costs;  // compute as given; encode, message bytes, apply and copy as measured here
 };

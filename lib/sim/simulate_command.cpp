@@ -257,10 +257,8 @@ int project_command(const Options& o) {
       setup.aggregate_wait_seconds = o.aggregate_wait_seconds;
       events.push_back(simulate_events(config, sample, setup));
       costs = events.back().costs;
-      // Aggregating, replicas differ by what the relay residuals hold, and by no more.
-      const double beyond = setup.aggregate ? events.back().beyond_relay_bound
-                                            : events.back().max_replica_difference;
-      if (events.back().applied_twice != 0 || beyond > train::kEquivalenceTolerance)
+      if (events.back().applied_twice != 0 ||
+          events.back().max_replica_difference > train::kEquivalenceTolerance)
         throw core::RuntimeError("simulate: the event simulation of " + std::to_string(w) +
                                  " workers (" + mode +
                                  ") ended with replicas that differ: a defect");
@@ -268,11 +266,11 @@ int project_command(const Options& o) {
     if (mode == "aggregate")
       std::printf(
           "aggregate (%d workers): %.2f messages per link per worker step, %.2f ms per step held "
-          "by the staleness bound; after the drain replicas differ by up to %.2e of max|p| (the "
-          "relay residuals hold up to %.2e)\n",
+          "by the staleness bound; after the drain's flush round replicas differ by up to %.2e "
+          "of max|p|\n",
           event_sizes.back(), events.back().aggregates_per_link_step,
           1e3 * events.back().wait_seconds / static_cast<double>(o.steps),
-          events.back().max_replica_difference, events.back().relay_bound);
+          events.back().max_replica_difference);
     std::printf(
         "%s: per message %.2f us to apply, %.2f us per copy sent; encode %.3f ms; "
         "%.0f bytes per message (real codec, %s)\n",

@@ -16,7 +16,8 @@ void SharingDrain::done(int worker, const SharingDone& done) {
 void SharingDrain::drained(int worker, DrainedReport report) {
   applied_twice_[worker] = report.applied_twice;
   relays_[worker] = {report.published,       report.relayed,   report.links,
-                     report.bytes_published, report.transport, report.cpu_seconds};
+                     report.bytes_published, report.transport, report.cpu_seconds,
+                     report.flush_messages,  report.flush_bytes};
   models_[worker] = std::move(report.parameters);
 }
 

@@ -39,6 +39,7 @@ class SharingDrain {
     std::uint64_t bytes_published = 0;
     comm::TransportStats transport;
     double cpu_seconds = 0;  // a worker's process CPU while it trained
+    std::uint64_t flush_messages = 0, flush_bytes = 0;  // aggregating: finals, in transport
   };
 
   // `ranks`: the job's ranks, the master included.

@@ -84,8 +84,9 @@ void SharingMaster::summarize(double cpu_seconds, double wall_seconds, bool equi
 
 void SharingMaster::summarize_relays() {
   auto& relays = drain_.relays();
-  relays[0] = {0, exchange_.stats().relayed, static_cast<std::int32_t>(exchange_.link_count()), 0,
-               session_.plane().stats()};
+  const auto& stats = exchange_.stats();
+  relays[0] = {0, stats.relayed, static_cast<std::int32_t>(exchange_.link_count()), 0,
+               session_.plane().stats(), 0.0, stats.flushed, stats.flushed_bytes};
   int busiest = 0;
   for (const auto& [rank, r] : relays) {
     if (rank != 0 && (busiest == 0 || r.relayed > relays[busiest].relayed)) busiest = rank;
@@ -108,7 +109,9 @@ void SharingMaster::summarize_relays() {
             .add("messages_sent", static_cast<std::int64_t>(r.transport.messages_sent))
             .add("bytes_sent", static_cast<std::int64_t>(r.transport.bytes_sent))
             .add("messages_received", static_cast<std::int64_t>(r.transport.messages_received))
-            .add("bytes_received", static_cast<std::int64_t>(r.transport.bytes_received)));
+            .add("bytes_received", static_cast<std::int64_t>(r.transport.bytes_received))
+            .add("flush_messages", static_cast<std::int64_t>(r.flush_messages))
+            .add("flush_bytes", static_cast<std::int64_t>(r.flush_bytes)));
   }
   char line[256];
   if (exchange_.aggregating()) {

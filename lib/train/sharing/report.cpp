@@ -27,6 +27,7 @@ void DrainedReport::write(comm::ByteWriter& writer) const {
   writer.put(applied_twice).put(published).put(relayed).put(links).put(bytes_published);
   writer.put(transport.messages_sent).put(transport.bytes_sent);
   writer.put(transport.messages_received).put(transport.bytes_received).put(cpu_seconds);
+  writer.put(flush_messages).put(flush_bytes);
   writer.put_vector(std::span<const float>(parameters));
 }
 
@@ -42,6 +43,8 @@ DrainedReport DrainedReport::read(comm::ByteReader& reader) {
   report.transport.messages_received = reader.get<std::uint64_t>();
   report.transport.bytes_received = reader.get<std::uint64_t>();
   report.cpu_seconds = reader.get<double>();
+  report.flush_messages = reader.get<std::uint64_t>();
+  report.flush_bytes = reader.get<std::uint64_t>();
   report.parameters = reader.get_vector<float>();
   return report;
 }

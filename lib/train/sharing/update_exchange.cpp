@@ -231,9 +231,9 @@ std::size_t UpdateExchange::send_aggregates(double now, bool flush) {
                                 plane_->max_message_bytes(), finals_);
       for (const auto& piece : finals_) {
         relay_->send(links[l], piece);
-        stats_.aggregated_bytes += piece.size();
+        stats_.flushed_bytes += piece.size();
       }
-      stats_.aggregated += finals_.size();
+      stats_.flushed += finals_.size();
       sent += finals_.size();
       continue;
     }

@@ -44,8 +44,10 @@ struct ExchangeStats {
   std::uint64_t published = 0;   // own messages sent
   std::uint64_t bytes_published = 0;
   std::size_t kept_bytes_peak = 0;  // of the peer messages kept for a resync
-  std::uint64_t aggregated = 0;     // aggregate messages sent (aggregating)
+  std::uint64_t aggregated = 0;     // aggregate messages sent (aggregating), finals excluded
   std::uint64_t aggregated_bytes = 0;
+  std::uint64_t flushed = 0;        // flush rounds' final messages sent, in pieces
+  std::uint64_t flushed_bytes = 0;
 };
 
 // Which update IDs a replica has applied: per origin, every seq up to upto[o] and those in

@@ -108,6 +108,8 @@ int SharingWorker::finish() {
         report.bytes_published = exchange_.stats().bytes_published;
         report.transport = session_.plane().stats();
         report.cpu_seconds = core::process_cpu_seconds() - cpu_start_;
+        report.flush_messages = exchange_.stats().flushed;
+        report.flush_bytes = exchange_.stats().flushed_bytes;
         report.parameters = replica_.copy_parameters();
         send(control(), 0, report);
         drained_sent_ = true;
