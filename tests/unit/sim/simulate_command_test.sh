@@ -24,7 +24,7 @@ grep -Eq '^plain: (saturates at [0-9]+ workers|efficiency stays)' "$work/out.txt
 "$gradshare" simulate "$config" --workers 64,4096 --topology aggregate --events-up-to 8 \
   --steps 20 --link 10gbit >"$work/agg.txt" || { cat "$work/agg.txt"; fail "simulate aggregate failed"; }
 cat "$work/agg.txt"
-grep -q '^aggregate (8 workers): .* messages per link per worker step, .* after the drain's flush round replicas differ' \
+grep -q '^aggregate (8 workers): .* messages per link per worker step, .* after the drain.s flush round replicas differ' \
   "$work/agg.txt" || fail "no aggregate summary line"
 leaf_in() { awk -v w="$1" '$1 == "aggregate" && $2 == w { print $11 }' "$work/agg.txt"; }
 master_copies() { awk -v w="$1" '$1 == "aggregate" && $2 == w { print $7 }' "$work/agg.txt"; }
