@@ -8,10 +8,11 @@
 
 #include "config/config_loader.h"
 #include "core/errors.h"
-#include "report/run_data.h"
 #include "sim/event_simulation.h"
 #include "sim/model_sample.h"
 #include "sim/projection.h"
+#include "sim/run_records.h"
+#include "sim/validation_aggregated.h"
 #include "sim/traffic.h"
 #include "topology/mode.h"
 
@@ -19,53 +20,6 @@ namespace gradshare::sim {
 namespace {
 
 using core::UserError;
-
-struct RankRecord {
-  int links = 0;
-  double published = 0, bytes_published = 0;
-  Flow sent, received;
-  double steps = 0, train_seconds = 0;  // a worker's steps and the wall time they took
-  double cpu_seconds = 0;               // and the CPU its process used meanwhile
-};
-
-struct RunRecords {
-  std::map<int, RankRecord> ranks;
-  double master_cpu_share = 0;  // the master's CPU over its wall time (sharing summary)
-};
-
-// The relays records (one per rank) and the sharing summary of a run directory's metrics.
-RunRecords read_records(const std::string& directory) {
-  const auto data = report::RunData::load(directory);
-  RunRecords run;
-  for (const auto* record : data.of_kind("relays")) {
-    const auto at = [&](const char* key) { return record->fields.number_at(key).value_or(0.0); };
-    if (!record->fields.number_at("bytes_sent")) continue;  // a run made before the counters
-    RankRecord r;
-    r.links = static_cast<int>(at("links"));
-    r.published = at("published");
-    r.bytes_published = at("bytes_published");
-    r.sent = {at("messages_sent"), at("bytes_sent")};
-    r.received = {at("messages_received"), at("bytes_received")};
-    r.steps = at("steps");
-    r.train_seconds = at("train_seconds");
-    r.cpu_seconds = at("cpu_seconds");
-    run.ranks[static_cast<int>(at("rank"))] = r;
-  }
-  for (const auto* summary : data.of_kind("sharing_summary"))
-    run.master_cpu_share = summary->fields.number_at("master_cpu_share").value_or(0.0);
-  if (run.ranks.empty())
-    throw UserError(directory +
-                    "/metrics.jsonl has no relays records with transport counters: validate "
-                    "against a gradient-sharing run that ended normally (no failure), made by "
-                    "this version");
-  return run;
-}
-
-std::string percent(double predicted, double measured) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%+.1f %%", 100.0 * (predicted - measured) / measured);
-  return text;
-}
 
 // The run's bytes and messages per rank against the traffic the tree predicts, as a table;
 // how many ranks matched exactly.
@@ -154,6 +108,7 @@ int validate_against_run(const ValidationOptions& o) {
                     std::to_string(run.ranks.size()) + " ranks out of " + std::to_string(ranks));
   const auto tree = topology::build_tree(config.topology, ranks);
   const Placement placement = Placement::by_node(ranks, o.nodes);
+  if (config.topology.aggregate) return validate_aggregated(o, config, run, tree, placement);
   std::vector<Flow> published(static_cast<std::size_t>(ranks));
   double messages = 0, bytes = 0;
   for (const auto& [rank, r] : run.ranks) {

@@ -7,6 +7,7 @@
 // match the data planes' counters exactly. The time per step is predicted twice, by the event
 // simulation and by the flow model with the run's mean message size, on the link, placement and
 // cores given (they must describe the machine the run used), and compared with the run's.
+// A run with topology.aggregate is compared as sim/validation_aggregated.h says.
 #pragma once
 
 #include <string>
@@ -23,7 +24,7 @@ struct ValidationOptions {
   int steps = 40;
 };
 
-// Prints the comparison; returns 0 when every rank's bytes match, 1 otherwise. core::UserError
+// Prints the comparison; returns 0 when every rank's bytes match (aggregating: 0), 1 otherwise. core::UserError
 // for a run directory without the records needed.
 int validate_against_run(const ValidationOptions& options);
 

@@ -15,6 +15,8 @@
 #   mesh-4-kill max_children 4 + 1 spare under `mpirun --with-ft ulfm`: inner node 2 (depth 1,
 #               with two levels below it) killed at its 20th step (of about 40); its children re-attached,
 #               the spare takes its rank, the job finishes equal and with nothing applied twice
+#   mesh-8-aggregate, mesh-4-aggregate   the meshes with topology.aggregate (issue 37): nothing
+#               forwarded, every link used, the replicas equal after the drain's flush round
 set -euo pipefail
 gradshare=$1 mpiexec=$2 source_dir=$3 scenario=$4
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -34,6 +36,10 @@ case "$scenario" in
   plain) args+=(topology.mode=plain) ;;
   mesh-8) max_children=8 args+=(topology.mode=mesh topology.max_children=8) ;;
   mesh-4) max_children=4 args+=(topology.mode=mesh topology.max_children=4) ;;
+  mesh-8-aggregate)
+    max_children=8 args+=(topology.mode=mesh topology.max_children=8 topology.aggregate=true) ;;
+  mesh-4-aggregate)
+    max_children=4 args+=(topology.mode=mesh topology.max_children=4 topology.aggregate=true) ;;
   mesh-4-kill)
     max_children=4
     args+=(topology.mode=mesh topology.max_children=4 fault_tolerance.spares=1
@@ -49,13 +55,19 @@ start=$(date +%s.%N)
   run.dir="$work/run" "${args[@]}" >"$work/run.log" 2>&1 ||
   { tail -n 40 "$work/run.log"; echo "FAIL: the $ranks-rank job failed"; exit 1; }
 echo "$scenario: $ranks ranks finished in $(echo "$(date +%s.%N) - $start" | bc) s wall"
-grep -E "sharing summary|relays:|peak resident memory per rank|recovered in|final test" "$work/run/rank-0.log" |
+grep -E "sharing summary|relays( \(aggregating\))?:|peak resident memory per rank|recovered in|final test" "$work/run/rank-0.log" |
   sed 's/^[0-9:]* INFO \[master\] //' | cut -c1-400
 
 checks=(--equivalent --none-applied-twice --memory-ranks 65 --min-accuracy 0.8)
 if [ "$scenario" = mesh-4-kill ]; then
   python3 "$source_dir/tests/tools/check_run.py" "$work/run" "${checks[@]}" --recoveries 1 --replaced 1
   grep -q '"tree_version":2' "$work/run/metrics.jsonl" || { echo "FAIL: the tree was not repaired"; exit 1; }
+elif [[ "$scenario" == *-aggregate ]]; then
+  python3 "$source_dir/tests/tools/check_run.py" "$work/run" "${checks[@]}" --aggregated "$max_children"
+  # What aggregates carry depends on timing: the simulator sets its figures beside the run's.
+  "$gradshare" simulate --validate "$work/run" --link unlimited --nodes 1 --cores "$(nproc)" \
+    >"$work/validation.txt" || { cat "$work/validation.txt"; echo "FAIL: simulate --validate"; exit 1; }
+  grep -E "^aggregates:|time per step" "$work/validation.txt"
 else
   python3 "$source_dir/tests/tools/check_run.py" "$work/run" "${checks[@]}" \
     --relays-as-tree "$max_children"

@@ -1,0 +1,47 @@
+#include "sim/run_records.h"
+
+#include <cstdio>
+
+#include "core/errors.h"
+#include "report/run_data.h"
+
+namespace gradshare::sim {
+
+using core::UserError;
+
+// The relays records (one per rank) and the sharing summary of a run directory's metrics.
+RunRecords read_records(const std::string& directory) {
+  const auto data = report::RunData::load(directory);
+  RunRecords run;
+  for (const auto* record : data.of_kind("relays")) {
+    const auto at = [&](const char* key) { return record->fields.number_at(key).value_or(0.0); };
+    if (!record->fields.number_at("bytes_sent")) continue;  // a run made before the counters
+    RankRecord r;
+    r.links = static_cast<int>(at("links"));
+    r.published = at("published");
+    r.bytes_published = at("bytes_published");
+    r.sent = {at("messages_sent"), at("bytes_sent")};
+    r.received = {at("messages_received"), at("bytes_received")};
+    r.flushed = {at("flush_messages"), at("flush_bytes")};
+    r.steps = at("steps");
+    r.train_seconds = at("train_seconds");
+    r.cpu_seconds = at("cpu_seconds");
+    run.ranks[static_cast<int>(at("rank"))] = r;
+  }
+  for (const auto* summary : data.of_kind("sharing_summary"))
+    run.master_cpu_share = summary->fields.number_at("master_cpu_share").value_or(0.0);
+  if (run.ranks.empty())
+    throw UserError(directory +
+                    "/metrics.jsonl has no relays records with transport counters: validate "
+                    "against a gradient-sharing run that ended normally (no failure), made by "
+                    "this version");
+  return run;
+}
+
+std::string percent(double predicted, double measured) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%+.1f %%", 100.0 * (predicted - measured) / measured);
+  return text;
+}
+
+}  // namespace gradshare::sim
