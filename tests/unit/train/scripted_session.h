@@ -176,13 +176,21 @@ class PeerReplica {
   // Encodes `update` (epoch 0, clock = seq, the header's `flags`) and publishes it: applied
   // here, sent on every link.
   void publish(std::span<const float> update, std::uint32_t flags = 0);
-  // Applies and relays what arrived; pushes queued messages on.
-  void poll() { exchange_.poll(parameters_); }
+  // Applies and relays what arrived; pushes queued messages on (aggregating: sends each link
+  // what it is owed, flush rounds' finals included).
+  void poll() {
+    exchange_.poll(parameters_);
+    if (exchange_.aggregating()) exchange_.send_aggregates(0.0, false);
+  }
+  // From now on as an aggregating rank (topology.aggregate) that does not train: its links' sums
+  // go as soon as they are owed.
+  void aggregate(const config::EncodingConfig& encoding) { exchange_.aggregate(encoding, 0.0, false); }
   // Whether every origin's updates up to target[origin] are applied and nothing waits to go.
   bool drained(const std::vector<std::uint64_t>& target) const;
   std::uint64_t seq() const { return seq_; }
   const std::vector<float>& parameters() const { return parameters_; }
   const UpdateExchange& exchange() const { return exchange_; }
+  UpdateExchange& exchange() { return exchange_; }
 
  private:
   int rank_;

@@ -292,6 +292,94 @@ TEST_F(SharingWorkerRole, HoldsUpdatesInItsResidualWhileItsRingIsFullAndLosesNon
             kEquivalenceTolerance);
 }
 
+// Aggregating (topology.aggregate), a checkpoint pauses the worker for a flush round: asked for
+// its state before its first partition, it sends the state and its link's final and trains
+// nothing until the master's FlushResume, which the script holds back for 200 polls after the
+// round is complete. Then it trains the epoch, and the drain's flush round (round 2, the target)
+// leaves the master's replica equal to the worker's.
+struct AggregatingMasterScript {
+  PartitionScheduler scheduler;
+  PeerReplica master;
+  PeerReplica peer;
+  bool asked = false;
+  bool state_in = false;
+  int ticks_since_complete = -1;
+  std::uint64_t from_worker_at_resume = 0;  // messages the master applied from rank 1's link
+  std::optional<DrainedReport> drained;
+
+  void on_sent(const SentMessage& sent, ScriptedChannel& channel) {
+    if (sent.message.tag == PartitionRequest::kTag) {
+      if (!asked) {
+        asked = true;
+        master.exchange().begin_flush();
+        peer.exchange().begin_flush();
+        channel.arrive(0, StateRequest{});
+      }
+      if (decode<PartitionRequest>(sent.message.payload).finished_previous) scheduler.complete(1);
+      channel.arrive(0, PartitionGrantReply{scheduler.assign(1)});
+    }
+    if (sent.message.tag == StateChunk::kTag) {
+      const auto piece = decode<StateChunk>(sent.message.payload);
+      channel.arrive(0, StateChunkAck{piece.checkpoint, piece.index});
+      state_in = piece.index + 1 == piece.count;
+    }
+    if (sent.message.tag == SharingDone::kTag) {
+      const auto round = master.exchange().begin_flush();
+      peer.exchange().begin_flush();
+      channel.arrive(0, SharingDrainTarget{{0, 0, 0}, round});
+    }
+    if (sent.message.tag == DrainedReport::kTag) {
+      drained = decode<DrainedReport>(sent.message.payload);
+      channel.arrive(0, Shutdown{0});
+    }
+  }
+  void tick(ScriptedChannel& channel) {
+    master.poll();
+    peer.poll();
+    if (ticks_since_complete < 0 && state_in && master.exchange().flush_complete(1))
+      ticks_since_complete = 0;
+    if (ticks_since_complete >= 0 && ++ticks_since_complete == 200) {
+      from_worker_at_resume = master.exchange().highest_applied(1);
+      channel.arrive(0, FlushResume{1});
+    }
+  }
+};
+
+TEST_F(SharingWorkerRole, AggregatingPausesForACheckpointsFlushRoundUntilFlushResume) {
+  auto ctx = context("gradient_sharing", 1, 2, {"training.epochs=1", "topology.aggregate=true"});
+  ScriptedChannel channel(1, 3);
+  ScriptedSharingSession session(channel, ctx.config);
+  const auto initial = initial_parameters(ctx);
+  AggregatingMasterScript script{
+      PartitionScheduler(1, static_cast<std::int64_t>(
+                                epoch_shape(ctx.config, ctx.data.train).partition_count())),
+      PeerReplica(session.peer_plane(0), 0, 3, initial, ctx.config.encoding),
+      PeerReplica(session.peer_plane(2), 2, 3, initial, ctx.config.encoding),
+      false, false, -1, 0, std::nullopt};
+  script.master.aggregate(ctx.config.encoding);
+  script.peer.aggregate(ctx.config.encoding);
+  channel.set_script([&](const SentMessage& sent, ScriptedChannel& c) { script.on_sent(sent, c); });
+  channel.set_tick([&](ScriptedChannel& c) { script.tick(c); });
+  channel.arrive(0, Start{0, {}});
+  // The peer has nothing to train: idle, so that nobody waits for its clock.
+  script.peer.publish(std::vector<float>(initial.size(), 0.0f), kFlagIdle);
+
+  EXPECT_EQ(run_sharing_worker(ctx, session, false), 0);
+
+  // Paused: of the worker's link, only its final (carrying nothing: it had not trained) reached
+  // the master before the FlushResume.
+  ASSERT_TRUE(script.state_in);
+  EXPECT_EQ(script.from_worker_at_resume, 1u) << "the worker's final alone";
+  ASSERT_TRUE(script.drained);
+  EXPECT_GT(script.drained->published, 0u);
+  EXPECT_EQ(script.drained->applied_twice, 0);
+  EXPECT_GT(script.drained->flush_messages, 0u);
+  EXPECT_LE(relative_max_difference(script.drained->parameters, script.master.parameters()),
+            kEquivalenceTolerance);
+  EXPECT_GT(relative_max_difference(script.drained->parameters, initial), 0.0)
+      << "the worker trained after the FlushResume";
+}
+
 TEST_F(SharingWorkerRole, ReportsDivergenceAndEndsWithTheMastersCode) {
   auto ctx = context("gradient_sharing", 1, 2, {"training.epochs=1", "optimizer.learning_rate=100"});
   ScriptedChannel channel(1, 3);
