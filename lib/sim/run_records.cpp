@@ -44,4 +44,14 @@ std::string percent(double predicted, double measured) {
   return text;
 }
 
+void print_time_per_step(const LinkModel& link, double measured, double event_seconds,
+                         const Projection& flow) {
+  std::printf(
+      "time per step (%s): measured %.3f ms; event simulation %.3f ms (%s); flow model "
+      "%.3f ms (%s, bottleneck %s)\n",
+      rate_name(link.bits_per_second).c_str(), 1e3 * measured, 1e3 * event_seconds,
+      percent(event_seconds, measured).c_str(), 1e3 * flow.step_seconds,
+      percent(flow.step_seconds, measured).c_str(), flow.bottleneck.c_str());
+}
+
 }  // namespace gradshare::sim

@@ -1,10 +1,12 @@
 // sim/run_records.h: what `gradshare simulate --validate` reads of a finished gradient-sharing
-// run: each rank's relays record and the master's CPU share.
+// run (each rank's relays record and the master's CPU share), and how it prints a comparison.
 #pragma once
 
 #include <map>
 #include <string>
 
+#include "sim/link_model.h"
+#include "sim/projection.h"
 #include "sim/traffic.h"
 
 namespace gradshare::sim {
@@ -29,5 +31,10 @@ RunRecords read_records(const std::string& directory);
 
 // "+12.3 %": predicted against measured.
 std::string percent(double predicted, double measured);
+
+// The line "time per step (RATE): measured ...; event simulation ...; flow model ..." (seconds in,
+// milliseconds and percentages out).
+void print_time_per_step(const LinkModel& link, double measured, double event_seconds,
+                         const Projection& flow);
 
 }  // namespace gradshare::sim

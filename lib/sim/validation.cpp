@@ -73,12 +73,7 @@ void compare_time_per_step(const ValidationOptions& o, const config::ExperimentC
   const Projection flow = project(tree, placement, costs, o.link, o.cores, run.master_cpu_share);
   // Over the workers: the wall time of their reports over their steps.
   const double measured = seconds / steps;
-  std::printf(
-      "time per step (%s): measured %.3f ms; event simulation %.3f ms (%s); flow model "
-      "%.3f ms (%s, bottleneck %s)\n",
-      rate_name(o.link.bits_per_second).c_str(), 1e3 * measured, 1e3 * events.step_seconds,
-      percent(events.step_seconds, measured).c_str(), 1e3 * flow.step_seconds,
-      percent(flow.step_seconds, measured).c_str(), flow.bottleneck.c_str());
+  print_time_per_step(o.link, measured, events.step_seconds, flow);
   std::printf(
       "  per worker step: compute %.3f ms (real model), encode %.3f ms, apply %.2f us per "
       "message, copy %.2f us; CPU measured %.3f ms, modelled %.3f ms + %.3f ms overhead "

@@ -65,12 +65,7 @@ int validate_aggregated(const ValidationOptions& o, const config::ExperimentConf
       "simulation %.2f of %.0f bytes\n",
       per_link_step, message_bytes, events.aggregates_per_link_step, events.costs.message_bytes);
   const double measured = seconds / steps;
-  std::printf(
-      "time per step (%s): measured %.3f ms; event simulation %.3f ms (%s); flow model "
-      "%.3f ms (%s, bottleneck %s)\n",
-      rate_name(o.link.bits_per_second).c_str(), 1e3 * measured, 1e3 * events.step_seconds,
-      percent(events.step_seconds, measured).c_str(), 1e3 * flow.step_seconds,
-      percent(flow.step_seconds, measured).c_str(), flow.bottleneck.c_str());
+  print_time_per_step(o.link, measured, events.step_seconds, flow);
   std::printf(
       "  per worker step: compute %.3f ms (real model), encode %.3f ms, %.2f us per message "
       "received, %.2f us per aggregate sent; CPU measured %.3f ms, modelled %.3f ms + %.3f ms "
