@@ -121,7 +121,8 @@ class EventSimulation {
       replica.exchange =
           std::make_unique<train::UpdateExchange>(network_.plane(r), r, ranks_, n_, keep_bytes);
       if (setup.aggregate) {
-        replica.exchange->aggregate(config.encoding, setup.aggregate_wait_seconds, r > 0);
+        replica.exchange->aggregate(config.encoding, setup.aggregate_wait_seconds, r > 0,
+                                    r > 0 ? std::optional<int>(setup.tree.parent[static_cast<std::size_t>(r)]) : std::nullopt);
         replica.exchange->aggregator().set_training_progress(
             std::numeric_limits<double>::infinity());
       }

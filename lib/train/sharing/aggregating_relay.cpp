@@ -50,9 +50,13 @@ void AggregatingRelay::contribute(std::size_t source, const codec::ParsedMessage
   from.spoken = true;
   from.clock = message.header.iteration;
   from.idle = (message.header.flags & kFlagIdle) != 0;
-  if ((message.header.flags & kFlagFinal) != 0) {
-    GS_CHECK(source < links_.size(), "a final message from this rank's own training");
-    ++links_[source].finals_received;
+  if ((message.header.flags & (kFlagFinal | kFlagMarker)) != 0) {
+    GS_CHECK(source < links_.size(), "a final or marker from this rank's own training");
+    if ((message.header.flags & kFlagFinal) != 0) ++links_[source].finals_received;
+    if ((message.header.flags & kFlagMarker) != 0) {
+      ++links_[source].markers_received;
+      return;  // empty: it owes the other links nothing
+    }
   }
   // Decoded once (into the zeroed scratch, read back at the entries and zeroed again), then
   // added to every other link: one addition per element and link, as accumulate_parsed does.

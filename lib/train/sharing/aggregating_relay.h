@@ -36,6 +36,15 @@
 // replica, and once every rank has, the replicas are equal to rounding. Links stay FIFO, so
 // whatever a link carries after its final belongs to the next round.
 //
+// Checkpoint cuts are cheaper than flush rounds: only the master's parameters must hold what was
+// trained before the workers paused, and what their links toward the master still owe can travel
+// in their checkpoint state instead. A rank that has begun a cut (its own training paused) and has
+// every child link's marker sends a marker (an empty message flagged kFlagMarker) on its parent
+// link and then holds that link: nothing more goes up until release_cut(). Its relay residual
+// toward the parent is then what its subtree trained and the master lacks; the worker adds it to
+// the residual in its checkpoint state. The master's cut is complete once every child's marker
+// has arrived: links are FIFO, so everything sent up before a marker is in its parameters.
+//
 // Nothing lost: the quanta a message carries leave the residual exactly (encoder.h), so
 // contributed(link) == sent(link) + residual(link) to one rounding per element and addition
 // (conservation_error()); the relay residual is never clipped (it is other workers' content) and
@@ -45,6 +54,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -106,6 +116,21 @@ class AggregatingRelay {
   void encode_final(std::size_t link, std::uint32_t origin, std::uint64_t& seq,
                     std::size_t max_bytes, std::vector<std::vector<std::uint8_t>>& out);
 
+  // Checkpoint cuts (see above). `parent`: the link toward the master (none at the master).
+  void set_parent(std::optional<std::size_t> parent) { parent_ = parent; }
+  std::optional<std::size_t> parent() const { return parent_; }
+  // This rank's own training is paused for the next cut; returns its number, from 1.
+  std::uint64_t begin_cut();
+  // Begun here, every child link's marker in, this rank's not yet sent.
+  bool marker_due() const;
+  // The marker on the parent link (marker_due() first); from now on that link is held.
+  void encode_marker(std::uint32_t origin, std::uint64_t seq, std::vector<std::uint8_t>& out);
+  // Cut `cut` is complete here: the master has every child's marker, a worker has sent its own.
+  bool cut_complete(std::uint64_t cut) const;
+  // Whether nothing may be sent on `link` now (the parent link after a marker, until released).
+  bool held(std::size_t link) const { return holding_ && parent_ && link == *parent_; }
+  void release_cut() { holding_ = false; }
+
   std::span<const float> residual(std::size_t link) const { return links_[link].encoder.residual(); }
   // Largest |contributed - sent - residual| over every link and element, relative to the
   // largest |contributed|: 0 up to rounding (the conservation check).
@@ -122,6 +147,7 @@ class AggregatingRelay {
     bool owed = false;
     double owed_since = 0;
     std::uint64_t finals_sent = 0, finals_received = 0;
+    std::uint64_t markers_received = 0;
   };
   struct Source {
     bool spoken = false;
@@ -144,6 +170,9 @@ class AggregatingRelay {
   double wait_seconds_;
   bool trains_;
   std::uint64_t round_ = 0;
+  std::optional<std::size_t> parent_;
+  std::uint64_t cut_ = 0, markers_sent_ = 0;
+  bool holding_ = false;
   bool check_;
 };
 

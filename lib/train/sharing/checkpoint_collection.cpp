@@ -17,9 +17,9 @@ void CheckpointCollection::start(std::span<const float> parameters,
   ask(workers, steps, control);
 }
 
-void CheckpointCollection::start(std::uint64_t flush_round, const std::vector<int>& workers,
+void CheckpointCollection::start(std::uint64_t cut, const std::vector<int>& workers,
                                  std::int64_t steps, comm::ControlChannel& control) {
-  cut_.emplace(flush_round, workers);
+  cut_.emplace(cut, workers);
   ask(workers, steps, control);
 }
 

@@ -35,8 +35,8 @@ class CheckpointCollection {
   // StateRequest to each of `workers`; `steps`: the run's steps at the request.
   void start(std::span<const float> parameters, const std::vector<int>& workers,
              std::int64_t steps, comm::ControlChannel& control);
-  // Aggregating: the same, the cut being flush round `flush_round` (checkpoint_cut.h).
-  void start(std::uint64_t flush_round, const std::vector<int>& workers, std::int64_t steps,
+  // Aggregating: the same, the cut being the relays' cut number `cut` (checkpoint_cut.h).
+  void start(std::uint64_t cut, const std::vector<int>& workers, std::int64_t steps,
              comm::ControlChannel& control);
   // Another came due while this one is collected: it follows this one.
   void due_again() { again_ = true; }

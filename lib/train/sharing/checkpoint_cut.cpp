@@ -12,8 +12,8 @@ CheckpointCut::CheckpointCut(std::span<const float> parameters, const std::vecto
   for (int w : workers) cuts_[w] = std::nullopt;
 }
 
-CheckpointCut::CheckpointCut(std::uint64_t flush_round, const std::vector<int>& workers)
-    : flush_round_(flush_round) {
+CheckpointCut::CheckpointCut(std::uint64_t cut, const std::vector<int>& workers)
+    : aggregated_cut_(cut) {
   for (int w : workers) cuts_[w] = std::nullopt;
 }
 
@@ -24,7 +24,7 @@ void CheckpointCut::apply(const codec::ParsedMessage& message) {
 }
 
 void CheckpointCut::applied(const codec::ParsedMessage& message) {
-  if (flush_round_) return;
+  if (aggregated_cut_) return;
   const auto cut = cuts_.find(static_cast<int>(message.header.origin));
   if (cut == cuts_.end()) {
     apply(message);
@@ -40,7 +40,7 @@ void CheckpointCut::set_cut(int worker, std::uint64_t sent_seq) {
   GS_CHECK(cut != cuts_.end(), "a checkpoint reply from rank " + std::to_string(worker) +
                                    ", which was not asked");
   cut->second = sent_seq;
-  if (flush_round_) return;
+  if (aggregated_cut_) return;
   for (const auto& bytes : held_[worker]) {
     codec::ParsedMessage message;
     std::string error;
@@ -51,10 +51,10 @@ void CheckpointCut::set_cut(int worker, std::uint64_t sent_seq) {
 }
 
 bool CheckpointCut::complete(const UpdateExchange& exchange) const {
-  if (flush_round_) {
+  if (aggregated_cut_) {
     for (const auto& [worker, cut] : cuts_)
       if (!cut) return false;
-    return exchange.flush_complete(*flush_round_);
+    return exchange.cut_complete(*aggregated_cut_);
   }
   for (const auto& [worker, cut] : cuts_)
     if (!cut || exchange.version_vector()[static_cast<std::size_t>(worker)] < *cut) return false;

@@ -17,10 +17,11 @@
 // since) are applied in full, as on the master.
 //
 // Aggregating (topology.aggregate) the master receives sums, not the workers' updates, and the
-// relays hold some of them: each worker pauses at its next step after its reply and a flush
-// round (sharing/aggregating_relay.h) brings everything trained before the pauses to the master;
-// the cut is the master's parameters once the round is complete there (nobody trains again
-// before the FlushResume that follows the checkpoint).
+// relays hold some of them: each worker pauses at its next step, and markers move up the tree
+// (sharing/aggregating_relay.h, checkpoint cuts); what a worker's link toward the master still
+// owes goes in its reply's residual. The cut is the master's parameters once every child's
+// marker is in (nothing goes up after a marker before the FlushResume that follows the
+// checkpoint).
 #pragma once
 
 #include <cstdint>
@@ -38,10 +39,10 @@ class CheckpointCut {
  public:
   // `parameters`: the master's, before it asks any worker; `workers`: those asked.
   CheckpointCut(std::span<const float> parameters, const std::vector<int>& workers);
-  // Aggregating: the cut is flush round `flush_round`; parameters() is empty (the master's own
+  // Aggregating: the cut is the relays' cut number `cut`; parameters() is empty (the master's own
   // are the cut once complete()).
-  CheckpointCut(std::uint64_t flush_round, const std::vector<int>& workers);
-  std::optional<std::uint64_t> flush_round() const { return flush_round_; }
+  CheckpointCut(std::uint64_t cut, const std::vector<int>& workers);
+  std::optional<std::uint64_t> aggregated_cut() const { return aggregated_cut_; }
 
   // An update the master has just applied (to its own parameters).
   void applied(const codec::ParsedMessage& message);
@@ -54,7 +55,7 @@ class CheckpointCut {
   // Worker w's reply: its updates up to `sent_seq` belong to the cut.
   void set_cut(int worker, std::uint64_t sent_seq);
   // Every cut known and every update up to it applied by `exchange` (the master's); aggregating,
-  // every reply begun and the flush round complete at `exchange`.
+  // every reply begun and every child's marker in at `exchange`.
   bool complete(const UpdateExchange& exchange) const;
   // The parameters at the cut (complete() first).
   std::span<const float> parameters() const { return parameters_; }
@@ -66,7 +67,7 @@ class CheckpointCut {
   void apply(const codec::ParsedMessage& message);
 
   std::vector<float> parameters_;
-  std::optional<std::uint64_t> flush_round_;
+  std::optional<std::uint64_t> aggregated_cut_;
   std::map<int, std::optional<std::uint64_t>> cuts_;           // per worker asked
   std::map<int, std::vector<std::vector<std::uint8_t>>> held_;  // updates before its cut is known
 };

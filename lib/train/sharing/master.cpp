@@ -23,7 +23,8 @@ SharingMaster::SharingMaster(RunContext& context, SharingSession& session)
       tau_(static_cast<std::size_t>(context.worker_count()),
            static_cast<float>(cfg_.encoding.initial_threshold)) {
   if (cfg_.topology.aggregate)
-    exchange_.aggregate(cfg_.encoding, cfg_.topology.aggregate_wait_ms / 1000.0, false);
+    exchange_.aggregate(cfg_.encoding, cfg_.topology.aggregate_wait_ms / 1000.0, false,
+                        std::nullopt);
   exchange_.on_applied([this](const codec::ParsedMessage& message) {
     auto& clock = clocks_[message.header.origin];
     clock = std::max(clock, message.header.iteration);

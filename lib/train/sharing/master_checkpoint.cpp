@@ -1,6 +1,6 @@
 // sharing/master_checkpoint.cpp: the master's checkpoints: the workers' state and the
 // master's parameters at the same cut (sharing/checkpoint_cut.h), taken while the workers train
-// on (aggregating: while they pause for a flush round) and written while relaying goes on.
+// on (aggregating: while they pause for the cut) and written while relaying goes on.
 #include "train/sharing/master.h"
 
 #include <utility>
@@ -32,7 +32,7 @@ void SharingMaster::request_checkpoint() {
 
 void SharingMaster::request_checkpoint_now() {
   if (exchange_.aggregating())
-    checkpoint_.start(exchange_.begin_flush(), live_, progress_->steps(), control());
+    checkpoint_.start(exchange_.begin_cut(), live_, progress_->steps(), control());
   else
     checkpoint_.start(model_.parameters(), live_, progress_->steps(), control());
 }
@@ -93,16 +93,16 @@ void SharingMaster::write_checkpoint(const std::map<int, StateReply>& workers) {
   complete_cut();
   // The cut's parameters go through the evaluation model, which is idle outside relay_during.
   const auto& cut = checkpoint_.cut();
-  // Aggregating, the flush round is complete: the master's parameters are the cut.
-  const auto parameters = cut.flush_round() ? model_.parameters() : cut.parameters();
+  // Aggregating, every child's marker is in: the master's parameters are the cut.
+  const auto parameters = cut.aggregated_cut() ? model_.parameters() : cut.parameters();
   std::copy(parameters.begin(), parameters.end(), snapshot_.parameters().begin());
   const auto checkpoint = checkpoint_of(
       snapshot_, checkpoint_.steps(), scheduler_->position_without(checkpoint_.finished_past_cut()),
       cut.version_vector(exchange_), workers);
-  const auto flush_round = cut.flush_round();
+  const auto aggregated_cut = cut.aggregated_cut();
   checkpoint_.end();
-  if (flush_round)
-    for (int w : live_) send(control(), w, FlushResume{*flush_round});
+  if (aggregated_cut)
+    for (int w : live_) send(control(), w, FlushResume{*aggregated_cut});
   relay_during([&] { checkpointer_.write(checkpoint); });
   if (checkpoint_.take_due_again() && !stopping_) request_checkpoint();
 }

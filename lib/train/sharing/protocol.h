@@ -11,9 +11,10 @@
 //  Heartbeat while it waits                   -->  liveness
 //                                             <--  StateRequest (a checkpoint is due; a
 //                                                    copy of its parameters starts the cut)
-//    aggregating (topology.aggregate): the worker pauses at its next step and a flush round
-//    cuts instead (sharing/aggregating_relay.h): the master's parameters once it is complete
-//                                             <--  FlushResume {round} once it is written
+//    aggregating (topology.aggregate): the worker pauses at its next step, its reply waits for
+//    its marker (sharing/aggregating_relay.h), the cut is the master's parameters once every
+//    child's marker is in
+//                                             <--  FlushResume {cut} once it is built
 //  StateChunk {sent seq, piece of a StateReply} the cut takes every update up to the seq
 //    one at a time, training on               -->  (sharing/checkpoint_cut.h); a partition
 //                                                  reported after the first piece is not done
@@ -92,8 +93,8 @@ struct SharingDrainTarget {
   }
 };
 
-// master -> workers, aggregating: the checkpoint of flush round `round` is taken; a worker that
-// paused for it trains on once the round is complete on its side too.
+// master -> workers, aggregating: the checkpoint of cut `round` (the relays' cut number) is
+// taken; a worker that paused for it releases its link toward the master and trains on.
 struct FlushResume {
   static constexpr comm::Tag kTag = tags::kFlushResume;
   std::uint64_t round = 0;

@@ -33,6 +33,8 @@ inline constexpr std::uint32_t kFlagIdle = 1u << 16;
 // Caller flag: an aggregating relay's message that closes a flush round on its link
 // (aggregating_relay.h).
 inline constexpr std::uint32_t kFlagFinal = 1u << 17;
+// Caller flag: an aggregating relay's (empty) marker of a checkpoint's cut on its parent link.
+inline constexpr std::uint32_t kFlagMarker = 1u << 18;
 
 // Staleness figures over some window: count, mean, max and a histogram.
 struct StalenessStats {

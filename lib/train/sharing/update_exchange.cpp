@@ -214,9 +214,10 @@ std::size_t UpdateExchange::poll(std::span<float> parameters, double now) {
 }
 
 void UpdateExchange::aggregate(const config::EncodingConfig& encoding, double wait_seconds,
-                               bool trains) {
+                               bool trains, std::optional<int> parent) {
   const std::size_t links = plane_->links().size();
   aggregator_.emplace(encoding, parameter_count_, links, wait_seconds, trains);
+  if (parent) aggregator_->set_parent(relay_->index_of(*parent));
   aggregator_->limit_message_bytes(plane_->max_message_bytes());
   link_seq_.assign(links, 0);
 }
@@ -224,7 +225,16 @@ void UpdateExchange::aggregate(const config::EncodingConfig& encoding, double wa
 std::size_t UpdateExchange::send_aggregates(double now, bool flush) {
   const auto& links = plane_->links();
   std::size_t sent = 0;
+  if (aggregator_->marker_due()) {
+    const std::size_t parent = *aggregator_->parent();
+    aggregator_->encode_marker(static_cast<std::uint32_t>(self_), ++link_seq_[parent], aggregate_);
+    relay_->send(links[parent], aggregate_);
+    ++stats_.flushed;
+    stats_.flushed_bytes += aggregate_.size();
+    ++sent;
+  }
   for (std::size_t l = 0; l < links.size(); ++l) {
+    if (aggregator_->held(l)) continue;
     if (aggregator_->final_due(l)) {
       finals_.clear();
       aggregator_->encode_final(l, static_cast<std::uint32_t>(self_), link_seq_[l],

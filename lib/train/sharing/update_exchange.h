@@ -75,12 +75,14 @@ class UpdateExchange {
 
   // From now on an applied message is not forwarded: it is owed to every other link and
   // send_aggregates() sends each link one message for all it is owed (aggregating_relay.h).
-  // trains: whether this rank publishes updates of its own.
-  void aggregate(const config::EncodingConfig& encoding, double wait_seconds, bool trains);
+  // trains: whether this rank publishes updates of its own; parent: the rank toward the master
+  // (none at the master).
+  void aggregate(const config::EncodingConfig& encoding, double wait_seconds, bool trains,
+                 std::optional<int> parent);
   bool aggregating() const { return aggregator_.has_value(); }
   // Aggregating: sends every link's message that is due at `now` (flush: every link that is
-  // owed anything) and has room, and every link's final once due (queued behind what the link
-  // has queued); returns the messages sent.
+  // owed anything) and has room, and every link's final and the cut's marker once due (queued
+  // behind what the link has queued), nothing on a held link; returns the messages sent.
   std::size_t send_aggregates(double now, bool flush);
   // Aggregating: this rank's training is paused or over for the next flush round
   // (AggregatingRelay::begin_round); returns its number.
@@ -89,6 +91,11 @@ class UpdateExchange {
   bool flush_complete(std::uint64_t round) const {
     return aggregator_->round_complete(round) && !has_backlog();
   }
+  // Aggregating, a checkpoint's cut (AggregatingRelay::begin_cut): begun, complete here,
+  // released (the parent link sends again).
+  std::uint64_t begin_cut() { return aggregator_->begin_cut(); }
+  bool cut_complete(std::uint64_t cut) const { return aggregator_->cut_complete(cut); }
+  void release_cut() { aggregator_->release_cut(); }
   AggregatingRelay& aggregator() { return *aggregator_; }
   const AggregatingRelay& aggregator() const { return *aggregator_; }
 

@@ -57,7 +57,8 @@ SharingWorker::SharingWorker(RunContext& context, SharingSession& session, bool 
                  cfg_.topology.aggregate) {
   encoder_.limit_message_bytes(session.plane().max_message_bytes());
   if (cfg_.topology.aggregate)
-    exchange_.aggregate(cfg_.encoding, cfg_.topology.aggregate_wait_ms / 1000.0, true);
+    exchange_.aggregate(cfg_.encoding, cfg_.topology.aggregate_wait_ms / 1000.0, true,
+                        session.tree().parent[static_cast<std::size_t>(context.rank)]);
   if (cfg_.encoding.momentum == "mask") momentum_mask_.emplace(n_);
   phase_ = replacement ? WorkerPhase::kJoining : WorkerPhase::kRequesting;
   exchange_.on_applied([this](const codec::ParsedMessage& message) {
@@ -105,8 +106,15 @@ void SharingWorker::start() {
 }
 
 StateReply SharingWorker::current_state() {
-  return {seq_, capture_worker_state(replica_.optimizer(), encoder_.threshold(),
-                                     encoder_.residual())};
+  if (!exchange_.aggregating() || !exchange_.aggregator().parent())
+    return {seq_, capture_worker_state(replica_.optimizer(), encoder_.threshold(),
+                                       encoder_.residual())};
+  // Aggregating, what the link toward the master still owes is this subtree's training the
+  // master lacks: it travels with this worker's residual (aggregating_relay.h, checkpoint cuts).
+  std::vector<float> residual(encoder_.residual().begin(), encoder_.residual().end());
+  const auto owed = exchange_.aggregator().residual(*exchange_.aggregator().parent());
+  for (std::size_t i = 0; i < n_; ++i) residual[i] += owed[i];
+  return {seq_, capture_worker_state(replica_.optimizer(), encoder_.threshold(), residual)};
 }
 
 void SharingWorker::send_state() { send(control(), 0, current_state()); }
@@ -156,8 +164,10 @@ bool SharingWorker::serve_peers() {
   const bool progress = exchange_.poll(replica_.parameters(), now()) > 0;
   if (exchange_.aggregating()) {
     exchange_.send_aggregates(now(), false);
-    while (auto resume = try_receive<FlushResume>(control(), 0))
-      resumed_round_ = std::max(resumed_round_, resume->round);
+    while (auto resume = try_receive<FlushResume>(control(), 0)) {
+      resumed_cut_ = std::max(resumed_cut_, resume->round);
+      if (resumed_cut_ >= checkpoint_cut_) exchange_.release_cut();
+    }
   }
   if (auto shutdown = try_receive<Shutdown>(control(), 0)) shutdown_code_ = shutdown->exit_code;
   take_state_acknowledgements();
@@ -173,18 +183,27 @@ bool SharingWorker::serve_peers() {
 bool SharingWorker::service() {
   const bool progress = serve_peers();
   while (try_receive<StateRequest>(control(), 0)) {
-    if (exchange_.aggregating()) pause_for_checkpoint();
-    checkpoint_state();
+    if (exchange_.aggregating())
+      pause_for_checkpoint();
+    else
+      checkpoint_state();
   }
+  if (state_owed_) send_state_after_marker();
   return progress;
 }
 
 void SharingWorker::pause_for_checkpoint() {
-  // A worker with no partition left is in a round already (its drain's): the checkpoint's is
-  // that one.
-  if (!in_flush_round()) exchange_.begin_flush();
-  checkpoint_round_ = exchange_.aggregator().round();
+  checkpoint_cut_ = exchange_.begin_cut();
+  state_owed_ = true;
   exchange_.aggregator().set_training(false);
+  send_state_after_marker();
+}
+
+void SharingWorker::send_state_after_marker() {
+  exchange_.send_aggregates(now(), false);  // the marker, if every child's is in
+  if (!exchange_.cut_complete(checkpoint_cut_)) return;
+  state_owed_ = false;
+  checkpoint_state();
 }
 
 bool SharingWorker::in_flush_round() const {
@@ -193,7 +212,7 @@ bool SharingWorker::in_flush_round() const {
 }
 
 bool SharingWorker::held_by_flush() const {
-  return exchange_.aggregating() && (in_flush_round() || checkpoint_round_ > resumed_round_);
+  return exchange_.aggregating() && (in_flush_round() || checkpoint_cut_ > resumed_cut_);
 }
 
 void SharingWorker::wait_for_flush() {
@@ -205,10 +224,13 @@ void SharingWorker::wait_for_flush() {
     guarded([&] { progress = service(); });
     if (deadline.expired())
       throw core::RuntimeError(
-          "timed out after " + std::to_string(timeout_) + " s in flush round " +
-          std::to_string(exchange_.aggregator().round()) +
-          (in_flush_round() ? " waiting for its finals from the neighbours in the tree"
-                            : " waiting for the master's go-ahead after the checkpoint"));
+          "timed out after " + std::to_string(timeout_) + " s " +
+          (in_flush_round()
+               ? "in flush round " + std::to_string(exchange_.aggregator().round()) +
+                     " waiting for its finals from the neighbours in the tree"
+               : "paused for checkpoint " + std::to_string(checkpoint_cut_) +
+                     (state_owed_ ? ", waiting for the markers of the subtree below"
+                                  : ", waiting for the master's go-ahead")));
     if (progress)
       backoff.reset();
     else

@@ -116,10 +116,13 @@ class SharingWorker {
   // serve_peers, and answers the master's checkpoint requests.
   bool service();
 
-  // Aggregating (topology.aggregate): flush rounds (sharing/aggregating_relay.h). A checkpoint
-  // request pauses this worker's training: a round begins here (unless one is under way), and
-  // training goes on once it is complete here and the master's FlushResume for it has come.
+  // Aggregating (topology.aggregate): a checkpoint request pauses this worker's training for a
+  // cut (sharing/aggregating_relay.h): once its marker has gone up, it sends its state, whose
+  // residual holds what its link toward the master still owes too, and it trains again at the
+  // master's FlushResume. The drain is a flush round.
   void pause_for_checkpoint();
+  // Aggregating: the state is sent once the cut is complete here.
+  void send_state_after_marker();
   bool in_flush_round() const;
   bool held_by_flush() const;
   // Serves peers until held_by_flush() no longer holds.
@@ -218,8 +221,9 @@ class SharingWorker {
   std::uint32_t pieces_ = 0, pieces_sent_ = 0, pieces_acknowledged_ = 0;
   std::optional<std::vector<std::uint64_t>> drain_targets_;
   std::uint64_t drain_round_ = 0;       // aggregating: the flush round that drains
-  std::uint64_t checkpoint_round_ = 0;  // aggregating: the round of the newest checkpoint
-  std::uint64_t resumed_round_ = 0;     // aggregating: the newest FlushResume's round
+  std::uint64_t checkpoint_cut_ = 0;    // aggregating: the cut of the newest checkpoint
+  std::uint64_t resumed_cut_ = 0;       // aggregating: the newest FlushResume's cut
+  bool state_owed_ = false;             // aggregating: asked, not sent (the marker first)
   core::Stopwatch relay_clock_;         // aggregating: the relay's clock (its waits)
   bool drained_sent_ = false;
   std::uint64_t seq_ = 0;

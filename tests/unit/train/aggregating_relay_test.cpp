@@ -191,6 +191,43 @@ TEST(AggregatingRelayFlush, ALinksFinalWaitsForEveryOtherLinksFinal) {
   EXPECT_EQ(relay.begin_round(), 2u);
 }
 
+TEST(AggregatingRelayCut, AMarkerWaitsForEveryChildsAndHoldsTheParentLink) {
+  AggregatingRelay relay(encoding(), kParameters, 3, kNoWait, true);
+  relay.set_parent(0);
+  std::vector<std::uint8_t> marker;
+  auto child_marker = [](std::uint32_t origin) {
+    std::vector<std::uint8_t> out;
+    codec::encode_exact(std::vector<float>(kParameters, 0.0f), {}, {origin, 1, 0, 0, kFlagMarker},
+                        out);
+    return out;
+  };
+  EXPECT_FALSE(relay.marker_due()) << "not begun";
+  EXPECT_EQ(relay.begin_cut(), 1u);
+  relay.contribute(1, parsed(child_marker(5)), 0.0);
+  EXPECT_FALSE(relay.marker_due()) << "link 2's marker is missing";
+  EXPECT_FALSE(relay.owes(0)) << "a marker owes nothing";
+  relay.contribute(2, parsed(child_marker(6)), 0.0);
+  ASSERT_TRUE(relay.marker_due());
+  relay.encode_marker(9, 1, marker);
+  const auto sent = parsed(marker);
+  EXPECT_NE(sent.header.flags & kFlagMarker, 0u);
+  EXPECT_EQ(sent.header.entry_count, 0u);
+  EXPECT_TRUE(relay.cut_complete(1));
+  EXPECT_TRUE(relay.held(0));
+  EXPECT_FALSE(relay.held(1));
+  relay.release_cut();
+  EXPECT_FALSE(relay.held(0));
+  EXPECT_EQ(relay.begin_cut(), 2u);
+
+  AggregatingRelay master(encoding(), kParameters, 2, kNoWait, false);
+  EXPECT_EQ(master.begin_cut(), 1u);
+  master.contribute(0, parsed(child_marker(1)), 0.0);
+  EXPECT_FALSE(master.cut_complete(1));
+  master.contribute(1, parsed(child_marker(2)), 0.0);
+  EXPECT_TRUE(master.cut_complete(1));
+  EXPECT_FALSE(master.marker_due()) << "the master has no parent";
+}
+
 TEST(AggregatingRelayFlush, AFinalCarriesTheResidualExactlyInPieces) {
   AggregatingRelay relay(encoding(), kParameters, 2, kNoWait, true);
   std::vector<std::size_t> elements;
@@ -231,7 +268,9 @@ struct Mesh {
     for (int r = 0; r < kRanks; ++r) {
       exchanges.push_back(std::make_unique<UpdateExchange>(fabric.plane(r), r, kRanks,
                                                            kParameters, std::nullopt));
-      exchanges.back()->aggregate(encoding(), kNoWait, r > 0);
+      exchanges.back()->aggregate(encoding(), kNoWait, r > 0,
+                                  r > 0 ? std::optional<int>(tree.parent[static_cast<std::size_t>(r)])
+                                        : std::nullopt);
       encoders.push_back(std::make_unique<codec::Encoder>(encoding(), kParameters));
       parameters.emplace_back(kParameters, 0.0f);
     }
@@ -242,6 +281,8 @@ struct Mesh {
     std::vector<std::uint8_t> out;
     encoders[static_cast<std::size_t>(r)]->encode(
         update, {static_cast<std::uint32_t>(r), step, step, 0, 0}, out);
+    std::string error;
+    EXPECT_TRUE(codec::accumulate_message(out, published, &error)) << error;
     exchanges[static_cast<std::size_t>(r)]->publish(out, parameters[static_cast<std::size_t>(r)]);
   }
   // Every rank polls and sends what is due (flush: all it owes) until nothing moves (a flush
@@ -283,6 +324,7 @@ struct Mesh {
   std::vector<std::unique_ptr<UpdateExchange>> exchanges;
   std::vector<std::unique_ptr<codec::Encoder>> encoders;
   std::vector<std::vector<float>> parameters;
+  std::vector<float> published = std::vector<float>(kParameters, 0.0f);  // what publish() sent
 };
 
 TEST(AggregatingExchange, OneMessagePerLinkPerStepAndReplicasEqualToTheRelayResiduals) {
@@ -343,6 +385,10 @@ TEST(AggregatingExchange, AFlushRoundEmptiesTheRelayResidualsAndTheReplicasAgree
       for (std::size_t l = 0; l < exchange->link_count(); ++l)
         for (const float residual : exchange->aggregator().residual(l)) EXPECT_EQ(residual, 0.0f);
     }
+    // Every replica holds everything published, once: the master's parameters (from zero) are
+    // minus its sum.
+    for (std::size_t i = 0; i < kParameters; ++i)
+      EXPECT_NEAR(-mesh.parameters[0][i], mesh.published[i], 1e-5 * largest) << "element " << i;
     // The same sum in another order: equal to float rounding (a few ulps of the largest).
     for (int r = 1; r < Mesh::kRanks; ++r)
       for (std::size_t i = 0; i < kParameters; ++i)
@@ -350,6 +396,51 @@ TEST(AggregatingExchange, AFlushRoundEmptiesTheRelayResidualsAndTheReplicasAgree
                     1e-5 * largest)
             << "round " << round << ", rank " << r << ", element " << i;
   }
+}
+
+// A checkpoint's cut over the mesh: once every marker is in, the master's parameters and what
+// each worker's link toward the master still owes add up to everything published, and nothing
+// goes up before the cut is released.
+TEST(AggregatingExchange, ACutsMasterParametersAndOwedLinksHoldEverythingPublished) {
+  Mesh mesh;
+  core::Rng rng(7);
+  std::vector<double> published(kParameters, 0.0);
+  for (std::uint64_t step = 1; step <= 15; ++step) {
+    for (int r = 1; r < Mesh::kRanks; ++r) {
+      std::vector<float> update(kParameters);
+      for (auto& u : update) u = rng.normal() * 0.01f;
+      std::vector<std::uint8_t> out;
+      mesh.encoders[static_cast<std::size_t>(r)]->encode(
+          update, {static_cast<std::uint32_t>(r), step, step, 0, 0}, out);
+      std::vector<float> content(kParameters, 0.0f);
+      std::string error;
+      ASSERT_TRUE(codec::accumulate_message(out, content, &error)) << error;
+      for (std::size_t i = 0; i < kParameters; ++i) published[i] += content[i];
+      mesh.exchanges[static_cast<std::size_t>(r)]->publish(out, mesh.parameters[static_cast<std::size_t>(r)]);
+    }
+    mesh.settle(false);
+  }
+  for (auto& exchange : mesh.exchanges) EXPECT_EQ(exchange->begin_cut(), 1u);
+  for (int pass = 0; pass < 20 && !mesh.exchanges[0]->cut_complete(1); ++pass)
+    for (int r = 0; r < Mesh::kRanks; ++r) {
+      mesh.exchanges[static_cast<std::size_t>(r)]->poll(mesh.parameters[static_cast<std::size_t>(r)]);
+      mesh.exchanges[static_cast<std::size_t>(r)]->send_aggregates(0.0, true);
+    }
+  ASSERT_TRUE(mesh.exchanges[0]->cut_complete(1));
+  const auto master_at_cut = mesh.parameters[0];
+  mesh.settle(true);  // flushing everything owed: nothing may go up while held
+  EXPECT_EQ(mesh.parameters[0], master_at_cut);
+  for (std::size_t i = 0; i < kParameters; ++i) {
+    double owed = 0;
+    for (int r = 1; r < Mesh::kRanks; ++r) {
+      const auto& relay = mesh.exchanges[static_cast<std::size_t>(r)]->aggregator();
+      owed += relay.residual(*relay.parent())[i];
+    }
+    EXPECT_NEAR(-master_at_cut[i] + owed, published[i], 1e-5) << "element " << i;
+  }
+  for (auto& exchange : mesh.exchanges) exchange->release_cut();
+  mesh.settle(true);
+  EXPECT_NE(mesh.parameters[0], master_at_cut) << "released, the owed content goes up";
 }
 
 }  // namespace

@@ -292,11 +292,11 @@ TEST_F(SharingWorkerRole, HoldsUpdatesInItsResidualWhileItsRingIsFullAndLosesNon
             kEquivalenceTolerance);
 }
 
-// Aggregating (topology.aggregate), a checkpoint pauses the worker for a flush round: asked for
-// its state before its first partition, it sends the state and its link's final and trains
-// nothing until the master's FlushResume, which the script holds back for 200 polls after the
-// round is complete. Then it trains the epoch, and the drain's flush round (round 2, the target)
-// leaves the master's replica equal to the worker's.
+// Aggregating (topology.aggregate), a checkpoint pauses the worker for a cut: asked for its state
+// before its first partition, it sends its marker and its state and trains nothing until the
+// master's FlushResume, which the script holds back for 200 polls after the cut is complete. Then
+// it trains the epoch, and the drain's flush round (the target) leaves the master's replica
+// equal to the worker's.
 struct AggregatingMasterScript {
   PartitionScheduler scheduler;
   PeerReplica master;
@@ -311,8 +311,8 @@ struct AggregatingMasterScript {
     if (sent.message.tag == PartitionRequest::kTag) {
       if (!asked) {
         asked = true;
-        master.exchange().begin_flush();
-        peer.exchange().begin_flush();
+        master.exchange().begin_cut();
+        peer.exchange().begin_cut();
         channel.arrive(0, StateRequest{});
       }
       if (decode<PartitionRequest>(sent.message.payload).finished_previous) scheduler.complete(1);
@@ -336,16 +336,17 @@ struct AggregatingMasterScript {
   void tick(ScriptedChannel& channel) {
     master.poll();
     peer.poll();
-    if (ticks_since_complete < 0 && state_in && master.exchange().flush_complete(1))
+    if (ticks_since_complete < 0 && state_in && master.exchange().cut_complete(1))
       ticks_since_complete = 0;
     if (ticks_since_complete >= 0 && ++ticks_since_complete == 200) {
       from_worker_at_resume = master.exchange().highest_applied(1);
       channel.arrive(0, FlushResume{1});
+      peer.exchange().release_cut();
     }
   }
 };
 
-TEST_F(SharingWorkerRole, AggregatingPausesForACheckpointsFlushRoundUntilFlushResume) {
+TEST_F(SharingWorkerRole, AggregatingPausesForACheckpointsCutUntilFlushResume) {
   auto ctx = context("gradient_sharing", 1, 2, {"training.epochs=1", "topology.aggregate=true"});
   ScriptedChannel channel(1, 3);
   ScriptedSharingSession session(channel, ctx.config);
@@ -356,8 +357,8 @@ TEST_F(SharingWorkerRole, AggregatingPausesForACheckpointsFlushRoundUntilFlushRe
       PeerReplica(session.peer_plane(0), 0, 3, initial, ctx.config.encoding),
       PeerReplica(session.peer_plane(2), 2, 3, initial, ctx.config.encoding),
       false, false, -1, 0, std::nullopt};
-  script.master.aggregate(ctx.config.encoding);
-  script.peer.aggregate(ctx.config.encoding);
+  script.master.aggregate(ctx.config.encoding, std::nullopt);
+  script.peer.aggregate(ctx.config.encoding, 0);
   channel.set_script([&](const SentMessage& sent, ScriptedChannel& c) { script.on_sent(sent, c); });
   channel.set_tick([&](ScriptedChannel& c) { script.tick(c); });
   channel.arrive(0, Start{0, {}});
@@ -366,10 +367,9 @@ TEST_F(SharingWorkerRole, AggregatingPausesForACheckpointsFlushRoundUntilFlushRe
 
   EXPECT_EQ(run_sharing_worker(ctx, session, false), 0);
 
-  // Paused: of the worker's link, only its final (carrying nothing: it had not trained) reached
-  // the master before the FlushResume.
+  // Paused: of the worker's link, only its marker reached the master before the FlushResume.
   ASSERT_TRUE(script.state_in);
-  EXPECT_EQ(script.from_worker_at_resume, 1u) << "the worker's final alone";
+  EXPECT_EQ(script.from_worker_at_resume, 1u) << "the worker's marker alone";
   ASSERT_TRUE(script.drained);
   EXPECT_GT(script.drained->published, 0u);
   EXPECT_EQ(script.drained->applied_twice, 0);
