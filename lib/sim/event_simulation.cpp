@@ -10,6 +10,7 @@
 #include "codec/encoder.h"
 #include "core/cpu_time.h"
 #include "core/errors.h"
+#include "kernels/cpu/codec_bitmap_layout.h"
 #include "sim/virtual_network.h"
 #include "train/sharing/aggregating_relay.h"
 #include "train/sharing/staleness.h"
@@ -122,7 +123,7 @@ class EventSimulation {
           std::make_unique<train::UpdateExchange>(network_.plane(r), r, ranks_, n_, keep_bytes);
       if (setup.aggregate) {
         replica.exchange->aggregate(config.encoding, setup.aggregate_wait_seconds, r > 0,
-                                    r > 0 ? std::optional<int>(setup.tree.parent[static_cast<std::size_t>(r)]) : std::nullopt);
+                                    setup.tree);
         replica.exchange->aggregator().set_training_progress(
             std::numeric_limits<double>::infinity());
       }
@@ -371,8 +372,12 @@ class EventSimulation {
     result.costs.message_bytes =
         published ? static_cast<double>(bytes) / static_cast<double>(published) : 0.0;
     if (setup_.aggregate && aggregates > 0) {
-      // What crosses the links is the aggregates, not the workers' own messages.
-      result.costs.message_bytes = aggregate_bytes / aggregates;
+      // What crosses the links is the aggregates, not the workers' own messages: their size per
+      // worker they carry, and the densest a message can be (a bitmap of every parameter).
+      result.costs.message_bytes =
+          aggregate_bytes / aggregates / mean_workers_per_aggregate(setup_.tree);
+      result.costs.max_message_bytes =
+          static_cast<double>(codec::kHeaderBytes + kernels::cpu::bitmap_bytes(n_));
       result.aggregates_per_link_step = aggregates / links / static_cast<double>(setup_.steps);
     }
     if (setup_.aggregate)

@@ -1,14 +1,18 @@
 #include "sim/projection.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace gradshare::sim {
 
 Projection project(const topology::Tree& tree, const Placement& placement, const StepCosts& costs,
                    const LinkModel& link, int cores, double master_cpu_share, bool aggregate) {
   const Flow one{1.0, costs.message_bytes};
-  const Traffic traffic = aggregate ? count_aggregated_step_traffic(tree, placement, one)
-                                    : count_step_traffic(tree, placement, one);
+  const double largest = costs.max_message_bytes > 0 ? costs.max_message_bytes
+                                                     : std::numeric_limits<double>::infinity();
+  const Traffic traffic = aggregate
+                              ? count_aggregated_step_traffic(tree, placement, costs.message_bytes, largest)
+                              : count_step_traffic(tree, placement, one);
   Projection p;
   p.workers = tree.size() - 1;
   const double train = costs.compute_seconds + costs.encode_seconds;

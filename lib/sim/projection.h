@@ -34,6 +34,9 @@ struct StepCosts {
   // reports. Not measurable in one process; kStepOverheadSeconds is what the workers of the
   // emulated cluster used beyond the modelled work (scripts/bench/simulator_validation).
   double step_overhead_seconds = 0;
+  // Aggregating: message_bytes is per worker a message carries, up to this (a bitmap of every
+  // parameter with its header; 0: no limit).
+  double max_message_bytes = 0;
 };
 
 inline constexpr double kStepOverheadSeconds = 0.5e-3;
@@ -54,8 +57,8 @@ struct Projection {
   double leaf_in_bytes = 0;  // what one leaf worker receives per step
 };
 
-// aggregate: the aggregating mesh (count_aggregated_step_traffic, message_bytes the aggregates'
-// mean, copy_seconds per aggregate sent with its encoding).
+// aggregate: the aggregating mesh (count_aggregated_step_traffic: message_bytes per worker an
+// aggregate carries, up to max_message_bytes; copy_seconds per aggregate sent with its encoding).
 Projection project(const topology::Tree& tree, const Placement& placement, const StepCosts& costs,
                    const LinkModel& link, int cores, double master_cpu_share = 0.0,
                    bool aggregate = false);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/errors.h"
+#include "train/sharing/aggregating_relay.h"
 
 namespace gradshare::sim {
 
@@ -91,7 +92,7 @@ Traffic count_traffic(const topology::Tree& tree, const Placement& placement,
 }
 
 Traffic count_aggregated_step_traffic(const topology::Tree& tree, const Placement& placement,
-                                      const Flow& per_link) {
+                                      double per_worker_bytes, double max_message_bytes) {
   if (static_cast<int>(placement.node.size()) != tree.size())
     throw core::RuntimeError("count_aggregated_step_traffic: " +
                              std::to_string(placement.node.size()) + " placed ranks for a tree of " +
@@ -99,11 +100,16 @@ Traffic count_aggregated_step_traffic(const topology::Tree& tree, const Placemen
   Traffic traffic;
   traffic.ranks.resize(static_cast<std::size_t>(tree.size()));
   traffic.nodes.resize(static_cast<std::size_t>(placement.nodes()));
+  const auto sizes = train::subtree_sizes(tree);
   for (int r = 1; r < tree.size(); ++r) {
     if (!tree.is_live(r)) continue;
     const int parent = tree.parent[static_cast<std::size_t>(r)];
-    carry_on_edge(traffic, placement, r, parent, per_link);
-    carry_on_edge(traffic, placement, parent, r, per_link);
+    const auto message = [&](int from, int to) {
+      const double workers = train::workers_behind(tree, sizes, from, to);
+      return Flow{1.0, std::min(workers * per_worker_bytes, max_message_bytes)};
+    };
+    carry_on_edge(traffic, placement, r, parent, message(r, parent));
+    carry_on_edge(traffic, placement, parent, r, message(parent, r));
   }
   for (int r = 0; r < tree.size(); ++r) {
     if (!tree.is_live(r)) continue;
@@ -122,6 +128,19 @@ Traffic count_step_traffic(const topology::Tree& tree, const Placement& placemen
   for (int r = 1; r < tree.size(); ++r)
     if (tree.is_live(r)) published[static_cast<std::size_t>(r)] = per_worker;
   return count_traffic(tree, placement, published);
+}
+
+double mean_workers_per_aggregate(const topology::Tree& tree) {
+  const auto sizes = train::subtree_sizes(tree);
+  double workers = 0, edges = 0;
+  for (int r = 1; r < tree.size(); ++r) {
+    if (!tree.is_live(r)) continue;
+    const int parent = tree.parent[static_cast<std::size_t>(r)];
+    workers += train::workers_behind(tree, sizes, r, parent) +
+               train::workers_behind(tree, sizes, parent, r);
+    edges += 2;
+  }
+  return edges > 0 ? workers / edges : 1.0;
 }
 
 }  // namespace gradshare::sim

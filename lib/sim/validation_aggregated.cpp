@@ -57,13 +57,14 @@ int validate_aggregated(const ValidationOptions& o, const config::ExperimentConf
   setup.step_overhead_seconds = std::max(cpu / steps - modelled, 0.0);
   const EventResult events = simulate_events(config, sample, setup);
   costs = events.costs;
-  costs.message_bytes = message_bytes;
+  costs.message_bytes = message_bytes / mean_workers_per_aggregate(tree);
   const Projection flow =
       project(tree, placement, costs, o.link, o.cores, run.master_cpu_share, /*aggregate=*/true);
   std::printf(
       "aggregates: measured %.2f messages per link per worker step of %.0f bytes; event "
       "simulation %.2f of %.0f bytes\n",
-      per_link_step, message_bytes, events.aggregates_per_link_step, events.costs.message_bytes);
+      per_link_step, message_bytes, events.aggregates_per_link_step,
+      events.costs.message_bytes * mean_workers_per_aggregate(tree));
   const double measured = seconds / steps;
   print_time_per_step(o.link, measured, events.step_seconds, flow);
   std::printf(

@@ -10,15 +10,43 @@ namespace gradshare::train {
 namespace {
 
 // A relay re-encodes other workers' content: clipping would drop some of it and a shake-up
-// would send half quanta of it; the cap and the adaptive tau bound its messages instead.
-config::EncodingConfig relay_encoding(const config::EncodingConfig& encoding) {
+// would send half quanta of it; the cap and the adaptive tau bound its messages instead. Its band
+// is `scale` workers' (at most half the parameters: a bitmap carries any density).
+config::EncodingConfig relay_encoding(const config::EncodingConfig& encoding, double scale) {
   config::EncodingConfig relay = encoding;
   relay.residual = "none";
   relay.shake_up_every_steps = 0;
+  relay.min_sparsity = std::min(encoding.min_sparsity * scale, 0.5);
+  relay.max_sparsity = std::min(encoding.max_sparsity * scale, 0.5);
+  relay.target_sparsity = std::min(encoding.target_sparsity * scale, 0.5);
   return relay;
 }
 
+
 }  // namespace
+
+std::vector<int> subtree_sizes(const topology::Tree& tree) {
+  // Ranks in preorder from the master, then summed from the last: children before parents.
+  std::vector<int> order{0};
+  for (std::size_t i = 0; i < order.size(); ++i)
+    for (int child : tree.children[static_cast<std::size_t>(order[i])]) order.push_back(child);
+  std::vector<int> sizes(static_cast<std::size_t>(tree.size()), 0);
+  for (auto r = order.rbegin(); r != order.rend(); ++r) {
+    auto& size = sizes[static_cast<std::size_t>(*r)];
+    size += 1;
+    if (const int parent = tree.parent[static_cast<std::size_t>(*r)]; parent >= 0)
+      sizes[static_cast<std::size_t>(parent)] += size;
+  }
+  return sizes;
+}
+
+int workers_behind(const topology::Tree& tree, const std::vector<int>& sizes, int rank,
+                   int toward) {
+  if (tree.parent[static_cast<std::size_t>(rank)] == toward)
+    return sizes[static_cast<std::size_t>(rank)];
+  // Toward a child: every live worker (the master trains nothing) but that child's subtree.
+  return sizes[0] - 1 - sizes[static_cast<std::size_t>(toward)];
+}
 
 std::int64_t aggregated_staleness_bound(std::int64_t max_staleness, int tree_depth) {
   if (max_staleness <= 0) return max_staleness;  // no bound stays no bound
@@ -27,12 +55,14 @@ std::int64_t aggregated_staleness_bound(std::int64_t max_staleness, int tree_dep
 
 AggregatingRelay::AggregatingRelay(const config::EncodingConfig& encoding,
                                    std::size_t parameter_count, std::size_t links,
-                                   double wait_seconds, bool trains)
+                                   double wait_seconds, bool trains,
+                                   const std::vector<double>& band_scale)
     : sources_(links + 1), scratch_(parameter_count, 0.0f), wait_seconds_(wait_seconds),
       trains_(trains), check_(encoding.check_conservation) {
-  const auto relay = relay_encoding(encoding);
+  GS_CHECK(band_scale.empty() || band_scale.size() == links, "a band scale per link");
   links_.reserve(links);
   for (std::size_t l = 0; l < links; ++l) {
+    const auto relay = relay_encoding(encoding, band_scale.empty() ? 1.0 : band_scale[l]);
     links_.push_back(Link{codec::Encoder(relay, parameter_count), {}, {},
                           std::vector<bool>(links + 1, false), {},
                           std::vector<std::uint8_t>(parameter_count, 0), false, 0.0});

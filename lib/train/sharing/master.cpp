@@ -24,7 +24,7 @@ SharingMaster::SharingMaster(RunContext& context, SharingSession& session)
            static_cast<float>(cfg_.encoding.initial_threshold)) {
   if (cfg_.topology.aggregate)
     exchange_.aggregate(cfg_.encoding, cfg_.topology.aggregate_wait_ms / 1000.0, false,
-                        std::nullopt);
+                        session.tree());
   exchange_.on_applied([this](const codec::ParsedMessage& message) {
     auto& clock = clocks_[message.header.origin];
     clock = std::max(clock, message.header.iteration);

@@ -214,12 +214,16 @@ std::size_t UpdateExchange::poll(std::span<float> parameters, double now) {
 }
 
 void UpdateExchange::aggregate(const config::EncodingConfig& encoding, double wait_seconds,
-                               bool trains, std::optional<int> parent) {
-  const std::size_t links = plane_->links().size();
-  aggregator_.emplace(encoding, parameter_count_, links, wait_seconds, trains);
-  if (parent) aggregator_->set_parent(relay_->index_of(*parent));
+                               bool trains, const topology::Tree& tree) {
+  const auto& links = plane_->links();
+  const auto sizes = subtree_sizes(tree);
+  std::vector<double> band_scale;
+  for (int link : links) band_scale.push_back(workers_behind(tree, sizes, self_, link));
+  aggregator_.emplace(encoding, parameter_count_, links.size(), wait_seconds, trains, band_scale);
+  if (const int parent = tree.parent[static_cast<std::size_t>(self_)]; parent >= 0)
+    aggregator_->set_parent(relay_->index_of(parent));
   aggregator_->limit_message_bytes(plane_->max_message_bytes());
-  link_seq_.assign(links, 0);
+  link_seq_.assign(links.size(), 0);
 }
 
 std::size_t UpdateExchange::send_aggregates(double now, bool flush) {

@@ -32,6 +32,7 @@
 #include "comm/data_plane.h"
 #include "comm/relay.h"
 #include "config/experiment_config.h"
+#include "topology/tree.h"
 #include "train/sharing/aggregating_relay.h"
 
 namespace gradshare::train {
@@ -75,10 +76,10 @@ class UpdateExchange {
 
   // From now on an applied message is not forwarded: it is owed to every other link and
   // send_aggregates() sends each link one message for all it is owed (aggregating_relay.h).
-  // trains: whether this rank publishes updates of its own; parent: the rank toward the master
-  // (none at the master).
+  // trains: whether this rank publishes updates of its own; `tree`: the job's (each link's
+  // band, the link toward the master).
   void aggregate(const config::EncodingConfig& encoding, double wait_seconds, bool trains,
-                 std::optional<int> parent);
+                 const topology::Tree& tree);
   bool aggregating() const { return aggregator_.has_value(); }
   // Aggregating: sends every link's message that is due at `now` (flush: every link that is
   // owed anything) and has room, and every link's final and the cut's marker once due (queued

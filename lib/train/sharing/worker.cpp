@@ -58,7 +58,7 @@ SharingWorker::SharingWorker(RunContext& context, SharingSession& session, bool 
   encoder_.limit_message_bytes(session.plane().max_message_bytes());
   if (cfg_.topology.aggregate)
     exchange_.aggregate(cfg_.encoding, cfg_.topology.aggregate_wait_ms / 1000.0, true,
-                        session.tree().parent[static_cast<std::size_t>(context.rank)]);
+                        session.tree());
   if (cfg_.encoding.momentum == "mask") momentum_mask_.emplace(n_);
   phase_ = replacement ? WorkerPhase::kJoining : WorkerPhase::kRequesting;
   exchange_.on_applied([this](const codec::ParsedMessage& message) {

@@ -19,18 +19,19 @@ grep -Eq '^mesh +512 +3 ' "$work/out.txt" || fail "512 workers at fan-out 8 fill
 grep -Eq '^plain: (saturates at [0-9]+ workers|efficiency stays)' "$work/out.txt" || fail "no plain saturation line"
 [ "$(wc -l <"$work/out.csv")" = 7 ] || fail "the CSV needs a header and 6 rows"
 
-# The aggregating mesh: one message per link per step, so a leaf takes in the same bytes and
-# the master sends 8 copies (one per child) at 64 workers as at 4096.
-"$gradshare" simulate "$config" --workers 64,4096 --topology aggregate --events-up-to 8 \
+# The aggregating mesh: one message per link per step, so the master sends 8 copies (one per
+# child) at 4096 workers as at 32768, and a leaf, whose message carries every other worker's band
+# up to a bitmap of every parameter, takes in the same bytes.
+"$gradshare" simulate "$config" --workers 4096,32768 --topology aggregate --events-up-to 8 \
   --steps 20 --link 10gbit >"$work/agg.txt" || { cat "$work/agg.txt"; fail "simulate aggregate failed"; }
 cat "$work/agg.txt"
 grep -q '^aggregate (8 workers): .* messages per link per worker step, .* after the drain.s flush round replicas differ' \
   "$work/agg.txt" || fail "no aggregate summary line"
 leaf_in() { awk -v w="$1" '$1 == "aggregate" && $2 == w { print $11 }' "$work/agg.txt"; }
 master_copies() { awk -v w="$1" '$1 == "aggregate" && $2 == w { print $7 }' "$work/agg.txt"; }
-[ -n "$(leaf_in 64)" ] && [ "$(leaf_in 64)" = "$(leaf_in 4096)" ] ||
-  fail "a leaf's bytes per step must not grow with the workers: $(leaf_in 64) vs $(leaf_in 4096)"
-[ "$(master_copies 64)" = 8 ] && [ "$(master_copies 4096)" = 8 ] || fail "the master sends one copy per child"
+[ -n "$(leaf_in 4096)" ] && [ "$(leaf_in 4096)" = "$(leaf_in 32768)" ] ||
+  fail "a leaf's bytes per step must stop growing at the bitmap: $(leaf_in 4096) vs $(leaf_in 32768)"
+[ "$(master_copies 4096)" = 8 ] && [ "$(master_copies 32768)" = 8 ] || fail "the master sends one copy per child"
 
 expect_usage_error() {  # expect_usage_error WORD ARGS...: exit 2, one line naming WORD
   local word=$1 rc=0

@@ -268,9 +268,7 @@ struct Mesh {
     for (int r = 0; r < kRanks; ++r) {
       exchanges.push_back(std::make_unique<UpdateExchange>(fabric.plane(r), r, kRanks,
                                                            kParameters, std::nullopt));
-      exchanges.back()->aggregate(encoding(), kNoWait, r > 0,
-                                  r > 0 ? std::optional<int>(tree.parent[static_cast<std::size_t>(r)])
-                                        : std::nullopt);
+      exchanges.back()->aggregate(encoding(), kNoWait, r > 0, tree);
       encoders.push_back(std::make_unique<codec::Encoder>(encoding(), kParameters));
       parameters.emplace_back(kParameters, 0.0f);
     }

@@ -182,10 +182,10 @@ class PeerReplica {
     exchange_.poll(parameters_);
     if (exchange_.aggregating()) exchange_.send_aggregates(0.0, false);
   }
-  // From now on as an aggregating rank (topology.aggregate) that does not train, under `parent`
-  // (none: the master): its links' sums go as soon as they are owed.
-  void aggregate(const config::EncodingConfig& encoding, std::optional<int> parent) {
-    exchange_.aggregate(encoding, 0.0, false, parent);
+  // From now on as an aggregating rank (topology.aggregate) of `tree` that does not train: its
+  // links' sums go as soon as they are owed.
+  void aggregate(const config::EncodingConfig& encoding, const topology::Tree& tree) {
+    exchange_.aggregate(encoding, 0.0, false, tree);
   }
   // Whether every origin's updates up to target[origin] are applied and nothing waits to go.
   bool drained(const std::vector<std::uint64_t>& target) const;

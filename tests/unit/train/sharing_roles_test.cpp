@@ -357,8 +357,8 @@ TEST_F(SharingWorkerRole, AggregatingPausesForACheckpointsCutUntilFlushResume) {
       PeerReplica(session.peer_plane(0), 0, 3, initial, ctx.config.encoding),
       PeerReplica(session.peer_plane(2), 2, 3, initial, ctx.config.encoding),
       false, false, -1, 0, std::nullopt};
-  script.master.aggregate(ctx.config.encoding, std::nullopt);
-  script.peer.aggregate(ctx.config.encoding, 0);
+  script.master.aggregate(ctx.config.encoding, session.tree());
+  script.peer.aggregate(ctx.config.encoding, session.tree());
   channel.set_script([&](const SentMessage& sent, ScriptedChannel& c) { script.on_sent(sent, c); });
   channel.set_tick([&](ScriptedChannel& c) { script.tick(c); });
   channel.arrive(0, Start{0, {}});
