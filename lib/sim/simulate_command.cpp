@@ -257,8 +257,12 @@ int project_command(const Options& o) {
       setup.aggregate_wait_seconds = o.aggregate_wait_seconds;
       events.push_back(simulate_events(config, sample, setup));
       costs = events.back().costs;
+      double applied = 0;
+      for (const auto& rank : events.back().ranks)
+        applied = std::max(applied, static_cast<double>(rank.applied));
       if (events.back().applied_twice != 0 ||
-          events.back().max_replica_difference > train::kEquivalenceTolerance)
+          events.back().max_replica_difference >
+              train::equivalence_tolerance(setup.aggregate, applied))
         throw core::RuntimeError("simulate: the event simulation of " + std::to_string(w) +
                                  " workers (" + mode +
                                  ") ended with replicas that differ: a defect");

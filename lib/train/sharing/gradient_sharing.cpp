@@ -26,6 +26,11 @@ std::int64_t sharing_staleness_bound(const config::ExperimentConfig& config, int
   return config.topology.aggregate ? aggregated_staleness_bound(bound, tree_depth) : bound;
 }
 
+double equivalence_tolerance(bool aggregating, double most_messages_applied) {
+  if (!aggregating) return kEquivalenceTolerance;
+  return std::max(kEquivalenceTolerance, 8.0 * std::ldexp(std::sqrt(most_messages_applied), -24));
+}
+
 config::ExperimentConfig sharing_worker_config(const config::ExperimentConfig& config,
                                                int workers) {
   auto local = config.encoding.combine == "sum" ? one_of_summed_workers(config, workers) : config;

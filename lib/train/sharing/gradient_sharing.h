@@ -60,5 +60,13 @@ std::int64_t sharing_staleness_bound(const config::ExperimentConfig& config, int
 // Relative max-norm difference max|a - b| / max|b| (0 when both are zero).
 double relative_max_difference(std::span<const float> a, std::span<const float> b);
 inline constexpr double kEquivalenceTolerance = 1e-5;
+// The model-equivalence check's tolerance. Relaying, replicas apply the same messages in other
+// orders: kEquivalenceTolerance (1e-7 is what runs show). Aggregating, each applies other
+// messages (its links' sums) of the same total, so the float32 rounding of its parameters walks
+// its own way: about 2^-24 x sqrt(messages applied) per element, the largest of 1e5 elements a
+// few times that (2.6e-5 of max|p| measured after 15 epochs of the MLP, 8,000 messages applied).
+// The bound is 8 times that, at least kEquivalenceTolerance; a message lost or applied twice
+// moves an element by a quantum, about 1e-2 of max|p|, which it still catches.
+double equivalence_tolerance(bool aggregating, double most_messages_applied);
 
 }  // namespace gradshare::train
