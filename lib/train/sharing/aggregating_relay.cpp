@@ -129,6 +129,11 @@ bool AggregatingRelay::due(std::size_t link, double now) const {
   return true;
 }
 
+bool AggregatingRelay::fresh(std::size_t link) const {
+  const auto& heard = links_[link].heard;
+  return std::find(heard.begin(), heard.end(), true) != heard.end();
+}
+
 double AggregatingRelay::next_deadline() const {
   double deadline = std::numeric_limits<double>::infinity();
   for (const Link& link : links_)

@@ -18,7 +18,8 @@
 //     has contributed since the link's last message, sources known idle not waited for;
 //   - or once content has been owed longer than `wait_seconds`, so that a quiet source never
 //     holds the others back;
-//   - or whenever the caller flushes (a worker held by the staleness bound, the drain).
+//   - or whenever the caller flushes (a worker held by the staleness bound), if anything was
+//     contributed since its last message.
 // A message's iteration is the smallest clock among its training sources' newest (each link's
 // last message, this rank's own step): the receiver's staleness bound then counts the slowest
 // worker behind the link that still trains. It is flagged idle only when every source that has
@@ -101,6 +102,9 @@ class AggregatingRelay {
   void set_training(bool trains) { trains_ = trains; }
 
   bool owes(std::size_t link) const { return links_[link].owed; }
+  // Something was contributed to the link since its last message (what a flush waits for: what
+  // stayed owed after a message, above the next tau, waits for the link to be due).
+  bool fresh(std::size_t link) const;
   bool due(std::size_t link, double now) const;
   // The link had no room: its wait starts again at `now` (not at once on every poll).
   void postpone(std::size_t link, double now);

@@ -251,7 +251,8 @@ std::size_t UpdateExchange::send_aggregates(double now, bool flush) {
       sent += finals_.size();
       continue;
     }
-    if (!aggregator_->owes(l) || !(flush || aggregator_->due(l, now))) continue;
+    if (!aggregator_->owes(l) || !(aggregator_->due(l, now) || (flush && aggregator_->fresh(l))))
+      continue;
     // Back-pressure: what a full link cannot take stays owed and grows into the next message.
     if (relay_->queued_bytes(links[l]) > 0 ||
         !plane_->can_send(links[l], aggregator_->max_message_bytes(l))) {

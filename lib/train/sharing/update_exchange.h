@@ -81,8 +81,8 @@ class UpdateExchange {
   void aggregate(const config::EncodingConfig& encoding, double wait_seconds, bool trains,
                  const topology::Tree& tree);
   bool aggregating() const { return aggregator_.has_value(); }
-  // Aggregating: sends every link's message that is due at `now` (flush: every link that is
-  // owed anything) and has room, and every link's final and the cut's marker once due (queued
+  // Aggregating: sends every link's message that is due at `now` (flush: every link contributed
+  // to since its last message) and has room, and every link's final and the cut's marker once due (queued
   // behind what the link has queued), nothing on a held link; returns the messages sent.
   std::size_t send_aggregates(double now, bool flush);
   // Aggregating: this rank's training is paused or over for the next flush round
