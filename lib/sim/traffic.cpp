@@ -105,7 +105,7 @@ Traffic count_aggregated_step_traffic(const topology::Tree& tree, const Placemen
     if (!tree.is_live(r)) continue;
     const int parent = tree.parent[static_cast<std::size_t>(r)];
     const auto message = [&](int from, int to) {
-      const double workers = train::workers_behind(tree, sizes, from, to);
+      const double workers = train::aggregated_band(tree, sizes, from, to);
       return Flow{1.0, std::min(workers * per_worker_bytes, max_message_bytes)};
     };
     carry_on_edge(traffic, placement, r, parent, message(r, parent));
@@ -136,8 +136,8 @@ double mean_workers_per_aggregate(const topology::Tree& tree) {
   for (int r = 1; r < tree.size(); ++r) {
     if (!tree.is_live(r)) continue;
     const int parent = tree.parent[static_cast<std::size_t>(r)];
-    workers += train::workers_behind(tree, sizes, r, parent) +
-               train::workers_behind(tree, sizes, parent, r);
+    workers += train::aggregated_band(tree, sizes, r, parent) +
+               train::aggregated_band(tree, sizes, parent, r);
     edges += 2;
   }
   return edges > 0 ? workers / edges : 1.0;

@@ -48,6 +48,13 @@ int workers_behind(const topology::Tree& tree, const std::vector<int>& sizes, in
   return sizes[0] - 1 - sizes[static_cast<std::size_t>(toward)];
 }
 
+int aggregated_band(const topology::Tree& tree, const std::vector<int>& sizes, int rank,
+                    int toward) {
+  std::size_t fan_out = 1;
+  for (const auto& children : tree.children) fan_out = std::max(fan_out, children.size());
+  return std::min(workers_behind(tree, sizes, rank, toward), static_cast<int>(fan_out));
+}
+
 std::int64_t aggregated_staleness_bound(std::int64_t max_staleness, int tree_depth) {
   if (max_staleness <= 0) return max_staleness;  // no bound stays no bound
   return max_staleness + 2 * std::max(2 * tree_depth - 1, 0);
