@@ -59,7 +59,7 @@ inline constexpr comm::Tag kDownpourServerEnd{38};
 // a sharing worker's checkpoint state, one piece at a time
 inline constexpr comm::Tag kStateChunk{39};
 inline constexpr comm::Tag kStateChunkAck{40};  // the master has a piece: the next may go
-// aggregating mesh: a checkpoint's flush round is complete, training goes on
+// aggregating mesh: a checkpoint's cut is taken, training goes on
 inline constexpr comm::Tag kFlushResume{41};
 }  // namespace tags
 

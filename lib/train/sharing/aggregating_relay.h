@@ -27,7 +27,7 @@
 // the way holds an update a while, so the bound a worker keeps counts those hops
 // (aggregated_staleness_bound).
 //
-// Flush rounds (a checkpoint's cut, the drain): each rank counts the rounds it has begun (its
+// Flush rounds (the drain): each rank counts the rounds it has begun (its
 // own training paused or over) and, per link, the round-closing ("final") messages sent and
 // received. A link's final goes once the rank has begun the round and every other link's final
 // of that round has arrived: it carries the link's whole relay residual as exact values

@@ -30,8 +30,9 @@
 // Under `mpirun --with-ft ulfm` a failed worker is replaced or dropped and the replicas are
 // brought back to the same applied updates before training goes on: sharing/recovery.h.
 // With topology.aggregate every relay (the master, a mesh's inner workers) sends each link one
-// re-encoded sum instead (sharing/aggregating_relay.h); checkpoints and the drain are then flush
-// rounds, after which the replicas are the same to rounding, and a failed rank ends the job.
+// re-encoded sum instead (sharing/aggregating_relay.h); checkpoints are then cuts (markers up the
+// tree), the drain a flush round after which the replicas are the same to rounding, and a failed
+// rank ends the job.
 #pragma once
 
 #include <cstdint>

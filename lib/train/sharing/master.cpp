@@ -142,7 +142,7 @@ bool SharingMaster::poll() {
   if (checkpointer_.due(progress_->steps()) && !checkpoint_.under_way()) request_checkpoint();
   write_checkpoint_if_complete();
   progress_->maybe_log(static_cast<double>(exchange_.stats().relayed));
-  // Aggregating, the drain's flush round follows the checkpoint's under way.
+  // Aggregating, the drain's flush round follows the checkpoint under way.
   if (drain_.ready_to_send(live_) && !(exchange_.aggregating() && checkpoint_.under_way()))
     drain_.send_targets(live_, exchange_, control());
   return busy;

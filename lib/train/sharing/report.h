@@ -58,7 +58,7 @@ struct DrainedReport {
   std::uint64_t bytes_published = 0;  // payload bytes of its own messages
   comm::TransportStats transport;     // its data plane's counters (since the last repair)
   double cpu_seconds = 0;             // process CPU (user + kernel) since it began to train
-  std::uint64_t flush_messages = 0;   // aggregating: flush rounds' finals sent (in transport)
+  std::uint64_t flush_messages = 0;   // aggregating: finals and markers sent (in transport)
   std::uint64_t flush_bytes = 0;
   std::vector<float> parameters;
 

@@ -47,7 +47,7 @@ struct ExchangeStats {
   std::size_t kept_bytes_peak = 0;  // of the peer messages kept for a resync
   std::uint64_t aggregated = 0;     // aggregate messages sent (aggregating), finals excluded
   std::uint64_t aggregated_bytes = 0;
-  std::uint64_t flushed = 0;        // flush rounds' final messages sent, in pieces
+  std::uint64_t flushed = 0;        // finals sent (in pieces) and checkpoint markers
   std::uint64_t flushed_bytes = 0;
 };
 

@@ -366,8 +366,8 @@ void SharingWorker::wait_for_peers() {
     bool progress = false;
     guarded([&] {
       progress = service();
-      // (Paused for a flush round, nothing of this worker's may leave: its residual is in the
-      // checkpoint's state.)
+      // (Paused for a checkpoint's cut, nothing of this worker's may leave: its residual is in
+      // the checkpoint's state.)
       if (sent_clock_ < clock_ && !held_by_flush() &&
           exchange_.can_publish(encoder_.message_bytes_bound(zeros()))) {
         share(zeros(), current_epoch_, 0);

@@ -94,8 +94,8 @@ int SharingWorker::finish() {
           drain_round_ = target->flush_round;
           deadline = core::Deadline(timeout_);
         }
-      // Aggregating: with no partition left this worker joins every flush round, the drain's
-      // among them, once the one before is over.
+      // Aggregating: with no partition left this worker joins the drain's flush round once no
+      // checkpoint holds it.
       if (exchange_.aggregating() && !drained_sent_ && !held_by_flush() &&
           (drain_round_ == 0 || exchange_.aggregator().round() < drain_round_))
         exchange_.begin_flush();
