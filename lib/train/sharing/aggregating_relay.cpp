@@ -50,9 +50,9 @@ int workers_behind(const topology::Tree& tree, const std::vector<int>& sizes, in
 
 int aggregated_band(const topology::Tree& tree, const std::vector<int>& sizes, int rank,
                     int toward) {
-  std::size_t fan_out = 1;
-  for (const auto& children : tree.children) fan_out = std::max(fan_out, children.size());
-  return std::min(workers_behind(tree, sizes, rank, toward), static_cast<int>(fan_out));
+  std::size_t cap = kMaxAggregatedBand;
+  for (const auto& children : tree.children) cap = std::max(cap, children.size());
+  return std::min(workers_behind(tree, sizes, rank, toward), static_cast<int>(cap));
 }
 
 std::int64_t aggregated_staleness_bound(std::int64_t max_staleness, int tree_depth) {
