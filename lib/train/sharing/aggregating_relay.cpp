@@ -48,11 +48,15 @@ int workers_behind(const topology::Tree& tree, const std::vector<int>& sizes, in
   return sizes[0] - 1 - sizes[static_cast<std::size_t>(toward)];
 }
 
-int aggregated_band(const topology::Tree& tree, const std::vector<int>& sizes, int rank,
-                    int toward) {
+int aggregated_band_cap(const topology::Tree& tree) {
   std::size_t cap = kMaxAggregatedBand;
   for (const auto& children : tree.children) cap = std::max(cap, children.size());
-  return std::min(workers_behind(tree, sizes, rank, toward), static_cast<int>(cap));
+  return static_cast<int>(cap);
+}
+
+int aggregated_band(const topology::Tree& tree, const std::vector<int>& sizes, int cap, int rank,
+                    int toward) {
+  return std::min(workers_behind(tree, sizes, rank, toward), cap);
 }
 
 std::int64_t aggregated_staleness_bound(std::int64_t max_staleness, int tree_depth) {

@@ -92,7 +92,9 @@ int workers_behind(const topology::Tree& tree, const std::vector<int>& sizes, in
 // 32 workers; capped at a fan-out of 2, a 6-worker mesh's 2-epoch runs ended at 71-75 %, where
 // relaying reaches 80 %).
 inline constexpr int kMaxAggregatedBand = 8;
-int aggregated_band(const topology::Tree& tree, const std::vector<int>& sizes, int rank,
+// That cap for `tree` (computed once per tree, not per link).
+int aggregated_band_cap(const topology::Tree& tree);
+int aggregated_band(const topology::Tree& tree, const std::vector<int>& sizes, int cap, int rank,
                     int toward);
 
 class AggregatingRelay {

@@ -217,8 +217,9 @@ void UpdateExchange::aggregate(const config::EncodingConfig& encoding, double wa
                                bool trains, const topology::Tree& tree) {
   const auto& links = plane_->links();
   const auto sizes = subtree_sizes(tree);
+  const int cap = aggregated_band_cap(tree);
   std::vector<double> band_scale;
-  for (int link : links) band_scale.push_back(aggregated_band(tree, sizes, self_, link));
+  for (int link : links) band_scale.push_back(aggregated_band(tree, sizes, cap, self_, link));
   aggregator_.emplace(encoding, parameter_count_, links.size(), wait_seconds, trains, band_scale);
   if (const int parent = tree.parent[static_cast<std::size_t>(self_)]; parent >= 0)
     aggregator_->set_parent(relay_->index_of(parent));
