@@ -7,6 +7,7 @@
 #include <functional>
 #include <limits>
 
+#include "codec/exact.h"
 #include "codec/sparsity_band.h"
 #include "core/errors.h"
 #include "kernels/cpu/codec_bitmap_layout.h"
@@ -125,10 +126,19 @@ void Encoder::set_training_progress(double epochs) {
   cap_ = std::min(cap_quanta(cap_fraction_, band_scale_, residual_.size()), limit_cap_);
 }
 
+void Encoder::carry_values() {
+  GS_CHECK(limit_cap_ == std::numeric_limits<std::size_t>::max(),
+           "carry_values() after limit_message_bytes()");
+  GS_CHECK(shake_up_every_ == 0, "a values encoder does not shake up");
+  values_ = true;
+}
+
 void Encoder::limit_message_bytes(std::size_t bytes) {
-  if (format_ != Format::kAuto && format_ != Format::kSparse) return;
-  GS_CHECK(bytes >= kHeaderBytes + 4, "a message limit of " + std::to_string(bytes) + " bytes");
-  limit_cap_ = (bytes - kHeaderBytes) / 4;
+  if (!values_ && format_ != Format::kAuto && format_ != Format::kSparse) return;
+  const std::size_t entry_bytes = values_ ? kExactEntryBytes : 4;
+  GS_CHECK(bytes >= kHeaderBytes + entry_bytes,
+           "a message limit of " + std::to_string(bytes) + " bytes");
+  limit_cap_ = (bytes - kHeaderBytes) / entry_bytes;
   cap_ = std::min(cap_, limit_cap_);
   max_cap_ = std::min(max_cap_, limit_cap_);
 }
@@ -179,6 +189,7 @@ std::size_t Encoder::max_message_bytes() const {
   // A capped message carries at most max_cap_ quanta (the cap at the warm-up's start);
   // shake-ups are bitmaps whatever the cap.
   const std::size_t entries = shake_up_every_ > 0 ? n : max_cap_;
+  if (values_) return kHeaderBytes + kExactEntryBytes * entries;
   switch (format_) {
     case Format::kSparse:
       return kHeaderBytes + 4 * entries;

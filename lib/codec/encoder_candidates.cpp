@@ -6,6 +6,7 @@
 #include <string>
 
 #include "codec/encoder.h"
+#include "codec/exact.h"
 #include "core/errors.h"
 
 namespace gradshare::codec {
@@ -26,7 +27,7 @@ EncodeStats Encoder::encode_candidates(std::span<const std::uint32_t> candidates
   const std::size_t n = residual_.size();
   // A full pass where one is needed anyway (shake-ups, a forced bitmap) or cheaper (candidates
   // past an eighth of the parameters).
-  if (shake_up_every_ > 0 || format_ == Format::kBitmap || candidates.size() > n / 8) {
+  if (!values_ && (shake_up_every_ > 0 || format_ == Format::kBitmap || candidates.size() > n / 8)) {
     if (zeros_.empty()) zeros_.assign(n, 0.0f);
     return encode(zeros_, meta, out);
   }
@@ -49,6 +50,17 @@ EncodeStats Encoder::encode_candidates(std::span<const std::uint32_t> candidates
   const bool capped = firing > cap_;
   float message_tau = tau;
   if (capped) message_tau = raised_to_cap(tau);  // as cap_threshold, over the candidates
+  if (values_) {
+    selected_.clear();
+    for (const std::uint32_t i : candidates)
+      if (std::fabs(residual_[i]) >= message_tau) selected_.push_back(i);
+    write_exact_payload(residual_, selected_, out);
+    for (const std::uint32_t i : selected_) residual_[i] = 0.0f;
+    Payload payload;
+    payload.encoding = Encoding::kExact;
+    payload.entries = selected_.size();
+    return finish(payload, meta, {step, tau, message_tau, firing, capped, false, false}, out);
+  }
   if (indices_.size() < firing) indices_.resize(firing);
   std::size_t count = 0;
   for (const std::uint32_t i : candidates) {

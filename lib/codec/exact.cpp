@@ -23,10 +23,8 @@ Record record_at(std::span<const std::uint8_t> payload, std::size_t e) {
 
 }  // namespace
 
-void encode_exact(std::span<const float> values, std::span<const std::uint32_t> indices,
-                  const MessageMeta& meta, std::vector<std::uint8_t>& out) {
-  std::string error;
-  GS_CHECK(check_meta(meta, &error), error);
+void write_exact_payload(std::span<const float> values, std::span<const std::uint32_t> indices,
+                         std::vector<std::uint8_t>& out) {
   out.resize(kHeaderBytes + kExactEntryBytes * indices.size());
   for (std::size_t e = 0; e < indices.size(); ++e) {
     GS_CHECK(indices[e] < values.size() && (e == 0 || indices[e] > indices[e - 1]),
@@ -34,6 +32,13 @@ void encode_exact(std::span<const float> values, std::span<const std::uint32_t> 
     std::memcpy(out.data() + kHeaderBytes + kExactEntryBytes * e, &indices[e], 4);
     std::memcpy(out.data() + kHeaderBytes + kExactEntryBytes * e + 4, &values[indices[e]], 4);
   }
+}
+
+void encode_exact(std::span<const float> values, std::span<const std::uint32_t> indices,
+                  const MessageMeta& meta, std::vector<std::uint8_t>& out) {
+  std::string error;
+  GS_CHECK(check_meta(meta, &error), error);
+  write_exact_payload(values, indices, out);
   MessageHeader header;
   header.encoding = Encoding::kExact;
   header.flags = meta.flags;

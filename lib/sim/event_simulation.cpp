@@ -8,9 +8,9 @@
 #include <string>
 
 #include "codec/encoder.h"
+#include "codec/exact.h"
 #include "core/cpu_time.h"
 #include "core/errors.h"
-#include "kernels/cpu/codec_bitmap_layout.h"
 #include "sim/virtual_network.h"
 #include "train/sharing/aggregating_relay.h"
 #include "train/sharing/staleness.h"
@@ -373,11 +373,11 @@ class EventSimulation {
         published ? static_cast<double>(bytes) / static_cast<double>(published) : 0.0;
     if (setup_.aggregate && aggregates > 0) {
       // What crosses the links is the aggregates, not the workers' own messages: their size per
-      // worker they carry, and the densest a message can be (a bitmap of every parameter).
+      // worker they carry, and the densest a message can be (every parameter's value).
       result.costs.message_bytes =
           aggregate_bytes / aggregates / mean_workers_per_aggregate(setup_.tree);
       result.costs.max_message_bytes =
-          static_cast<double>(codec::kHeaderBytes + kernels::cpu::bitmap_bytes(n_));
+          static_cast<double>(codec::kHeaderBytes + codec::kExactEntryBytes * n_);
       result.aggregates_per_link_step = aggregates / links / static_cast<double>(setup_.steps);
     }
     if (setup_.aggregate)

@@ -34,8 +34,8 @@ struct StepCosts {
   // reports. Not measurable in one process; kStepOverheadSeconds is what the workers of the
   // emulated cluster used beyond the modelled work (scripts/bench/simulator_validation).
   double step_overhead_seconds = 0;
-  // Aggregating: message_bytes is per worker a message carries, up to this (a bitmap of every
-  // parameter with its header; 0: no limit).
+  // Aggregating: message_bytes is per worker a message carries, up to this (every parameter's
+  // value with the header; 0: no limit).
   double max_message_bytes = 0;
 };
 

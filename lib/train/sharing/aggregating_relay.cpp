@@ -77,6 +77,7 @@ AggregatingRelay::AggregatingRelay(const config::EncodingConfig& encoding,
     links_.push_back(Link{codec::Encoder(relay, parameter_count), {}, {},
                           std::vector<bool>(links + 1, false), {},
                           std::vector<std::uint8_t>(parameter_count, 0), false, 0.0});
+    links_.back().encoder.carry_values();
     if (check_) {
       links_.back().contributed.assign(parameter_count, 0.0f);
       links_.back().sent.assign(parameter_count, 0.0f);

@@ -9,6 +9,7 @@
 
 #include "codec/decoder.h"
 #include "codec/encoder.h"
+#include "codec/message.h"
 #include "codec_test_util.h"
 #include "core/rng.h"
 
@@ -129,6 +130,57 @@ TEST(EncodeCandidates, AnElementNotAmongTheCandidatesWaits) {
   EXPECT_LT(dense[20], 0.0f);
   EXPECT_EQ(dense[10], 0.0f);
   EXPECT_FLOAT_EQ(encoder.residual()[10], 1.0f) << "untested: it waits in the residual";
+}
+
+// carry_values(): the same elements fire as with quanta (same tau, same cap), each leaving with
+// its whole residual; what stays is exactly what did not fire; messages keep within the limit.
+TEST(EncodeCandidates, CarryingValuesSelectsAsQuantaDoAndSendsEachSelectedElementWhole) {
+  auto config = make_config("auto");
+  config.max_message_sparsity = 0.002;  // a cap some steps hit
+  config.min_quanta = 0;
+  Encoder quanta(config, kN), values(config, kN);
+  values.carry_values();
+  constexpr std::size_t kLimit = kHeaderBytes + 8 * 6;
+  values.limit_message_bytes(kLimit);
+  quanta.limit_message_bytes(kHeaderBytes + 4 * 6);
+  EXPECT_EQ(values.max_message_bytes(), kLimit);
+  int capped = 0;
+  for (std::uint64_t step = 1; step <= 20; ++step) {
+    std::vector<std::uint32_t> nonzero;
+    const auto update = sparse_update(0.02, step, nonzero);
+    quanta.accumulate(update);
+    values.accumulate(update);
+    const std::vector<float> before(values.residual().begin(), values.residual().end());
+    std::vector<std::uint32_t> every(kN);
+    for (std::size_t i = 0; i < kN; ++i) every[i] = static_cast<std::uint32_t>(i);
+    std::vector<std::uint8_t> q, v;
+    const auto sq = quanta.encode_candidates(every, {1, step, 0, 0, 0}, q);
+    const auto sv = values.encode_candidates(every, {1, step, 0, 0, 0}, v);
+    ASSERT_LE(v.size(), kLimit);
+    ParsedMessage parsed;
+    std::string error;
+    ASSERT_TRUE(parse_message(v, kN, parsed, &error)) << error;
+    EXPECT_EQ(parsed.header.encoding, Encoding::kExact);
+    EXPECT_EQ(sv.entries, sq.entries) << "step " << step;
+    EXPECT_EQ(sv.capped, sq.capped);
+    capped += sv.capped ? 1 : 0;
+    const auto fired_q = decode_dense(q, kN), fired_v = decode_dense(v, kN);
+    for (std::size_t i = 0; i < kN; ++i) {
+      ASSERT_EQ(fired_q[i] != 0.0f, fired_v[i] != 0.0f) << "element " << i << " step " << step;
+      if (fired_v[i] != 0.0f) {
+        ASSERT_EQ(fired_v[i], before[i]) << "sent whole";
+        ASSERT_EQ(values.residual()[i], 0.0f);
+      } else {
+        ASSERT_EQ(values.residual()[i], before[i]) << "what did not fire stays";
+      }
+    }
+    // Same selection, so the same next tau.
+    EXPECT_EQ(values.threshold(), quanta.threshold());
+    // Keep the two residuals alike for the next step: the quanta encoder's fired elements too.
+    for (std::size_t i = 0; i < kN; ++i)
+      if (fired_q[i] != 0.0f) quanta.residual()[i] = 0.0f;
+  }
+  EXPECT_GT(capped, 0) << "the cap must be exercised";
 }
 
 }  // namespace
