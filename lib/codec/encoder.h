@@ -105,8 +105,8 @@ class Encoder {
   // (codec/exact.h, 8 bytes an entry; the header's tau is the selection's) instead of one
   // quantum. What a relay holds below tau is then what no source has pushed past it, not the
   // remainders of every element that fired: with quanta, 2-epoch runs of the shipped MLP on a
-  // 6-worker aggregating mesh ended at 71.4-79.1 % where relaying reaches 77.8-81.2 % (the same
-  // 4 seeds), with values at 77.6-80.8 %.
+  // 6-worker aggregating mesh ended at 71.4-80.5 % (mean 76.7) where relaying reaches
+  // 77.8-82.0 % (mean 80.2; the same 6 seeds), with values at 76.1-82.1 % (mean 79.4).
   void carry_values();
 
   // Back-pressure: r += update only, no message; the quanta stay in the residual. Non-finite

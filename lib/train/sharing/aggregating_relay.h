@@ -12,8 +12,8 @@
 //
 // Whole values, not quanta: a quantum of the relay's tau would leave a remainder below tau in
 // every element that fired, and the sum of several workers' quanta can be many of the relay's;
-// both waited in the relay residual (2-epoch runs on a 6-worker mesh ended at 71-79 %, relaying
-// 78-81 %). An exact entry costs 8 bytes where a worker's Rice-coded quantum costs about 1.5.
+// both waited in the relay residual (2-epoch runs on a 6-worker mesh, 6 seeds: 76.7 % mean,
+// relaying 80.2 %, whole values 79.4 %). An exact entry costs 8 bytes where a worker's Rice-coded quantum costs about 1.5.
 //
 // Cost in the messages' entries, not the parameters: a link remembers which elements changed
 // since they last fired (its candidates) and its encoder tests only those
