@@ -3,6 +3,7 @@
 #include "kernels/cuda/device_decoder.h"
 
 #include "codec/exact.h"
+#include "codec/values.h"
 
 #include <cstring>
 
@@ -88,6 +89,18 @@ bool DeviceDecoder::decode_into(std::span<const std::uint8_t> message, float* ta
       enqueue_apply_exact(records, count, target, sign, stream_);
       return true;
     }
+    case codec::Encoding::kValues: {
+      // Decoded on the host into exact records (the Rice stream is sequential), applied by the
+      // exact kernel.
+      if (!codec::validate_values(payload, count, n, error)) return false;
+      if (count == 0) return true;
+      records_.clear();
+      codec::values_records(payload, count, n, records_);
+      const auto* records =
+          static_cast<const std::uint32_t*>(upload(records_.data(), records_.size()));
+      enqueue_apply_exact(records, count, target, sign, stream_);
+      return true;
+    }
     case codec::Encoding::kBitmap: {
       const bool shake_up = (header.flags & codec::kFlagShakeUp) != 0;
       if (!cpu::validate_bitmap(payload, n, count, shake_up, error)) return false;
@@ -100,7 +113,7 @@ bool DeviceDecoder::decode_into(std::span<const std::uint8_t> message, float* ta
       return true;
     }
   }
-  return false;  // unreachable: parse_header accepts only the three encodings
+  return false;  // unreachable: parse_header accepts only the five encodings
 }
 
 }  // namespace gradshare::kernels::cuda

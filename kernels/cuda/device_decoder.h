@@ -3,7 +3,7 @@
 // (header, checksum, payload structure) and a malformed one leaves the target untouched; then
 // only the payload crosses PCIe (through a pinned staging buffer) and is applied by
 // kernels/cuda's decode-apply kernels. Compressed payloads are decoded to sparse indices on the
-// host. The apply is asynchronous on the decoder's stream: synchronize() before reading the
+// host, values payloads to exact records. The apply is asynchronous on the decoder's stream: synchronize() before reading the
 // target on the host; the message buffer may be reused as soon as a call returns.
 #pragma once
 
@@ -50,6 +50,7 @@ class DeviceDecoder {
   PinnedBuffer<std::uint8_t> pinned_;
   DeviceBuffer<std::uint8_t> payload_;
   std::vector<std::int32_t> indices_;  // a decoded compressed payload
+  std::vector<std::uint8_t> records_;  // a values payload as exact records
 };
 
 }  // namespace gradshare::kernels::cuda

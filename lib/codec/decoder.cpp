@@ -6,6 +6,7 @@
 
 #include "codec/exact.h"
 #include "codec/message.h"
+#include "codec/values.h"
 #include "kernels/cpu/codec_decode.h"
 #include "kernels/cpu/codec_rice.h"
 
@@ -44,8 +45,12 @@ bool decode_payload(const MessageHeader& header, std::span<const std::uint8_t> m
       if (!validate_exact(payload, count, target.size(), error)) return false;
       apply_exact(payload, count, target, sign);
       return true;
+    case Encoding::kValues:
+      if (!validate_values(payload, count, target.size(), error)) return false;
+      apply_values(payload, count, target, sign);
+      return true;
   }
-  return false;  // unreachable: parse_header accepts only the four encodings
+  return false;  // unreachable: parse_header accepts only the five encodings
 }
 
 bool decode_into(std::span<const std::uint8_t> message, std::span<float> target, float sign,
@@ -120,8 +125,12 @@ bool entry_indices(const ParsedMessage& message, std::vector<std::uint32_t>& ind
       if (!validate_exact(payload, count, n, error)) return false;
       exact_indices(payload, count, indices);
       return true;
+    case Encoding::kValues:
+      if (!validate_values(payload, count, n, error)) return false;
+      values_indices(payload, count, n, indices);
+      return true;
   }
-  return false;  // unreachable: parse_header accepts only the four encodings
+  return false;  // unreachable: parse_header accepts only the five encodings
 }
 
 bool apply_message(std::span<const std::uint8_t> message, std::span<float> parameters,

@@ -7,7 +7,7 @@
 #include <functional>
 #include <limits>
 
-#include "codec/exact.h"
+#include "codec/values.h"
 #include "codec/sparsity_band.h"
 #include "core/errors.h"
 #include "kernels/cpu/codec_bitmap_layout.h"
@@ -135,10 +135,12 @@ void Encoder::carry_values() {
 
 void Encoder::limit_message_bytes(std::size_t bytes) {
   if (!values_ && format_ != Format::kAuto && format_ != Format::kSparse) return;
-  const std::size_t entry_bytes = values_ ? kExactEntryBytes : 4;
+  const std::size_t n = residual_.size();
+  const std::size_t entry_bytes = values_ ? values_payload_bound(1, n) : 4;
   GS_CHECK(bytes >= kHeaderBytes + entry_bytes,
            "a message limit of " + std::to_string(bytes) + " bytes");
-  limit_cap_ = (bytes - kHeaderBytes) / entry_bytes;
+  limit_cap_ = values_ ? values_entries_within(bytes - kHeaderBytes, n)
+                       : (bytes - kHeaderBytes) / entry_bytes;
   cap_ = std::min(cap_, limit_cap_);
   max_cap_ = std::min(max_cap_, limit_cap_);
 }
@@ -189,7 +191,7 @@ std::size_t Encoder::max_message_bytes() const {
   // A capped message carries at most max_cap_ quanta (the cap at the warm-up's start);
   // shake-ups are bitmaps whatever the cap.
   const std::size_t entries = shake_up_every_ > 0 ? n : max_cap_;
-  if (values_) return kHeaderBytes + kExactEntryBytes * entries;
+  if (values_) return kHeaderBytes + values_payload_bound(entries, n);
   switch (format_) {
     case Format::kSparse:
       return kHeaderBytes + 4 * entries;
@@ -404,8 +406,9 @@ void Encoder::write_payload(std::size_t count, std::vector<std::uint8_t>& out, P
       bitmap_from_indices(std::span<std::uint8_t>(out).subspan(kHeaderBytes), selected);
       payload.auto_bitmap = true;
       break;
-    case Encoding::kExact:  // not a quantized format: codec/exact.h writes it
-      GS_CHECK(false, "the threshold encoder does not write exact messages");
+    case Encoding::kExact:   // not quantized formats: codec/exact.h and, for carry_values(),
+    case Encoding::kValues:  // encode_candidates write them
+      GS_CHECK(false, "quanta are not written as values");
   }
 }
 

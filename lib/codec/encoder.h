@@ -102,7 +102,8 @@ class Encoder {
                                 std::vector<std::uint8_t>& out);
   // The relay's messages (call before limit_message_bytes): encode_candidates selects as above
   // (tau, cap, band) but each selected element leaves with its whole residual as an exact value
-  // (codec/exact.h, 8 bytes an entry; the header's tau is the selection's) instead of one
+  // (codec/values.h: a bfloat16 value and a Rice-coded index, about 3.5 bytes an entry; the
+  // rounding stays in the residual; the header's tau is the selection's) instead of one
   // quantum. What a relay holds below tau is then what no source has pushed past it, not the
   // remainders of every element that fired: with quanta, 2-epoch runs of the shipped MLP on a
   // 6-worker aggregating mesh ended at 71.4-80.5 % (mean 76.7) where relaying reaches

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "codec/encoder.h"
-#include "codec/exact.h"
+#include "codec/values.h"
 #include "core/errors.h"
 
 namespace gradshare::codec {
@@ -54,10 +54,9 @@ EncodeStats Encoder::encode_candidates(std::span<const std::uint32_t> candidates
     selected_.clear();
     for (const std::uint32_t i : candidates)
       if (std::fabs(residual_[i]) >= message_tau) selected_.push_back(i);
-    write_exact_payload(residual_, selected_, out);
-    for (const std::uint32_t i : selected_) residual_[i] = 0.0f;
+    write_values_payload(residual_, selected_, out);
     Payload payload;
-    payload.encoding = Encoding::kExact;
+    payload.encoding = Encoding::kValues;
     payload.entries = selected_.size();
     return finish(payload, meta, {step, tau, message_tau, firing, capped, false, false}, out);
   }

@@ -23,8 +23,10 @@ Record record_at(std::span<const std::uint8_t> payload, std::size_t e) {
 
 }  // namespace
 
-void write_exact_payload(std::span<const float> values, std::span<const std::uint32_t> indices,
-                         std::vector<std::uint8_t>& out) {
+void encode_exact(std::span<const float> values, std::span<const std::uint32_t> indices,
+                  const MessageMeta& meta, std::vector<std::uint8_t>& out) {
+  std::string error;
+  GS_CHECK(check_meta(meta, &error), error);
   out.resize(kHeaderBytes + kExactEntryBytes * indices.size());
   for (std::size_t e = 0; e < indices.size(); ++e) {
     GS_CHECK(indices[e] < values.size() && (e == 0 || indices[e] > indices[e - 1]),
@@ -32,13 +34,6 @@ void write_exact_payload(std::span<const float> values, std::span<const std::uin
     std::memcpy(out.data() + kHeaderBytes + kExactEntryBytes * e, &indices[e], 4);
     std::memcpy(out.data() + kHeaderBytes + kExactEntryBytes * e + 4, &values[indices[e]], 4);
   }
-}
-
-void encode_exact(std::span<const float> values, std::span<const std::uint32_t> indices,
-                  const MessageMeta& meta, std::vector<std::uint8_t>& out) {
-  std::string error;
-  GS_CHECK(check_meta(meta, &error), error);
-  write_exact_payload(values, indices, out);
   MessageHeader header;
   header.encoding = Encoding::kExact;
   header.flags = meta.flags;
@@ -67,8 +62,8 @@ bool validate_exact(std::span<const std::uint8_t> payload, std::size_t count, st
                           std::to_string(r.index) + " out of order or beyond " + std::to_string(n);
       return false;
     }
-    if (!std::isfinite(r.value)) {
-      if (error) *error = "exact entry " + std::to_string(e) + ": value not finite";
+    if (!std::isfinite(r.value) || r.value == 0.0f) {
+      if (error) *error = "exact entry " + std::to_string(e) + ": value zero or not finite";
       return false;
     }
   }

@@ -1,11 +1,12 @@
 // exact.h: the exact encoding (Encoding::kExact), which carries values instead of quanta. An
-// aggregating relay sends every message with it (train/sharing/aggregating_relay.h): the
-// elements its threshold selects, each whole (codec::Encoder::carry_values), and, to close a
-// flush, every remaining element as it is, so that the link's residual ends at zero.
+// aggregating relay flushes a link's relay residual with it (train/sharing/aggregating_relay.h):
+// what stays below tau would otherwise stay there, so the last message of a flush carries
+// every remaining element as it is and the link's residual ends at zero. (Its other messages
+// are codec/values.h's, rounded to bfloat16.)
 //
 //   payload   entry_count records of 8 bytes: uint32 0-based parameter index (strictly
-//             increasing), float32 value (finite); the header's tau is the relay's selection
-//             threshold (1 in a flush's messages) and means nothing to a decoder
+//             increasing), float32 value (finite, not zero); the header's tau is 1 and means
+//             nothing
 //
 // Values are added to an accumulator and subtracted from parameters, as quanta are.
 #pragma once
@@ -26,11 +27,6 @@ inline constexpr std::size_t kExactEntryBytes = 8;
 // caller keeps the message within its limit by how many indices it passes.
 void encode_exact(std::span<const float> values, std::span<const std::uint32_t> indices,
                   const MessageMeta& meta, std::vector<std::uint8_t>& out);
-
-// The payload alone, after out's first kHeaderBytes (out is resized; the caller seals the
-// header).
-void write_exact_payload(std::span<const float> values, std::span<const std::uint32_t> indices,
-                         std::vector<std::uint8_t>& out);
 
 // Whether an exact payload of `count` records is well formed for n parameters.
 bool validate_exact(std::span<const std::uint8_t> payload, std::size_t count, std::size_t n,

@@ -75,6 +75,8 @@ const char* encoding_name(Encoding encoding) {
       return "compressed";
     case Encoding::kExact:
       return "exact";
+    case Encoding::kValues:
+      return "values";
   }
   return "unknown";
 }
@@ -141,7 +143,7 @@ bool parse_header(std::span<const std::uint8_t> message, std::size_t expected_pa
                            ", this build reads " + number(kFormatVersion));
   }
   const auto encoding = load<std::uint8_t>(m, kEncodingAt);
-  if (encoding < 1 || encoding > 4) return fail(error, "unknown encoding " + number(encoding));
+  if (encoding < 1 || encoding > 5) return fail(error, "unknown encoding " + number(encoding));
   h.encoding = static_cast<Encoding>(encoding);
   h.flags = header_flags(load<std::uint16_t>(m, kFlagsAt));
   if ((h.flags & kCodecFlagMask & ~kKnownCodecFlags) != 0) {
@@ -178,6 +180,8 @@ bool parse_header(std::span<const std::uint8_t> message, std::size_t expected_pa
   }
   const bool fits = h.encoding == Encoding::kSparse  ? h.payload_bytes == 4 * h.entry_count
                     : h.encoding == Encoding::kExact ? h.payload_bytes == 8 * h.entry_count
+                    : h.encoding == Encoding::kValues
+                        ? h.payload_bytes >= 2 * static_cast<std::uint64_t>(h.entry_count) + 1
                     : h.encoding == Encoding::kBitmap
                         ? h.payload_bytes == kernels::cpu::bitmap_bytes(h.parameter_count)
                         : h.payload_bytes >= 1;

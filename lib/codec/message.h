@@ -7,7 +7,8 @@
 //   offset size field            meaning and limit
 //        0    2 magic            the bytes "GS"
 //        2    1 version          kFormatVersion (2; version 1 had a 72-byte header)
-//        3    1 encoding         1 sparse, 2 bitmap, 3 compressed, 4 exact (enum Encoding)
+//        3    1 encoding         1 sparse, 2 bitmap, 3 compressed, 4 exact, 5 values (enum
+//                                Encoding)
 //        4    2 flags            bits 0..7 the codec's (kFlag*; unknown ones rejected), bits 8..15
 //                                the caller's: MessageMeta::flags bits 16..23, passed through
 //        6    2 epoch            < 2^16 epochs
@@ -37,6 +38,8 @@
 //   compressed  Golomb-Rice coded index gaps and signs (layout: kernels/cpu/codec_rice.h)
 //   exact       entry_count (uint32 index, float32 value) records: values, not quanta (codec/
 //               exact.h); only an aggregating relay's flush sends them, and tau is 1
+//   values      entry_count bfloat16 magnitudes, then a compressed Rice stream of the signed
+//               indices (codec/values.h): an aggregating relay's messages, values not quanta
 // docs/message-format.md says the same for readers of the repository.
 #pragma once
 
@@ -47,7 +50,13 @@
 
 namespace gradshare::codec {
 
-enum class Encoding : std::uint8_t { kSparse = 1, kBitmap = 2, kCompressed = 3, kExact = 4 };
+enum class Encoding : std::uint8_t {
+  kSparse = 1,
+  kBitmap = 2,
+  kCompressed = 3,
+  kExact = 4,
+  kValues = 5
+};
 const char* encoding_name(Encoding encoding);
 
 // MessageHeader::flags: the codec's bits 0..7 and the caller's bits 16..23 (on the wire both

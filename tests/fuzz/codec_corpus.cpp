@@ -47,6 +47,25 @@ CorpusEntry make_exact_entry(const std::string& name, std::size_t stride, std::u
   return {name + ".bin", message};
 }
 
+// A relay's message (Encoder::carry_values): the values its threshold selects from a residual.
+CorpusEntry make_values_entry(const std::string& name, std::uint64_t seed) {
+  config::EncodingConfig config;
+  config.threshold_algorithm = "fixed";
+  config.initial_threshold = 1e-4;
+  config.residual = "none";
+  Encoder relay(config, kFuzzParameterCount);
+  relay.carry_values();
+  core::Rng rng(seed);
+  std::vector<float> update(kFuzzParameterCount);
+  for (float& u : update) u = rng.normal() * 1e-4f;
+  relay.accumulate(update);
+  std::vector<std::uint32_t> every(kFuzzParameterCount);
+  for (std::size_t i = 0; i < every.size(); ++i) every[i] = static_cast<std::uint32_t>(i);
+  std::vector<std::uint8_t> message;
+  relay.encode_candidates(every, {3, 1, 100, 2, 0}, message);
+  return {name + ".bin", message};
+}
+
 }  // namespace
 
 std::vector<CorpusEntry> make_decoder_corpus() {
@@ -61,6 +80,7 @@ std::vector<CorpusEntry> make_decoder_corpus() {
       make_entry("compressed_dense", "compressed", 0.3, 0, 1, 8),
       make_entry("auto_switched_to_bitmap", "auto", 0.9, 0, 1, 9),
       make_exact_entry("exact_flush", 7, 10),
+      make_values_entry("values_relay", 11),
   };
 }
 

@@ -1,6 +1,6 @@
 // decode_apply_test.cpp: DeviceDecoder against codec::apply_message / accumulate_message on
 // messages of every encoding (sparse, compressed, bitmap, shake-up bitmaps of both signs from
-// the CPU Encoder, exact ones from codec::encode_exact): the device target must match the host one bit for bit. A corrupted message
+// the CPU Encoder, exact ones from codec::encode_exact, values ones from a relay's encoder): the device target must match the host one bit for bit. A corrupted message
 // is refused with the host decoder's verdict and leaves the device target untouched; the
 // decode-apply kernels also run on unaligned targets and payloads.
 #include <gtest/gtest.h>
@@ -51,6 +51,14 @@ std::vector<std::vector<std::uint8_t>> messages(std::size_t n) {
   for (std::size_t i = 0; i < n; i += 3) every_third.push_back(static_cast<std::uint32_t>(i));
   all.emplace_back();
   codec::encode_exact(values, every_third, {}, all.back());
+  // Values: a relay's encoder (Encoder::carry_values) over every element.
+  codec::Encoder relay(encoding("auto"), n);
+  relay.carry_values();
+  relay.accumulate(normal_vector(n, 5e-2f, seed + 1));
+  std::vector<std::uint32_t> every(n);
+  for (std::size_t i = 0; i < n; ++i) every[i] = static_cast<std::uint32_t>(i);
+  all.emplace_back();
+  relay.encode_candidates(every, {}, all.back());
   return all;
 }
 

@@ -8,12 +8,14 @@
 //
 //   contribute(source, message): message's values += relay residual of every link but `source`
 //   encode(link):                elements of that residual with |r| >= tau leave it whole, as
-//                                one exact message (Encoder::carry_values, codec/exact.h)
+//                                one values message (Encoder::carry_values, codec/values.h:
+//                                bfloat16 values, their rounding stays in the residual)
 //
 // Whole values, not quanta: a quantum of the relay's tau would leave a remainder below tau in
 // every element that fired, and the sum of several workers' quanta can be many of the relay's;
 // both waited in the relay residual (2-epoch runs on a 6-worker mesh, 6 seeds: 76.7 % mean,
-// relaying 80.2 %, whole values 79.4 %). An exact entry costs 8 bytes where a worker's Rice-coded quantum costs about 1.5.
+// relaying 80.2 %, whole values 79.4 %). A values entry costs about 3.5 bytes where a worker's
+// Rice-coded quantum costs about 1.5.
 //
 // Cost in the messages' entries, not the parameters: a link remembers which elements changed
 // since they last fired (its candidates) and its encoder tests only those

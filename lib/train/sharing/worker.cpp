@@ -21,7 +21,8 @@ void count_encoding(SharingReport& report, codec::Encoding encoding) {
     case codec::Encoding::kCompressed:
       ++report.compressed_messages;
       break;
-    case codec::Encoding::kExact:  // only an aggregating relay's flush sends these
+    case codec::Encoding::kExact:   // only an aggregating relay sends these, never a worker's
+    case codec::Encoding::kValues:  // own encoder
       break;
   }
 }

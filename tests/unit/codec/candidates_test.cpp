@@ -10,6 +10,7 @@
 #include "codec/decoder.h"
 #include "codec/encoder.h"
 #include "codec/message.h"
+#include "codec/values.h"
 #include "codec_test_util.h"
 #include "core/rng.h"
 
@@ -133,14 +134,15 @@ TEST(EncodeCandidates, AnElementNotAmongTheCandidatesWaits) {
 }
 
 // carry_values(): the same elements fire as with quanta (same tau, same cap), each leaving with
-// its whole residual; what stays is exactly what did not fire; messages keep within the limit.
+// its whole residual but bfloat16's rounding, which stays; what did not fire stays as it was;
+// messages keep within the limit.
 TEST(EncodeCandidates, CarryingValuesSelectsAsQuantaDoAndSendsEachSelectedElementWhole) {
   auto config = make_config("auto");
   config.max_message_sparsity = 0.002;  // a cap some steps hit
   config.min_quanta = 0;
   Encoder quanta(config, kN), values(config, kN);
   values.carry_values();
-  constexpr std::size_t kLimit = kHeaderBytes + 8 * 6;
+  const std::size_t kLimit = kHeaderBytes + values_payload_bound(6, kN);
   values.limit_message_bytes(kLimit);
   quanta.limit_message_bytes(kHeaderBytes + 4 * 6);
   EXPECT_EQ(values.max_message_bytes(), kLimit);
@@ -160,7 +162,7 @@ TEST(EncodeCandidates, CarryingValuesSelectsAsQuantaDoAndSendsEachSelectedElemen
     ParsedMessage parsed;
     std::string error;
     ASSERT_TRUE(parse_message(v, kN, parsed, &error)) << error;
-    EXPECT_EQ(parsed.header.encoding, Encoding::kExact);
+    EXPECT_EQ(parsed.header.encoding, Encoding::kValues);
     EXPECT_EQ(sv.entries, sq.entries) << "step " << step;
     EXPECT_EQ(sv.capped, sq.capped);
     capped += sv.capped ? 1 : 0;
@@ -168,17 +170,17 @@ TEST(EncodeCandidates, CarryingValuesSelectsAsQuantaDoAndSendsEachSelectedElemen
     for (std::size_t i = 0; i < kN; ++i) {
       ASSERT_EQ(fired_q[i] != 0.0f, fired_v[i] != 0.0f) << "element " << i << " step " << step;
       if (fired_v[i] != 0.0f) {
-        ASSERT_EQ(fired_v[i], before[i]) << "sent whole";
-        ASSERT_EQ(values.residual()[i], 0.0f);
+        ASSERT_EQ(fired_v[i], from_bfloat16(to_bfloat16(before[i]))) << "sent whole, rounded";
+        ASSERT_EQ(fired_v[i] + values.residual()[i], before[i]) << "the rounding stays";
+        ASSERT_LE(std::fabs(values.residual()[i]), std::fabs(before[i]) * 0x1p-8f);
       } else {
         ASSERT_EQ(values.residual()[i], before[i]) << "what did not fire stays";
       }
     }
     // Same selection, so the same next tau.
     EXPECT_EQ(values.threshold(), quanta.threshold());
-    // Keep the two residuals alike for the next step: the quanta encoder's fired elements too.
-    for (std::size_t i = 0; i < kN; ++i)
-      if (fired_q[i] != 0.0f) quanta.residual()[i] = 0.0f;
+    // The two residuals alike for the next step (the quanta encoder kept remainders below tau).
+    for (std::size_t i = 0; i < kN; ++i) quanta.residual()[i] = values.residual()[i];
   }
   EXPECT_GT(capped, 0) << "the cap must be exercised";
 }

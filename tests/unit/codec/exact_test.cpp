@@ -1,6 +1,6 @@
 // exact_test.cpp: the exact encoding (codec/exact.h): values round-trip bit for bit through
 // apply, accumulate and entry_indices; malformed payloads (indices out of order or range, a
-// non-finite value, a wrong length) are refused and leave the target alone.
+// non-finite or zero value, a wrong length) are refused and leave the target alone.
 #include "codec/exact.h"
 
 #include <gtest/gtest.h>
@@ -86,6 +86,7 @@ TEST(ExactEncoding, MalformedPayloadsAreRefusedAndChangeNothing) {
       with_record(good, 1, 2, 0.5f),                                        // not ascending
       with_record(good, 2, kN, 0.5f),                                       // beyond n
       with_record(good, 0, 2, std::numeric_limits<float>::quiet_NaN()),    // not finite
+      with_record(good, 0, 2, 0.0f),                                       // no entry
       with_record(good, 0, 2, std::numeric_limits<float>::infinity()),
   };
   for (const auto& message : bad) {

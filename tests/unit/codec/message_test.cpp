@@ -180,7 +180,7 @@ TEST(Decoder, RejectsBadHeaderFields) {
   expect_rejected(edited(2, std::uint8_t{3}), 100, "version 3");
   expect_rejected(edited(2, std::uint8_t{0}), 100, "version 0");
   expect_rejected(edited(3, std::uint8_t{0}), 100, "encoding");
-  expect_rejected(edited(3, std::uint8_t{5}), 100, "encoding");
+  expect_rejected(edited(3, std::uint8_t{6}), 100, "encoding");
   expect_rejected(edited(3, std::uint8_t{255}), 100, "encoding");
   expect_rejected(edited(4, std::uint16_t{4}), 100, "flags");
   expect_rejected(edited(4, std::uint16_t{0x80}), 100, "flags");
