@@ -48,8 +48,7 @@ constexpr std::array<const char*, kTagCount> kNames = {
     "Downpour resume",
     "Downpour server end",
     "worker state piece",
-    "worker state piece received",
-    "flush resume"};
+    "worker state piece received"};
 
 // The channels' errors name the tags too (comm::tag_label), from the start of the program.
 const bool named = (comm::name_tags(&tag_name), true);

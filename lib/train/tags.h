@@ -59,11 +59,9 @@ inline constexpr comm::Tag kDownpourServerEnd{38};
 // a sharing worker's checkpoint state, one piece at a time
 inline constexpr comm::Tag kStateChunk{39};
 inline constexpr comm::Tag kStateChunkAck{40};  // the master has a piece: the next may go
-// aggregating mesh: a checkpoint's cut is taken, training goes on
-inline constexpr comm::Tag kFlushResume{41};
 }  // namespace tags
 
-inline constexpr int kTagCount = 41;
+inline constexpr int kTagCount = 40;
 static_assert(kTagCount <= comm::kLastTag, "comm carries tags up to comm::kLastTag");
 
 // "partition request", "heartbeat", ...; "tag N" for a number no message has.

@@ -49,10 +49,14 @@
 // trained before the workers paused, and what their links toward the master still owe can travel
 // in their checkpoint state instead. A rank that has begun a cut (its own training paused) and has
 // every child link's marker sends a marker (an empty message flagged kFlagMarker) on its parent
-// link and then holds that link: nothing more goes up until release_cut(). Its relay residual
-// toward the parent is then what its subtree trained and the master lacks; the worker adds it to
-// the residual in its checkpoint state. The master's cut is complete once every child's marker
-// has arrived: links are FIFO, so everything sent up before a marker is in its parameters.
+// link. Its relay residual toward the parent is then what its subtree trained and the master
+// lacks; the worker adds it to the residual in its checkpoint state, taken at once, and trains
+// on. The master's cut is complete once every child's marker has arrived: links are FIFO, so
+// everything sent up before a marker is in its parameters, which it copies then. What a child
+// sends after its marker belongs to its state or to training after the cut, so its parent takes
+// none of it in (deferring(link)) until its own part of the cut is done, the copy taken or its
+// own state (release_cut()): taken in earlier, a parent would count it in its own state or the
+// master in its copy, a second time.
 //
 // Nothing lost: the values a message carries leave the residual exactly (encoder.h), so
 // contributed(link) == sent(link) + residual(link) to one rounding per element and addition
@@ -161,13 +165,15 @@ class AggregatingRelay {
   std::uint64_t begin_cut();
   // Begun here, every child link's marker in, this rank's not yet sent.
   bool marker_due() const;
-  // The marker on the parent link (marker_due() first); from now on that link is held.
+  // The marker on the parent link (marker_due() first).
   void encode_marker(std::uint32_t origin, std::uint64_t seq, std::vector<std::uint8_t>& out);
   // Cut `cut` is complete here: the master has every child's marker, a worker has sent its own.
   bool cut_complete(std::uint64_t cut) const;
-  // Whether nothing may be sent on `link` now (the parent link after a marker, until released).
-  bool held(std::size_t link) const { return holding_ && parent_ && link == *parent_; }
-  void release_cut() { holding_ = false; }
+  // Whether what arrives on `link` now must wait: its marker of a cut this rank has not released.
+  bool deferring(std::size_t link) const { return links_[link].markers_received > released_cut_; }
+  // This rank's part of the cut is done (the master's copy, a worker's state): what its children
+  // sent after their markers may be taken in (cut_complete(current cut) first).
+  void release_cut();
 
   std::span<const float> residual(std::size_t link) const { return links_[link].encoder.residual(); }
   // Largest |contributed - sent - residual| over every link and element, relative to the
@@ -210,7 +216,7 @@ class AggregatingRelay {
   std::uint64_t round_ = 0;
   std::optional<std::size_t> parent_;
   std::uint64_t cut_ = 0, markers_sent_ = 0;
-  bool holding_ = false;
+  std::uint64_t released_cut_ = 0;
   bool check_;
 };
 

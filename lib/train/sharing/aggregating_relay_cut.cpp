@@ -25,7 +25,11 @@ void AggregatingRelay::encode_marker(std::uint32_t origin, std::uint64_t seq,
   // (scratch_ is zero between contributions; an empty message reads none of it.)
   codec::encode_exact(scratch_, {}, stamp(*parent_, origin, seq, 0, kFlagMarker), out);
   ++markers_sent_;
-  holding_ = true;
+}
+
+void AggregatingRelay::release_cut() {
+  GS_CHECK(cut_complete(cut_), "checkpoint cut " + std::to_string(cut_) + " released before it completed");
+  released_cut_ = cut_;
 }
 
 bool AggregatingRelay::cut_complete(std::uint64_t cut) const {

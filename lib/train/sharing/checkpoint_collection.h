@@ -60,6 +60,13 @@ class CheckpointCollection {
   std::map<int, StateReply> take_replies();
   // The cut (under_way() only).
   const CheckpointCut& cut() const { return *cut_; }
+  // Aggregating: copies `parameters` as the cut once it is due there (CheckpointCut::copy_due);
+  // whether it did.
+  bool copy_cut_if_due(const UpdateExchange& exchange, std::span<const float> parameters) {
+    if (!cut_ || !cut_->copy_due(exchange)) return false;
+    cut_->copy(parameters);
+    return true;
+  }
   // The partitions finished past their worker's cut, and the run's steps at the request.
   const std::vector<PartitionGrant>& finished_past_cut() const { return finished_past_cut_; }
   std::int64_t steps() const { return steps_; }

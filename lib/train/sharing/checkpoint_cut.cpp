@@ -50,11 +50,20 @@ void CheckpointCut::set_cut(int worker, std::uint64_t sent_seq) {
   held_.erase(worker);
 }
 
+bool CheckpointCut::copy_due(const UpdateExchange& exchange) const {
+  return aggregated_cut_ && parameters_.empty() && exchange.cut_complete(*aggregated_cut_);
+}
+
+void CheckpointCut::copy(std::span<const float> parameters) {
+  GS_CHECK(aggregated_cut_ && parameters_.empty(), "the cut's parameters copied twice");
+  parameters_.assign(parameters.begin(), parameters.end());
+}
+
 bool CheckpointCut::complete(const UpdateExchange& exchange) const {
   if (aggregated_cut_) {
     for (const auto& [worker, cut] : cuts_)
       if (!cut) return false;
-    return exchange.cut_complete(*aggregated_cut_);
+    return !parameters_.empty();
   }
   for (const auto& [worker, cut] : cuts_)
     if (!cut || exchange.version_vector()[static_cast<std::size_t>(worker)] < *cut) return false;

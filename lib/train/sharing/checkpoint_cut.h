@@ -19,9 +19,9 @@
 // Aggregating (topology.aggregate) the master receives sums, not the workers' updates, and the
 // relays hold some of them: each worker pauses at its next step, and markers move up the tree
 // (sharing/aggregating_relay.h, checkpoint cuts); what a worker's link toward the master still
-// owes goes in its reply's residual. The cut is the master's parameters once every child's
-// marker is in (nothing goes up after a marker before the FlushResume that follows the
-// checkpoint).
+// owes goes in its reply's residual, and it trains on. The cut is a copy of the master's
+// parameters once every child's marker is in; what a child sent after its marker waits until
+// the copy is taken (UpdateExchange::release_cut).
 #pragma once
 
 #include <cstdint>
@@ -39,8 +39,7 @@ class CheckpointCut {
  public:
   // `parameters`: the master's, before it asks any worker; `workers`: those asked.
   CheckpointCut(std::span<const float> parameters, const std::vector<int>& workers);
-  // Aggregating: the cut is the relays' cut number `cut`; parameters() is empty (the master's own
-  // are the cut once complete()).
+  // Aggregating: the cut is the relays' cut number `cut`; parameters() is empty until copy().
   CheckpointCut(std::uint64_t cut, const std::vector<int>& workers);
   std::optional<std::uint64_t> aggregated_cut() const { return aggregated_cut_; }
 
@@ -55,8 +54,12 @@ class CheckpointCut {
   // Worker w's reply: its updates up to `sent_seq` belong to the cut.
   void set_cut(int worker, std::uint64_t sent_seq);
   // Every cut known and every update up to it applied by `exchange` (the master's); aggregating,
-  // every reply begun and every child's marker in at `exchange`.
+  // every reply begun and the copy taken.
   bool complete(const UpdateExchange& exchange) const;
+  // Aggregating: every child's marker is in at `exchange` and the master's parameters, which are
+  // the cut now, are not copied yet; copy() takes them.
+  bool copy_due(const UpdateExchange& exchange) const;
+  void copy(std::span<const float> parameters);
   // The parameters at the cut (complete() first).
   std::span<const float> parameters() const { return parameters_; }
   // The update IDs the cut holds, per origin: the cut for a worker asked, what `exchange` has

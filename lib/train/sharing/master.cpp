@@ -111,8 +111,13 @@ std::string SharingMaster::awaited() const {
 }
 
 std::size_t SharingMaster::relay() {
-  const std::size_t received = exchange_.poll(model_.parameters(), clock_.seconds());
-  if (exchange_.aggregating()) exchange_.send_aggregates(clock_.seconds(), false);
+  std::size_t received = exchange_.poll(model_.parameters(), clock_.seconds());
+  if (exchange_.aggregating()) {
+    // A cut's copy is taken before anything a child sent after its marker comes in.
+    if (checkpoint_.copy_cut_if_due(exchange_, model_.parameters()))
+      received += exchange_.release_cut(model_.parameters(), clock_.seconds());
+    exchange_.send_aggregates(clock_.seconds(), false);
+  }
   return received;
 }
 

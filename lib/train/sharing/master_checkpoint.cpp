@@ -93,16 +93,12 @@ void SharingMaster::write_checkpoint(const std::map<int, StateReply>& workers) {
   complete_cut();
   // The cut's parameters go through the evaluation model, which is idle outside relay_during.
   const auto& cut = checkpoint_.cut();
-  // Aggregating, every child's marker is in: the master's parameters are the cut.
-  const auto parameters = cut.aggregated_cut() ? model_.parameters() : cut.parameters();
+  const auto parameters = cut.parameters();
   std::copy(parameters.begin(), parameters.end(), snapshot_.parameters().begin());
   const auto checkpoint = checkpoint_of(
       snapshot_, checkpoint_.steps(), scheduler_->position_without(checkpoint_.finished_past_cut()),
       cut.version_vector(exchange_), workers);
-  const auto aggregated_cut = cut.aggregated_cut();
   checkpoint_.end();
-  if (aggregated_cut)
-    for (int w : live_) send(control(), w, FlushResume{*aggregated_cut});
   relay_during([&] { checkpointer_.write(checkpoint); });
   if (checkpoint_.take_due_again() && !stopping_) request_checkpoint();
 }

@@ -12,9 +12,8 @@
 //                                             <--  StateRequest (a checkpoint is due; a
 //                                                    copy of its parameters starts the cut)
 //    aggregating (topology.aggregate): the worker pauses at its next step, its reply waits for
-//    its marker (sharing/aggregating_relay.h), the cut is the master's parameters once every
-//    child's marker is in
-//                                             <--  FlushResume {cut} once it is built
+//    its marker (sharing/aggregating_relay.h) and it trains on; the cut is a copy of the
+//    master's parameters once every child's marker is in
 //  StateChunk {sent seq, piece of a StateReply} the cut takes every update up to the seq
 //    one at a time, training on               -->  (sharing/checkpoint_cut.h); a partition
 //                                                  reported after the first piece is not done
@@ -91,15 +90,6 @@ struct SharingDrainTarget {
     target.flush_round = reader.get<std::uint64_t>();
     return target;
   }
-};
-
-// master -> workers, aggregating: the checkpoint of cut `round` (the relays' cut number) is
-// taken; a worker that paused for it releases its link toward the master and trains on.
-struct FlushResume {
-  static constexpr comm::Tag kTag = tags::kFlushResume;
-  std::uint64_t round = 0;
-  void write(comm::ByteWriter& writer) const { writer.put(round); }
-  static FlushResume read(comm::ByteReader& reader) { return {reader.get<std::uint64_t>()}; }
 };
 
 }  // namespace gradshare::train

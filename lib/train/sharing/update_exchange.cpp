@@ -190,27 +190,45 @@ bool UpdateExchange::mark_applied(int origin, std::uint64_t seq) {
   return true;
 }
 
-std::size_t UpdateExchange::poll(std::span<float> parameters, double now) {
+void UpdateExchange::take(int from, std::span<const std::uint8_t> message,
+                          std::span<float> parameters, double now) {
+  if (aggregator_ && aggregator_->deferring(relay_->index_of(from))) {
+    deferred_.push_back({from, {message.begin(), message.end()}});
+    return;
+  }
   codec::ParsedMessage parsed;
+  switch (accept(message, parameters, from, parsed)) {
+    case Accepted::kRejected:
+      core::log_warn(last_error_);
+      return;
+    case Accepted::kDuplicate:
+      return;
+    case Accepted::kApplied:
+      if (aggregator_) {
+        aggregator_->contribute(relay_->index_of(from), parsed, now);
+        return;
+      }
+      stats_.relayed += plane_->links().size() - 1;
+      relay_->forward(from, message);
+      return;
+  }
+}
+
+std::size_t UpdateExchange::poll(std::span<float> parameters, double now) {
   const std::size_t received = plane_->poll([&](int from, std::span<const std::uint8_t> message) {
-    switch (accept(message, parameters, from, parsed)) {
-      case Accepted::kRejected:
-        core::log_warn(last_error_);
-        return;
-      case Accepted::kDuplicate:
-        return;
-      case Accepted::kApplied:
-        if (aggregator_) {
-          aggregator_->contribute(relay_->index_of(from), parsed, now);
-          return;
-        }
-        stats_.relayed += plane_->links().size() - 1;
-        relay_->forward(from, message);
-        return;
-    }
+    take(from, message, parameters, now);
   });
   relay_->flush();
   return received;
+}
+
+std::size_t UpdateExchange::release_cut(std::span<float> parameters, double now) {
+  aggregator_->release_cut();
+  // In arrival order; a message deferred again (a later cut's marker came first) keeps its place.
+  auto deferred = std::move(deferred_);
+  deferred_.clear();
+  for (const Deferred& d : deferred) take(d.from, d.message, parameters, now);
+  return deferred.size();
 }
 
 void UpdateExchange::aggregate(const config::EncodingConfig& encoding, double wait_seconds,
@@ -239,7 +257,6 @@ std::size_t UpdateExchange::send_aggregates(double now, bool flush) {
     ++sent;
   }
   for (std::size_t l = 0; l < links.size(); ++l) {
-    if (aggregator_->held(l)) continue;
     if (aggregator_->final_due(l)) {
       finals_.clear();
       aggregator_->encode_final(l, static_cast<std::uint32_t>(self_), link_seq_[l],

@@ -83,7 +83,7 @@ class UpdateExchange {
   bool aggregating() const { return aggregator_.has_value(); }
   // Aggregating: sends every link's message that is due at `now` (flush: every link contributed
   // to since its last message) and has room, and every link's final and the cut's marker once due (queued
-  // behind what the link has queued), nothing on a held link; returns the messages sent.
+  // behind what the link has queued); returns the messages sent.
   std::size_t send_aggregates(double now, bool flush);
   // Aggregating: this rank's training is paused or over for the next flush round
   // (AggregatingRelay::begin_round); returns its number.
@@ -92,11 +92,12 @@ class UpdateExchange {
   bool flush_complete(std::uint64_t round) const {
     return aggregator_->round_complete(round) && !has_backlog();
   }
-  // Aggregating, a checkpoint's cut (AggregatingRelay::begin_cut): begun, complete here,
-  // released (the parent link sends again).
+  // Aggregating, a checkpoint's cut (AggregatingRelay::begin_cut): begun, complete here. What
+  // a child sent after its marker waits (AggregatingRelay::deferring) until release_cut(), which
+  // takes it in now, as poll would have; returns the messages taken in.
   std::uint64_t begin_cut() { return aggregator_->begin_cut(); }
   bool cut_complete(std::uint64_t cut) const { return aggregator_->cut_complete(cut); }
-  void release_cut() { aggregator_->release_cut(); }
+  std::size_t release_cut(std::span<float> parameters, double now);
   AggregatingRelay& aggregator() { return *aggregator_; }
   const AggregatingRelay& aggregator() const { return *aggregator_; }
 
@@ -157,6 +158,9 @@ class UpdateExchange {
   bool mark_applied(int origin, std::uint64_t seq);
   std::uint64_t distinct_applied() const;
   void keep(int origin, std::uint64_t seq, std::span<const std::uint8_t> message);
+  // poll's work on one message from `from` (aggregating: held back while its link defers).
+  void take(int from, std::span<const std::uint8_t> message, std::span<float> parameters,
+            double now);
 
   comm::DataPlane* plane_;
   int self_;
@@ -169,6 +173,11 @@ class UpdateExchange {
   std::vector<std::uint64_t> link_seq_;  // aggregating: messages sent per link
   std::vector<std::uint8_t> aggregate_;  // aggregating: the message being sent
   std::vector<std::vector<std::uint8_t>> finals_;  // aggregating: a link's final, in pieces
+  struct Deferred {
+    int from;
+    std::vector<std::uint8_t> message;
+  };
+  std::vector<Deferred> deferred_;  // aggregating: arrived after a child's marker, in order
   // Kept messages, oldest first: what is in flight at a failure is among the newest.
   struct Kept {
     int origin;

@@ -163,13 +163,7 @@ void SharingWorker::take_state_acknowledgements() {
 
 bool SharingWorker::serve_peers() {
   const bool progress = exchange_.poll(replica_.parameters(), now()) > 0;
-  if (exchange_.aggregating()) {
-    exchange_.send_aggregates(now(), false);
-    while (auto resume = try_receive<FlushResume>(control(), 0)) {
-      resumed_cut_ = std::max(resumed_cut_, resume->round);
-      if (resumed_cut_ >= checkpoint_cut_) exchange_.release_cut();
-    }
-  }
+  if (exchange_.aggregating()) exchange_.send_aggregates(now(), false);
   if (auto shutdown = try_receive<Shutdown>(control(), 0)) shutdown_code_ = shutdown->exit_code;
   take_state_acknowledgements();
   if (heartbeat_) {
@@ -204,7 +198,8 @@ void SharingWorker::send_state_after_marker() {
   exchange_.send_aggregates(now(), false);  // the marker, if every child's is in
   if (!exchange_.cut_complete(checkpoint_cut_)) return;
   state_owed_ = false;
-  checkpoint_state();
+  checkpoint_state();  // taken now, sent in pieces while training goes on
+  exchange_.release_cut(replica_.parameters(), now());
 }
 
 bool SharingWorker::in_flush_round() const {
@@ -213,11 +208,11 @@ bool SharingWorker::in_flush_round() const {
 }
 
 bool SharingWorker::held_by_flush() const {
-  return exchange_.aggregating() && (in_flush_round() || checkpoint_cut_ > resumed_cut_);
+  return exchange_.aggregating() && (in_flush_round() || state_owed_);
 }
 
 void SharingWorker::wait_for_flush() {
-  if (!held_by_flush()) return;
+  if (!exchange_.aggregating()) return;
   core::Deadline deadline(timeout_);
   core::Backoff backoff(kBoundBackoffMicroseconds);
   while (held_by_flush() && !shutdown_code_) {
@@ -230,8 +225,7 @@ void SharingWorker::wait_for_flush() {
                ? "in flush round " + std::to_string(exchange_.aggregator().round()) +
                      " waiting for its finals from the neighbours in the tree"
                : "paused for checkpoint " + std::to_string(checkpoint_cut_) +
-                     (state_owed_ ? ", waiting for the markers of the subtree below"
-                                  : ", waiting for the master's go-ahead")));
+                     ", waiting for the markers of the subtree below"));
     if (progress)
       backoff.reset();
     else

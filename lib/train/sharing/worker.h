@@ -117,15 +117,17 @@ class SharingWorker {
   bool service();
 
   // Aggregating (topology.aggregate): a checkpoint request pauses this worker's training for a
-  // cut (sharing/aggregating_relay.h): once its marker has gone up, it sends its state, whose
-  // residual holds what its link toward the master still owes too, and it trains again at the
-  // master's FlushResume. The drain is a flush round.
+  // cut (sharing/aggregating_relay.h): once its marker has gone up, it takes its state, whose
+  // residual holds what its link toward the master still owes too, takes in what its children
+  // sent after their markers and trains on while the state goes out. The drain is a flush
+  // round.
   void pause_for_checkpoint();
   // Aggregating: the state is sent once the cut is complete here.
   void send_state_after_marker();
   bool in_flush_round() const;
   bool held_by_flush() const;
-  // Serves peers until held_by_flush() no longer holds.
+  // Serves peers until held_by_flush() no longer holds; the worker's own training then counts
+  // among its relay's sources again.
   void wait_for_flush();
   // Before a step: neither a flush round nor the staleness bound holds this worker.
   void wait_until_free();
@@ -222,7 +224,6 @@ class SharingWorker {
   std::optional<std::vector<std::uint64_t>> drain_targets_;
   std::uint64_t drain_round_ = 0;       // aggregating: the flush round that drains
   std::uint64_t checkpoint_cut_ = 0;    // aggregating: the cut of the newest checkpoint
-  std::uint64_t resumed_cut_ = 0;       // aggregating: the newest FlushResume's cut
   bool state_owed_ = false;             // aggregating: asked, not sent (the marker first)
   core::Stopwatch relay_clock_;         // aggregating: the relay's clock (its waits)
   bool drained_sent_ = false;

@@ -191,7 +191,7 @@ TEST(AggregatingRelayFlush, ALinksFinalWaitsForEveryOtherLinksFinal) {
   EXPECT_EQ(relay.begin_round(), 2u);
 }
 
-TEST(AggregatingRelayCut, AMarkerWaitsForEveryChildsAndHoldsTheParentLink) {
+TEST(AggregatingRelayCut, AMarkerWaitsForEveryChildsAndTheirLinksWaitForThisRanksPart) {
   AggregatingRelay relay(encoding(), kParameters, 3, kNoWait, true);
   relay.set_parent(0);
   std::vector<std::uint8_t> marker;
@@ -213,10 +213,12 @@ TEST(AggregatingRelayCut, AMarkerWaitsForEveryChildsAndHoldsTheParentLink) {
   EXPECT_NE(sent.header.flags & kFlagMarker, 0u);
   EXPECT_EQ(sent.header.entry_count, 0u);
   EXPECT_TRUE(relay.cut_complete(1));
-  EXPECT_TRUE(relay.held(0));
-  EXPECT_FALSE(relay.held(1));
+  EXPECT_TRUE(relay.deferring(1)) << "link 1's marker is in, this rank's part not taken";
+  EXPECT_TRUE(relay.deferring(2));
+  EXPECT_FALSE(relay.deferring(0)) << "the parent sends no marker";
   relay.release_cut();
-  EXPECT_FALSE(relay.held(0));
+  EXPECT_FALSE(relay.deferring(1));
+  EXPECT_FALSE(relay.deferring(2));
   EXPECT_EQ(relay.begin_cut(), 2u);
 
   AggregatingRelay master(encoding(), kParameters, 2, kNoWait, false);
@@ -396,49 +398,67 @@ TEST(AggregatingExchange, AFlushRoundEmptiesTheRelayResidualsAndTheReplicasAgree
   }
 }
 
-// A checkpoint's cut over the mesh: once every marker is in, the master's parameters and what
-// each worker's link toward the master still owes add up to everything published, and nothing
-// goes up before the cut is released.
-TEST(AggregatingExchange, ACutsMasterParametersAndOwedLinksHoldEverythingPublished) {
+// A checkpoint's cut over the mesh: each rank takes its part once its cut is complete (the
+// master a copy of its parameters, a worker what its link toward the master still owes, as its
+// state does) and trains on, everyone sending all they owe at once; the parts add up to
+// everything published, nothing twice (what a child sent after its marker waits at its parent
+// until the parent's part is taken).
+TEST(AggregatingExchange, ACutsMasterCopyAndOwedLinksHoldEverythingPublishedWhileTrainingGoesOn) {
   Mesh mesh;
   core::Rng rng(7);
   std::vector<double> published(kParameters, 0.0);
-  for (std::uint64_t step = 1; step <= 15; ++step) {
-    for (int r = 1; r < Mesh::kRanks; ++r) {
-      std::vector<float> update(kParameters);
-      for (auto& u : update) u = rng.normal() * 0.01f;
-      std::vector<std::uint8_t> out;
-      mesh.encoders[static_cast<std::size_t>(r)]->encode(
-          update, {static_cast<std::uint32_t>(r), step, step, 0, 0}, out);
-      std::vector<float> content(kParameters, 0.0f);
-      std::string error;
-      ASSERT_TRUE(codec::accumulate_message(out, content, &error)) << error;
-      for (std::size_t i = 0; i < kParameters; ++i) published[i] += content[i];
-      mesh.exchanges[static_cast<std::size_t>(r)]->publish(out, mesh.parameters[static_cast<std::size_t>(r)]);
-    }
+  std::vector<std::uint64_t> steps(Mesh::kRanks, 0);
+  const auto train = [&](int r) {
+    std::vector<float> update(kParameters);
+    for (auto& u : update) u = rng.normal() * 0.01f;
+    std::vector<std::uint8_t> out;
+    const std::uint64_t step = ++steps[static_cast<std::size_t>(r)];
+    mesh.encoders[static_cast<std::size_t>(r)]->encode(
+        update, {static_cast<std::uint32_t>(r), step, step, 0, 0}, out);
+    std::vector<float> content(kParameters, 0.0f);
+    std::string error;
+    ASSERT_TRUE(codec::accumulate_message(out, content, &error)) << error;
+    for (std::size_t i = 0; i < kParameters; ++i) published[i] += content[i];
+    mesh.exchanges[static_cast<std::size_t>(r)]->publish(out, mesh.parameters[static_cast<std::size_t>(r)]);
+  };
+  for (int step = 1; step <= 15; ++step) {
+    for (int r = 1; r < Mesh::kRanks; ++r) train(r);
     mesh.settle(false);
   }
   for (auto& exchange : mesh.exchanges) EXPECT_EQ(exchange->begin_cut(), 1u);
-  for (int pass = 0; pass < 20 && !mesh.exchanges[0]->cut_complete(1); ++pass)
+  const auto at_cut = published;
+  std::vector<float> master_at_cut;
+  std::vector<double> owed(kParameters, 0.0);
+  std::vector<bool> released(Mesh::kRanks, false);
+  std::size_t deferred = 0;
+  for (int pass = 0; pass < 40; ++pass)
     for (int r = 0; r < Mesh::kRanks; ++r) {
-      mesh.exchanges[static_cast<std::size_t>(r)]->poll(mesh.parameters[static_cast<std::size_t>(r)]);
-      mesh.exchanges[static_cast<std::size_t>(r)]->send_aggregates(0.0, true);
+      auto& exchange = *mesh.exchanges[static_cast<std::size_t>(r)];
+      auto& parameters = mesh.parameters[static_cast<std::size_t>(r)];
+      exchange.poll(parameters);
+      exchange.send_aggregates(0.0, true);
+      if (released[static_cast<std::size_t>(r)]) {
+        if (r > 0) train(r);  // trains on after its part, its updates flowing up at once
+        continue;
+      }
+      if (!exchange.cut_complete(1)) continue;
+      if (r == 0) {
+        master_at_cut = parameters;
+      } else {
+        const auto& relay = exchange.aggregator();
+        for (std::size_t i = 0; i < kParameters; ++i) owed[i] += relay.residual(*relay.parent())[i];
+      }
+      deferred += exchange.release_cut(parameters, 0.0);
+      released[static_cast<std::size_t>(r)] = true;
+      if (r > 0) train(r);  // at once: right behind its marker
+      exchange.send_aggregates(0.0, true);
     }
-  ASSERT_TRUE(mesh.exchanges[0]->cut_complete(1));
-  const auto master_at_cut = mesh.parameters[0];
-  mesh.settle(true);  // flushing everything owed: nothing may go up while held
-  EXPECT_EQ(mesh.parameters[0], master_at_cut);
-  for (std::size_t i = 0; i < kParameters; ++i) {
-    double owed = 0;
-    for (int r = 1; r < Mesh::kRanks; ++r) {
-      const auto& relay = mesh.exchanges[static_cast<std::size_t>(r)]->aggregator();
-      owed += relay.residual(*relay.parent())[i];
-    }
-    EXPECT_NEAR(-master_at_cut[i] + owed, published[i], 1e-5) << "element " << i;
-  }
-  // Released, the owed content goes on: after the drain's flush round the master holds
+  for (int r = 0; r < Mesh::kRanks; ++r) ASSERT_TRUE(released[static_cast<std::size_t>(r)]) << r;
+  EXPECT_GT(deferred, 0u) << "children sent after their markers before their parents' parts";
+  for (std::size_t i = 0; i < kParameters; ++i)
+    EXPECT_NEAR(-master_at_cut[i] + owed[i], at_cut[i], 1e-5) << "element " << i;
+  // Training went on past the cut, and after the drain's flush round the master holds
   // everything published, once.
-  for (auto& exchange : mesh.exchanges) exchange->release_cut();
   mesh.flush(1);
   for (std::size_t i = 0; i < kParameters; ++i)
     EXPECT_NEAR(-mesh.parameters[0][i], published[i], 1e-5) << "element " << i;

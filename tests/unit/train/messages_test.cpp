@@ -65,7 +65,7 @@ auto samples() {
       averaging_report, AveragingSnapshot{true, 64, {1.0f}, sample_state()},
       AveragingDone{averaging_report, AveragingTotals{4, 4, 0}, 77, 9, {}}, downpour_report,
       DownpourState{sample_state()}, DownpourDone{downpour_report, 55},
-      DownpourFinalModel{{1.0f, 2.0f}, {3, 4}}, SharingDone{17, 1e-7, 33}, SharingDrainTarget{{0, 4, 6}, 3}, FlushResume{2},
+      DownpourFinalModel{{1.0f, 2.0f}, {3, 4}}, SharingDone{17, 1e-7, 33}, SharingDrainTarget{{0, 4, 6}, 3},
       sharing_report, drained, StateReply{6, sample_state()}, status,
       ReplicaState{{1.0f, 2.0f}, AppliedIds{{0, 2}, {{}, {}}}},
       ReplacementStart{ReplicaState{{1.0f}, AppliedIds{{0, 1}, {{}, {}}}}, sample_state(), 9},

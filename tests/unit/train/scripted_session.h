@@ -187,6 +187,8 @@ class PeerReplica {
   void aggregate(const config::EncodingConfig& encoding, const topology::Tree& tree) {
     exchange_.aggregate(encoding, 0.0, false, tree);
   }
+  // Aggregating: this rank's part of the cut is taken (UpdateExchange::release_cut).
+  void release_cut() { exchange_.release_cut(parameters_, 0.0); }
   // Whether every origin's updates up to target[origin] are applied and nothing waits to go.
   bool drained(const std::vector<std::uint64_t>& target) const;
   std::uint64_t seq() const { return seq_; }

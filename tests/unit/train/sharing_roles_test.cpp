@@ -293,18 +293,18 @@ TEST_F(SharingWorkerRole, HoldsUpdatesInItsResidualWhileItsRingIsFullAndLosesNon
 }
 
 // Aggregating (topology.aggregate), a checkpoint pauses the worker for a cut: asked for its state
-// before its first partition, it sends its marker and its state and trains nothing until the
-// master's FlushResume, which the script holds back for 200 polls after the cut is complete. Then
-// it trains the epoch, and the drain's flush round (the target) leaves the master's replica
-// equal to the worker's.
+// before its first partition, it sends its marker and takes its state, then trains on with no
+// word from the master. The master's copy at the cut (taken once the marker is in, before
+// anything after it) holds nothing the worker trained; the drain's flush round (the target)
+// leaves the master's replica equal to the worker's.
 struct AggregatingMasterScript {
   PartitionScheduler scheduler;
   PeerReplica master;
   PeerReplica peer;
   bool asked = false;
   bool state_in = false;
-  int ticks_since_complete = -1;
-  std::uint64_t from_worker_at_resume = 0;  // messages the master applied from rank 1's link
+  std::optional<std::vector<float>> master_at_cut;
+  std::uint64_t from_worker_at_cut = 0;  // messages the master applied from rank 1's link
   std::optional<DrainedReport> drained;
 
   void on_sent(const SentMessage& sent, ScriptedChannel& channel) {
@@ -333,20 +333,18 @@ struct AggregatingMasterScript {
       channel.arrive(0, Shutdown{0});
     }
   }
-  void tick(ScriptedChannel& channel) {
+  void tick(ScriptedChannel&) {
     master.poll();
     peer.poll();
-    if (ticks_since_complete < 0 && state_in && master.exchange().cut_complete(1))
-      ticks_since_complete = 0;
-    if (ticks_since_complete >= 0 && ++ticks_since_complete == 200) {
-      from_worker_at_resume = master.exchange().highest_applied(1);
-      channel.arrive(0, FlushResume{1});
-      peer.exchange().release_cut();
+    if (!master_at_cut && master.exchange().cut_complete(1)) {
+      master_at_cut = master.parameters();
+      from_worker_at_cut = master.exchange().highest_applied(1);
+      master.release_cut();
     }
   }
 };
 
-TEST_F(SharingWorkerRole, AggregatingPausesForACheckpointsCutUntilFlushResume) {
+TEST_F(SharingWorkerRole, AggregatingPausesForACheckpointsCutUntilItsMarkerIsSent) {
   auto ctx = context("gradient_sharing", 1, 2, {"training.epochs=1", "topology.aggregate=true"});
   ScriptedChannel channel(1, 3);
   ScriptedSharingSession session(channel, ctx.config);
@@ -356,7 +354,7 @@ TEST_F(SharingWorkerRole, AggregatingPausesForACheckpointsCutUntilFlushResume) {
                                 epoch_shape(ctx.config, ctx.data.train).partition_count())),
       PeerReplica(session.peer_plane(0), 0, 3, initial, ctx.config.encoding),
       PeerReplica(session.peer_plane(2), 2, 3, initial, ctx.config.encoding),
-      false, false, -1, 0, std::nullopt};
+      false, false, std::nullopt, 0, std::nullopt};
   script.master.aggregate(ctx.config.encoding, session.tree());
   script.peer.aggregate(ctx.config.encoding, session.tree());
   channel.set_script([&](const SentMessage& sent, ScriptedChannel& c) { script.on_sent(sent, c); });
@@ -367,9 +365,11 @@ TEST_F(SharingWorkerRole, AggregatingPausesForACheckpointsCutUntilFlushResume) {
 
   EXPECT_EQ(run_sharing_worker(ctx, session, false), 0);
 
-  // Paused: of the worker's link, only its marker reached the master before the FlushResume.
+  // Paused: of the worker's link, only its marker is in the master's copy, which is the start.
   ASSERT_TRUE(script.state_in);
-  EXPECT_EQ(script.from_worker_at_resume, 1u) << "the worker's marker alone";
+  ASSERT_TRUE(script.master_at_cut);
+  EXPECT_EQ(script.from_worker_at_cut, 1u) << "the worker's marker alone";
+  EXPECT_EQ(*script.master_at_cut, initial);
   ASSERT_TRUE(script.drained);
   EXPECT_GT(script.drained->published, 0u);
   EXPECT_EQ(script.drained->applied_twice, 0);
@@ -377,7 +377,7 @@ TEST_F(SharingWorkerRole, AggregatingPausesForACheckpointsCutUntilFlushResume) {
   EXPECT_LE(relative_max_difference(script.drained->parameters, script.master.parameters()),
             kEquivalenceTolerance);
   EXPECT_GT(relative_max_difference(script.drained->parameters, initial), 0.0)
-      << "the worker trained after the FlushResume";
+      << "the worker trained after its state";
 }
 
 TEST_F(SharingWorkerRole, ReportsDivergenceAndEndsWithTheMastersCode) {
