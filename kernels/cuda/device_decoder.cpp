@@ -3,7 +3,6 @@
 #include "kernels/cuda/device_decoder.h"
 
 #include "codec/exact.h"
-#include "codec/values.h"
 
 #include <cstring>
 
@@ -92,12 +91,11 @@ bool DeviceDecoder::decode_into(std::span<const std::uint8_t> message, float* ta
     case codec::Encoding::kValues: {
       // Decoded on the host into exact records (the Rice stream is sequential), applied by the
       // exact kernel.
-      if (!codec::validate_values(payload, count, n, error)) return false;
+      static_assert(sizeof(codec::ValueEntry) == codec::kExactEntryBytes);
+      if (!codec::decode_values(payload, count, n, entries_, error)) return false;
       if (count == 0) return true;
-      records_.clear();
-      codec::values_records(payload, count, n, records_);
-      const auto* records =
-          static_cast<const std::uint32_t*>(upload(records_.data(), records_.size()));
+      const auto* records = static_cast<const std::uint32_t*>(
+          upload(entries_.data(), entries_.size() * sizeof(codec::ValueEntry)));
       enqueue_apply_exact(records, count, target, sign, stream_);
       return true;
     }

@@ -3,8 +3,9 @@
 // (header, checksum, payload structure) and a malformed one leaves the target untouched; then
 // only the payload crosses PCIe (through a pinned staging buffer) and is applied by
 // kernels/cuda's decode-apply kernels. Compressed payloads are decoded to sparse indices on the
-// host, values payloads to exact records. The apply is asynchronous on the decoder's stream: synchronize() before reading the
-// target on the host; the message buffer may be reused as soon as a call returns.
+// host, values payloads to exact records. The apply is asynchronous on the decoder's stream:
+// synchronize() before reading the target on the host; the message buffer may be reused as soon
+// as a call returns.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "codec/values.h"
 #include "kernels/cuda/device_buffer.h"
 
 namespace gradshare::kernels::cuda {
@@ -50,7 +52,7 @@ class DeviceDecoder {
   PinnedBuffer<std::uint8_t> pinned_;
   DeviceBuffer<std::uint8_t> payload_;
   std::vector<std::int32_t> indices_;  // a decoded compressed payload
-  std::vector<std::uint8_t> records_;  // a values payload as exact records
+  std::vector<codec::ValueEntry> entries_;  // a decoded values payload (exact records)
 };
 
 }  // namespace gradshare::kernels::cuda

@@ -45,10 +45,12 @@ bool decode_payload(const MessageHeader& header, std::span<const std::uint8_t> m
       if (!validate_exact(payload, count, target.size(), error)) return false;
       apply_exact(payload, count, target, sign);
       return true;
-    case Encoding::kValues:
-      if (!validate_values(payload, count, target.size(), error)) return false;
-      apply_values(payload, count, target, sign);
+    case Encoding::kValues: {
+      std::vector<ValueEntry> entries;
+      if (!decode_values(payload, count, target.size(), entries, error)) return false;
+      for (const ValueEntry& e : entries) target[e.index] += sign * e.value;
       return true;
+    }
   }
   return false;  // unreachable: parse_header accepts only the five encodings
 }
@@ -125,10 +127,12 @@ bool entry_indices(const ParsedMessage& message, std::vector<std::uint32_t>& ind
       if (!validate_exact(payload, count, n, error)) return false;
       exact_indices(payload, count, indices);
       return true;
-    case Encoding::kValues:
-      if (!validate_values(payload, count, n, error)) return false;
-      values_indices(payload, count, n, indices);
+    case Encoding::kValues: {
+      std::vector<ValueEntry> entries;
+      if (!decode_values(payload, count, n, entries, error)) return false;
+      for (const ValueEntry& e : entries) indices.push_back(e.index);
       return true;
+    }
   }
   return false;  // unreachable: parse_header accepts only the five encodings
 }

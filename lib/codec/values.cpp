@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstring>
 
-#include "codec/exact.h"
 #include "codec/message.h"
 #include "core/errors.h"
 #include "kernels/cpu/codec_rice.h"
@@ -21,15 +20,6 @@ std::uint16_t magnitude_at(std::span<const std::uint8_t> payload, std::size_t e)
   std::uint16_t bits;
   std::memcpy(&bits, payload.data() + 2 * e, 2);
   return bits;
-}
-
-// The Rice stream's signed 1-based indices of a validated payload.
-std::vector<std::int32_t> signed_indices(std::span<const std::uint8_t> payload, std::size_t count,
-                                         std::size_t n) {
-  std::vector<std::int32_t> indices;
-  std::string error;
-  GS_CHECK(cpu::rice_decode(payload.subspan(2 * count), count, n, indices, &error), error);
-  return indices;
 }
 
 }  // namespace
@@ -49,7 +39,8 @@ float from_bfloat16(std::uint16_t bits) {
 }
 
 std::size_t values_payload_bound(std::size_t count, std::size_t n) {
-  // rice_choose's bound: 2 + count * (log2(n / count) + 4) / 8 bytes <= 2 + count * (log2 n + 4) / 8.
+  // rice_choose's bound: 2 + count * (log2(n / count) + 4) / 8 bytes, at most
+  // 2 + count * (log2 n + 4) / 8.
   const std::size_t index_bits = static_cast<std::size_t>(std::bit_width(n)) + 4;
   return 2 * count + 2 + (count * index_bits + 7) / 8;
 }
@@ -85,8 +76,8 @@ void write_values_payload(std::span<float> residual, std::span<const std::uint32
   cpu::rice_encode(signed_index, rice.k, std::span(out).subspan(rice_at));
 }
 
-bool validate_values(std::span<const std::uint8_t> payload, std::size_t count, std::size_t n,
-                     std::string* error) {
+bool decode_values(std::span<const std::uint8_t> payload, std::size_t count, std::size_t n,
+                   std::vector<ValueEntry>& entries, std::string* error) {
   if (payload.size() < 2 * count + 1) {
     if (error) *error = "values payload of " + std::to_string(payload.size()) +
                         " bytes for " + std::to_string(count) + " entries";
@@ -100,37 +91,15 @@ bool validate_values(std::span<const std::uint8_t> payload, std::size_t count, s
       return false;
     }
   }
-  return cpu::rice_validate(payload.subspan(2 * count), count, n, error);
-}
-
-void values_records(std::span<const std::uint8_t> payload, std::size_t count, std::size_t n,
-                    std::vector<std::uint8_t>& records) {
-  const auto indices = signed_indices(payload, count, n);
-  const std::size_t at = records.size();
-  records.resize(at + kExactEntryBytes * count);
+  std::vector<std::int32_t> indices;  // rice_decode validates the stream as it reads it
+  if (!cpu::rice_decode(payload.subspan(2 * count), count, n, indices, error)) return false;
+  entries.resize(count);
   for (std::size_t e = 0; e < count; ++e) {
     const float magnitude = from_bfloat16(magnitude_at(payload, e));
-    const float value = indices[e] < 0 ? -magnitude : magnitude;
-    const auto index = static_cast<std::uint32_t>(std::abs(indices[e]) - 1);
-    std::memcpy(records.data() + at + kExactEntryBytes * e, &index, 4);
-    std::memcpy(records.data() + at + kExactEntryBytes * e + 4, &value, 4);
+    entries[e] = {static_cast<std::uint32_t>(std::abs(indices[e]) - 1),
+                  indices[e] < 0 ? -magnitude : magnitude};
   }
-}
-
-void apply_values(std::span<const std::uint8_t> payload, std::size_t count, std::span<float> target,
-                  float sign) {
-  const auto indices = signed_indices(payload, count, target.size());
-  for (std::size_t e = 0; e < count; ++e) {
-    const float magnitude = from_bfloat16(magnitude_at(payload, e));
-    const std::int32_t v = indices[e];
-    target[static_cast<std::size_t>(std::abs(v) - 1)] += sign * (v < 0 ? -magnitude : magnitude);
-  }
-}
-
-void values_indices(std::span<const std::uint8_t> payload, std::size_t count, std::size_t n,
-                    std::vector<std::uint32_t>& indices) {
-  for (const std::int32_t v : signed_indices(payload, count, n))
-    indices.push_back(static_cast<std::uint32_t>(std::abs(v) - 1));
+  return true;
 }
 
 }  // namespace gradshare::codec

@@ -31,23 +31,22 @@ float from_bfloat16(std::uint16_t bits);
 std::size_t values_payload_bound(std::size_t count, std::size_t n);
 std::size_t values_entries_within(std::size_t payload_bytes, std::size_t n);
 
-// Writes the payload of residual's elements at `indices` (ascending, each value a normal float) after out's first kHeaderBytes (out is resized; the caller seals the header), and takes
-// what each entry carries out of `residual` (what rounding left stays).
+// Writes the payload of residual's elements at `indices` (ascending, each value a normal float)
+// after out's first kHeaderBytes (out is resized; the caller seals the header), and takes what
+// each entry carries out of `residual` (what rounding left stays).
 void write_values_payload(std::span<float> residual, std::span<const std::uint32_t> indices,
                           std::vector<std::uint8_t>& out);
 
-// Whether a values payload of `count` entries is well formed for n parameters.
-bool validate_values(std::span<const std::uint8_t> payload, std::size_t count, std::size_t n,
-                     std::string* error);
-// The entries of a validated payload as exact records (codec/exact.h: uint32 0-based index,
-// float32 value), appended to `records` (what the GPU twin applies).
-void values_records(std::span<const std::uint8_t> payload, std::size_t count, std::size_t n,
-                    std::vector<std::uint8_t>& records);
-// target[index] += sign * value for every entry of a validated payload.
-void apply_values(std::span<const std::uint8_t> payload, std::size_t count, std::span<float> target,
-                  float sign);
-// Appends every entry's 0-based index of a validated payload.
-void values_indices(std::span<const std::uint8_t> payload, std::size_t count, std::size_t n,
-                    std::vector<std::uint32_t>& indices);
+// One decoded entry: the layout of an exact record (codec/exact.h), so the GPU twin applies
+// decoded entries with the exact kernel.
+struct ValueEntry {
+  std::uint32_t index;  // 0-based
+  float value;
+};
+
+// Checks a values payload of `count` entries for n parameters and decodes it into `entries`
+// (replaced), reading the Rice stream once; false with *error on a malformed payload.
+bool decode_values(std::span<const std::uint8_t> payload, std::size_t count, std::size_t n,
+                   std::vector<ValueEntry>& entries, std::string* error);
 
 }  // namespace gradshare::codec

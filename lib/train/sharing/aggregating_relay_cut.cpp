@@ -28,7 +28,8 @@ void AggregatingRelay::encode_marker(std::uint32_t origin, std::uint64_t seq,
 }
 
 void AggregatingRelay::release_cut() {
-  GS_CHECK(cut_complete(cut_), "checkpoint cut " + std::to_string(cut_) + " released before it completed");
+  GS_CHECK(cut_complete(cut_),
+           "checkpoint cut " + std::to_string(cut_) + " released before it completed");
   released_cut_ = cut_;
 }
 

@@ -75,17 +75,15 @@ TEST(ValuesEncoding, WhatIsSentPlusWhatStaysIsTheResidualBitForBit) {
   std::vector<std::uint32_t> listed;
   ASSERT_TRUE(entry_indices(parsed, listed, &error)) << error;
   EXPECT_EQ(listed, indices);
-  // The GPU twin's records are the same entries as exact ones.
-  std::vector<std::uint8_t> records;
-  values_records(parsed.bytes.subspan(kHeaderBytes), indices.size(), kN, records);
-  ASSERT_EQ(records.size(), 8 * indices.size());
+  // The decoded entries (what the GPU twin uploads as exact records).
+  std::vector<ValueEntry> entries;
+  ASSERT_TRUE(decode_values(parsed.bytes.subspan(kHeaderBytes), indices.size(), kN, entries,
+                            &error))
+      << error;
+  ASSERT_EQ(entries.size(), indices.size());
   for (std::size_t e = 0; e < indices.size(); ++e) {
-    std::uint32_t index;
-    float value;
-    std::memcpy(&index, records.data() + 8 * e, 4);
-    std::memcpy(&value, records.data() + 8 * e + 4, 4);
-    EXPECT_EQ(index, indices[e]);
-    EXPECT_EQ(value, accumulator[indices[e]]);
+    EXPECT_EQ(entries[e].index, indices[e]);
+    EXPECT_EQ(entries[e].value, accumulator[indices[e]]);
   }
 }
 
