@@ -264,7 +264,7 @@ struct FaultInjection {
   X(topology, aggregate, bool, false, GS_ANY,                                                  \
     "Gradient sharing: every rank that relays (the master, a mesh's inner nodes) sums what it "  \
     "is owed and sends each link one re-encoded message instead of every worker's "             \
-    "(docs/scaling.md); a failed rank then ends the job (restart from a checkpoint)")          \
+    "(docs/scaling.md); a failed rank's relay residuals are lost with it (said in the log)")  \
   X(topology, aggregate_wait_ms, double, 20.0, GS_RANGE(0.0, 1.0e6),                           \
     "aggregate: longest a link's owed content waits for its other sources to speak")          \
   X(topology, remap, std::string, "dl4j", GS_CHOICES("dl4j", "shallowest"),                    \
@@ -304,7 +304,7 @@ struct FaultInjection {
   X(fault_tolerance, keep_bytes, std::int64_t, 16777216, GS_RANGE(0, 1.0e12),                   \
     "Gradient sharing: bytes of recent peer updates each replica keeps for the resync after a "  \
     "failure, whatever the number of workers (a replica lacking an older one is sent a whole "   \
-    "state)")                                                                                   \
+    "state); aggregating, of the messages it sent toward the master (at least the newest 16)") \
   X(fault_tolerance, inject, std::vector<FaultInjection>, {}, GS_ANY,                          \
     "Faults to inject: [{rank: R, at_step: S, kind: sigkill|exit|hang|stall}], or at_startup: " \
     "config|data|run_directory|hosts|setup instead of at_step")

@@ -48,7 +48,8 @@ constexpr std::array<const char*, kTagCount> kNames = {
     "Downpour resume",
     "Downpour server end",
     "worker state piece",
-    "worker state piece received"};
+    "worker state piece received",
+    "relay restart"};
 
 // The channels' errors name the tags too (comm::tag_label), from the start of the program.
 const bool named = (comm::name_tags(&tag_name), true);

@@ -59,9 +59,11 @@ inline constexpr comm::Tag kDownpourServerEnd{38};
 // a sharing worker's checkpoint state, one piece at a time
 inline constexpr comm::Tag kStateChunk{39};
 inline constexpr comm::Tag kStateChunkAck{40};  // the master has a piece: the next may go
+// recovery, aggregating: the master's model and what a survivor's old parent took in
+inline constexpr comm::Tag kRelayRestart{41};
 }  // namespace tags
 
-inline constexpr int kTagCount = 40;
+inline constexpr int kTagCount = 41;
 static_assert(kTagCount <= comm::kLastTag, "comm carries tags up to comm::kLastTag");
 
 // "partition request", "heartbeat", ...; "tag N" for a number no message has.

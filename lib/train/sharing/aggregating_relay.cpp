@@ -218,6 +218,7 @@ void AggregatingRelay::postpone(std::size_t link, double now) {
 }
 
 void AggregatingRelay::set_training_progress(double epochs) {
+  progress_ = epochs;
   for (Link& link : links_) link.encoder.set_training_progress(epochs);
 }
 

@@ -144,6 +144,7 @@ class AggregatingRelay {
   std::size_t max_message_bytes(std::size_t link) const;
   void limit_message_bytes(std::size_t bytes);
   void set_training_progress(double epochs);
+  double training_progress() const { return progress_; }
 
   // Flush rounds (see above). begin_round(): this rank's own training is paused or over for the
   // next round (the previous one must be complete here); returns that round's number, from 1.
@@ -218,6 +219,7 @@ class AggregatingRelay {
   std::uint64_t cut_ = 0, markers_sent_ = 0;
   std::uint64_t released_cut_ = 0;
   bool check_;
+  double progress_ = 0;  // epochs (set_training_progress)
 };
 
 }  // namespace gradshare::train

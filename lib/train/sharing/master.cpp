@@ -97,8 +97,7 @@ std::optional<int> SharingMaster::finished() {
 }
 
 bool SharingMaster::recover(const comm::TransportError& error) {
-  // Aggregating, a dead rank's relay residuals die with it: the job ends (topology.aggregate).
-  if (!session_.fault_tolerant() || !error.is_process_failure() || exchange_.aggregating())
+  if (!session_.fault_tolerant() || !error.is_process_failure())
     return false;
   repair_and_resync(error.what());
   return true;

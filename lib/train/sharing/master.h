@@ -150,7 +150,11 @@ class SharingMaster : public MasterRole {
   // produced updates will be trained again (counted, not hidden).
   void forget_worker(int worker, ft::RecoveryRecord& record);
 
-  void resync(ft::RecoveryRecord& record);
+  void resync(ft::RecoveryRecord& record, const topology::Tree& tree_before);
+  // Aggregating: what the survivors' old parents took in, for their RelayRestart (the master's
+  // own relay starts again first), and the lost ranks' relay residuals named in the log.
+  void restart_relays(const std::map<int, ResyncStatus>& survivors,
+                      const topology::Tree& tree_before, const std::vector<int>& lost);
 
   static bool same(const PartitionGrant& a, const PartitionGrant& b);
 

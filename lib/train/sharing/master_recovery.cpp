@@ -24,7 +24,7 @@ void SharingMaster::repair_and_resync(const std::string& cause) {
     record.rounds = job.rounds;
     record.tree_version = session_.tree().version;
     for (int w : job.lost) forget_worker(w, record);
-    resync(record);
+    resync(record, tree_before);
     record.seconds = clock.seconds();
     recoveries_.add(record);
   });
@@ -70,7 +70,7 @@ void SharingMaster::reopen_lost_partitions(const std::vector<int>& lost) {
 
 void SharingMaster::forget_worker(int worker, ft::RecoveryRecord& record) {
   const auto held = scheduler_->in_flight(worker);
-  if (held) {
+  if (held && !exchange_.aggregating()) {  // aggregating, the IDs are the links', not its own
     const auto seen = exchange_.highest_applied(worker);
     const auto since = grant_seq_[worker];
     record.retrained_minibatches += static_cast<std::int64_t>(seen > since ? seen - since : 0);
@@ -79,7 +79,32 @@ void SharingMaster::forget_worker(int worker, ft::RecoveryRecord& record) {
   drain_.forget(worker);
 }
 
-void SharingMaster::resync(ft::RecoveryRecord& record) {
+void SharingMaster::restart_relays(const std::map<int, ResyncStatus>& survivors,
+                                   const topology::Tree& tree_before,
+                                   const std::vector<int>& lost) {
+  std::map<int, std::optional<std::uint64_t>> parent_applied;
+  for (const auto& [w, s] : survivors) {
+    const int parent = tree_before.parent[static_cast<std::size_t>(w)];
+    if (parent == 0)
+      parent_applied[w] = exchange_.applied_ids().highest(w);
+    else if (const auto found = survivors.find(parent); found != survivors.end())
+      parent_applied[w] = found->second.applied.highest(w);
+    else
+      parent_applied[w] = std::nullopt;
+  }
+  for (int dead : lost)
+    core::log_warn("rank " + std::to_string(dead) +
+                   " died holding its relay residuals: what its subtree had sent it and it had "
+                   "not passed on, and what it had not trained on into its own messages, is lost");
+  // The master's parameters hold what reached it; the survivors start again from them and send
+  // again what the master lacks of theirs (RelayRestart).
+  exchange_.restart_aggregation(session_.tree());
+  const std::vector<float> parameters(model_.parameters().begin(), model_.parameters().end());
+  for (const auto& [w, applied] : parent_applied)
+    send(control(), w, RelayRestart{parameters, applied});
+}
+
+void SharingMaster::resync(ft::RecoveryRecord& record, const topology::Tree& tree_before) {
   std::map<int, ResyncStatus> status;
   for (int w : live_)
     status[w] = receive<ResyncStatus>(control(), w, "its status after the repair");
@@ -99,9 +124,14 @@ void SharingMaster::resync(ft::RecoveryRecord& record) {
   std::map<int, ResyncStatus> survivors;
   for (const auto& [w, s] : status)
     if (s.phase != WorkerPhase::kJoining) survivors.emplace(w, s);
-  const auto moved = resync_updates(control(), exchange_, model_.parameters(), survivors);
-  record.resync_updates += moved.updates;
-  record.resync_whole_states += moved.whole_states;
+  if (exchange_.aggregating()) {
+    restart_relays(survivors, tree_before, record.lost);
+    record.resync_whole_states += static_cast<int>(survivors.size());
+  } else {
+    const auto moved = resync_updates(control(), exchange_, model_.parameters(), survivors);
+    record.resync_updates += moved.updates;
+    record.resync_whole_states += moved.whole_states;
+  }
   reopen_lost_partitions(record.lost);
   // The survivors train on at once; a replacement catches up meanwhile, from the master's model
   // and applied IDs (the updates the others publish from now on reach it on the data plane and

@@ -29,6 +29,21 @@ ResyncStatus ResyncStatus::read(comm::ByteReader& reader) {
   return status;
 }
 
+void RelayRestart::write(comm::ByteWriter& writer) const {
+  writer.put_vector(parameters);
+  writer.put<std::uint8_t>(parent_applied ? 1 : 0).put<std::uint64_t>(parent_applied.value_or(0));
+}
+
+RelayRestart RelayRestart::read(comm::ByteReader& reader) {
+  RelayRestart restart;
+  restart.parameters = reader.get_vector<float>();
+  const auto alive = reader.get<std::uint8_t>();
+  GS_CHECK(alive <= 1, "relay restart with a parent flag of " + std::to_string(alive));
+  const auto applied = reader.get<std::uint64_t>();
+  if (alive) restart.parent_applied = applied;
+  return restart;
+}
+
 void ReplacementStart::write(comm::ByteWriter& writer) const {
   replica.write(writer);
   worker.write(writer);

@@ -36,6 +36,9 @@
 // fault_tolerance.keep_bytes); the master collects every ID any survivor applied, so afterwards
 // every replica holds the same set. A whole state (parameters and applied IDs) stands in for
 // messages that are no longer kept: the memory a replica keeps does not grow with the workers.
+// Aggregating (topology.aggregate) the IDs are the links', so no update can be fetched: instead
+// of ResyncFetch / ResyncUpdates every survivor gets a RelayRestart (below), and a replacement
+// starts with a fresh relay.
 // A replacement starts from the master's parameters and applied IDs (its snapshot), an optimizer state proxied from a live
 // worker (the master does not train), an empty residual, and continues the dead process's seq.
 #pragma once
@@ -91,6 +94,20 @@ struct ReplacementStart {
   static constexpr comm::Tag kTag = tags::kReplacementStart;
   void write(comm::ByteWriter& writer) const;
   static ReplacementStart read(comm::ByteReader& reader);
+};
+
+// master -> survivor, aggregating (topology.aggregate): the relays start again on the repaired
+// tree. The survivor adds to its own residual what its link toward its old parent still owed
+// and what it sent that parent past `parent_applied` (the newest of its messages that parent
+// took in; none when the parent died: what it held died with it), takes the master's
+// parameters and starts a fresh relay (UpdateExchange::restart_aggregation).
+struct RelayRestart {
+  std::vector<float> parameters;  // the master's
+  std::optional<std::uint64_t> parent_applied;
+
+  static constexpr comm::Tag kTag = tags::kRelayRestart;
+  void write(comm::ByteWriter& writer) const;
+  static RelayRestart read(comm::ByteReader& reader);
 };
 
 // An update ID: (origin, seq).

@@ -56,15 +56,24 @@ UpdateExchange::UpdateExchange(comm::DataPlane& plane, int self_rank, int ranks,
 }
 
 void UpdateExchange::attach(comm::DataPlane& plane) {
-  GS_CHECK(!aggregator_, "an aggregating exchange cannot move to a repaired plane");
   plane_ = &plane;
   // The relay's saturation signal is not used: own messages wait for empty queues instead.
   relay_.emplace(plane, plane.max_message_bytes());
 }
 
 void UpdateExchange::keep(int origin, std::uint64_t seq, std::span<const std::uint8_t> message) {
-  if (!keep_bytes_ || aggregator_) return;  // aggregating: no resync (attach refuses it)
+  if (!keep_bytes_) return;
   Kept kept{origin, seq, std::vector<std::uint8_t>(message.begin(), message.end())};
+  if (aggregator_) {  // the messages sent toward the master: the budget, at least the newest 16
+    kept_peer_bytes_ += message.size();
+    kept_own_.push_back(std::move(kept));
+    while (kept_own_.size() > kKeepOwnMessages && kept_peer_bytes_ > *keep_bytes_) {
+      kept_peer_bytes_ -= kept_own_.front().bytes.size();
+      kept_own_.pop_front();
+    }
+    stats_.kept_bytes_peak = std::max(stats_.kept_bytes_peak, kept_peer_bytes_);
+    return;
+  }
   if (origin == self_) {
     kept_own_.push_back(std::move(kept));
     if (kept_own_.size() > kKeepOwnMessages) kept_own_.pop_front();
@@ -146,7 +155,7 @@ UpdateExchange::Accepted UpdateExchange::accept(std::span<const std::uint8_t> me
     return Accepted::kRejected;
   }
   mark_applied(origin, parsed.header.seq);
-  keep(origin, parsed.header.seq, message);
+  if (!aggregator_) keep(origin, parsed.header.seq, message);
   ++stats_.applied;
   if (observer_) observer_(parsed);
   return Accepted::kApplied;
@@ -163,7 +172,7 @@ bool UpdateExchange::has_applied(int origin, std::uint64_t seq) const {
 }
 
 std::uint64_t UpdateExchange::distinct_applied() const {
-  std::uint64_t distinct = 0;
+  std::uint64_t distinct = distinct_before_restarts_;
   for (std::size_t o = 0; o < applied_upto_.size(); ++o)
     distinct += applied_upto_[o] + applied_above_[o].size();
   return distinct;
@@ -233,6 +242,7 @@ std::size_t UpdateExchange::release_cut(std::span<float> parameters, double now)
 
 void UpdateExchange::aggregate(const config::EncodingConfig& encoding, double wait_seconds,
                                bool trains, const topology::Tree& tree) {
+  aggregation_ = Aggregation{encoding, wait_seconds, trains};
   const auto& links = plane_->links();
   const auto sizes = subtree_sizes(tree);
   const int cap = aggregated_band_cap(tree);
@@ -245,13 +255,54 @@ void UpdateExchange::aggregate(const config::EncodingConfig& encoding, double wa
   link_seq_.assign(links.size(), 0);
 }
 
+UpdateExchange::Unconfirmed UpdateExchange::take_unconfirmed(
+    std::optional<std::uint64_t> parent_applied, std::span<float> into) {
+  Unconfirmed taken;
+  const auto parent = aggregator_->parent();
+  if (!parent) return taken;  // the master: no link toward it
+  const auto owed = aggregator_->residual(*parent);
+  for (std::size_t i = 0; i < into.size(); ++i) into[i] += owed[i];
+  if (!parent_applied) return taken;
+  std::uint64_t next = *parent_applied + 1;  // the oldest message the parent lacks
+  for (const Kept& message : kept_own_) {
+    if (message.seq <= *parent_applied) continue;
+    if (message.seq > next) taken.not_kept += message.seq - next;
+    next = message.seq + 1;
+    std::string error;
+    GS_CHECK(codec::accumulate_message(message.bytes, into, &error),
+             "a kept message does not decode: " + error);
+    ++taken.added_back;
+  }
+  if (link_seq_[*parent] >= next) taken.not_kept += link_seq_[*parent] - next + 1;
+  return taken;
+}
+
+void UpdateExchange::restart_aggregation(const topology::Tree& tree) {
+  const double progress = aggregator_->training_progress();
+  distinct_before_restarts_ = distinct_applied();
+  std::fill(applied_upto_.begin(), applied_upto_.end(), 0);
+  for (auto& above : applied_above_) above.clear();
+  kept_own_.clear();
+  kept_peer_bytes_ = 0;
+  deferred_.clear();
+  finals_.clear();
+  aggregate(aggregation_->encoding, aggregation_->wait_seconds, aggregation_->trains, tree);
+  aggregator_->set_training_progress(progress);
+}
+
+void UpdateExchange::send_on_link(std::size_t l, std::uint64_t seq,
+                                  std::span<const std::uint8_t> message) {
+  relay_->send(plane_->links()[l], message);
+  if (aggregator_->parent() == l) keep(self_, seq, message);
+}
+
 std::size_t UpdateExchange::send_aggregates(double now, bool flush) {
   const auto& links = plane_->links();
   std::size_t sent = 0;
   if (aggregator_->marker_due()) {
     const std::size_t parent = *aggregator_->parent();
     aggregator_->encode_marker(static_cast<std::uint32_t>(self_), ++link_seq_[parent], aggregate_);
-    relay_->send(links[parent], aggregate_);
+    send_on_link(parent, link_seq_[parent], aggregate_);
     ++stats_.flushed;
     stats_.flushed_bytes += aggregate_.size();
     ++sent;
@@ -259,10 +310,11 @@ std::size_t UpdateExchange::send_aggregates(double now, bool flush) {
   for (std::size_t l = 0; l < links.size(); ++l) {
     if (aggregator_->final_due(l)) {
       finals_.clear();
+      std::uint64_t seq = link_seq_[l];
       aggregator_->encode_final(l, static_cast<std::uint32_t>(self_), link_seq_[l],
                                 plane_->max_message_bytes(), finals_);
       for (const auto& piece : finals_) {
-        relay_->send(links[l], piece);
+        send_on_link(l, ++seq, piece);
         stats_.flushed_bytes += piece.size();
       }
       stats_.flushed += finals_.size();
@@ -278,7 +330,7 @@ std::size_t UpdateExchange::send_aggregates(double now, bool flush) {
       continue;
     }
     aggregator_->encode(l, static_cast<std::uint32_t>(self_), ++link_seq_[l], 0, now, aggregate_);
-    relay_->send(links[l], aggregate_);
+    send_on_link(l, link_seq_[l], aggregate_);
     ++stats_.aggregated;
     stats_.aggregated_bytes += aggregate_.size();
     ++sent;
@@ -303,7 +355,7 @@ void UpdateExchange::publish(std::span<const std::uint8_t> message, std::span<fl
   GS_CHECK(static_cast<int>(header.origin) == self_, "publishing another rank's message");
   GS_CHECK(codec::apply_parsed(parsed, parameters, &error), error);
   GS_CHECK(mark_applied(self_, header.seq), "seq " + std::to_string(header.seq) + " reused");
-  keep(self_, header.seq, message);
+  if (!aggregator_) keep(self_, header.seq, message);  // aggregating, its links' messages are
   ++stats_.applied;
   ++stats_.published;
   stats_.bytes_published += message.size();

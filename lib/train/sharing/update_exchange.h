@@ -71,7 +71,7 @@ class UpdateExchange {
                  std::optional<std::size_t> keep_bytes);
 
   // After a failure repair: sends on `plane` from now on. Messages queued for the old links are
-  // dropped: the resync hands every replica what it lacks.
+  // dropped: the resync hands every replica what it lacks (aggregating: restart_aggregation).
   void attach(comm::DataPlane& plane);
 
   // From now on an applied message is not forwarded: it is owed to every other link and
@@ -98,6 +98,20 @@ class UpdateExchange {
   std::uint64_t begin_cut() { return aggregator_->begin_cut(); }
   bool cut_complete(std::uint64_t cut) const { return aggregator_->cut_complete(cut); }
   std::size_t release_cut(std::span<float> parameters, double now);
+  // Aggregating, after a repair (sharing/recovery.h, RelayRestart), before
+  // restart_aggregation: adds to `into` what the link toward the old parent still owes and the
+  // kept messages sent on it past `parent_applied` (the newest that parent applied; nullopt: it
+  // died, and what it was sent died with it). Returns the messages added back and how many of
+  // those the parent lacked were no longer kept (lost).
+  struct Unconfirmed {
+    std::size_t added_back = 0;
+    std::uint64_t not_kept = 0;
+  };
+  Unconfirmed take_unconfirmed(std::optional<std::uint64_t> parent_applied, std::span<float> into);
+  // Aggregating, after a repair (attach first): a fresh relay on the repaired plane and `tree`;
+  // link counts, applied IDs, relay residuals, kept and deferred messages start again (the
+  // replicas start again from the master's parameters). Counts of applications carry on.
+  void restart_aggregation(const topology::Tree& tree);
   AggregatingRelay& aggregator() { return *aggregator_; }
   const AggregatingRelay& aggregator() const { return *aggregator_; }
 
@@ -158,6 +172,8 @@ class UpdateExchange {
   bool mark_applied(int origin, std::uint64_t seq);
   std::uint64_t distinct_applied() const;
   void keep(int origin, std::uint64_t seq, std::span<const std::uint8_t> message);
+  // Aggregating: sends link index `l`'s message `seq`, kept when that is the parent link.
+  void send_on_link(std::size_t l, std::uint64_t seq, std::span<const std::uint8_t> message);
   // poll's work on one message from `from` (aggregating: held back while its link defers).
   void take(int from, std::span<const std::uint8_t> message, std::span<float> parameters,
             double now);
@@ -170,6 +186,13 @@ class UpdateExchange {
   std::vector<std::set<std::uint64_t>> applied_above_;
   std::optional<comm::Relay> relay_;
   std::optional<AggregatingRelay> aggregator_;
+  struct Aggregation {  // aggregate()'s arguments, for restart_aggregation
+    config::EncodingConfig encoding;
+    double wait_seconds = 0;
+    bool trains = false;
+  };
+  std::optional<Aggregation> aggregation_;
+  std::uint64_t distinct_before_restarts_ = 0;  // update IDs applied before the relay restarted
   std::vector<std::uint64_t> link_seq_;  // aggregating: messages sent per link
   std::vector<std::uint8_t> aggregate_;  // aggregating: the message being sent
   std::vector<std::vector<std::uint8_t>> finals_;  // aggregating: a link's final, in pieces
@@ -178,7 +201,9 @@ class UpdateExchange {
     std::vector<std::uint8_t> message;
   };
   std::vector<Deferred> deferred_;  // aggregating: arrived after a child's marker, in order
-  // Kept messages, oldest first: what is in flight at a failure is among the newest.
+  // Kept messages, oldest first: what is in flight at a failure is among the newest. Aggregating,
+  // kept_own_ holds the messages sent on the link toward the master (origin: this rank, seq:
+  // the link's).
   struct Kept {
     int origin;
     std::uint64_t seq;

@@ -66,9 +66,7 @@ class SharingWorker {
       step();
       return true;
     } catch (const comm::TransportError& error) {
-      // Aggregating, a dead rank's relay residuals die with it: the job ends (topology.aggregate).
-      if (!session_.fault_tolerant() || !error.is_process_failure() || exchange_.aggregating())
-        throw;
+      if (!session_.fault_tolerant() || !error.is_process_failure()) throw;
       if (!shutdown_code_) shutdown_code_ = shutdown_before_repair(session_);
       if (shutdown_code_) return false;  // the run is over: nothing to repair
       core::log_warn(std::string("process failure seen: ") + error.what());
@@ -89,6 +87,11 @@ class SharingWorker {
   // Reports where this worker is, serves the master's fetches, applies what it lacked, waits
   // for the go-ahead. A replacement gets its whole start here.
   void resync();
+
+  // Aggregating: the relay starts again on the repaired tree from the master's parameters;
+  // what the master lacks of this subtree's training becomes this worker's to send again.
+  void restart_relay(const RelayRestart& restart);
+  std::vector<int> every_rank() const;
 
   // The parameters of another replica's whole state (the master's, or a resync's).
   void take_parameters(const ReplicaState& state);

@@ -127,6 +127,7 @@ int SharingWorker::finish() {
       while (auto grant = next_grant()) train_partition(*grant);
       phase_ = WorkerPhase::kDone;
       announce_idle();
+      if (exchange_.aggregating()) exchange_.aggregator().set_training(false);
       done_sent = false;
       deadline = core::Deadline(timeout_);
       continue;

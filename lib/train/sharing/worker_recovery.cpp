@@ -16,8 +16,9 @@ void SharingWorker::recover() {
   repeat_while_processes_fail([&] {
     session_.repair({});
     exchange_.attach(session_.plane());
-    // The dead are gone; a replacement counts from its first update.
-    staleness_.forget_peers(session_.live_workers());
+    // The dead are gone; a replacement counts from its first update. Aggregating, every
+    // neighbour's link (the master's too) starts again.
+    staleness_.forget_peers(exchange_.aggregating() ? every_rank() : session_.live_workers());
     resync();
   });
   if (heartbeat_) heartbeat_->resume();
@@ -57,6 +58,9 @@ void SharingWorker::resync() {
         exchange_.adopt(state.applied);
         break;
       }
+      case RelayRestart::kTag:
+        restart_relay(decode<RelayRestart>(message));
+        break;
       case StateRequest::kTag:  // a live worker's optimizer state for a replacement
         send_state();
         break;
@@ -75,12 +79,44 @@ void SharingWorker::resync() {
         pieces_ = pieces_sent_ = pieces_acknowledged_ = 0;
         drain_targets_.reset();
         drained_sent_ = false;
+        drain_round_ = 0;  // aggregating: the relay's rounds and cuts count again from 1
+        checkpoint_cut_ = 0;
+        state_owed_ = false;
         return;
       default:
         throw core::RuntimeError(std::string("unexpected ") + tag_name(message.tag) +
                                  " message during the resync");
     }
   }
+}
+
+std::vector<int> SharingWorker::every_rank() const {
+  std::vector<int> ranks(static_cast<std::size_t>(context_.size));
+  for (int r = 0; r < context_.size; ++r) ranks[static_cast<std::size_t>(r)] = r;
+  return ranks;
+}
+
+void SharingWorker::restart_relay(const RelayRestart& restart) {
+  GS_CHECK(restart.parameters.size() == n_, "the master sent a wrong-sized model");
+  // What this subtree trained that the master lacks becomes this worker's own to send again:
+  // its replica starts from the master's parameters, which lack it too.
+  std::vector<float> unconfirmed(n_, 0.0f);
+  const auto taken = exchange_.take_unconfirmed(restart.parent_applied, unconfirmed);
+  auto residual = encoder_.residual();
+  for (std::size_t i = 0; i < n_; ++i) residual[i] += unconfirmed[i];
+  if (check_conservation_)  // the subtree's part counts as an update of this worker's
+    for (std::size_t i = 0; i < n_; ++i) update_sum_[i] += unconfirmed[i];
+  std::copy(restart.parameters.begin(), restart.parameters.end(), replica_.parameters().begin());
+  exchange_.restart_aggregation(session_.tree());
+  core::log_info("relay restarted on tree version " + std::to_string(session_.tree().version) +
+                 ": what the link toward the master owed and " + std::to_string(taken.added_back) +
+                 " message(s) the old parent lacked are this worker's to send again");
+  if (!restart.parent_applied)
+    core::log_warn("the old parent died: what this worker had sent it and it had not passed on "
+                   "is lost with its relay residual");
+  if (taken.not_kept > 0)
+    core::log_warn(std::to_string(taken.not_kept) + " message(s) the old parent lacked were no "
+                   "longer kept (fault_tolerance.keep_bytes): lost");
 }
 
 void SharingWorker::take_parameters(const ReplicaState& state) {

@@ -11,6 +11,11 @@
 #                     accuracy within 1 pp of an undisturbed run of the same job
 #   mesh-inner        mesh with fan-out 2, 6 workers + 1 spare, inner node 1 killed (its
 #                     children 3 and 4 are re-attached); within 1 pp of an undisturbed run
+#   mesh-inner-aggregate
+#                     mesh-inner with topology.aggregate: the survivors' relays start again on
+#                     the repaired tree from the master's parameters, each survivor sending again
+#                     what the master lacks of its subtree; the dead inner node's relay residuals
+#                     are lost and said so; within 1 pp of an undisturbed run
 #   keep-none         mesh-inner's failure with fault_tolerance.keep_bytes 0 (no replica keeps a
 #                     peer update, only its own newest): whole replica states stand in for the
 #                     updates no longer kept; replicas equal, none applied twice
@@ -225,6 +230,20 @@ case "$scenario" in
     python3 "$here/check_run.py" "$work/killed" "${checks[@]}" --recoveries 1 --replaced 1 || fail "checks"
     grep -q '"tree_version":2' "$work/killed/metrics.jsonl" || fail "the tree was not re-attached"
     grep -q "lost ranks \[1\]" "$work/killed/rank-0.log" || fail "rank 1 not reported lost"
+    within "$work/killed" "$work/undisturbed" 0.01 || fail "accuracy"
+    ;;
+  mesh-inner-aggregate)
+    args=(training.epochs=6 fault_tolerance.spares=1 topology.mode=mesh topology.max_children=2
+          topology.aggregate=true)
+    run undisturbed 8 "${args[@]}" || fail "the undisturbed run failed"
+    GRADSHARE_INJECT=1:300:sigkill run killed 8 "${args[@]}" || fail "the job did not survive an inner node"
+    python3 "$here/check_run.py" "$work/killed" "${checks[@]}" --recoveries 1 --replaced 1 \
+      || fail "checks"
+    grep -q '"tree_version":2' "$work/killed/metrics.jsonl" || fail "the tree was not re-attached"
+    grep -q "rank 1 died holding its relay residuals" "$work/killed/rank-0.log" ||
+      fail "the lost relay residuals are not reported"
+    grep -q "relay restarted on tree version 2" "$work/killed/rank-3.log" || fail "rank 3's relay did not restart"
+    grep -q "relays (aggregating)" "$work/killed/rank-0.log" || fail "not aggregating"
     within "$work/killed" "$work/undisturbed" 0.01 || fail "accuracy"
     ;;
   keep-none)

@@ -17,6 +17,8 @@
 #               the spare takes its rank, the job finishes equal and with nothing applied twice
 #   mesh-8-aggregate, mesh-4-aggregate   the meshes with topology.aggregate (issue 37): nothing
 #               forwarded, every link used, the replicas equal after the drain's flush round
+#   mesh-4-aggregate-kill   mesh-4-kill aggregating: every survivor's relay starts again on the
+#               repaired tree from the master's parameters; equal, nothing applied twice
 set -euo pipefail
 gradshare=$1 mpiexec=$2 source_dir=$3 scenario=$4
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -40,6 +42,14 @@ case "$scenario" in
     max_children=8 args+=(topology.mode=mesh topology.max_children=8 topology.aggregate=true) ;;
   mesh-4-aggregate)
     max_children=4 args+=(topology.mode=mesh topology.max_children=4 topology.aggregate=true) ;;
+  mesh-4-aggregate-kill)
+    max_children=4
+    args+=(topology.mode=mesh topology.max_children=4 topology.aggregate=true
+           fault_tolerance.spares=1 fault_tolerance.timeout_ms=60000)
+    ft=(--with-ft ulfm)
+    export GRADSHARE_INJECT=2:20:sigkill
+    ranks=66
+    ;;
   mesh-4-kill)
     max_children=4
     args+=(topology.mode=mesh topology.max_children=4 fault_tolerance.spares=1
@@ -59,9 +69,16 @@ grep -E "sharing summary|relays( \(aggregating\))?:|peak resident memory per ran
   sed 's/^[0-9:]* INFO \[master\] //' | cut -c1-400
 
 checks=(--equivalent --none-applied-twice --memory-ranks 65 --min-accuracy 0.8)
-if [ "$scenario" = mesh-4-kill ]; then
+if [[ "$scenario" == *-kill ]]; then
   python3 "$source_dir/tests/tools/check_run.py" "$work/run" "${checks[@]}" --recoveries 1 --replaced 1
   grep -q '"tree_version":2' "$work/run/metrics.jsonl" || { echo "FAIL: the tree was not repaired"; exit 1; }
+  if [[ "$scenario" == *-aggregate-kill ]]; then
+    grep -q "rank 2 died holding its relay residuals" "$work/run/rank-0.log" ||
+      { echo "FAIL: the lost relay residuals are not reported"; exit 1; }
+    grep -c "relay restarted on tree version 2" "$work"/run/rank-*.log | grep -c ":1$" |
+      { read -r restarted; echo "relays restarted: $restarted survivors"
+        [ "$restarted" -ge 63 ] || { echo "FAIL: only $restarted survivors restarted their relay"; exit 1; }; }
+  fi
 elif [[ "$scenario" == *-aggregate ]]; then
   python3 "$source_dir/tests/tools/check_run.py" "$work/run" "${checks[@]}" --aggregated "$max_children"
   # What aggregates carry depends on timing: the simulator sets its figures beside the run's.

@@ -266,10 +266,12 @@ TEST(AggregatingRelayFlush, AFinalCarriesTheResidualExactlyInPieces) {
 // one message per step.
 struct Mesh {
   static constexpr int kRanks = 7;
-  Mesh() : tree(topology::build_mesh(kRanks, 2, 5)), fabric(kRanks, tree, 1 << 20) {
+  // keep: fault_tolerance.keep_bytes (nullopt: no fault tolerance).
+  explicit Mesh(std::optional<std::size_t> keep = std::nullopt)
+      : tree(topology::build_mesh(kRanks, 2, 5)), fabric(kRanks, tree, 1 << 20) {
     for (int r = 0; r < kRanks; ++r) {
       exchanges.push_back(std::make_unique<UpdateExchange>(fabric.plane(r), r, kRanks,
-                                                           kParameters, std::nullopt));
+                                                           kParameters, keep));
       exchanges.back()->aggregate(encoding(), kNoWait, r > 0, tree);
       encoders.push_back(std::make_unique<codec::Encoder>(encoding(), kParameters));
       parameters.emplace_back(kParameters, 0.0f);
@@ -462,6 +464,88 @@ TEST(AggregatingExchange, ACutsMasterCopyAndOwedLinksHoldEverythingPublishedWhil
   mesh.flush(1);
   for (std::size_t i = 0; i < kParameters; ++i)
     EXPECT_NEAR(-mesh.parameters[0][i], published[i], 1e-5) << "element " << i;
+}
+
+// After a repair (sharing/recovery.h, RelayRestart) the master's parameters and what every
+// survivor takes back as its own to send again hold every update trained, once: messages lost in
+// flight on the abandoned plane included. Then, restarted from the master's parameters, the
+// replicas end equal and hold it all.
+TEST(AggregatingExchange, ARelayRestartKeepsEverythingTrainedOnceWhateverWasInFlight) {
+  Mesh mesh(std::size_t{1} << 20);
+  auto kept_whole = encoding();  // the workers' residuals lose nothing to clipping here
+  kept_whole.residual = "none";
+  for (auto& encoder : mesh.encoders) encoder = std::make_unique<codec::Encoder>(kept_whole, kParameters);
+  core::Rng rng(11);
+  std::vector<double> trained(kParameters, 0.0);  // every update given to an encoder
+  std::vector<std::uint64_t> seq(Mesh::kRanks, 0);
+  const auto train = [&](int r, bool zero) {
+    std::vector<float> update(kParameters, 0.0f);
+    if (!zero)
+      for (auto& u : update) u = rng.normal() * 0.01f;
+    for (std::size_t i = 0; i < kParameters; ++i) trained[i] += update[i];
+    std::vector<std::uint8_t> out;
+    auto& encoder = *mesh.encoders[static_cast<std::size_t>(r)];
+    const std::uint64_t next = seq[static_cast<std::size_t>(r)] + 1;
+    encoder.encode(update, {static_cast<std::uint32_t>(r), next, next, 0, 0}, out);
+    if (!out.empty()) {
+      seq[static_cast<std::size_t>(r)] = next;
+      mesh.exchanges[static_cast<std::size_t>(r)]->publish(out, mesh.parameters[static_cast<std::size_t>(r)]);
+    }
+  };
+  for (int step = 1; step <= 12; ++step) {
+    for (int r = 1; r < Mesh::kRanks; ++r) train(r, false);
+    mesh.settle(false);
+  }
+  // A last step whose messages are sent and never received: the plane is abandoned.
+  for (int r = 1; r < Mesh::kRanks; ++r) train(r, false);
+  for (auto& exchange : mesh.exchanges) exchange->send_aggregates(0.0, true);
+  comm::InProcessFabric repaired(Mesh::kRanks, mesh.tree, 1 << 20);
+  for (int r = 0; r < Mesh::kRanks; ++r) mesh.exchanges[static_cast<std::size_t>(r)]->attach(repaired.plane(r));
+
+  std::vector<std::optional<std::uint64_t>> parent_applied(Mesh::kRanks);
+  for (int r = 1; r < Mesh::kRanks; ++r) {
+    const int parent = mesh.tree.parent[static_cast<std::size_t>(r)];
+    parent_applied[static_cast<std::size_t>(r)] =
+        mesh.exchanges[static_cast<std::size_t>(parent)]->applied_ids().highest(r);
+  }
+  std::vector<double> held(kParameters, 0.0);  // the master's, and every survivor's to send again
+  for (std::size_t i = 0; i < kParameters; ++i) held[i] = -mesh.parameters[0][i];
+  std::size_t added_back = 0;
+  for (int r = 1; r < Mesh::kRanks; ++r) {
+    auto& exchange = *mesh.exchanges[static_cast<std::size_t>(r)];
+    std::vector<float> unconfirmed(kParameters, 0.0f);
+    const auto taken = exchange.take_unconfirmed(parent_applied[static_cast<std::size_t>(r)], unconfirmed);
+    EXPECT_EQ(taken.not_kept, 0u);
+    added_back += taken.added_back;
+    auto residual = mesh.encoders[static_cast<std::size_t>(r)]->residual();
+    for (std::size_t i = 0; i < kParameters; ++i) {
+      residual[i] += unconfirmed[i];
+      held[i] += residual[i];
+    }
+  }
+  EXPECT_GT(added_back, 0u) << "messages were in flight: the test needs them";
+  for (std::size_t i = 0; i < kParameters; ++i) EXPECT_NEAR(held[i], trained[i], 1e-5) << "element " << i;
+
+  for (int r = 0; r < Mesh::kRanks; ++r) {
+    mesh.exchanges[static_cast<std::size_t>(r)]->restart_aggregation(mesh.tree);
+    mesh.parameters[static_cast<std::size_t>(r)] = mesh.parameters[0];
+  }
+  for (int step = 1; step <= 20; ++step) {
+    for (int r = 1; r < Mesh::kRanks; ++r) train(r, step > 5);
+    mesh.settle(false);
+  }
+  mesh.flush(1);
+  std::vector<double> unsent(kParameters, 0.0);  // what the encoders still hold below tau
+  for (int r = 1; r < Mesh::kRanks; ++r)
+    for (std::size_t i = 0; i < kParameters; ++i)
+      unsent[i] += mesh.encoders[static_cast<std::size_t>(r)]->residual()[i];
+  for (std::size_t i = 0; i < kParameters; ++i)
+    EXPECT_NEAR(-mesh.parameters[0][i], trained[i] - unsent[i], 1e-5) << "element " << i;
+  for (int r = 1; r < Mesh::kRanks; ++r) {
+    EXPECT_EQ(mesh.exchanges[static_cast<std::size_t>(r)]->applied_twice(), 0);
+    for (std::size_t i = 0; i < kParameters; ++i)
+      EXPECT_NEAR(mesh.parameters[static_cast<std::size_t>(r)][i], mesh.parameters[0][i], 1e-5);
+  }
 }
 
 }  // namespace

@@ -69,7 +69,7 @@ auto samples() {
       sharing_report, drained, StateReply{6, sample_state()}, status,
       ReplicaState{{1.0f, 2.0f}, AppliedIds{{0, 2}, {{}, {}}}},
       ReplacementStart{ReplicaState{{1.0f}, AppliedIds{{0, 1}, {{}, {}}}}, sample_state(), 9},
-      ResyncFetch{{{1, 2}, {2, 5}}}, ResyncUpdates{{{1, 2, 3}, {}}},
+      RelayRestart{{1.0f, 2.0f}, 7}, ResyncFetch{{{1, 2}, {2, 5}}}, ResyncUpdates{{{1, 2, 3}, {}}},
       PartitionRequest{true, 8}, PartitionGrantReply{assignment}, GroupResume{true, false, 3, 120},
       DownpourResync{41}, DownpourResume{true, false},
       DownpourServerEnd{1 << 20, {5, 6, 7}});
