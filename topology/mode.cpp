@@ -15,6 +15,11 @@ Mode resolve_mode(const config::TopologyConfig& config, int worker_count) {
 
 const char* mode_name(Mode mode) { return mode == Mode::kPlain ? "plain" : "mesh"; }
 
+bool aggregates(const config::TopologyConfig& config, int ranks) {
+  if (config.aggregate == "auto") return resolve_mode(config, ranks - 1) == Mode::kMesh;
+  return config.aggregate == "true";
+}
+
 Tree build_tree(const config::TopologyConfig& config, int ranks) {
   if (resolve_mode(config, ranks - 1) == Mode::kPlain) return build_plain(ranks);
   // The config schema bounds both limits far below INT_MAX.

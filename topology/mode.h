@@ -16,6 +16,10 @@ Mode resolve_mode(const config::TopologyConfig& config, int worker_count);
 
 const char* mode_name(Mode mode);
 
+// topology.aggregate for a job of `ranks` ranks (as build_tree): whether its relays aggregate
+// (true | false | auto: on a mesh).
+bool aggregates(const config::TopologyConfig& config, int ranks);
+
 // The tree for `ranks` ranks (master + ranks - 1 workers) as the config asks for it.
 Tree build_tree(const config::TopologyConfig& config, int ranks);
 

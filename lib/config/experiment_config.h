@@ -261,10 +261,10 @@ struct FaultInjection {
   X(topology, max_children, std::int64_t, 8, GS_RANGE(1, 1024), "mesh: fan-out of a node")      \
   X(topology, max_depth, std::int64_t, 5, GS_RANGE(1, 64), "mesh: deepest level below the master") \
   X(topology, mesh_from_workers, std::int64_t, 32, GS_RANGE(1, 1.0e6), "auto: mesh from this many workers") \
-  X(topology, aggregate, bool, false, GS_ANY,                                                  \
+  X(topology, aggregate, std::string, "auto", GS_CHOICES("auto", "true", "false"),            \
     "Gradient sharing: every rank that relays (the master, a mesh's inner nodes) sums what it "  \
     "is owed and sends each link one re-encoded message instead of every worker's "             \
-    "(docs/scaling.md); a failed rank's relay residuals are lost with it (said in the log)")  \
+    "(docs/scaling.md); auto: on a mesh; a failed rank's relay residuals are lost with it")   \
   X(topology, aggregate_wait_ms, double, 20.0, GS_RANGE(0.0, 1.0e6),                           \
     "aggregate: longest a link's owed content waits for its other sources to speak")          \
   X(topology, remap, std::string, "dl4j", GS_CHOICES("dl4j", "shallowest"),                    \

@@ -20,8 +20,9 @@ int first_worker(const config::ExperimentConfig&) { return 1; }
 
 std::string sharing_banner(const config::ExperimentConfig& config, int workers) {
   const auto mode = topology::resolve_mode(config.topology, workers);
-  return std::string(" | topology ") + topology::mode_name(mode) + " | transport " +
-         config.transport.data_plane;
+  return std::string(" | topology ") + topology::mode_name(mode) +
+         (topology::aggregates(config.topology, workers + 1) ? " (aggregating)" : "") +
+         " | transport " + config.transport.data_plane;
 }
 
 std::string downpour_banner(const config::ExperimentConfig& config, int) {

@@ -134,7 +134,7 @@ case "$case" in
     ;;
   sharing-mesh)
     train mesh 6 "--min-accuracy 0.65 --equivalent --no-duplicates" topology.mode=mesh \
-      topology.max_children=2
+      topology.max_children=2 topology.aggregate=false
     simulator_bytes mesh
     ;;
   allreduce) train allreduce 4 "--min-accuracy 0.78" training.strategy=allreduce ;;

@@ -5,6 +5,7 @@
 
 #include "core/errors.h"
 #include "core/log.h"
+#include "topology/mode.h"
 #include "train/replica.h"
 #include "train/sharing/aggregating_relay.h"
 #include "train/sharing/roles.h"
@@ -21,9 +22,15 @@ double relative_max_difference(std::span<const float> a, std::span<const float> 
   return scale > 0 ? difference / scale : difference;
 }
 
-std::int64_t sharing_staleness_bound(const config::ExperimentConfig& config, int tree_depth) {
+bool sharing_aggregates(const config::ExperimentConfig& config, const topology::Tree& tree) {
+  return topology::aggregates(config.topology, static_cast<int>(tree.parent.size()));
+}
+
+std::int64_t sharing_staleness_bound(const config::ExperimentConfig& config,
+                                     const topology::Tree& tree) {
   const auto bound = config.encoding.max_staleness;
-  return config.topology.aggregate ? aggregated_staleness_bound(bound, tree_depth) : bound;
+  return sharing_aggregates(config, tree) ? aggregated_staleness_bound(bound, tree.max_depth())
+                                          : bound;
 }
 
 double equivalence_tolerance(bool aggregating, double most_messages_applied) {

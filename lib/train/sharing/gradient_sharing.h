@@ -39,6 +39,7 @@
 #include <span>
 #include <string>
 
+#include "topology/tree.h"
 #include "train/run_context.h"
 
 namespace gradshare::train {
@@ -56,7 +57,10 @@ std::string sharing_momentum_line(const config::ExperimentConfig& config, int wo
 // The staleness bound the workers keep: encoding.max_staleness, and aggregating
 // (topology.aggregate) two steps more per relay on the tree's longest path
 // (aggregated_staleness_bound).
-std::int64_t sharing_staleness_bound(const config::ExperimentConfig& config, int tree_depth);
+std::int64_t sharing_staleness_bound(const config::ExperimentConfig& config,
+                                     const topology::Tree& tree);
+// Whether the job's relays aggregate (topology.aggregate; auto: on a mesh).
+bool sharing_aggregates(const config::ExperimentConfig& config, const topology::Tree& tree);
 
 // Relative max-norm difference max|a - b| / max|b| (0 when both are zero).
 double relative_max_difference(std::span<const float> a, std::span<const float> b);

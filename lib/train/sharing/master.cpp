@@ -22,7 +22,7 @@ SharingMaster::SharingMaster(RunContext& context, SharingSession& session)
       drain_(context.size),
       tau_(static_cast<std::size_t>(context.worker_count()),
            static_cast<float>(cfg_.encoding.initial_threshold)) {
-  if (cfg_.topology.aggregate)
+  if (sharing_aggregates(cfg_, session.tree()))
     exchange_.aggregate(cfg_.encoding, cfg_.topology.aggregate_wait_ms / 1000.0, false,
                         session.tree());
   exchange_.on_applied([this](const codec::ParsedMessage& message) {

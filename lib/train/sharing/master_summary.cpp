@@ -162,7 +162,7 @@ void SharingMaster::summarize_staleness(const SharingReport& total, report::Json
                                .add("wait_seconds", report.staleness.wait_seconds)
                                .add("waits", report.staleness.waits));
   }
-  const auto bound = sharing_staleness_bound(cfg_, session_.tree().max_depth());
+  const auto bound = sharing_staleness_bound(cfg_, session_.tree());
   char line[256];
   std::snprintf(line, sizeof line,
                 "staleness (steps between an update's creation and its application): mean %.2f, "

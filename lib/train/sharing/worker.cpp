@@ -54,10 +54,10 @@ SharingWorker::SharingWorker(RunContext& context, SharingSession& session, bool 
       heartbeat_period_(static_cast<double>(cfg_.fault_tolerance.heartbeat_ms) / 1000.0),
       timeout_(static_cast<double>(cfg_.transport.timeout_ms) / 1000.0),
       staleness_(context.size, context.rank,
-                 sharing_staleness_bound(cfg_, session.tree().max_depth()),
-                 cfg_.topology.aggregate) {
+                 sharing_staleness_bound(cfg_, session.tree()),
+                 sharing_aggregates(cfg_, session.tree())) {
   encoder_.limit_message_bytes(session.plane().max_message_bytes());
-  if (cfg_.topology.aggregate)
+  if (sharing_aggregates(cfg_, session.tree()))
     exchange_.aggregate(cfg_.encoding, cfg_.topology.aggregate_wait_ms / 1000.0, true,
                         session.tree());
   if (cfg_.encoding.momentum == "mask") momentum_mask_.emplace(n_);

@@ -224,7 +224,8 @@ case "$scenario" in
     within "$work/killed" "$work/undisturbed" 0.01 || fail "accuracy"
     ;;
   mesh-inner)
-    args=(training.epochs=6 fault_tolerance.spares=1 topology.mode=mesh topology.max_children=2)
+    args=(training.epochs=6 fault_tolerance.spares=1 topology.mode=mesh topology.max_children=2
+          topology.aggregate=false)
     run undisturbed 8 "${args[@]}" || fail "the undisturbed run failed"
     GRADSHARE_INJECT=1:300:sigkill run killed 8 "${args[@]}" || fail "the job did not survive an inner node"
     python3 "$here/check_run.py" "$work/killed" "${checks[@]}" --recoveries 1 --replaced 1 || fail "checks"
@@ -248,7 +249,7 @@ case "$scenario" in
     ;;
   keep-none)
     args=(training.epochs=2 fault_tolerance.spares=1 topology.mode=mesh topology.max_children=2
-          fault_tolerance.keep_bytes=0)
+          topology.aggregate=false fault_tolerance.keep_bytes=0)
     GRADSHARE_INJECT=1:300:sigkill run killed 8 "${args[@]}" || fail "the job did not survive an inner node"
     python3 "$here/check_run.py" "$work/killed" "${checks[@]}" --recoveries 1 --replaced 1 \
       --min-accuracy 0.75 --memory-ranks 7 || fail "checks"

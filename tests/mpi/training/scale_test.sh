@@ -36,8 +36,8 @@ args=(optimizer.learning_rate=0.003 training.batch_size=8 data.partition_batches
 max_children=64
 case "$scenario" in
   plain) args+=(topology.mode=plain) ;;
-  mesh-8) max_children=8 args+=(topology.mode=mesh topology.max_children=8) ;;
-  mesh-4) max_children=4 args+=(topology.mode=mesh topology.max_children=4) ;;
+  mesh-8) max_children=8 args+=(topology.mode=mesh topology.max_children=8 topology.aggregate=false) ;;
+  mesh-4) max_children=4 args+=(topology.mode=mesh topology.max_children=4 topology.aggregate=false) ;;
   mesh-8-aggregate)
     max_children=8 args+=(topology.mode=mesh topology.max_children=8 topology.aggregate=true) ;;
   mesh-4-aggregate)
@@ -52,7 +52,7 @@ case "$scenario" in
     ;;
   mesh-4-kill)
     max_children=4
-    args+=(topology.mode=mesh topology.max_children=4 fault_tolerance.spares=1
+    args+=(topology.mode=mesh topology.max_children=4 topology.aggregate=false fault_tolerance.spares=1
            fault_tolerance.timeout_ms=60000)
     ft=(--with-ft ulfm)
     export GRADSHARE_INJECT=2:20:sigkill

@@ -85,6 +85,19 @@ TEST_F(SharingRecoveryThreads, ShrinkMeshInnerNode) {
   // they had sent through it are resynced.
   const auto metrics = run(6, 1,
                            {"topology.mode=mesh", "topology.max_children=2",
+                            "topology.aggregate=false",
+                            "fault_tolerance.on_worker_failure=shrink"});
+  EXPECT_NE(metrics.find("\"kind\":\"recovery\",\"lost\":\"[1]\",\"replaced\":\"[]\""),
+            std::string::npos)
+      << metrics;
+}
+
+TEST_F(SharingRecoveryThreads, ShrinkAggregatingMeshInnerNode) {
+  // Aggregating, the survivors' relays start again from the master's parameters (RelayRestart);
+  // the run's checks (replicas equal, nothing applied twice) are run()'s.
+  const auto metrics = run(6, 1,
+                           {"topology.mode=mesh", "topology.max_children=2",
+                            "topology.aggregate=true",
                             "fault_tolerance.on_worker_failure=shrink"});
   EXPECT_NE(metrics.find("\"kind\":\"recovery\",\"lost\":\"[1]\",\"replaced\":\"[]\""),
             std::string::npos)

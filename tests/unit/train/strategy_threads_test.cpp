@@ -133,7 +133,8 @@ TEST_F(StrategyThreads, GradientSharingPlain) {
 TEST_F(StrategyThreads, GradientSharingMesh) {
   // 5 workers under a fan-out of 2: inner workers relay every update.
   const auto result =
-      run("gradient_sharing", 6, {"topology.mode=mesh", "topology.max_children=2", kSharingEpochs});
+      run("gradient_sharing", 6, {"topology.mode=mesh", "topology.max_children=2",
+                                  "topology.aggregate=false", kSharingEpochs});
   expect_sharing_run(metrics_, epoch_checkpoint(result, 1, /*or_later=*/true), 5);
 }
 
