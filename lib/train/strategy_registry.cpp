@@ -19,9 +19,11 @@ namespace {
 int first_worker(const config::ExperimentConfig&) { return 1; }
 
 std::string sharing_banner(const config::ExperimentConfig& config, int workers) {
-  const auto mode = topology::resolve_mode(config.topology, workers);
+  // The banner counts spares among the workers; the tree is built without them.
+  const int training = workers - static_cast<int>(config.fault_tolerance.spares);
+  const auto mode = topology::resolve_mode(config.topology, training);
   return std::string(" | topology ") + topology::mode_name(mode) +
-         (topology::aggregates(config.topology, workers + 1) ? " (aggregating)" : "") +
+         (topology::aggregates(config.topology, training + 1) ? " (aggregating)" : "") +
          " | transport " + config.transport.data_plane;
 }
 

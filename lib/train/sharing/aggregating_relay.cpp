@@ -111,6 +111,21 @@ void AggregatingRelay::contribute(std::size_t source, const codec::ParsedMessage
     values_.push_back(scratch_[i]);
     scratch_[i] = 0.0f;
   }
+  add_to_links(source, now);
+}
+
+void AggregatingRelay::owe_everywhere(std::span<const float> content, double now) {
+  entries_.clear();
+  values_.clear();
+  for (std::size_t i = 0; i < content.size(); ++i)
+    if (content[i] != 0.0f) {
+      entries_.push_back(static_cast<std::uint32_t>(i));
+      values_.push_back(content[i]);
+    }
+  if (!entries_.empty()) add_to_links(own_source(), now);
+}
+
+void AggregatingRelay::add_to_links(std::size_t source, double now) {
   for (std::size_t l = 0; l < links_.size(); ++l) {
     if (l == source) continue;
     Link& link = links_[l];

@@ -121,6 +121,9 @@ class AggregatingRelay {
   // Adds `message` (from link `source`, or own_source()) to every other link's residual, noting
   // its clock and idle flag. `now` in seconds of the caller's clock.
   void contribute(std::size_t source, const codec::ParsedMessage& message, double now);
+  // Content this rank owes every link that is not a step of its training (a relay restart's:
+  // what the master lacked of this subtree): added whole, never clipped; no clock changes.
+  void owe_everywhere(std::span<const float> content, double now);
   // The rank's own training stopped or resumed (a rank that never trains: false).
   void set_training(bool trains) { trains_ = trains; }
 
@@ -209,6 +212,8 @@ class AggregatingRelay {
 
   std::vector<Link> links_;
   std::vector<Source> sources_;  // per link, then own training
+  // Adds the contribution in entries_ / values_ to every link but `source`'s.
+  void add_to_links(std::size_t source, double now);
   std::vector<std::uint32_t> entries_;  // the contribution being added: its elements
   std::vector<float> values_;           // and their values
   std::vector<float> scratch_;          // zero between contributions

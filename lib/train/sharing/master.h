@@ -245,6 +245,10 @@ class SharingMaster : public MasterRole {
   std::vector<std::uint64_t> clocks_ =
       std::vector<std::uint64_t>(static_cast<std::size_t>(context_.size), 0);
   bool stopping_ = false;
+  // Aggregating: relays restarted in the recovery under way (restart_relays). A failure then
+  // cannot be repaired: the old parents' applied IDs are gone (the job ends; it resumes from its
+  // newest checkpoint).
+  bool relays_restarted_ = false;
   CheckpointCollection checkpoint_;  // the checkpoint being collected
   // Partitions each worker finished whose updates (up to the seq) are not all applied here yet.
   std::map<int, std::vector<std::pair<PartitionGrant, std::uint64_t>>> finished_unconfirmed_;

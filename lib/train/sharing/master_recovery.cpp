@@ -11,6 +11,11 @@ void SharingMaster::repair_and_resync(const std::string& cause) {
   core::log_warn("process failure: " + cause + "; recovering");
   core::Stopwatch clock;
   repeat_while_processes_fail([&] {
+    if (relays_restarted_)
+      throw core::RuntimeError(
+          "a process failed while the aggregating relays restarted after an earlier failure: "
+          "what was on its way can no longer be accounted for; the job ends, and the same "
+          "command resumes it from its newest checkpoint");
     const auto tree_before = session_.tree();
     auto job = session_.repair(join_info(context_));
     core::log_info("tree version " + std::to_string(session_.tree().version) + " (" +
@@ -28,6 +33,7 @@ void SharingMaster::repair_and_resync(const std::string& cause) {
     record.seconds = clock.seconds();
     recoveries_.add(record);
   });
+  relays_restarted_ = false;
   liveness_.restart(live_);
   if (cfg_.fault_tolerance.on_worker_failure == "abort" && !stopping_) {
     core::log_warn(
@@ -83,10 +89,11 @@ void SharingMaster::restart_relays(const std::map<int, ResyncStatus>& survivors,
                                    const topology::Tree& tree_before,
                                    const std::vector<int>& lost) {
   std::map<int, std::optional<std::uint64_t>> parent_applied;
+  const auto applied_here = exchange_.applied_ids();
   for (const auto& [w, s] : survivors) {
     const int parent = tree_before.parent[static_cast<std::size_t>(w)];
     if (parent == 0)
-      parent_applied[w] = exchange_.applied_ids().highest(w);
+      parent_applied[w] = applied_here.highest(w);
     else if (const auto found = survivors.find(parent); found != survivors.end())
       parent_applied[w] = found->second.applied.highest(w);
     else
@@ -98,6 +105,7 @@ void SharingMaster::restart_relays(const std::map<int, ResyncStatus>& survivors,
                    "not passed on, and what it had not trained on into its own messages, is lost");
   // The master's parameters hold what reached it; the survivors start again from them and send
   // again what the master lacks of theirs (RelayRestart).
+  relays_restarted_ = true;
   exchange_.restart_aggregation(session_.tree());
   const std::vector<float> parameters(model_.parameters().begin(), model_.parameters().end());
   for (const auto& [w, applied] : parent_applied)

@@ -74,6 +74,8 @@ class StalenessTracker {
   void forget_peers(const std::vector<int>& live);
 
   std::int64_t bound() const { return bound_; }
+  // Aggregating, after a repair that changed the tree's depth (sharing_staleness_bound).
+  void set_bound(std::int64_t bound) { bound_ = bound; }
   StalenessStats& stats() { return stats_; }
 
  private:

@@ -292,8 +292,9 @@ void UpdateExchange::restart_aggregation(const topology::Tree& tree) {
 
 void UpdateExchange::send_on_link(std::size_t l, std::uint64_t seq,
                                   std::span<const std::uint8_t> message) {
-  relay_->send(plane_->links()[l], message);
+  // Kept first: a send that fails (a repair under way) must not lose what left the residual.
   if (aggregator_->parent() == l) keep(self_, seq, message);
+  relay_->send(plane_->links()[l], message);
 }
 
 std::size_t UpdateExchange::send_aggregates(double now, bool flush) {

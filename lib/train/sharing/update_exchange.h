@@ -99,7 +99,8 @@ class UpdateExchange {
   bool cut_complete(std::uint64_t cut) const { return aggregator_->cut_complete(cut); }
   std::size_t release_cut(std::span<float> parameters, double now);
   // Aggregating, after a repair (sharing/recovery.h, RelayRestart), before
-  // restart_aggregation: adds to `into` what the link toward the old parent still owes and the
+  // restart_aggregation (whose relay then owes it everywhere, AggregatingRelay::owe_everywhere):
+  // adds to `into` what the link toward the old parent still owes and the
   // kept messages sent on it past `parent_applied` (the newest that parent applied; nullopt: it
   // died, and what it was sent died with it). Returns the messages added back and how many of
   // those the parent lacked were no longer kept (lost).

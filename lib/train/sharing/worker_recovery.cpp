@@ -2,6 +2,8 @@
 // the master (what it has, what it lacks), and a replacement's start from the master's model.
 #include "train/sharing/worker.h"
 
+#include "train/sharing/gradient_sharing.h"
+
 namespace gradshare::train {
 
 void SharingWorker::join() {
@@ -100,14 +102,16 @@ void SharingWorker::restart_relay(const RelayRestart& restart) {
   GS_CHECK(restart.parameters.size() == n_, "the master sent a wrong-sized model");
   // What this subtree trained that the master lacks becomes this worker's own to send again:
   // its replica starts from the master's parameters, which lack it too.
+  // Owed whole to every link of the fresh relay (not through this worker's encoder, whose
+  // residual is clipped), and applied here as an own update would be.
   std::vector<float> unconfirmed(n_, 0.0f);
   const auto taken = exchange_.take_unconfirmed(restart.parent_applied, unconfirmed);
-  auto residual = encoder_.residual();
-  for (std::size_t i = 0; i < n_; ++i) residual[i] += unconfirmed[i];
-  if (check_conservation_)  // the subtree's part counts as an update of this worker's
-    for (std::size_t i = 0; i < n_; ++i) update_sum_[i] += unconfirmed[i];
   std::copy(restart.parameters.begin(), restart.parameters.end(), replica_.parameters().begin());
   exchange_.restart_aggregation(session_.tree());
+  staleness_.set_bound(sharing_staleness_bound(cfg_, session_.tree()));
+  auto parameters = replica_.parameters();
+  for (std::size_t i = 0; i < n_; ++i) parameters[i] -= unconfirmed[i];
+  exchange_.aggregator().owe_everywhere(unconfirmed, now());
   core::log_info("relay restarted on tree version " + std::to_string(session_.tree().version) +
                  ": what the link toward the master owed and " + std::to_string(taken.added_back) +
                  " message(s) the old parent lacked are this worker's to send again");
@@ -126,7 +130,10 @@ void SharingWorker::take_parameters(const ReplicaState& state) {
 
 void SharingWorker::adopt(const ReplacementStart& start) {
   take_parameters(start.replica);
-  exchange_.restore(start.replica.applied);
+  if (exchange_.aggregating())  // on the repaired tree; the IDs are the links', all new
+    exchange_.restart_aggregation(session_.tree());
+  else
+    exchange_.restore(start.replica.applied);
   restore_optimizer(start.worker, replica_.optimizer());
   encoder_.set_threshold(start.worker.tau);
   // The dead process's updates carry on from the last one any replica applied.

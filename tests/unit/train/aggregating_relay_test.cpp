@@ -472,7 +472,7 @@ TEST(AggregatingExchange, ACutsMasterCopyAndOwedLinksHoldEverythingPublishedWhil
 // replicas end equal and hold it all.
 TEST(AggregatingExchange, ARelayRestartKeepsEverythingTrainedOnceWhateverWasInFlight) {
   Mesh mesh(std::size_t{1} << 20);
-  auto kept_whole = encoding();  // the workers' residuals lose nothing to clipping here
+  auto kept_whole = encoding();  // the workers' own residuals lose nothing to clipping here
   kept_whole.residual = "none";
   for (auto& encoder : mesh.encoders) encoder = std::make_unique<codec::Encoder>(kept_whole, kParameters);
   core::Rng rng(11);
@@ -508,27 +508,33 @@ TEST(AggregatingExchange, ARelayRestartKeepsEverythingTrainedOnceWhateverWasInFl
     parent_applied[static_cast<std::size_t>(r)] =
         mesh.exchanges[static_cast<std::size_t>(parent)]->applied_ids().highest(r);
   }
-  std::vector<double> held(kParameters, 0.0);  // the master's, and every survivor's to send again
+  // The master's parameters, every survivor's to send again and what its encoder still holds.
+  std::vector<double> held(kParameters, 0.0);
   for (std::size_t i = 0; i < kParameters; ++i) held[i] = -mesh.parameters[0][i];
+  std::vector<std::vector<float>> unconfirmed(Mesh::kRanks, std::vector<float>(kParameters, 0.0f));
   std::size_t added_back = 0;
   for (int r = 1; r < Mesh::kRanks; ++r) {
     auto& exchange = *mesh.exchanges[static_cast<std::size_t>(r)];
-    std::vector<float> unconfirmed(kParameters, 0.0f);
-    const auto taken = exchange.take_unconfirmed(parent_applied[static_cast<std::size_t>(r)], unconfirmed);
+    auto& mine = unconfirmed[static_cast<std::size_t>(r)];
+    const auto taken = exchange.take_unconfirmed(parent_applied[static_cast<std::size_t>(r)], mine);
     EXPECT_EQ(taken.not_kept, 0u);
     added_back += taken.added_back;
-    auto residual = mesh.encoders[static_cast<std::size_t>(r)]->residual();
-    for (std::size_t i = 0; i < kParameters; ++i) {
-      residual[i] += unconfirmed[i];
-      held[i] += residual[i];
-    }
+    const auto residual = mesh.encoders[static_cast<std::size_t>(r)]->residual();
+    for (std::size_t i = 0; i < kParameters; ++i) held[i] += mine[i] + residual[i];
   }
   EXPECT_GT(added_back, 0u) << "messages were in flight: the test needs them";
   for (std::size_t i = 0; i < kParameters; ++i) EXPECT_NEAR(held[i], trained[i], 1e-5) << "element " << i;
 
+  // Every replica starts again from the master's parameters; a survivor applies what it sends
+  // again and owes it to every link (as SharingWorker::restart_relay does).
+  const auto master = mesh.parameters[0];
   for (int r = 0; r < Mesh::kRanks; ++r) {
-    mesh.exchanges[static_cast<std::size_t>(r)]->restart_aggregation(mesh.tree);
-    mesh.parameters[static_cast<std::size_t>(r)] = mesh.parameters[0];
+    auto& exchange = *mesh.exchanges[static_cast<std::size_t>(r)];
+    auto& parameters = mesh.parameters[static_cast<std::size_t>(r)];
+    exchange.restart_aggregation(mesh.tree);
+    parameters = master;
+    for (std::size_t i = 0; i < kParameters; ++i) parameters[i] -= unconfirmed[static_cast<std::size_t>(r)][i];
+    exchange.aggregator().owe_everywhere(unconfirmed[static_cast<std::size_t>(r)], 0.0);
   }
   for (int step = 1; step <= 20; ++step) {
     for (int r = 1; r < Mesh::kRanks; ++r) train(r, step > 5);
