@@ -69,6 +69,16 @@ class SharingRecoveryThreads : public ::testing::Test {
     return records;
   }
 
+  // Rank 1 relays for its children under a fan-out of 2: it is lost, they are re-attached.
+  void shrink_mesh_inner_node(const std::string& aggregate) {
+    const auto metrics = run(6, 1,
+                             {"topology.mode=mesh", "topology.max_children=2", aggregate,
+                              "fault_tolerance.on_worker_failure=shrink"});
+    EXPECT_NE(metrics.find("\"kind\":\"recovery\",\"lost\":\"[1]\",\"replaced\":\"[]\""),
+              std::string::npos)
+        << metrics;
+  }
+
   fs::path dir_;
   data::DataSplits data_ = testing::blobs(2048, 512, 16, 11);
 };
@@ -81,27 +91,13 @@ TEST_F(SharingRecoveryThreads, ShrinkPlain) {
 }
 
 TEST_F(SharingRecoveryThreads, ShrinkMeshInnerNode) {
-  // Rank 1 relays for its children under a fan-out of 2: they are re-attached and the updates
-  // they had sent through it are resynced.
-  const auto metrics = run(6, 1,
-                           {"topology.mode=mesh", "topology.max_children=2",
-                            "topology.aggregate=false",
-                            "fault_tolerance.on_worker_failure=shrink"});
-  EXPECT_NE(metrics.find("\"kind\":\"recovery\",\"lost\":\"[1]\",\"replaced\":\"[]\""),
-            std::string::npos)
-      << metrics;
+  // Relaying, the updates rank 1's children had sent through it are resynced.
+  shrink_mesh_inner_node("topology.aggregate=false");
 }
 
 TEST_F(SharingRecoveryThreads, ShrinkAggregatingMeshInnerNode) {
-  // Aggregating, the survivors' relays start again from the master's parameters (RelayRestart);
-  // the run's checks (replicas equal, nothing applied twice) are run()'s.
-  const auto metrics = run(6, 1,
-                           {"topology.mode=mesh", "topology.max_children=2",
-                            "topology.aggregate=true",
-                            "fault_tolerance.on_worker_failure=shrink"});
-  EXPECT_NE(metrics.find("\"kind\":\"recovery\",\"lost\":\"[1]\",\"replaced\":\"[]\""),
-            std::string::npos)
-      << metrics;
+  // Aggregating, every survivor's relay starts again from the master's parameters.
+  shrink_mesh_inner_node("topology.aggregate=true");
 }
 
 TEST_F(SharingRecoveryThreads, ReplaceFromSpare) {
