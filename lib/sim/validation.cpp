@@ -103,7 +103,8 @@ int validate_against_run(const ValidationOptions& o) {
                     std::to_string(run.ranks.size()) + " ranks out of " + std::to_string(ranks));
   const auto tree = topology::build_tree(config.topology, ranks);
   const Placement placement = Placement::by_node(ranks, o.nodes);
-  if (topology::aggregates(config.topology, ranks)) return validate_aggregated(o, config, run, tree, placement);
+  if (topology::aggregates(config.topology, ranks))
+    return validate_aggregated(o, config, run, tree, placement);
   std::vector<Flow> published(static_cast<std::size_t>(ranks));
   double messages = 0, bytes = 0;
   for (const auto& [rank, r] : run.ranks) {

@@ -107,9 +107,11 @@ void SharingMaster::restart_relays(const std::map<int, ResyncStatus>& survivors,
   // again what the master lacks of theirs (RelayRestart).
   relays_restarted_ = true;
   exchange_.restart_aggregation(session_.tree());
-  const std::vector<float> parameters(model_.parameters().begin(), model_.parameters().end());
-  for (const auto& [w, applied] : parent_applied)
-    send(control(), w, RelayRestart{parameters, applied});
+  RelayRestart restart{{model_.parameters().begin(), model_.parameters().end()}, std::nullopt};
+  for (const auto& [w, applied] : parent_applied) {
+    restart.parent_applied = applied;
+    send(control(), w, restart);
+  }
 }
 
 void SharingMaster::resync(ft::RecoveryRecord& record, const topology::Tree& tree_before) {

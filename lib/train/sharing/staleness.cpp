@@ -76,6 +76,12 @@ std::optional<std::uint64_t> StalenessTracker::slowest_training_peer() const {
   return slowest;
 }
 
+void StalenessTracker::restart(std::int64_t bound) {
+  bound_ = bound;
+  std::fill(state_.begin(), state_.end(), PeerState::kUnknown);
+  std::fill(clock_.begin(), clock_.end(), 0);
+}
+
 void StalenessTracker::forget_peers(const std::vector<int>& live) {
   std::fill(state_.begin(), state_.end(), PeerState::kGone);
   std::fill(clock_.begin(), clock_.end(), 0);

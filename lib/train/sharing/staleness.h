@@ -74,8 +74,9 @@ class StalenessTracker {
   void forget_peers(const std::vector<int>& live);
 
   std::int64_t bound() const { return bound_; }
-  // Aggregating, after a repair that changed the tree's depth (sharing_staleness_bound).
-  void set_bound(std::int64_t bound) { bound_ = bound; }
+  // Aggregating, after a repair: every neighbour's link starts again (the master's too), and
+  // the bound follows the repaired tree's depth (sharing_staleness_bound).
+  void restart(std::int64_t bound);
   StalenessStats& stats() { return stats_; }
 
  private:

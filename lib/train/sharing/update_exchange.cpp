@@ -65,13 +65,13 @@ void UpdateExchange::keep(int origin, std::uint64_t seq, std::span<const std::ui
   if (!keep_bytes_) return;
   Kept kept{origin, seq, std::vector<std::uint8_t>(message.begin(), message.end())};
   if (aggregator_) {  // the messages sent toward the master: the budget, at least the newest 16
-    kept_peer_bytes_ += message.size();
+    kept_bytes_ += message.size();
     kept_own_.push_back(std::move(kept));
-    while (kept_own_.size() > kKeepOwnMessages && kept_peer_bytes_ > *keep_bytes_) {
-      kept_peer_bytes_ -= kept_own_.front().bytes.size();
+    while (kept_own_.size() > kKeepOwnMessages && kept_bytes_ > *keep_bytes_) {
+      kept_bytes_ -= kept_own_.front().bytes.size();
       kept_own_.pop_front();
     }
-    stats_.kept_bytes_peak = std::max(stats_.kept_bytes_peak, kept_peer_bytes_);
+    stats_.kept_bytes_peak = std::max(stats_.kept_bytes_peak, kept_bytes_);
     return;
   }
   if (origin == self_) {
@@ -79,13 +79,13 @@ void UpdateExchange::keep(int origin, std::uint64_t seq, std::span<const std::ui
     if (kept_own_.size() > kKeepOwnMessages) kept_own_.pop_front();
     return;
   }
-  kept_peer_bytes_ += message.size();
+  kept_bytes_ += message.size();
   kept_peers_.push_back(std::move(kept));
-  while (!kept_peers_.empty() && kept_peer_bytes_ > *keep_bytes_) {
-    kept_peer_bytes_ -= kept_peers_.front().bytes.size();
+  while (!kept_peers_.empty() && kept_bytes_ > *keep_bytes_) {
+    kept_bytes_ -= kept_peers_.front().bytes.size();
     kept_peers_.pop_front();
   }
-  stats_.kept_bytes_peak = std::max(stats_.kept_bytes_peak, kept_peer_bytes_);
+  stats_.kept_bytes_peak = std::max(stats_.kept_bytes_peak, kept_bytes_);
 }
 
 std::optional<std::span<const std::uint8_t>> UpdateExchange::kept(int origin,
@@ -283,7 +283,7 @@ void UpdateExchange::restart_aggregation(const topology::Tree& tree) {
   std::fill(applied_upto_.begin(), applied_upto_.end(), 0);
   for (auto& above : applied_above_) above.clear();
   kept_own_.clear();
-  kept_peer_bytes_ = 0;
+  kept_bytes_ = 0;
   deferred_.clear();
   finals_.clear();
   aggregate(aggregation_->encoding, aggregation_->wait_seconds, aggregation_->trains, tree);

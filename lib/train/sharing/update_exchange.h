@@ -212,7 +212,7 @@ class UpdateExchange {
   };
   std::deque<Kept> kept_own_;
   std::deque<Kept> kept_peers_;
-  std::size_t kept_peer_bytes_ = 0;
+  std::size_t kept_bytes_ = 0;  // under keep_bytes: kept_peers_ (aggregating: kept_own_)
   ExchangeStats stats_;
   std::string last_error_;
   std::function<void(const codec::ParsedMessage&)> observer_;

@@ -91,7 +91,6 @@ class SharingWorker {
   // Aggregating: the relay starts again on the repaired tree from the master's parameters;
   // what the master lacks of this subtree's training becomes this worker's to send again.
   void restart_relay(const RelayRestart& restart);
-  std::vector<int> every_rank() const;
 
   // The parameters of another replica's whole state (the master's, or a resync's).
   void take_parameters(const ReplicaState& state);

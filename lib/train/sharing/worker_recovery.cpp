@@ -18,9 +18,9 @@ void SharingWorker::recover() {
   repeat_while_processes_fail([&] {
     session_.repair({});
     exchange_.attach(session_.plane());
-    // The dead are gone; a replacement counts from its first update. Aggregating, every
-    // neighbour's link (the master's too) starts again.
-    staleness_.forget_peers(exchange_.aggregating() ? every_rank() : session_.live_workers());
+    // The dead are gone; a replacement counts from its first update (aggregating, the relay's
+    // restart starts every link again: restart_relay).
+    if (!exchange_.aggregating()) staleness_.forget_peers(session_.live_workers());
     resync();
   });
   if (heartbeat_) heartbeat_->resume();
@@ -92,23 +92,17 @@ void SharingWorker::resync() {
   }
 }
 
-std::vector<int> SharingWorker::every_rank() const {
-  std::vector<int> ranks(static_cast<std::size_t>(context_.size));
-  for (int r = 0; r < context_.size; ++r) ranks[static_cast<std::size_t>(r)] = r;
-  return ranks;
-}
-
 void SharingWorker::restart_relay(const RelayRestart& restart) {
   GS_CHECK(restart.parameters.size() == n_, "the master sent a wrong-sized model");
-  // What this subtree trained that the master lacks becomes this worker's own to send again:
-  // its replica starts from the master's parameters, which lack it too.
-  // Owed whole to every link of the fresh relay (not through this worker's encoder, whose
-  // residual is clipped), and applied here as an own update would be.
+  // What this subtree trained that the master lacks becomes this worker's to send again: its
+  // replica starts from the master's parameters, which lack it too, and applies it as an own
+  // update; the fresh relay owes it whole to every link (not through this worker's encoder,
+  // whose residual is clipped).
   std::vector<float> unconfirmed(n_, 0.0f);
   const auto taken = exchange_.take_unconfirmed(restart.parent_applied, unconfirmed);
   std::copy(restart.parameters.begin(), restart.parameters.end(), replica_.parameters().begin());
   exchange_.restart_aggregation(session_.tree());
-  staleness_.set_bound(sharing_staleness_bound(cfg_, session_.tree()));
+  staleness_.restart(sharing_staleness_bound(cfg_, session_.tree()));
   auto parameters = replica_.parameters();
   for (std::size_t i = 0; i < n_; ++i) parameters[i] -= unconfirmed[i];
   exchange_.aggregator().owe_everywhere(unconfirmed, now());
@@ -130,10 +124,12 @@ void SharingWorker::take_parameters(const ReplicaState& state) {
 
 void SharingWorker::adopt(const ReplacementStart& start) {
   take_parameters(start.replica);
-  if (exchange_.aggregating())  // on the repaired tree; the IDs are the links', all new
+  if (exchange_.aggregating()) {  // on the repaired tree; the IDs are the links', all new
     exchange_.restart_aggregation(session_.tree());
-  else
+    staleness_.restart(sharing_staleness_bound(cfg_, session_.tree()));
+  } else {
     exchange_.restore(start.replica.applied);
+  }
   restore_optimizer(start.worker, replica_.optimizer());
   encoder_.set_threshold(start.worker.tau);
   // The dead process's updates carry on from the last one any replica applied.
