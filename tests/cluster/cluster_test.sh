@@ -13,10 +13,15 @@
 #   allreduce | parameter_averaging | downpour    the strategy's floor and its own checks
 #   fault-kill       --with-ft ulfm, 1 spare: the worker on node2 killed with SIGKILL mid-epoch
 #                    is replaced, the job finishes with every replica equal to the master
+#   fault-kill-aggregate
+#                    fault-kill over an aggregating mesh of fan-out 2 (the default on a mesh):
+#                    rank 1 on node2 is an inner node; the survivors' relays start again from
+#                    the master's parameters and the job finishes equal, nothing applied twice
 #   sbatch           `sbatch -N 3 slurm/train.sbatch` on the cluster's Slurm: the job runs its
 #                    ranks on node1..node3 under ULFM with a spare; a worker on node2 killed
 #                    mid-run is replaced inside the job, which completes with the floor's
 #                    accuracy, every replica equal to the master and no restart
+# GRADSHARE_CLUSTER_TEST_RATE limits every link to a tc rate (by hand; unset in the suite).
 # Exit 0 pass, 1 fail, 77 skipped (not root, or network namespaces cannot be made here).
 set -uo pipefail
 gradshare=$1 mpiexec=$2 repo=$3 case=$4
@@ -52,6 +57,8 @@ cleanup() {
 trap cleanup EXIT
 
 up_args=(--nodes 3)
+# Links limited to a tc rate (e.g. 1gbit) when measuring by hand; unlimited in the test suite.
+[ -n "${GRADSHARE_CLUSTER_TEST_RATE:-}" ] && up_args+=(--rate "$GRADSHARE_CLUSTER_TEST_RATE")
 [ "$case" = sbatch ] || up_args+=(--no-slurm)
 env_lines=$("$repo/scripts/cluster-local" up "${up_args[@]}") || fail "cluster-local up failed"
 eval "$env_lines"
@@ -146,14 +153,16 @@ case "$case" in
     train downpour 4 "--min-accuracy 0.75 --downpour-consistent --staleness-present" \
       training.strategy=downpour
     ;;
-  fault-kill)
+  fault-kill | fault-kill-aggregate)
     # 1 master + 4 workers + 1 spare by node: rank 1 lives on node2. Killed from outside in
     # the middle of epoch 2 of 3 (the whole training set). The master survives the dead peer's
     # closed TCP connections only because gradshare ignores SIGPIPE (apps/gradshare/main.cpp).
+    tree=()
+    [ "$case" = fault-kill-aggregate ] && tree=(topology.mode=mesh topology.max_children=2)
     # shellcheck disable=SC2086
     "$mpiexec" --with-ft ulfm $GRADSHARE_CLUSTER_MPIRUN_ARGS -n 6 "$gradshare" train "$config" \
       run.dir="$work/killed" data.test_subset=2000 training.epochs=3 logging.every_steps=20 \
-      fault_tolerance.spares=1 transport.timeout_ms=60000 >"$work/killed.log" 2>&1 &
+      fault_tolerance.spares=1 transport.timeout_ms=60000 "${tree[@]}" >"$work/killed.log" 2>&1 &
     job=$!
     kill_mid_run "$work/killed" 1 "$job" node2
     wait "$job" || { tail -n 30 "$work/killed.log"; fail "the job did not survive the killed worker"; }
@@ -161,6 +170,12 @@ case "$case" in
     python3 "$tools/check_run.py" "$work/killed" --equivalent --none-applied-twice \
       --recoveries 1 --replaced 1 --min-accuracy 0.70 ||
       { grep -v "^ |^--|^$" "$work/killed.log" | tail -n 40; tail -n 5 "$work"/killed/rank-*.log; fail "checks"; }
+    if [ "$case" = fault-kill-aggregate ]; then
+      grep -q "rank 1 died holding its relay residuals" "$work/killed/rank-0.log" ||
+        fail "the lost relay residuals are not reported"
+      grep -q "relay restarted on tree version 2" "$work/killed/rank-3.log" ||
+        fail "rank 3's relay did not restart"
+    fi
     ;;
   sbatch)
     cp "$gradshare" "$work/gradshare"
