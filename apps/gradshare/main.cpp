@@ -46,7 +46,7 @@ const char* kUsage =
     "                                           HTML report of runs (charts, workers, config), PNGs\n"
     "  simulate CONFIG.yaml [--workers 8,...,32768] [--link 1gbit] [--topology plain,mesh] ...\n"
     "                                           project gradient sharing to many workers\n"
-    "  simulate --validate RUN_DIR [--link R] [--nodes K] [--cores C]\n"
+    "  simulate --validate RUN_DIR [--link R] [--link-burst tbf] [--nodes K] [--cores C]\n"
     "                                           check the simulator against a real run\n"
     "  --version                                gradshare, MPI library, ULFM and CUDA support\n"
     "  <command> --help                         help on one command\n"
@@ -218,7 +218,8 @@ int command_simulate(const std::vector<std::string>& args) {
   if (wants_help(args)) {
     std::printf(
         "usage: gradshare simulate CONFIG.yaml [options] [key.path=value ...]\n"
-        "       gradshare simulate --validate RUN_DIR [--link R] [--nodes K] [--cores C]\n"
+        "       gradshare simulate --validate RUN_DIR [--link R] [--link-burst B] [--nodes K]\n"
+        "                                                  [--cores C]\n"
         "  Projects asynchronous gradient sharing of CONFIG's model to many workers: time per\n"
         "  step, efficiency, master and relay copies per step, bytes on the busiest link, and\n"
         "  the worker count where each tree saturates (each worker under half a lone worker's\n"
@@ -232,6 +233,8 @@ int command_simulate(const std::vector<std::string>& args) {
         "                       (default 20)\n"
         "  --link RATE          each node's link, each direction: 100mbit, 1gbit (default),\n"
         "                       10gbit, unlimited\n"
+        "  --link-burst B       bytes a quiet link lets through at once, as a token bucket\n"
+        "                       does; tbf: scripts/cluster-local's qdiscs (default 0: a wire)\n"
         "  --message-overhead B wire bytes per message beyond the payload (default 64)\n"
         "  --max-children K     mesh fan-out (default: the config's topology.max_children)\n"
         "  --nodes K            ranks placed by node on K nodes (default: a node per rank)\n"

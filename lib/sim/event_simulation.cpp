@@ -52,8 +52,17 @@ struct Replica {
   double finished_at = 0;  // clock at the last step
   bool waiting = false;    // asleep until a message arrives
   double wait_started = 0;
+  // Its checkpoint state still to send, when it may send the next piece, and the ends of its
+  // steps since the collection started.
+  std::size_t state_left = 0;
+  double piece_due = kNever;
+  std::vector<double> steps_collecting;
   RankResult result;
 };
+
+// Control-channel framing of a state piece and the size of its acknowledgement (protocol.h).
+constexpr std::size_t kStatePieceHeaderBytes = 32;
+constexpr std::size_t kStateAckBytes = 16;
 
 // What a rank's exchange had done at some point of the simulation.
 struct Counts {
@@ -171,8 +180,45 @@ class EventSimulation {
 
   bool done() const {
     for (int r = 1; r < ranks_; ++r)
-      if (replicas_[static_cast<std::size_t>(r)].step < setup_.steps) return false;
+      if (trains(replicas_[static_cast<std::size_t>(r)])) return false;
     return network_.idle();
+  }
+
+  // Whether worker `w` takes another step: until `steps`, and on while a collection lasts.
+  bool trains(const Replica& w) const { return w.step < setup_.steps || collecting(); }
+
+  // A checkpoint collection has started and not every worker's clock has passed its last piece.
+  bool collecting() const {
+    if (collection_start_ == kNever) return false;
+    for (int r = 1; r < ranks_; ++r) {
+      const auto& w = replicas_[static_cast<std::size_t>(r)];
+      if (w.state_left > 0 || network_.clock(r) < collection_end_) return true;
+    }
+    return false;
+  }
+
+  // Every worker past the untimed steps: each sends its state from its next turn on.
+  void start_collection(double clock) {
+    collection_start_ = collection_end_ = clock;
+    for (int r = 1; r < ranks_; ++r) {
+      auto& w = replicas_[static_cast<std::size_t>(r)];
+      w.state_left = setup_.state_bytes;
+      w.piece_due = clock;
+    }
+  }
+
+  // Worker r's next piece of state, when the master has acknowledged the one before; on the
+  // master's node the state goes whole (sharing/worker.cpp).
+  void send_state_piece(int r, Replica& w, double clock) {
+    if (w.state_left == 0 || w.piece_due > clock) return;
+    const auto& node = setup_.placement.node;
+    const std::size_t piece = node[static_cast<std::size_t>(r)] == node[0]
+                                  ? w.state_left
+                                  : std::min(setup_.state_piece_bytes, w.state_left);
+    w.state_left -= piece;
+    const double arrival = network_.transfer(r, 0, piece + kStatePieceHeaderBytes, clock);
+    collection_end_ = std::max(collection_end_, arrival);
+    w.piece_due = w.state_left > 0 ? network_.transfer(0, r, kStateAckBytes, arrival) : kNever;
   }
 
   // Runs the rank whose clock is earliest (a sleeping one at its next arrival): it polls, then a
@@ -198,22 +244,22 @@ class EventSimulation {
       clock = std::max(clock, at);
       replica.waiting = false;
     }
+    if (next > 0) send_state_piece(next, replica, clock);
     std::size_t received = 0;
     double cpu = exchange(replica, [&] { received = replica.exchange->poll(replica.parameters, clock); });
 
-    const bool training = next > 0 && replica.step < setup_.steps;
+    const bool training = next > 0 && trains(replica);
     if (training && !replica.staleness->blocking_peer(replica.step)) {
       ++replica.step;
       clock = cores_.run(clock, cpu + sample_.compute_seconds + setup_.step_overhead_seconds);
       clock = cores_.run(clock, send(next, replica, false));
       if (replica.step == untimed_) {
         replica.timed_from = clock;
-        if (++past_untimed_ == ranks_ - 1) note_timed_start();
+        if (++past_untimed_ == ranks_ - 1) note_timed_start(clock);
       }
-      if (replica.step == setup_.steps) {
-        replica.finished_at = clock;
-        if (setup_.aggregate) replica.exchange->aggregator().set_training(false);
-      }
+      if (collection_start_ != kNever) replica.steps_collecting.push_back(clock);
+      if (replica.step == setup_.steps) replica.finished_at = clock;
+      if (setup_.aggregate && !trains(replica)) replica.exchange->aggregator().set_training(false);
       clock = cores_.run(clock, send_aggregates(replica, clock, false));
       return;
     }
@@ -227,8 +273,12 @@ class EventSimulation {
     replica.wait_started = clock;
   }
 
-  // Every worker is past the untimed steps: the cost fit counts from here.
-  void note_timed_start() { timed_from_ = counts(); }
+  // Every worker is past the untimed steps: the cost fit counts from here, and a checkpoint
+  // collection starts.
+  void note_timed_start(double clock) {
+    timed_from_ = counts();
+    if (setup_.state_bytes > 0) start_collection(clock);
+  }
 
   std::vector<Counts> counts() {
     std::vector<Counts> all;
@@ -264,7 +314,8 @@ class EventSimulation {
 
   // When a waiting rank runs next: its next message, or an aggregate's wait running out.
   double wake_up(int r) {
-    const double arrival = network_.next_arrival(r);
+    const double arrival = std::min(network_.next_arrival(r),
+                                    replicas_[static_cast<std::size_t>(r)].piece_due);
     if (!setup_.aggregate) return arrival;
     const double deadline = replicas_[static_cast<std::size_t>(r)].exchange->aggregator().next_deadline();
     // A deadline at or before the clock has been tried: its link was full; an arrival frees it.
@@ -380,6 +431,16 @@ class EventSimulation {
           static_cast<double>(codec::kHeaderBytes + codec::kExactEntryBytes * n_);
       result.aggregates_per_link_step = aggregates / links / static_cast<double>(setup_.steps);
     }
+    if (collection_start_ != kNever) {
+      // Each worker's steps that ended while the state crossed.
+      double steps = 0;
+      for (int r = 1; r < ranks_; ++r)
+        for (double end : replicas_[static_cast<std::size_t>(r)].steps_collecting)
+          steps += end <= collection_end_ ? 1 : 0;
+      result.collection_seconds = collection_end_ - collection_start_;
+      result.collection_step_seconds =
+          steps > 0 ? result.collection_seconds * workers / steps : result.collection_seconds;
+    }
     if (setup_.aggregate)
       measure_aggregate_costs(timed_from_, before_drain_, result.costs);
     else
@@ -403,6 +464,8 @@ class EventSimulation {
   std::uint64_t backpressure_ = 0;
   double waited_ = 0;
   int past_untimed_ = 0;  // workers past the untimed steps
+  double collection_start_ = kNever;
+  double collection_end_ = kNever;  // the arrival of the last piece sent so far
   std::vector<Counts> timed_from_ = std::vector<Counts>(static_cast<std::size_t>(ranks_));
   std::vector<Counts> before_drain_;
 };

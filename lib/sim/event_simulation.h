@@ -12,6 +12,8 @@
 // this machine's (processor sharing: with more ranks awake than cores each runs that much
 // slower); 0 gives each rank its own. A worker that waits (bound, or done) sleeps until its
 // next message arrives.
+// A checkpoint's state crosses the same links beside the updates (EventSetup::state_bytes): its
+// pieces and their acknowledgements take their turn on a node's link like any message.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +43,12 @@ struct EventSetup {
   // re-encoded message for all it owes it; `aggregate_wait_seconds` its wait for a quiet source.
   bool aggregate = false;
   double aggregate_wait_seconds = 0.02;
+  // A checkpoint collection (sharing/checkpoint_collection.h) when > 0: once every worker is
+  // past the untimed steps, each sends the master state_bytes in pieces of state_piece_bytes
+  // (whole on the master's node), the next once the master's acknowledgement is back, and
+  // trains on meanwhile; the workers train past `steps` until the last piece is in.
+  std::size_t state_bytes = 0;
+  std::size_t state_piece_bytes = std::size_t{16} << 10;
 };
 
 struct RankResult {
@@ -64,6 +72,10 @@ struct EventResult {
   // Largest |p_r - p_0| / max|p_0| after the drain (aggregating, its flush round): rounding.
   double max_replica_difference = 0;
   double aggregates_per_link_step = 0;  // aggregate messages per directed link per worker step
+  // With a checkpoint collection: from its start to its last piece's arrival, and the mean
+  // time per worker step meanwhile.
+  double collection_seconds = 0;
+  double collection_step_seconds = 0;
   StepCosts costs;  // compute as given; encode, message bytes, apply and copy as measured here
 };
 

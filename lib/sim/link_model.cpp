@@ -1,5 +1,6 @@
 #include "sim/link_model.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -17,6 +18,16 @@ double LinkModel::wire_bytes(double payload_bytes, double messages) const {
 double LinkModel::seconds(double payload_bytes, double messages) const {
   if (unlimited()) return 0.0;
   return wire_bytes(payload_bytes, messages) * 8.0 / bits_per_second;
+}
+
+double LinkModel::burst_seconds() const {
+  if (unlimited()) return 0.0;
+  return burst_bytes * 8.0 / bits_per_second;
+}
+
+double cluster_local_burst_bytes(double bits_per_second) {
+  // One timer tick at HZ=250, at least four 64 KiB GSO packets (scripts/cluster-local).
+  return std::max(bits_per_second / 8.0 / 250.0, 262144.0);
 }
 
 namespace {

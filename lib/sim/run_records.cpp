@@ -28,8 +28,12 @@ RunRecords read_records(const std::string& directory) {
     r.cpu_seconds = at("cpu_seconds");
     run.ranks[static_cast<int>(at("rank"))] = r;
   }
-  for (const auto* summary : data.of_kind("sharing_summary"))
-    run.master_cpu_share = summary->fields.number_at("master_cpu_share").value_or(0.0);
+  for (const auto* summary : data.of_kind("sharing_summary")) {
+    const auto at = [&](const char* key) { return summary->fields.number_at(key).value_or(0.0); };
+    run.master_cpu_share = at("master_cpu_share");
+    run.checkpoint_collections = at("checkpoint_collections");
+    run.checkpoint_state_bytes = at("checkpoint_bytes_per_worker_step") * at("steps");
+  }
   if (run.ranks.empty())
     throw UserError(directory +
                     "/metrics.jsonl has no relays records with transport counters: validate "

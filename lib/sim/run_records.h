@@ -23,6 +23,9 @@ struct RankRecord {
 struct RunRecords {
   std::map<int, RankRecord> ranks;
   double master_cpu_share = 0;  // the master's CPU over its wall time (sharing summary)
+  // Its checkpoint collections and the workers' state bytes they gathered in all (summary).
+  double checkpoint_collections = 0;
+  double checkpoint_state_bytes = 0;
 };
 
 // The relays records (one per rank) and the sharing summary of a run directory's metrics;

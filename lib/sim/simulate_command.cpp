@@ -61,6 +61,7 @@ std::vector<std::string> split(const std::string& text) {
 
 Options parse(const std::vector<std::string>& args) {
   Options o;
+  std::string burst = "0";
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg.rfind("--", 0) != 0) {
@@ -85,6 +86,8 @@ Options parse(const std::vector<std::string>& args) {
               "'");
     } else if (arg == "--link") {
       o.link.bits_per_second = parse_rate(value, "simulate: --link");
+    } else if (arg == "--link-burst") {
+      burst = value;
     } else if (arg == "--message-overhead") {
       o.link.message_overhead_bytes = parse_int(arg, value, 0, 1 << 20);
     } else if (arg == "--max-children") {
@@ -118,6 +121,16 @@ Options parse(const std::vector<std::string>& args) {
     } else {
       throw UserError("simulate: unknown option '" + arg + "' (see gradshare simulate --help)");
     }
+  }
+  // After --link: tbf's burst follows the rate.
+  if (burst == "tbf") {
+    o.link.burst_bytes = cluster_local_burst_bytes(o.link.bits_per_second);
+  } else {
+    char* end = nullptr;
+    o.link.burst_bytes = static_cast<double>(std::strtol(burst.c_str(), &end, 10));
+    if (burst.empty() || *end != '\0' || o.link.burst_bytes < 0 || o.link.burst_bytes > 1 << 30)
+      throw UserError("simulate: --link-burst takes bytes (0.." + std::to_string(1 << 30) +
+                      ") or tbf, got '" + burst + "'");
   }
   if (o.validate.empty() && o.config_path.empty())
     throw UserError(

@@ -8,6 +8,7 @@
 
 #include "config/config_loader.h"
 #include "core/errors.h"
+#include "sim/checkpoint_time.h"
 #include "sim/event_simulation.h"
 #include "sim/model_sample.h"
 #include "sim/projection.h"
@@ -74,6 +75,8 @@ void compare_time_per_step(const ValidationOptions& o, const config::ExperimentC
   // Over the workers: the wall time of their reports over their steps.
   const double measured = seconds / steps;
   print_time_per_step(o.link, measured, events.step_seconds, flow);
+  print_time_with_checkpoints(
+      o.link, measured, time_with_checkpoints(config, sample, setup, run, events.step_seconds));
   std::printf(
       "  per worker step: compute %.3f ms (real model), encode %.3f ms, apply %.2f us per "
       "message, copy %.2f us; CPU measured %.3f ms, modelled %.3f ms + %.3f ms overhead "

@@ -6,7 +6,8 @@
 // messages each worker really published, predicts what every rank sent and received: it must
 // match the data planes' counters exactly. The time per step is predicted twice, by the event
 // simulation and by the flow model with the run's mean message size, on the link, placement and
-// cores given (they must describe the machine the run used), and compared with the run's.
+// cores given (they must describe the machine the run used), and compared with the run's; the
+// event simulation's figure once more with the run's checkpoint collections (checkpoint_time.h).
 // A run with topology.aggregate is compared as sim/validation_aggregated.h says.
 #pragma once
 

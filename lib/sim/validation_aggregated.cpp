@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "sim/checkpoint_time.h"
 #include "sim/event_simulation.h"
 #include "sim/model_sample.h"
 #include "sim/projection.h"
@@ -67,6 +68,8 @@ int validate_aggregated(const ValidationOptions& o, const config::ExperimentConf
       events.costs.message_bytes * mean_workers_per_aggregate(tree));
   const double measured = seconds / steps;
   print_time_per_step(o.link, measured, events.step_seconds, flow);
+  print_time_with_checkpoints(
+      o.link, measured, time_with_checkpoints(config, sample, setup, run, events.step_seconds));
   std::printf(
       "  per worker step: compute %.3f ms (real model), encode %.3f ms, %.2f us per message "
       "received, %.2f us per aggregate sent; CPU measured %.3f ms, modelled %.3f ms + %.3f ms "

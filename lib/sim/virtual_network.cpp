@@ -74,7 +74,7 @@ VirtualNetwork::VirtualNetwork(const topology::Tree& tree, const Placement& plac
                                                " ranks for a tree of " + std::to_string(ranks));
   clock_.assign(ranks, 0.0);
   outbound_free_.assign(static_cast<std::size_t>(placement.nodes()), 0.0);
-  inbound_free_ = outbound_free_;
+  node_inbound_.resize(static_cast<std::size_t>(placement.nodes()));
   inbound_.resize(ranks);
   for (int r = 0; r < tree.size(); ++r)
     for (int peer : tree.links(r)) {
@@ -105,21 +105,33 @@ const VirtualNetwork::Link* VirtualNetwork::find(int from, int to) const {
 
 double VirtualNetwork::arrival(int from, int to, std::size_t bytes, double now) {
   auto* l = find(from, to);
-  const int a = placement_.node[static_cast<std::size_t>(from)];
-  const int b = placement_.node[static_cast<std::size_t>(to)];
-  double arrival = now;
-  if (a != b) {
-    const double d = link_.seconds(static_cast<double>(bytes), 1.0);
-    auto& out = outbound_free_[static_cast<std::size_t>(a)];
-    auto& in = inbound_free_[static_cast<std::size_t>(b)];
-    const double begin = std::max(now, out);
-    out = begin + d;
-    arrival = std::max(begin, in) + d;
-    in = arrival;
-  }
-  arrival = std::max(arrival, l->last_arrival);
+  const double arrival = std::max(transfer(from, to, bytes, now), l->last_arrival);
   l->last_arrival = arrival;
   return arrival;
+}
+
+double VirtualNetwork::transfer(int from, int to, std::size_t bytes, double now) {
+  const int a = placement_.node[static_cast<std::size_t>(from)];
+  const int b = placement_.node[static_cast<std::size_t>(to)];
+  if (a == b) return now;
+  const double d = link_.seconds(static_cast<double>(bytes), 1.0);
+  const double burst = link_.burst_seconds();
+  // The sender has the whole message: it leaves after everything its node sent before it, as
+  // early as the burst lets it.
+  auto& out = outbound_free_[static_cast<std::size_t>(a)];
+  out = std::max(now, out) + d;
+  const double last_in = std::max(now, out - burst);
+  // Cut through: its bytes enter the receiver's inbound link over [last_in - d, last_in] and its
+  // last byte leaves after what had entered before it and not yet left.
+  auto& in = node_inbound_[static_cast<std::size_t>(b)];
+  in.free = std::max(in.free, last_in - d) + d;
+  std::erase_if(in.arriving, [now](const auto& period) { return period.second <= now; });
+  in.arriving.push_back({last_in - d, last_in});
+  // Bytes sent before it that reach the link after its last byte do not hold it up.
+  double later = 0;
+  for (const auto& [first, last] : in.arriving)
+    later += std::max(0.0, last - std::max(first, last_in));
+  return std::max(last_in, in.free - later - burst);
 }
 
 double VirtualNetwork::next_arrival(int rank) const {

@@ -3,13 +3,22 @@
 //
 // Each rank has a virtual clock (seconds) that its driver advances. A message sent at the sender's
 // clock t to a rank on another node occupies the sender node's outbound link and then the
-// receiver node's inbound link (link_model.h, each a FIFO at its rate):
-//     begin   = max(t, outbound free)          outbound free = begin + d
-//     arrival = max(begin, inbound free) + d    inbound free  = arrival
-// with d the message's wire time; between ranks of one node it arrives at t. A directed link
-// delivers in order (arrival never earlier than the message before). poll() delivers what has
-// arrived by the polling rank's clock. Back-pressure as on a ring: a link holds at most
-// ring_bytes of messages sent and not yet polled.
+// receiver node's inbound link (link_model.h, each at its rate). The sender holds the whole
+// message, so the outbound link is a FIFO:
+//     begin = max(t, outbound free)              outbound free = begin + d
+// with d the message's wire time. Cut through, its bytes enter the inbound link over
+// [begin, begin + d], interleaved packet by packet with what other nodes send it: its last byte
+// leaves once the bytes that entered before it have left,
+//     inbound free = max(inbound free, begin) + d
+//     arrival      = begin + d + max(0, inbound free - (begin + d) - bytes still to enter)
+// where "bytes still to enter" (in seconds) are those of messages stamped earlier that enter
+// after its last byte (several nodes sending a node at once: a short message is not held
+// behind the whole of a long one that started just before it). Between ranks of one node it
+// arrives at t. A directed link delivers in order (arrival never earlier than the message
+// before). poll() delivers what has arrived by the polling rank's clock. Back-pressure as on a
+// ring: a link holds at most ring_bytes of messages sent and not yet polled.
+// Bulk transfers outside the data plane (transfer(): a checkpoint's state pieces on the
+// control channel) take the same links by the same rules and deliver nothing.
 #pragma once
 
 #include <cstdint>
@@ -33,11 +42,16 @@ class VirtualNetwork {
 
   comm::DataPlane& plane(int rank);
   double& clock(int rank) { return clock_[static_cast<std::size_t>(rank)]; }
+  double clock(int rank) const { return clock_[static_cast<std::size_t>(rank)]; }
   // Arrival time of the earliest message not yet delivered to `rank` (infinity when none).
   double next_arrival(int rank) const;
   bool idle() const;  // nothing in flight anywhere
   // Messages and payload bytes sent on the directed link from -> to so far.
   Flow link_flow(int from, int to) const;
+  // A transfer outside the data plane (a checkpoint's state piece on the control channel, its
+  // acknowledgement) sent at `now` from -> to: it takes the nodes' links as a message does and
+  // delivers nothing; returns its arrival.
+  double transfer(int from, int to, std::size_t bytes, double now);
 
  private:
   friend class VirtualPlane;
@@ -55,6 +69,12 @@ class VirtualNetwork {
   };
   Link* find(int from, int to);
   const Link* find(int from, int to) const;
+  // A node's inbound link: when it has sent every byte stamped so far, and the periods over
+  // which recent messages' bytes enter it.
+  struct NodeInbound {
+    double free = 0;
+    std::vector<std::pair<double, double>> arriving;
+  };
   // Stamps a message sent at `now` from -> to with its arrival time.
   double arrival(int from, int to, std::size_t bytes, double now);
 
@@ -63,7 +83,7 @@ class VirtualNetwork {
   std::size_t ring_bytes_;
   std::vector<double> clock_;
   std::vector<double> outbound_free_;  // per node
-  std::vector<double> inbound_free_;
+  std::vector<NodeInbound> node_inbound_;
   std::vector<std::vector<Link*>> inbound_;  // per rank, in links() order
   std::vector<std::unique_ptr<Link>> links_;
   std::vector<std::unique_ptr<comm::DataPlane>> planes_;

@@ -1,6 +1,7 @@
 // event_simulation_test.cpp: the real exchange in virtual time keeps its guarantees (every
 // update applied once, replicas equal), its link counters equal the flow model's exactly, and
-// its time per step agrees with the flow model where one resource dominates.
+// its time per step agrees with the flow model where one resource dominates; a checkpoint's
+// state takes its time on the links while training goes on.
 #include "sim/event_simulation.h"
 
 #include <gtest/gtest.h>
@@ -103,6 +104,30 @@ TEST(EventSimulation, AggregatingMeshEndsWithEqualReplicas) {
   for (std::size_t r = 1; r < result.ranks.size(); ++r) EXPECT_EQ(result.ranks[r].published, 30u);
   EXPECT_GT(result.aggregates_per_link_step, 0.0);
   EXPECT_GT(result.costs.message_bytes, 0.0);
+}
+
+// A checkpoint collection: every remote worker's state crosses the master's inbound link, so the
+// collection lasts at least their wire time there, and the workers train on meanwhile, the
+// exchange's guarantees unchanged, plain and aggregating.
+TEST(EventSimulation, ACheckpointCollectionLastsAtLeastItsStatesWireTimeWhileTrainingGoesOn) {
+  for (const bool aggregate : {false, true}) {
+    const auto tree = aggregate ? topology::build_mesh(5, 2, 5) : topology::build_plain(5);
+    EventSetup setup{tree, Placement::one_per_node(5), LinkModel{20e6}, 0, 30};
+    setup.aggregate = aggregate;
+    setup.state_bytes = 100000;
+    setup.state_piece_bytes = 16384;
+    const auto result = simulate_events(small_config(), sample(), setup);
+    const double pieces = 4.0 * 7;  // ceil(100000 / 16384) per worker
+    const double wire = setup.link.seconds(4.0 * 100000 + pieces * 32, pieces);
+    EXPECT_GE(result.collection_seconds, wire) << aggregate;
+    EXPECT_GT(result.collection_step_seconds, 0.0);
+    EXPECT_EQ(result.applied_twice, 0);
+    EXPECT_LE(result.max_replica_difference, 1e-5);
+    for (std::size_t r = 1; r < result.ranks.size(); ++r)
+      EXPECT_GE(result.ranks[r].published, 30u);
+    setup.state_bytes = 0;
+    EXPECT_EQ(simulate_events(small_config(), sample(), setup).collection_seconds, 0.0);
+  }
 }
 
 }  // namespace

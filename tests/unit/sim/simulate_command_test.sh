@@ -42,6 +42,7 @@ expect_usage_error() {  # expect_usage_error WORD ARGS...: exit 2, one line nami
   grep -q -- "$word" "$work/err.txt" || { cat "$work/err.txt"; fail "simulate $*: does not name $word"; }
 }
 expect_usage_error --link "$config" --link fast
+expect_usage_error --link-burst "$config" --link-burst lots
 expect_usage_error --workers "$config" --workers 8,0
 expect_usage_error --topology "$config" --topology ring
 expect_usage_error --csv "$config" --csv "$work/missing/out.csv"
