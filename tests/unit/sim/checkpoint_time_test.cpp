@@ -6,23 +6,10 @@
 
 #include <algorithm>
 
-#include "config/config_loader.h"
+#include "tests/unit/sim/small_model.h"
 
 namespace gradshare::sim {
 namespace {
-
-config::ExperimentConfig small_config() {
-  return config::parse_experiment_text(
-      "model:\n"
-      "  input_shape: [128]\n"
-      "  num_classes: 4\n"
-      "  layers:\n"
-      "    - {type: dense, units: 128, activation: relu}\n"
-      "    - {type: dense, units: 4}\n"
-      "training:\n"
-      "  batch_size: 16\n",
-      "small.yaml");
-}
 
 // A run of 4 workers with 2000 steps each and `collections` of 200 kB per worker.
 RunRecords run_with(double collections) {
@@ -35,7 +22,7 @@ RunRecords run_with(double collections) {
 
 TEST(CheckpointTime, ThePredictionLiesBetweenSteadyAndCollectingByTheirShare) {
   const auto config = small_config();
-  const ModelSample sample = sample_model(config, SampleData::kRandom, 1, 10, 8);
+  const ModelSample& sample = small_sample();
   const EventSetup setup{topology::build_plain(5), Placement::one_per_node(5), LinkModel{10e6}, 0,
                          30};
   const double steady = 1e-3;

@@ -6,29 +6,13 @@
 
 #include <gtest/gtest.h>
 
-#include "config/config_loader.h"
 #include "sim/projection.h"
+#include "tests/unit/sim/small_model.h"
 
 namespace gradshare::sim {
 namespace {
 
-config::ExperimentConfig small_config() {
-  return config::parse_experiment_text(
-      "model:\n"
-      "  input_shape: [128]\n"
-      "  num_classes: 4\n"
-      "  layers:\n"
-      "    - {type: dense, units: 128, activation: relu}\n"
-      "    - {type: dense, units: 4}\n"
-      "training:\n"
-      "  batch_size: 16\n",
-      "small.yaml");
-}
-
-const ModelSample& sample() {
-  static const ModelSample s = sample_model(small_config(), SampleData::kRandom, 1, 10, 8);
-  return s;
-}
+const ModelSample& sample() { return small_sample(); }
 
 void expect_links_match_flow_model(const EventSetup& setup, const EventResult& result) {
   std::vector<Flow> published(result.ranks.size());
