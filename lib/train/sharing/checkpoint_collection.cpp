@@ -34,6 +34,11 @@ void CheckpointCollection::ask(const std::vector<int>& workers, std::int64_t ste
 
 bool CheckpointCollection::take_due_again() { return std::exchange(again_, false); }
 
+bool CheckpointCollection::abandon() {
+  again_ = false;
+  return end();
+}
+
 void CheckpointCollection::finished(int worker, const PartitionGrant& partition) {
   if (cut_ && cut_->has_cut(worker)) finished_past_cut_.push_back(partition);
 }

@@ -74,6 +74,9 @@ class CheckpointCollection {
   // Ends the one under way, written or abandoned; whether one had been asked for (a request
   // half sent included).
   bool end();
+  // A repair abandons the one under way, to ask for it again: as end(), and one that came due
+  // meanwhile is dropped (the one asked for again covers it).
+  bool abandon();
 
   // The collections started over the run and the bytes of worker state taken in: what
   // checkpoints add to the links beside the updates (each worker's residual and optimizer

@@ -50,12 +50,14 @@ void SharingDrain::forget(int worker) {
   done_.erase(worker);
   models_.erase(worker);
   applied_twice_.erase(worker);
+  relays_.erase(worker);
 }
 
 void SharingDrain::restart() {
   done_.clear();
   models_.clear();
   applied_twice_.clear();
+  relays_.clear();
   sent_ = false;
 }
 

@@ -165,7 +165,7 @@ void SharingMaster::resync(ft::RecoveryRecord& record, const topology::Tree& tre
   // Every worker asks for partitions again and reports kDone anew; the drain restarts.
   drain_.restart();
   // A checkpoint under way (or whose request failed half sent) is asked for again.
-  if (checkpoint_.end()) request_checkpoint();
+  if (checkpoint_.abandon()) request_checkpoint();
 }
 
 bool SharingMaster::same(const PartitionGrant& a, const PartitionGrant& b) {

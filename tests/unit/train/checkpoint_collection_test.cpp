@@ -112,6 +112,18 @@ TEST(CheckpointCollection, EndSaysWhetherOneWasAskedAndKeepsTheOneDueAgain) {
   EXPECT_FALSE(collection.take_due_again());
 }
 
+// A repair asks for the abandoned one again, which covers one that came due meanwhile.
+TEST(CheckpointCollection, AbandonedForARepairItDropsTheOneDueAgain) {
+  ScriptedChannel channel(0, 2);
+  CheckpointCollection collection;
+  EXPECT_FALSE(collection.abandon());
+  collection.start(std::vector<float>(8, 0.0f), {1}, 0, channel);
+  collection.due_again();
+  EXPECT_TRUE(collection.abandon());
+  EXPECT_FALSE(collection.under_way());
+  EXPECT_FALSE(collection.take_due_again());
+}
+
 TEST(SharingDrain, TargetsGoOnceEveryLiveWorkerIsDoneAndALostOneIsForgotten) {
   SharingDrain drain(4);
   drain.done(1, SharingDone{10, 0.0, 0});
@@ -131,10 +143,15 @@ TEST(SharingDrain, TargetsGoOnceEveryLiveWorkerIsDoneAndALostOneIsForgotten) {
   drain.drained(2, report);
   EXPECT_EQ(drain.applied_twice(), 3);
   EXPECT_EQ(drain.models().size(), 2u);
+  EXPECT_EQ(drain.relays().size(), 2u);
+  drain.forget(2);  // lost after it drained: its counters go with it
+  EXPECT_EQ(drain.relays().count(2), 0u);
+  EXPECT_EQ(drain.applied_twice(), 2);
   drain.restart();  // a repair: everyone reports anew
   EXPECT_EQ(drain.done_count(), 0u);
   EXPECT_EQ(drain.drained_count(), 0u);
   EXPECT_EQ(drain.applied_twice(), 0);
+  EXPECT_TRUE(drain.relays().empty());
   EXPECT_FALSE(drain.targets_sent());
 }
 
