@@ -246,7 +246,8 @@ int command_simulate(const std::vector<std::string>& args) {
         "                       the emulated cluster)\n"
         "  --csv FILE           also write the table as CSV\n"
         "  --validate RUN_DIR   compare with a finished gradient-sharing run: every rank's bytes\n"
-        "                       sent and received (exact) and the time per step\n");
+        "                       sent and received (exact) and the time per step, steady and\n"
+        "                       with the run's checkpoint collections\n");
     return 0;
   }
   return gradshare::sim::simulate_command(args);
