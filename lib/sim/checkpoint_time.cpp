@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "train/sharing/protocol.h"
+
 namespace gradshare::sim {
 
 CheckpointTime time_with_checkpoints(const config::ExperimentConfig& config,
@@ -18,14 +20,15 @@ CheckpointTime time_with_checkpoints(const config::ExperimentConfig& config,
   time.collections = run.checkpoint_collections;
   time.state_bytes = run.checkpoint_state_bytes / (time.collections * workers);
   setup.state_bytes = static_cast<std::size_t>(time.state_bytes);
-  // As the worker cuts it (sharing/worker.cpp): 16 KiB pieces, at most 256 of them.
-  setup.state_piece_bytes =
-      std::max<std::size_t>(std::size_t{16} << 10, (setup.state_bytes + 255) / 256);
+  setup.state_piece_bytes = train::state_piece_bytes(setup.state_bytes, true);
   const EventResult events = simulate_events(config, sample, setup);
+  if (events.collection_seconds <= 0 || events.collection_step_seconds <= 0) {
+    time.collections = 0;  // no collection simulated (a state under a byte): nothing to say
+    return time;
+  }
   time.collection_seconds = events.collection_seconds;
   time.step_seconds = events.collection_step_seconds;
   const double per_worker = steps / workers;
-  if (time.step_seconds <= 0) return time;
   const double collecting = std::min(time.collections * time.collection_seconds,
                                      per_worker * time.step_seconds);
   const double steady_steps = std::max(per_worker - collecting / time.step_seconds, 0.0);

@@ -7,6 +7,8 @@
 // collections and the steady time per step T_s, min(C D, S T_c) of its time passes collecting
 // and the rest of the steps at T_s:
 //     predicted = (min(C D, S T_c) + max(S - C D / T_c, 0) T_s) / S.
+// The run's collections include any abandoned for a repair, whose state arrived only in part:
+// after a failure the mean state per collection comes out smaller than a worker's state.
 #pragma once
 
 #include "config/experiment_config.h"

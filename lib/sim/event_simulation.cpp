@@ -179,8 +179,9 @@ class EventSimulation {
   }
 
   bool done() const {
+    if (collecting()) return false;
     for (int r = 1; r < ranks_; ++r)
-      if (trains(replicas_[static_cast<std::size_t>(r)])) return false;
+      if (replicas_[static_cast<std::size_t>(r)].step < setup_.steps) return false;
     return network_.idle();
   }
 
@@ -218,7 +219,10 @@ class EventSimulation {
     w.state_left -= piece;
     const double arrival = network_.transfer(r, 0, piece + kStatePieceHeaderBytes, clock);
     collection_end_ = std::max(collection_end_, arrival);
-    w.piece_due = w.state_left > 0 ? network_.transfer(0, r, kStateAckBytes, arrival) : kNever;
+    // The acknowledgement leaves when the piece is in; stamping it on the master's link now
+    // would hold everything the master sends before then behind it, so it is charged its wire
+    // time alone (16 bytes).
+    w.piece_due = w.state_left > 0 ? arrival + setup_.link.seconds(kStateAckBytes, 1.0) : kNever;
   }
 
   // Runs the rank whose clock is earliest (a sleeping one at its next arrival): it polls, then a
@@ -263,6 +267,9 @@ class EventSimulation {
       clock = cores_.run(clock, send_aggregates(replica, clock, false));
       return;
     }
+    // Done training (its steps, and any collection over): its relay stops waiting for it.
+    if (next > 0 && !training && setup_.aggregate)
+      replica.exchange->aggregator().set_training(false);
     // Held by the bound: what the residual still holds goes out, so peers see this clock move.
     if (training && replica.sent_step < replica.step &&
         replica.exchange->can_publish(replica.encoder->max_message_bytes()))

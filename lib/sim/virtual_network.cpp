@@ -113,21 +113,25 @@ double VirtualNetwork::arrival(int from, int to, std::size_t bytes, double now) 
 double VirtualNetwork::transfer(int from, int to, std::size_t bytes, double now) {
   const int a = placement_.node[static_cast<std::size_t>(from)];
   const int b = placement_.node[static_cast<std::size_t>(to)];
-  if (a == b) return now;
+  if (a == b || link_.unlimited()) return now;
   const double d = link_.seconds(static_cast<double>(bytes), 1.0);
   const double burst = link_.burst_seconds();
-  // The sender has the whole message: it leaves after everything its node sent before it, as
-  // early as the burst lets it.
+  // The sender holds the whole message: at the rate it would go out over [begin, begin + d],
+  // after everything its node sent before it; the burst lets it go that much earlier, not
+  // before it is sent.
   auto& out = outbound_free_[static_cast<std::size_t>(a)];
-  out = std::max(now, out) + d;
-  const double last_in = std::max(now, out - burst);
-  // Cut through: its bytes enter the receiver's inbound link over [last_in - d, last_in] and its
-  // last byte leaves after what had entered before it and not yet left.
+  const double begin = std::max(now, out);
+  out = begin + d;
+  const double first_in = std::max(now, begin - burst);
+  const double last_in = std::max(now, begin + d - burst);
+  // Cut through, its bytes enter the receiver's inbound link over [first_in, last_in].
   auto& in = node_inbound_[static_cast<std::size_t>(b)];
-  in.free = std::max(in.free, last_in - d) + d;
-  std::erase_if(in.arriving, [now](const auto& period) { return period.second <= now; });
-  in.arriving.push_back({last_in - d, last_in});
-  // Bytes sent before it that reach the link after its last byte do not hold it up.
+  in.free = std::max(in.free, first_in) + d;
+  // Senders stamp their messages in nearly the order of their clocks (a step apart at most):
+  // periods that ended well before this one cannot concern a later stamp.
+  std::erase_if(in.arriving, [now](const auto& period) { return period.second < now - 1.0; });
+  in.arriving.push_back({first_in, last_in});
+  // Bytes stamped before it that enter the link after its last byte do not hold it up.
   double later = 0;
   for (const auto& [first, last] : in.arriving)
     later += std::max(0.0, last - std::max(first, last_in));

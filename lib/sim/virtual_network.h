@@ -7,18 +7,22 @@
 // message, so the outbound link is a FIFO:
 //     begin = max(t, outbound free)              outbound free = begin + d
 // with d the message's wire time. Cut through, its bytes enter the inbound link over
-// [begin, begin + d], interleaved packet by packet with what other nodes send it: its last byte
-// leaves once the bytes that entered before it have left,
+// [begin, begin + d], interleaved packet by packet with what other nodes send it: its last
+// byte leaves once the link has sent the bytes stamped before it,
 //     inbound free = max(inbound free, begin) + d
-//     arrival      = begin + d + max(0, inbound free - (begin + d) - bytes still to enter)
-// where "bytes still to enter" (in seconds) are those of messages stamped earlier that enter
-// after its last byte (several nodes sending a node at once: a short message is not held
-// behind the whole of a long one that started just before it). Between ranks of one node it
-// arrives at t. A directed link delivers in order (arrival never earlier than the message
-// before). poll() delivers what has arrived by the polling rank's clock. Back-pressure as on a
-// ring: a link holds at most ring_bytes of messages sent and not yet polled.
-// Bulk transfers outside the data plane (transfer(): a checkpoint's state pieces on the
-// control channel) take the same links by the same rules and deliver nothing.
+//     arrival      = max(begin + d, inbound free - later)
+// where `later` (in seconds) are the bytes of messages stamped before it that enter the link
+// after its last byte (several nodes sending one at once: a short message is not held behind
+// the rest of a long one that started just before it). Bytes stamped after it never hold it
+// up. With LinkModel::burst_bytes each direction is a token bucket: the message may go out and
+// leave the inbound link up to the burst's time at the rate earlier, never before t (both
+// `begin` terms above less the burst, at least t; the arrival less the burst, at least the last
+// byte's entry). Between ranks of one node, or over unlimited links, it arrives at t. A directed
+// link delivers in order (arrival never earlier than the message before). poll() delivers what
+// has arrived by the polling rank's clock. Back-pressure as on a ring: a link holds at most
+// ring_bytes of messages sent and not yet polled.
+// Transfers outside the data plane (transfer(): a checkpoint's state pieces on the control
+// channel) take the same links by the same rules and deliver nothing.
 #pragma once
 
 #include <cstdint>

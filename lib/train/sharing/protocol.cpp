@@ -1,6 +1,8 @@
 // sharing/protocol.cpp: the wire form of SharingDone and StateChunk.
 #include "train/sharing/protocol.h"
 
+#include <algorithm>
+
 namespace gradshare::train {
 
 void SharingDone::write(comm::ByteWriter& writer) const {
@@ -9,6 +11,11 @@ void SharingDone::write(comm::ByteWriter& writer) const {
 
 SharingDone SharingDone::read(comm::ByteReader& reader) {
   return {reader.get<std::uint64_t>(), reader.get<double>(), reader.get<std::int64_t>()};
+}
+
+std::size_t state_piece_bytes(std::size_t state_bytes, bool across_network) {
+  if (!across_network) return std::max<std::size_t>(1, state_bytes);
+  return std::max<std::size_t>(std::size_t{16} << 10, (state_bytes + 255) / 256);
 }
 
 void StateChunk::write(comm::ByteWriter& writer) const {

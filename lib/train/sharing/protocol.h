@@ -61,6 +61,12 @@ struct StateChunk {
   void write(comm::ByteWriter& writer) const;
   static StateChunk read(comm::ByteReader& reader);
 };
+// The size of a StateChunk's piece of a `state_bytes` state. Across a network: 16 KiB at least,
+// at most 256 pieces: an update behind a piece on the link waits 1.3 ms at 100 Mbit/s at most,
+// where the whole state (2.8 MB for the MLP) held every update of three workers up for 0.7 s
+// and the staleness bound stopped them all. On the master's node: the whole state.
+std::size_t state_piece_bytes(std::size_t state_bytes, bool across_network);
+
 // master -> worker: piece `index` of the worker's state for its `checkpoint`-th request is in
 // (both echoed: a late acknowledgement of an earlier checkpoint is told apart and dropped).
 struct StateChunkAck {

@@ -124,13 +124,8 @@ void SharingWorker::checkpoint_state() {
   outgoing_state_ = encode(current_state());
   state_cut_seq_ = seq_;
   ++states_sent_;
-  // Across a network the state goes in pieces of 16 KiB (at least; at most 256 of them), one
-  // at a time: an update behind it on the link waits 1.3 ms at 100 Mbit/s at most, where the
-  // whole state (2.8 MB for the MLP) held every update of three workers up for 0.7 s and the
-  // staleness bound stopped them all. On the master's node it goes whole.
-  piece_bytes_ = session_.master_on_another_node()
-                     ? std::max<std::size_t>(std::size_t{16} << 10, (outgoing_state_.size() + 255) / 256)
-                     : std::max<std::size_t>(1, outgoing_state_.size());
+  // In pieces one at a time across a network, whole on the master's node (protocol.h).
+  piece_bytes_ = state_piece_bytes(outgoing_state_.size(), session_.master_on_another_node());
   pieces_ = static_cast<std::uint32_t>((outgoing_state_.size() + piece_bytes_ - 1) / piece_bytes_);
   pieces_sent_ = pieces_acknowledged_ = 0;
   send_state_piece();
