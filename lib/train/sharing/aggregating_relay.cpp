@@ -3,25 +3,41 @@
 #include <algorithm>
 #include <cmath>
 
+#include "codec/sparsity_band.h"
 #include "core/errors.h"
 #include "train/sharing/staleness.h"
 
 namespace gradshare::train {
 namespace {
 
+constexpr double kDensestRelayBand = 0.5;
+
 // A relay re-encodes other workers' content: clipping would drop some of it and a shake-up
-// would send half quanta of it; the cap and the adaptive tau bound its messages instead. Its band
-// is `scale` workers' (at most half the parameters: a bitmap carries any density).
-config::EncodingConfig relay_encoding(const config::EncodingConfig& encoding, double scale) {
+// would send half quanta of it; the cap bounds its messages instead (encode() sets no tau). Its
+// band, which sets the cap, is `scale` workers' settled bands (a small model's included:
+// encoding.min_quanta), at most half the parameters (a bitmap carries any density). Scaled from
+// the configured band instead, a small model's relay band stayed at the densest a worker's may be
+// (1/16 of the parameters) whatever the link carried, and so did the cap: it held back most of
+// what 8 workers sent.
+config::EncodingConfig relay_encoding(const config::EncodingConfig& encoding, double scale,
+                                      std::size_t parameter_count) {
   config::EncodingConfig relay = encoding;
   relay.residual = "none";
   relay.shake_up_every_steps = 0;
-  relay.min_sparsity = std::min(encoding.min_sparsity * scale, 0.5);
-  relay.max_sparsity = std::min(encoding.max_sparsity * scale, 0.5);
-  relay.target_sparsity = std::min(encoding.target_sparsity * scale, 0.5);
+  relay.min_quanta = 0;  // in the factor already
+  const double factor = scale * codec::settled_band_scale(encoding, parameter_count);
+  relay.min_sparsity = std::min(encoding.min_sparsity * factor, kDensestRelayBand);
+  relay.max_sparsity = std::min(encoding.max_sparsity * factor, kDensestRelayBand);
+  relay.target_sparsity = std::min(encoding.target_sparsity * factor, kDensestRelayBand);
   return relay;
 }
 
+// The band's top (the fixed threshold has none).
+double band_top(const config::EncodingConfig& relay) {
+  if (relay.threshold_algorithm == "adaptive") return relay.max_sparsity;
+  if (relay.threshold_algorithm == "target_sparsity") return relay.target_sparsity;
+  return 0.0;
+}
 
 }  // namespace
 
@@ -73,11 +89,15 @@ AggregatingRelay::AggregatingRelay(const config::EncodingConfig& encoding,
   GS_CHECK(band_scale.empty() || band_scale.size() == links, "a band scale per link");
   links_.reserve(links);
   for (std::size_t l = 0; l < links; ++l) {
-    const auto relay = relay_encoding(encoding, band_scale.empty() ? 1.0 : band_scale[l]);
+    const auto relay =
+        relay_encoding(encoding, band_scale.empty() ? 1.0 : band_scale[l], parameter_count);
     links_.push_back(Link{codec::Encoder(relay, parameter_count), {}, {},
                           std::vector<bool>(links + 1, false), {},
                           std::vector<std::uint8_t>(parameter_count, 0), false, 0.0});
     links_.back().encoder.carry_values();
+    // A leaf's link carries its own encoder's output, selected by its tau already; at half the
+    // parameters a tau saves little (header comment).
+    links_.back().sends_everything = links == 1 || band_top(relay) >= kDensestRelayBand;
     if (check_) {
       links_.back().contributed.assign(parameter_count, 0.0f);
       links_.back().sent.assign(parameter_count, 0.0f);
@@ -174,15 +194,24 @@ codec::EncodeStats AggregatingRelay::encode(std::size_t link, std::uint32_t orig
   Link& l = links_[link];
   const auto meta = stamp(link, origin, seq, epoch, 0);
   std::sort(l.candidates.begin(), l.candidates.end());
-  const auto stats = l.encoder.encode_candidates(l.candidates, meta, out);
-  // Candidates still at or above the next tau (what the cap held back) stay; the rest wait for
-  // their next change. Until a first tau is calibrated every candidate stays (the calibration
-  // looks at candidates only).
   const auto residual = l.encoder.residual();
+  held_.clear();
+  if (l.sends_everything) {
+    for (const std::uint32_t i : l.candidates) held_.push_back(std::abs(residual[i]));
+    l.encoder.set_threshold(std::numeric_limits<float>::min());  // no tau: the cap alone
+  }
+  const auto stats = l.encoder.encode_candidates(l.candidates, meta, out);
+  // Sending everything, what the cap held back stays a candidate and what fired leaves its
+  // bfloat16 rounding to wait for the element's next change. Otherwise candidates still at or
+  // above the next tau (what the cap held back) stay and the rest wait for their next change;
+  // until a first tau is calibrated every candidate stays (the calibration looks at candidates
+  // only).
   const float next_tau = l.encoder.calibrating() ? 0.0f : l.encoder.threshold();
   std::size_t kept = 0;
-  for (const std::uint32_t i : l.candidates) {
-    if (std::abs(residual[i]) >= next_tau && residual[i] != 0.0f)
+  for (std::size_t c = 0; c < l.candidates.size(); ++c) {
+    const std::uint32_t i = l.candidates[c];
+    const bool stays = l.sends_everything ? held_[c] < stats.tau : std::abs(residual[i]) >= next_tau;
+    if (stays && residual[i] != 0.0f)
       l.candidates[kept++] = i;
     else
       l.is_candidate[i] = 0;
@@ -192,8 +221,6 @@ codec::EncodeStats AggregatingRelay::encode(std::size_t link, std::uint32_t orig
     std::string error;
     GS_CHECK(codec::accumulate_message(out, l.sent, &error), error);
   }
-  // What stays below tau waits for the next contribution, as in a worker's residual; what could
-  // fire at the next tau is still owed.
   sent(l, now);
   return stats;
 }

@@ -26,13 +26,12 @@ work=$(mktemp -d)
 trap 'pkill -9 -f "gradshare train .*$work" 2>/dev/null || true; rm -rf "$work"' EXIT
 ranks=65
 
-# shellcheck source=../../tools/synthetic_blobs.sh
-. "$source_dir/tests/tools/synthetic_blobs.sh"
-synthetic_blobs "$source_dir" "$work" 20000 2000 16 4 8
+# shellcheck source=../../tools/scale_job.sh
+. "$source_dir/tests/tools/scale_job.sh"
+scale_job "$source_dir" "$work"
 
 ft=()
-args=(optimizer.learning_rate=0.003 training.batch_size=8 data.partition_batches=2
-      logging.every_steps=200 transport.timeout_ms=120000)
+args=("${scale_args[@]}")
 max_children=64
 case "$scenario" in
   plain) args+=(topology.mode=plain) ;;

@@ -153,7 +153,78 @@ TEST(AggregatingRelay, NothingIsLost) {
   double held = 0;
   for (std::size_t link = 0; link < 3; ++link)
     for (float r : relay.residual(link)) held += std::abs(r);
-  EXPECT_GT(held, 0.0) << "some content stays below tau: the test needs it";
+  EXPECT_GT(held, 0.0) << "some content stays (the cap, bfloat16 rounding): the test needs it";
+}
+
+// What one message on `link` adds to zeroed parameters.
+std::vector<float> fired(AggregatingRelay& relay, std::size_t link, std::uint64_t seq) {
+  std::vector<std::uint8_t> out;
+  relay.encode(link, 1, seq, 0, 0.0, out);
+  std::vector<float> added(kParameters, 0.0f);
+  std::string error;
+  EXPECT_TRUE(codec::accumulate_message(out, added, &error)) << error;
+  return added;
+}
+
+// A relay of encoding `e` whose one link (a leaf's, up) has its content: element 1 +1.5,
+// element 2 -1.0, element 3 +0.5, and element 7 +1e-3 (from this rank's own training).
+AggregatingRelay leaf_owing(const config::EncodingConfig& e) {
+  AggregatingRelay relay(e, kParameters, 1, kNoWait, true);
+  for (const auto& elements : std::vector<std::vector<std::size_t>>{{1, 2, 3}, {1, 2}, {1}})
+    relay.contribute(relay.own_source(), parsed(message(5, 1, elements)), 0.0);
+  std::vector<float> content(kParameters, 0.0f);
+  content[7] = 1e-3f;
+  relay.owe_everywhere(content, 0.0);
+  return relay;
+}
+
+config::EncodingConfig capped_at(std::size_t entries) {
+  config::EncodingConfig e = encoding();
+  e.warmup_epochs = 0;
+  e.max_message_sparsity = static_cast<double>(entries) / kParameters;
+  return e;
+}
+
+TEST(AggregatingRelay, ALeafsLinkSendsEverythingOwedAndWhatTheCapHeldBackNext) {
+  auto relay = leaf_owing(capped_at(2));
+  const auto first = fired(relay, 0, 1);
+  EXPECT_FLOAT_EQ(first[1], 1.5f);  // the largest two, whole
+  EXPECT_FLOAT_EQ(first[2], -1.0f);
+  EXPECT_FLOAT_EQ(first[3], 0.0f);
+  EXPECT_TRUE(relay.owes(0)) << "the cap held elements 3 and 7 back: still owed";
+  const auto second = fired(relay, 0, 2);
+  EXPECT_FLOAT_EQ(second[3], 0.5f);
+  // No tau holds content back: a threshold calibrated on these would not fire element 7.
+  EXPECT_NEAR(second[7], 1e-3f, 1e-3f / 128) << "bfloat16";
+  EXPECT_FALSE(relay.owes(0));
+  for (float r : relay.residual(0)) EXPECT_LE(std::abs(r), 1e-3f / 128);
+}
+
+// What link 0 of `relay` sends when it owes element 3 +1.0 and element 7 +1e-3.
+std::vector<float> large_and_small_fired(AggregatingRelay& relay) {
+  std::vector<float> content(kParameters, 0.0f);
+  content[3] = 1.0f;
+  content[7] = 1e-3f;
+  relay.owe_everywhere(content, 0.0);
+  return fired(relay, 0, 1);
+}
+
+TEST(AggregatingRelay, ALinkWhoseBandReachesHalfTheParametersSendsEverythingOwed) {
+  // Band scale 1000: the band's top would be 70 % of the parameters, half at most.
+  AggregatingRelay relay(encoding(), kParameters, 2, kNoWait, false, {1000.0, 1000.0});
+  const auto added = large_and_small_fired(relay);
+  EXPECT_FLOAT_EQ(added[3], 1.0f);
+  EXPECT_NEAR(added[7], 1e-3f, 1e-3f / 128);
+}
+
+TEST(AggregatingRelay, AnInnerLinksNarrowBandKeepsItsThreshold) {
+  // Two links of one worker's band each: what stays below tau waits (the cost of sending it
+  // all: design.md, "The aggregating mesh").
+  AggregatingRelay relay(capped_at(2), kParameters, 2, kNoWait, false);
+  const auto added = large_and_small_fired(relay);
+  EXPECT_FLOAT_EQ(added[3], 1.0f);
+  EXPECT_EQ(added[7], 0.0f);
+  EXPECT_FLOAT_EQ(relay.residual(0)[7], 1e-3f);
 }
 
 // An empty exact message closing a flush round on its link, from `origin`.
