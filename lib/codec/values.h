@@ -1,6 +1,7 @@
 // values.h: the values encoding (Encoding::kValues), an aggregating relay's message: each element
-// its threshold selects leaves whole (codec::Encoder::carry_values), as a bfloat16 value, so an
-// entry costs 2 bytes plus its Rice-coded index gap instead of exact's 8.
+// it selects (by its threshold, or every owed one up to the cap) leaves whole
+// (codec::Encoder::carry_values), as a bfloat16 value, so an entry costs 2 bytes plus its
+// Rice-coded index gap instead of exact's 8.
 //
 //   payload   entry_count uint16: the bfloat16 bits of each entry's |value| (sign bit 0, finite,
 //             not zero), in index order; then the compressed encoding's Rice stream of the

@@ -13,12 +13,12 @@ namespace {
 constexpr double kDensestRelayBand = 0.5;
 
 // A relay re-encodes other workers' content: clipping would drop some of it and a shake-up
-// would send half quanta of it; the cap bounds its messages instead (encode() sets no tau). Its
-// band, which sets the cap, is `scale` workers' settled bands (a small model's included:
-// encoding.min_quanta), at most half the parameters (a bitmap carries any density). Scaled from
-// the configured band instead, a small model's relay band stayed at the densest a worker's may be
-// (1/16 of the parameters) whatever the link carried, and so did the cap: it held back most of
-// what 8 workers sent.
+// would send half quanta of it; the cap and the adaptive tau bound its messages instead (the cap
+// alone on a link that sends everything). Its band, which sets both, is `scale` workers' settled
+// bands (a small model's included: encoding.min_quanta), at most half the parameters (a bitmap
+// carries any density). Scaled from the configured band instead, a small model's relay band
+// stayed at the densest a worker's may be (1/16 of the parameters) whatever the link carried,
+// and so did its cap: most of what 8 workers sent waited in the relay residual.
 config::EncodingConfig relay_encoding(const config::EncodingConfig& encoding, double scale,
                                       std::size_t parameter_count) {
   config::EncodingConfig relay = encoding;
@@ -29,6 +29,9 @@ config::EncodingConfig relay_encoding(const config::EncodingConfig& encoding, do
   relay.min_sparsity = std::min(encoding.min_sparsity * factor, kDensestRelayBand);
   relay.max_sparsity = std::min(encoding.max_sparsity * factor, kDensestRelayBand);
   relay.target_sparsity = std::min(encoding.target_sparsity * factor, kDensestRelayBand);
+  // A cap set as a fraction (encoding.max_message_sparsity) scales with the band; 0 follows it.
+  if (encoding.max_message_sparsity > 0.0)
+    relay.max_message_sparsity = std::min(encoding.max_message_sparsity * factor, 1.0);
   return relay;
 }
 
@@ -97,7 +100,9 @@ AggregatingRelay::AggregatingRelay(const config::EncodingConfig& encoding,
     links_.back().encoder.carry_values();
     // A leaf's link carries its own encoder's output, selected by its tau already; at half the
     // parameters a tau saves little (header comment).
-    links_.back().sends_everything = links == 1 || band_top(relay) >= kDensestRelayBand;
+    // (The band's top is a product clamped at kDensestRelayBand: compared with rounding's room.)
+    links_.back().sends_everything =
+        links == 1 || band_top(relay) >= kDensestRelayBand * (1 - 1e-9);
     if (check_) {
       links_.back().contributed.assign(parameter_count, 0.0f);
       links_.back().sent.assign(parameter_count, 0.0f);
@@ -198,19 +203,21 @@ codec::EncodeStats AggregatingRelay::encode(std::size_t link, std::uint32_t orig
   held_.clear();
   if (l.sends_everything) {
     for (const std::uint32_t i : l.candidates) held_.push_back(std::abs(residual[i]));
-    l.encoder.set_threshold(std::numeric_limits<float>::min());  // no tau: the cap alone
+    // No tau but the cap's: the smallest the encoder takes (encoding.min_threshold) fires all.
+    l.encoder.set_threshold(std::numeric_limits<float>::min());
   }
   const auto stats = l.encoder.encode_candidates(l.candidates, meta, out);
-  // Sending everything, what the cap held back stays a candidate and what fired leaves its
-  // bfloat16 rounding to wait for the element's next change. Otherwise candidates still at or
-  // above the next tau (what the cap held back) stay and the rest wait for their next change;
-  // until a first tau is calibrated every candidate stays (the calibration looks at candidates
-  // only).
+  // Sending everything, what the cap held back stays a candidate; what fired leaves its bfloat16
+  // rounding, and an element below encoding.min_threshold stays, to wait for their next change.
+  // Otherwise candidates still at or above the next tau (what the cap held back) stay and the
+  // rest wait for their next change; until a first tau is calibrated every candidate stays (the
+  // calibration looks at candidates only).
   const float next_tau = l.encoder.calibrating() ? 0.0f : l.encoder.threshold();
   std::size_t kept = 0;
   for (std::size_t c = 0; c < l.candidates.size(); ++c) {
     const std::uint32_t i = l.candidates[c];
-    const bool stays = l.sends_everything ? held_[c] < stats.tau : std::abs(residual[i]) >= next_tau;
+    const bool stays = l.sends_everything ? stats.capped && held_[c] < stats.tau
+                                          : std::abs(residual[i]) >= next_tau;
     if (stays && residual[i] != 0.0f)
       l.candidates[kept++] = i;
     else

@@ -19,12 +19,12 @@
 // only the cap holding back (what it held fires with the next message):
 //   - a leaf's link up carries its own encoder's output, selected by its tau already;
 //   - a link whose band reaches half the parameters (a small model's), where a tau saves little.
-// The 65-rank scale runs (a 172-parameter model, 16 seeds each) ended below their own last
-// epoch's evaluation before: mesh 8 at 99.88 % mean (99.95 at the epoch's end), mesh 4 at 99.82
-// (99.96); with these links 99.997 and 99.98 (relaying: 100.00 and 99.997). Mesh 4's inner
-// links (a quarter of the parameters) keep their tau. Every link sending everything was as
-// accurate on mesh 8, but on the shipped MLP at 10 Mbit/s a leaf received 37 % more bytes per
-// step than with this rule, and a step took 19 % longer.
+// The 65-rank scale runs (a 172-parameter model, 16 seeds each; scripts/bench/scale_seeds)
+// ended below their own last epoch's evaluation before: mesh 8 at 99.972 % mean (99.984 at the
+// epoch's end), mesh 4 at 99.669 (99.944); now 99.997 and 99.984 (relaying 100.000 both). Mesh
+// 4's depth-2 nodes' links up (5 workers: 5/16 of the parameters) keep their tau. Every link
+// sending everything was as accurate on mesh 8, but on the shipped MLP at 10 Mbit/s a leaf
+// received 37 % more bytes per step than with this rule, and a step took 19 % longer.
 //
 // Whole values, not quanta: a quantum of a relay's tau left a remainder below tau in every
 // element that fired, and the sum of several workers' quanta can be many of the relay's; both

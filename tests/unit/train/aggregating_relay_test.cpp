@@ -153,7 +153,7 @@ TEST(AggregatingRelay, NothingIsLost) {
   double held = 0;
   for (std::size_t link = 0; link < 3; ++link)
     for (float r : relay.residual(link)) held += std::abs(r);
-  EXPECT_GT(held, 0.0) << "some content stays (the cap, bfloat16 rounding): the test needs it";
+  EXPECT_GT(held, 0.0) << "some content stays below tau: the test needs it";
 }
 
 // What one message on `link` adds to zeroed parameters.
@@ -198,6 +198,7 @@ TEST(AggregatingRelay, ALeafsLinkSendsEverythingOwedAndWhatTheCapHeldBackNext) {
   EXPECT_NEAR(second[7], 1e-3f, 1e-3f / 128) << "bfloat16";
   EXPECT_FALSE(relay.owes(0));
   for (float r : relay.residual(0)) EXPECT_LE(std::abs(r), 1e-3f / 128);
+  EXPECT_LE(relay.conservation_error(), 1e-6);
 }
 
 // What link 0 of `relay` sends when it owes element 3 +1.0 and element 7 +1e-3.
@@ -214,6 +215,18 @@ TEST(AggregatingRelay, ALinkWhoseBandReachesHalfTheParametersSendsEverythingOwed
   AggregatingRelay relay(encoding(), kParameters, 2, kNoWait, false, {1000.0, 1000.0});
   const auto added = large_and_small_fired(relay);
   EXPECT_FLOAT_EQ(added[3], 1.0f);
+  EXPECT_NEAR(added[7], 1e-3f, 1e-3f / 128);
+  EXPECT_FALSE(relay.owes(0)) << "what fired leaves only its rounding, not owed";
+  EXPECT_LE(relay.conservation_error(), 1e-6);
+}
+
+TEST(AggregatingRelay, ASmallModelsLinkOfEightWorkersSendsEverythingOwed) {
+  // 256 parameters and encoding.min_quanta 40: a worker's band settles at the densest (1/16 of
+  // the parameters), so 8 workers' reach half of them (exactly, up to rounding).
+  config::EncodingConfig e = encoding();
+  e.min_quanta = 40;
+  AggregatingRelay relay(e, kParameters, 2, kNoWait, false, {8.0, 8.0});
+  const auto added = large_and_small_fired(relay);
   EXPECT_NEAR(added[7], 1e-3f, 1e-3f / 128);
 }
 
