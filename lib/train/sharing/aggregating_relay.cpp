@@ -35,13 +35,6 @@ config::EncodingConfig relay_encoding(const config::EncodingConfig& encoding, do
   return relay;
 }
 
-// The band's top (the fixed threshold has none).
-double band_top(const config::EncodingConfig& relay) {
-  if (relay.threshold_algorithm == "adaptive") return relay.max_sparsity;
-  if (relay.threshold_algorithm == "target_sparsity") return relay.target_sparsity;
-  return 0.0;
-}
-
 }  // namespace
 
 std::vector<int> subtree_sizes(const topology::Tree& tree) {
@@ -102,7 +95,7 @@ AggregatingRelay::AggregatingRelay(const config::EncodingConfig& encoding,
     // parameters a tau saves little (header comment).
     // (The band's top is a product clamped at kDensestRelayBand: compared with rounding's room.)
     links_.back().sends_everything =
-        links == 1 || band_top(relay) >= kDensestRelayBand * (1 - 1e-9);
+        links == 1 || codec::band_top(relay) >= kDensestRelayBand * (1 - 1e-9);
     if (check_) {
       links_.back().contributed.assign(parameter_count, 0.0f);
       links_.back().sent.assign(parameter_count, 0.0f);
