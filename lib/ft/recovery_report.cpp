@@ -35,7 +35,11 @@ void RecoveryLog::add(const RecoveryRecord& record) {
                   "minibatches will be trained again",
                   record.tree_version, static_cast<long long>(record.resync_updates),
                   record.resync_whole_states, static_cast<long long>(record.retrained_minibatches));
-  core::log_warn(line);
+  std::string text = line;
+  if (record.late_starts > 0)
+    text += "; " + std::to_string(record.late_starts) +
+            " workers still starting up began from the master's model";
+  core::log_warn(text);
   metrics_.write(report::JsonLine()
                              .add("kind", "recovery")
                              .add("lost", rank_list(record.lost))
@@ -45,6 +49,7 @@ void RecoveryLog::add(const RecoveryRecord& record) {
                              .add("seconds", record.seconds)
                              .add("resync_updates", record.resync_updates)
                              .add("resync_whole_states", record.resync_whole_states)
+                             .add("late_starts", record.late_starts)
                              .add("retrained_minibatches", record.retrained_minibatches));
 }
 

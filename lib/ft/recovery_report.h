@@ -20,6 +20,9 @@ struct RecoveryRecord {
   std::int64_t retrained_minibatches = 0;  // of dead workers' partitions, already shared
   std::int64_t resync_updates = 0;         // updates handed around by the resync
   int resync_whole_states = 0;  // replicas given a whole state (updates no longer kept)
+  // Workers still starting up when the repair came (not yet training): they start from the
+  // master's model, as a replacement does.
+  int late_starts = 0;
   // A synchronous strategy's recovery (no tree, no update resync): how the workers resumed,
   // which the line gives instead of the figures above.
   std::string resumed_from;

@@ -3,6 +3,8 @@
 // start of a replacement (sharing/recovery.h).
 #include "train/sharing/master.h"
 
+#include <algorithm>
+
 #include "train/join_info.h"
 
 namespace gradshare::train {
@@ -159,6 +161,8 @@ void SharingMaster::resync(ft::RecoveryRecord& record, const topology::Tree& tre
     send(control(), donor, ResyncDone{});
   }
   for (int w : joining) {
+    if (std::find(record.replaced.begin(), record.replaced.end(), w) == record.replaced.end())
+      ++record.late_starts;
     start_replacement(w, donor, donor_state);
     send(control(), w, ResyncDone{});
   }

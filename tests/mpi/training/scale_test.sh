@@ -87,8 +87,12 @@ if [[ "$scenario" == *-kill ]]; then
       { echo "FAIL: the spare did not start in rank 2's place"; exit 1; }
     restarted=$(grep -l "relay restarted on tree version 2" "$work"/run/rank-*.log | wc -l)
     sent=$(grep -o "[0-9]* whole replica states sent" "$work/run/rank-0.log" | cut -d' ' -f1)
-    echo "relays restarted: $restarted survivors, the master sent $sent whole replica states"
+    late=$(grep -o "[0-9]* workers still starting up" "$work/run/rank-0.log" | cut -d' ' -f1 || true)
+    echo "relays restarted: $restarted survivors, the master sent $sent whole replica states," \
+      "${late:-0} workers still starting up"
     [ "$restarted" = "$sent" ] || { echo "FAIL: $sent survivors were told to restart, $restarted did"; exit 1; }
+    [ $((sent + ${late:-0} + 1)) = 64 ] ||
+      { echo "FAIL: $sent restarted, ${late:-0} late starts and the spare are not the 64 workers"; exit 1; }
   fi
 elif [[ "$scenario" == *-aggregate ]]; then
   python3 "$source_dir/tests/tools/check_run.py" "$work/run" "${checks[@]}" --aggregated "$max_children"
