@@ -179,6 +179,7 @@ struct Startup {
   std::vector<std::string> notes;  // the master's resume notes
   std::unique_ptr<RunLock> lock;   // held by the master from the run directory to the run's end
   std::vector<ft::RecoveryRecord> repairs;  // the master's, recorded once the run directory is open
+  bool master_lost = false;  // the run directory's lock is a lost master's (startup_repair.h)
 };
 
 // Start-up phase: the config checked on every rank (and the resume on the master) before
@@ -213,7 +214,9 @@ std::optional<int> check_config(StartupAgreement& startup, RunContext& context,
 // rank loaded in a start-up that lost a rank stays loaded.
 std::optional<int> load_run_data(StartupAgreement& startup, RunContext& context) {
   const auto seed = static_cast<std::uint64_t>(context.config.run.seed);
-  const bool loaded = context.data.train.size() > 0;
+  // A worker that became the master after a repair has no evaluation sets yet.
+  const bool loaded =
+      context.data.train.size() > 0 && (!context.is_master() || context.data.test.size() > 0);
   bool by_partitions = false;
   auto stop = startup.run("data", "loading the data", [&] {
     by_partitions = data::reads_by_partitions(context.config.data);
@@ -239,7 +242,8 @@ std::optional<int> open_run_directory(StartupAgreement& startup, RunContext& con
   auto stop = startup.run("run_directory", "creating the run directory", [&] {
     if (!context.is_master() || state.lock) return;
     std::string took_over;
-    state.lock = RunLock::acquire(state.path, &took_over);
+    state.lock = state.master_lost ? RunLock::take_from_lost_master(state.path)
+                                   : RunLock::acquire(state.path, &took_over);
     if (!took_over.empty()) state.notes.insert(state.notes.begin(), took_over);
     context.run_directory = report::RunDirectory::create(state.path, context.config_yaml);
     context.metrics = report::MetricsLog(context.run_directory.file("metrics.jsonl"));
@@ -332,10 +336,17 @@ void repair_lost_startup(const config::ExperimentConfig& config, RunContext& con
   }
   auto& what = repaired.record.resumed_from;
   what = "lost during start-up (at or before: " + context.phase + "); the start-up runs again";
+  if (repaired.became_master) {
+    what += std::string(" with ") +
+            (repaired.former_rank < 0 ? "a spare"
+                                      : "worker rank " + std::to_string(repaired.former_rank)) +
+            " as the master";
+    state.master_lost = true;
+  }
   if (const int spares = repaired.spares_lost; spares > 0)
     what = std::to_string(spares) + (spares == 1 ? " spare " : " spares ") +
            (repaired.record.lost.empty() ? "" : "also ") + what;
-  if (context.is_master()) state.repairs.push_back(repaired.record);
+  if (context.is_master() || repaired.became_master) state.repairs.push_back(repaired.record);
   state.world = std::move(repaired.world);
   state.spares = repaired.spares;
   ++state.attempt;

@@ -218,6 +218,8 @@ FaultInjection read_fault(const Slot& s) {
   if (fault.at_startup != "none" && fault.kind != "sigkill")
     s.fail("kind " + fault.kind + " cannot be injected at start-up (at_startup " +
            fault.at_startup + "): use sigkill");
+  if (fault.rank == 0 && fault.at_startup == "none")
+    s.fail("rank 0 is the master, which takes no training steps: give it at_startup");
   fault.line = entry_line(s);
   return fault;
 }

@@ -25,7 +25,8 @@ config::FaultInjection parse_injection(const std::string& entry) {
     return core::UserError("GRADSHARE_INJECT: bad entry '" + entry +
                            "' (want RANK:STEP:KIND with RANK >= 1, STEP >= -1 or a start-up "
                            "point config|data|run_directory|hosts|setup, KIND "
-                           "sigkill|exit|hang|stall; at start-up sigkill)");
+                           "sigkill|exit|hang|stall; at start-up sigkill, and RANK 0, the "
+                           "master, too)");
   };
   const auto first = entry.find(':'), last = entry.rfind(':');
   if (first == std::string::npos || first == last) throw bad();
@@ -34,7 +35,9 @@ config::FaultInjection parse_injection(const std::string& entry) {
   injection.kind = entry.substr(last + 1);
   char* end = nullptr;
   injection.rank = std::strtoll(rank.c_str(), &end, 10);
-  if (rank.empty() || *end != '\0' || injection.rank < 1) throw bad();
+  if (rank.empty() || *end != '\0' || injection.rank < 0) throw bad();
+  // The master takes no training steps: it can fail at a start-up point only.
+  if (injection.rank == 0 && !is_startup_point(step)) throw bad();
   if (is_startup_point(step)) {
     injection.at_startup = step;
   } else {

@@ -4,6 +4,7 @@
 #include "core/errors.h"
 #include "core/log.h"
 #include "train/join_info.h"
+#include "train/master_takeover.h"
 
 namespace gradshare::train {
 
@@ -37,21 +38,40 @@ bool GroupRecovery::repair(const comm::TransportError& error,
   return true;
 }
 
-void GroupRecovery::resume(bool finish, std::int64_t epochs_evaluated,
-                           std::int64_t checkpoint_mark) {
+void GroupRecovery::send_resume(bool finish, std::int64_t epochs_evaluated,
+                                std::int64_t checkpoint_mark) {
   const bool stop = context_.config.fault_tolerance.on_worker_failure == "abort";
   if (stop)
     core::log_warn("fault_tolerance.on_worker_failure is abort: the workers checkpoint and stop; "
                    "exiting with the requeue code");
   for (int w : session_.live_workers())
     send(session_.control(), w, GroupResume{stop, finish, epochs_evaluated, checkpoint_mark});
+}
+
+void GroupRecovery::resume(bool finish, std::int64_t epochs_evaluated,
+                           std::int64_t checkpoint_mark) {
+  send_resume(finish, epochs_evaluated, checkpoint_mark);
   record(
       "the workers go on from the newest state any of them held (the step or averaging round "
       "the failure interrupted is trained again)");
 }
 
+void GroupRecovery::resume_after_takeover(const RepairOutcome& repair, bool finish,
+                                          std::int64_t epochs_evaluated,
+                                          std::int64_t checkpoint_mark) {
+  pending_ = {};
+  pending_.lost = repair.lost;
+  pending_.replaced = repair.replaced;
+  pending_.rounds = repair.rounds;
+  earlier_seconds_ = std::chrono::duration<double>(core::Clock::now() - repair.began).count() -
+                     clock_.seconds();
+  send_resume(finish, epochs_evaluated, checkpoint_mark);
+  record(takeover_note(repair));
+}
+
 void GroupRecovery::record(const std::string& resumed_from) {
-  pending_.seconds = clock_.seconds();
+  pending_.seconds = earlier_seconds_ + clock_.seconds();
+  earlier_seconds_ = 0;
   pending_.resumed_from = resumed_from;
   log_.add(pending_);
 }
@@ -93,6 +113,7 @@ int run_with_recovery(GroupSession& session, bool replacement, const std::functi
     core::Stopwatch paused;  // what the failure cost this surviving worker's training
     repeat_while_processes_fail([&] {
       session.repair({});
+      if (session.last_repair().became_master) throw BecameMaster();
       rejoin();
     });
     if (pause == RecoveryPause::kLogged) log_recovery_pause(paused.seconds());

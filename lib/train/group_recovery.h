@@ -58,6 +58,10 @@ class GroupRecovery {
   // a GroupResume with what the master has; stop under on_worker_failure abort — and records
   // the recovery.
   void resume(bool finish, std::int64_t epochs_evaluated, std::int64_t checkpoint_mark);
+  // A new master (master_takeover.h), after the repair that made it so: the same GroupResume,
+  // and a record that names the lost master.
+  void resume_after_takeover(const RepairOutcome& repair, bool finish,
+                             std::int64_t epochs_evaluated, std::int64_t checkpoint_mark);
   // Records the recovery under way as done (resume() does it too): `resumed_from` says what the
   // workers went on from.
   void record(const std::string& resumed_from);
@@ -67,8 +71,13 @@ class GroupRecovery {
   RunContext& context_;
   GroupSession& session_;
   ft::RecoveryLog log_;
+  // GroupResume to every live worker (stop under on_worker_failure abort).
+  void send_resume(bool finish, std::int64_t epochs_evaluated, std::int64_t checkpoint_mark);
+
   ft::RecoveryRecord pending_;
   core::Stopwatch clock_;  // from the failure seen
+  // A takeover: the time from the repair's start to this master's, which clock_ does not see.
+  double earlier_seconds_ = 0;
 };
 
 // The workers' side, collective over the repaired group: the state of the member furthest
@@ -86,6 +95,7 @@ enum class RecoveryPause { kLogged, kNotTraining };
 // the master's GroupResume; a server's shard on the rebuilt transport), again while more
 // processes fail. A replacement rejoins first. A Shutdown that arrived before the failure ends
 // the run instead. Any other failure propagates.
+// A repair that makes the rank the master (master_takeover.h) ends it with BecameMaster.
 int run_with_recovery(GroupSession& session, bool replacement, const std::function<int()>& train,
                       const std::function<void()>& rejoin,
                       RecoveryPause pause = RecoveryPause::kLogged);

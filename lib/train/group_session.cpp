@@ -2,6 +2,7 @@
 #include "train/group_session.h"
 
 #include "core/errors.h"
+#include "train/master_takeover.h"
 
 namespace gradshare::train {
 
@@ -9,11 +10,21 @@ int run_group_strategy(RunContext& context, GroupMaster master, GroupWorker work
   GS_CHECK(context.links.group_session, "no workers' group session for this job");
   const auto session = context.links.group_session(context);
   context.begin_training();
-  if (session->is_spare())
-    return wait_as_spare(*session, context) ? worker(context, *session, /*replacement=*/true)
-                                            : core::kExitOk;
-  return context.is_master() ? master(context, *session)
-                             : worker(context, *session, /*replacement=*/false);
+  // A repair after the master's loss may make a spare or a worker the master.
+  const auto take_over = [&] {
+    const auto lock = become_master(context, session->last_repair());
+    return master(context, *session);
+  };
+  if (session->is_spare()) {
+    if (!wait_as_spare(*session, context)) return core::kExitOk;
+    return context.is_master() ? take_over() : worker(context, *session, /*replacement=*/true);
+  }
+  if (context.is_master()) return master(context, *session);
+  try {
+    return worker(context, *session, /*replacement=*/false);
+  } catch (const BecameMaster&) {
+    return take_over();
+  }
 }
 
 }  // namespace gradshare::train

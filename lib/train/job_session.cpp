@@ -13,7 +13,7 @@
 namespace gradshare::train {
 
 bool wait_as_spare(JobSession& session, const RunContext& context) {
-  core::log_info("spare: waiting to replace a worker that fails");
+  core::log_info("spare: waiting to replace a worker or the master that fails");
   if (!session.wait_for_assignment()) {
     core::log_info("spare: released, not needed");
     return false;

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "comm/control_channel.h"
+#include "core/timer.h"
 #include "train/run_context.h"
 
 namespace gradshare::train {
@@ -36,6 +37,11 @@ struct RepairOutcome {
   std::vector<int> lost;
   std::vector<int> replaced;
   int rounds = 0;
+  // The master was lost and this process is the new one (master_takeover.h); it held logical
+  // rank `former_rank` before (-1: a spare).
+  bool became_master = false;
+  int former_rank = -1;
+  core::Clock::time_point began{};  // when this process entered the repair
 };
 
 class JobSession {

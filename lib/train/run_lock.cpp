@@ -121,6 +121,11 @@ std::string stale_reason(const std::string& path, const std::map<std::string, st
 
 }  // namespace
 
+std::unique_ptr<RunLock> RunLock::take_from_lost_master(const std::string& directory) {
+  ::unlink((directory + "/run.lock").c_str());
+  return acquire(directory, nullptr);
+}
+
 std::unique_ptr<RunLock> RunLock::acquire(const std::string& directory, std::string* took_over) {
   std::error_code error;
   fs::create_directories(directory, error);

@@ -30,6 +30,9 @@ class RunLock {
   // a line describing a stale lock that was replaced, if any. UserError when the directory
   // is in use or cannot be written.
   static std::unique_ptr<RunLock> acquire(const std::string& directory, std::string* took_over);
+  // A new master inside the job (master_takeover.h): the lost master's lock, whose owner the
+  // repair has proven dead wherever it ran, is replaced by this process's.
+  static std::unique_ptr<RunLock> take_from_lost_master(const std::string& directory);
 
   // When the lock file at `lock_path` was made (its `started` line); -1 when unreadable.
   static std::time_t started_at(const std::string& lock_path);

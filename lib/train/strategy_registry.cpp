@@ -52,14 +52,16 @@ const std::vector<Strategy>& strategies() {
   static const std::vector<Strategy> table = {
       {"gradient_sharing", run_gradient_sharing, true, nullptr, sharing_banner, first_worker,
        nullptr,
-       [](RunContext& c, SharingSession& s) { return run_sharing_worker(c, s, true); }},
+       [](RunContext& c, SharingSession& s) { return run_sharing_worker(c, s, true); }, false},
       {"parameter_averaging", run_parameter_averaging, true, nullptr, nullptr, first_worker,
-       [](RunContext& c, GroupSession& s) { return run_averaging_worker(c, s, true); }, nullptr},
+       [](RunContext& c, GroupSession& s) { return run_averaging_worker(c, s, true); }, nullptr,
+       true},
       {"downpour", run_downpour, true, downpour_job, downpour_banner, downpour_first_replaceable,
-       run_downpour_replacement, nullptr},
+       run_downpour_replacement, nullptr, false},
       {"allreduce", run_allreduce, true, nullptr, nullptr, first_worker,
-       [](RunContext& c, GroupSession& s) { return run_allreduce_worker(c, s, true); }, nullptr},
-      {"local", run_local, false, nullptr, nullptr, first_worker, nullptr, nullptr},
+       [](RunContext& c, GroupSession& s) { return run_allreduce_worker(c, s, true); }, nullptr,
+       true},
+      {"local", run_local, false, nullptr, nullptr, first_worker, nullptr, nullptr, false},
   };
   return table;
 }

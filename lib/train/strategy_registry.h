@@ -29,6 +29,9 @@ struct Strategy {
   // the sharing session; exactly one is set for a distributed strategy.
   int (*replace_in_group)(RunContext& context, GroupSession& session);
   int (*replace_in_sharing)(RunContext& context, SharingSession& session);
+  // A lost master is replaced in-job by a spare or a worker (master_takeover.h): its workers
+  // hold everything it knows beyond the run directory.
+  bool master_failover;
 };
 
 // Every strategy, in the order the reference lists them.

@@ -6,6 +6,7 @@
 #include "core/errors.h"
 #include "core/log.h"
 #include "train/divergence_guard.h"
+#include "train/master_takeover.h"
 #include "train/model_file.h"
 #include "train/partition_data.h"
 
@@ -25,6 +26,7 @@ SynchronousMaster::SynchronousMaster(RunContext& context, GroupSession& session)
 
 std::int64_t SynchronousMaster::start_workers(const std::string& strategy,
                                               bool per_worker_updater) {
+  if (session_.last_repair().became_master) return take_over();
   const auto resume = Checkpointer::find_resume(context_);
   std::int64_t iteration = 0;
   if (resume) {
@@ -47,6 +49,17 @@ std::int64_t SynchronousMaster::start_workers(const std::string& strategy,
     send(session_.control(), w, Start{iteration, start});
   }
   return iteration;
+}
+
+std::int64_t SynchronousMaster::take_over() {
+  const auto so_far = read_run_so_far(context_);
+  epochs_evaluated_ = so_far.epochs_evaluated;
+  // No checkpoint mark: the workers' newest state comes as a fresh checkpoint, so the run keeps
+  // a checkpoint from after the loss however the lost master's last one ended.
+  checkpoint_mark_ = -1;
+  recovery_.resume_after_takeover(session_.last_repair(), so_far.stopped_early, epochs_evaluated_,
+                                  checkpoint_mark_);
+  return epochs_evaluated_ * batches_;
 }
 
 void SynchronousMaster::evaluate_epoch(const EpochModel& epoch_model, int worker) {

@@ -42,9 +42,13 @@ class SynchronousMaster : public MasterRole {
   // from. `strategy`: what the checkpoint's position is checked against; per_worker_updater:
   // each worker gets its own saved updater state (parameter averaging without save_updater),
   // otherwise all get the checkpoint's one.
+  // A master that took a lost master's place (master_takeover.h) starts nobody: it resumes the
+  // workers from what the run directory records and returns the iteration of its newest epoch.
   std::int64_t start_workers(const std::string& strategy, bool per_worker_updater);
   // An epoch model from `worker` (one sent again after a repair is skipped).
   void evaluate_epoch(const EpochModel& epoch_model, int worker);
+  // The takeover's start: the run so far from metrics.jsonl, then every worker's GroupResume.
+  std::int64_t take_over();
   // A worker's divergence: logged once; the run's exit code.
   int diverged(const Diverged& diverged, int worker);
   // A worker's parameters into the master's model.

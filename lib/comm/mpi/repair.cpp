@@ -132,26 +132,27 @@ class RepairWatchdog {
   std::thread thread_;
 };
 
-// The master's decision in a round, broadcast to every process of the round's communicator:
-// the lost logical ranks, which round ranks (spares) take which of them, and the join info.
+// The decider's plan in a round, broadcast to every process of the round's communicator: the
+// lost logical ranks, which round ranks (spares, or after the master's loss the deciding
+// worker) take which of them, and the join info.
 struct Plan {
   std::vector<int> lost;
   std::vector<std::pair<int, int>> assigned;  // (round rank of a spare, logical rank)
   std::vector<std::uint8_t> join_info;
 
-  void broadcast(MPI_Comm comm) {
+  void broadcast(MPI_Comm comm, int root = 0) {
     int sizes[3] = {static_cast<int>(lost.size()), static_cast<int>(assigned.size()),
                     static_cast<int>(join_info.size())};
-    check_mpi(MPI_Bcast(sizes, 3, MPI_INT, 0, comm), "MPI_Bcast");
+    check_mpi(MPI_Bcast(sizes, 3, MPI_INT, root, comm), "MPI_Bcast");
     lost.resize(static_cast<std::size_t>(sizes[0]));
     assigned.resize(static_cast<std::size_t>(sizes[1]));
     join_info.resize(static_cast<std::size_t>(sizes[2]));
     std::vector<int> pairs;
     for (const auto& [rank, logical] : assigned) pairs.insert(pairs.end(), {rank, logical});
     pairs.resize(2 * assigned.size());
-    check_mpi(MPI_Bcast(lost.data(), sizes[0], MPI_INT, 0, comm), "MPI_Bcast");
-    check_mpi(MPI_Bcast(pairs.data(), 2 * sizes[1], MPI_INT, 0, comm), "MPI_Bcast");
-    check_mpi(MPI_Bcast(join_info.data(), sizes[2], MPI_BYTE, 0, comm), "MPI_Bcast");
+    check_mpi(MPI_Bcast(lost.data(), sizes[0], MPI_INT, root, comm), "MPI_Bcast");
+    check_mpi(MPI_Bcast(pairs.data(), 2 * sizes[1], MPI_INT, root, comm), "MPI_Bcast");
+    check_mpi(MPI_Bcast(join_info.data(), sizes[2], MPI_BYTE, root, comm), "MPI_Bcast");
     for (std::size_t i = 0; i < assigned.size(); ++i) assigned[i] = {pairs[2 * i], pairs[2 * i + 1]};
   }
 };
@@ -193,6 +194,8 @@ class RepairLoop {
       watchdog_.at("agreeing on the outcome");  // agree works on a revoked communicator
       if (agree(survivors.get(), ok)) {
         job_.universe = std::move(survivors);
+        job_.became_master = job_.my_logical != 0 && next_logical_ == 0;
+        if (job_.became_master) job_.former_logical = job_.my_logical;
         job_.my_logical = next_logical_;
         job_.job = std::move(next_job_);
         if (options_.spawn && job_.my_logical >= 0) spawn_replacements();
@@ -222,34 +225,23 @@ class RepairLoop {
   }
 
  private:
-  // One round on the survivors' communicator: the master's plan, then the new job
+  // One round on the survivors' communicator: the decider's plan, then the new job
   // communicator. Throws MpiError when a process fails meanwhile.
   void round(MPI_Comm survivors) {
     watchdog_.at("deciding which ranks were lost and who replaces them", survivors);
     const auto logical = allgather_int(survivors, job_.my_logical);
-    if (std::find(logical.begin(), logical.end(), 0) == logical.end())
-      throw MasterLost();
-    Plan plan;
-    if (job_.my_logical == 0) {
-      for (int rank : expected_)
-        if (std::find(logical.begin(), logical.end(), rank) == logical.end()) plan.lost.push_back(rank);
-      std::sort(plan.lost.begin(), plan.lost.end());
-      if (options_.mode == RepairMode::kReplace) {
-        std::size_t next = 0;
-        for (std::size_t r = 0; r < logical.size() && next < plan.lost.size(); ++r)
-          if (logical[r] < 0) plan.assigned.emplace_back(static_cast<int>(r), plan.lost[next++]);
-      }
-      plan.join_info = options_.join_info;
-    }
-    plan.broadcast(survivors);
     int me = 0;
     MPI_Comm_rank(survivors, &me);
+    const int decider = decider_of(logical);
+    Plan plan;
+    if (me == decider) plan = decide(logical, me);
+    plan.broadcast(survivors, decider);
     next_logical_ = job_.my_logical;
     std::vector<int> members;
     for (std::size_t r = 0; r < logical.size(); ++r) {
       int rank = logical[r];
-      for (const auto& [spare, taken] : plan.assigned)
-        if (spare == static_cast<int>(r)) rank = taken;
+      for (const auto& [taker, taken] : plan.assigned)
+        if (taker == static_cast<int>(r)) rank = taken;
       if (static_cast<int>(r) == me) next_logical_ = rank;
       if (rank >= 0) members.push_back(rank);
     }
@@ -270,6 +262,47 @@ class RepairLoop {
       if (logical[r] < 0 && !taken) job_.spares.push_back(static_cast<int>(r));
     }
     expected_ = members;
+  }
+
+  // The round rank that decides: the master's, or after its loss (master_failover) the lowest
+  // surviving worker's. MasterLost when there is none.
+  int decider_of(const std::vector<int>& logical) const {
+    const auto master = std::find(logical.begin(), logical.end(), 0);
+    if (master != logical.end()) return static_cast<int>(master - logical.begin());
+    if (!options_.master_failover) throw MasterLost();
+    int decider = -1;
+    for (std::size_t r = 0; r < logical.size(); ++r)
+      if (logical[r] > 0 && (decider < 0 || logical[r] < logical[static_cast<std::size_t>(decider)]))
+        decider = static_cast<int>(r);
+    if (decider < 0) throw MasterLost();
+    return decider;
+  }
+
+  // The decider's plan (see repair.h): the lost logical ranks; a new master first if the old
+  // one is lost, then spares for the others (replace mode).
+  Plan decide(const std::vector<int>& logical, int me) const {
+    Plan plan;
+    for (int rank : expected_)
+      if (std::find(logical.begin(), logical.end(), rank) == logical.end()) plan.lost.push_back(rank);
+    std::vector<int> spares;
+    for (std::size_t r = 0; r < logical.size(); ++r)
+      if (logical[r] < 0) spares.push_back(static_cast<int>(r));
+    const bool replace = options_.mode == RepairMode::kReplace;
+    std::size_t next_spare = 0;
+    if (logical[static_cast<std::size_t>(me)] != 0) {  // the master is lost
+      if (replace && !spares.empty()) {
+        plan.assigned.emplace_back(spares[next_spare++], 0);
+      } else {
+        plan.assigned.emplace_back(me, 0);
+        plan.lost.push_back(logical[static_cast<std::size_t>(me)]);
+      }
+    }
+    std::sort(plan.lost.begin(), plan.lost.end());
+    if (replace)
+      for (int rank : plan.lost)
+        if (rank != 0 && next_spare < spares.size()) plan.assigned.emplace_back(spares[next_spare++], rank);
+    plan.join_info = options_.join_info;
+    return plan;
   }
 
   // Without spares: MPI_Comm_spawn a process for every lost rank. Not retried: a failure here
@@ -321,7 +354,7 @@ class RepairLoop {
   }
 
   const RepairOptions& options_;
-  std::vector<int> expected_;  // master: the logical ranks the job should have
+  std::vector<int> expected_;  // the logical ranks the job should have (read by the decider)
   RepairedJob job_;
   int next_logical_ = -1;
   Communicator next_job_;
@@ -334,10 +367,11 @@ class RepairLoop {
 RepairedJob repair_job(MPI_Comm universe, int my_logical, const std::vector<int>& job_logical,
                        const RepairOptions& options) {
   stop_freeing_communicators();
-  RepairOptions mine = options;
-  if (my_logical != 0) mine.join_info.clear();
-  RepairLoop loop(my_logical, job_logical, mine);
-  return loop.run(universe);
+  const auto began = core::Clock::now();
+  RepairLoop loop(my_logical, job_logical, options);
+  auto repaired = loop.run(universe);
+  repaired.began = began;
+  return repaired;
 }
 
 bool started_by_spawn() {

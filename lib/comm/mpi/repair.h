@@ -9,7 +9,12 @@
 //   revoke the universe, shrink it to the survivors (S), and let the master decide: which
 //   logical ranks were lost, and which spares take them (replace; with no spare left, or in
 //   shrink mode, the lost ranks stay empty); split S into the new job communicator keyed by
-//   logical rank; MPIX_Comm_agree over S on the outcome. A failure inside a round revokes S,
+//   logical rank; MPIX_Comm_agree over S on the outcome.
+//   With the master among the lost, a job whose strategy can replace its master
+//   (RepairOptions::master_failover) lets its lowest surviving worker decide instead: a spare
+//   takes logical rank 0 (replace mode), or, with none, that worker does and its own logical
+//   rank counts as lost (then replaced like any other: a spawned process, or left empty under
+//   shrink). Every job process passes the job's logical ranks, so any worker can decide. A failure inside a round revokes S,
 //   the agreement then fails everywhere, and the next round starts from S: a failure during
 //   recovery is repaired too.
 // A job started without spares replaces by MPI_Comm_spawn instead (after a successful round;
@@ -27,10 +32,12 @@
 
 #include "comm/mpi/communicator.h"
 #include "core/errors.h"
+#include "core/timer.h"
 
 namespace gradshare::comm {
 
-// The master (logical rank 0) is among the failed: nothing can repair the job. Every survivor
+// The master (logical rank 0) is among the failed and the strategy cannot replace it, or no
+// worker survived it: nothing can repair the job. Every survivor
 // ends it with a non-zero exit (under ULFM a process that dies by a signal does not fail the
 // job, so a survivor that killed itself as a replaceable worker would leave mpirun with 0).
 class MasterLost : public core::JobCannotGoOn {
@@ -48,6 +55,8 @@ struct RepairOptions {
   // What newcomers get from the master (read on the master only), e.g. the run directory.
   std::vector<std::uint8_t> join_info;
   double deadline_seconds = 120;  // the watchdog's limit for the whole repair
+  // A lost master is replaced (see above) instead of ending the job with MasterLost.
+  bool master_failover = false;
 };
 
 struct RepairedJob {
@@ -58,14 +67,19 @@ struct RepairedJob {
   std::vector<int> spares;      // universe ranks of the spares still waiting
   std::vector<int> lost;        // logical ranks whose processes died (every round)
   std::vector<int> replaced;    // logical ranks taken by spares or spawned processes
-  std::vector<std::uint8_t> join_info;  // the master's, as every process got it
+  std::vector<std::uint8_t> join_info;  // the decider's, as every process got it
   int rounds = 0;
+  // The master was lost and this process took logical rank 0; it held `former_logical`
+  // before (-1: a spare).
+  bool became_master = false;
+  int former_logical = -1;
+  core::Clock::time_point began{};  // when this process entered the repair
 };
 
 // Collective over the live processes of `universe`. my_logical: -1 on a spare; job_logical:
-// the job's logical ranks before the failure (read on the master only). The master (logical 0)
-// must be alive: without it the job cannot be repaired (RuntimeError; rerun to resume from
-// the newest checkpoint).
+// the job's logical ranks before the failure (read by whoever decides: the master, or after
+// its loss the lowest surviving worker). Without the master, and without master_failover, the
+// job cannot be repaired (MasterLost; rerun to resume from the newest checkpoint).
 RepairedJob repair_job(MPI_Comm universe, int my_logical, const std::vector<int>& job_logical,
                        const RepairOptions& options);
 

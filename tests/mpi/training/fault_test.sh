@@ -3,8 +3,9 @@
 # outside or injected), made to exit, or hung. Gradient sharing must finish with every replica
 # equal to the master (the replacements included) and no update applied twice; allreduce and
 # parameter averaging repair in-job too (the lost-allreduce, lost-averaging and group-*
-# scenarios), and so does Downpour for a worker (lost-downpour); a lost Downpour server and a
-# lost master end the job with a line, and the rerun resumes.
+# scenarios) and replace a lost master in-job (failover-*), and so does Downpour for a worker
+# (lost-downpour); a lost Downpour server and gradient sharing's lost master end the job with a
+# line, and the rerun resumes.
 #   fault_test.sh GRADSHARE MPIEXEC CONFIG SCENARIO
 # SCENARIO:
 #   plain-kill        4 workers + 1 spare, `kill -9` of worker 2 from outside mid-epoch; final
@@ -76,12 +77,21 @@
 #                     survivor killed itself as a replaceable worker and mpirun, under ULFM,
 #                     ended with 0, which `gradshare run` took for a finished job); the same
 #                     command resumes and finishes
-#   lost-master-allreduce
-#                     allreduce under ULFM, the master killed: the workers' repair finds the
-#                     master gone and every worker ends with the line that says so (before the
-#                     in-job repair they sat in an all-reduce Open MPI never failed until the
-#                     collective watchdog, transport.timeout_ms, ended them); the job ends
-#                     non-zero and the same command resumes and finishes
+#   failover-allreduce
+#                     the dense all-reduce, 4 workers + 1 spare, the master killed from outside
+#                     mid-run: the spare becomes the master inside the job (no restart, no
+#                     resume record); exit 0, one recovery naming rank 0, every epoch's
+#                     minibatches, the lost master's line, and the undisturbed run's final
+#                     model, bit for bit (before: the job ended and the rerun resumed from the
+#                     newest checkpoint)
+#   failover-averaging
+#                     parameter averaging, 4 workers, no spare, the master killed: worker rank
+#                     1 becomes the master and a spawned process takes rank 1; the same checks,
+#                     workers bit-identical after every round
+#   failover-startup  the master killed at each start-up point (GRADSHARE_INJECT=0:POINT:sigkill),
+#                     allreduce with a spare, averaging under shrink without (worker 1 becomes
+#                     the master): the start-up runs again with a new master, exit 0, one
+#                     recovery, the final model of an undisturbed job of as many workers
 #   frozen            4 workers + 1 spare, worker 2 stopped from outside (SIGSTOP) for longer
 #                     than fault_tolerance.timeout_ms, then continued (SIGCONT): declared dead
 #                     and replaced; within 1 pp of an undisturbed run, epoch records in order,
@@ -373,6 +383,32 @@ case "$scenario" in
         || fail "$point: checks"
     done
     ;;
+  failover-startup)
+    # The master killed at each start-up point: allreduce with a spare (it becomes the master),
+    # parameter averaging under shrink without one (worker rank 1 does; the job starts with 3
+    # workers, so it must end on the model of an undisturbed job of 3 workers).
+    for strategy in allreduce parameter_averaging; do
+      if [ "$strategy" = allreduce ]; then
+        args=(fault_tolerance.spares=1) ranks=6 undisturbed_ranks=6 taker="a spare"
+        points="config data run_directory hosts setup"
+      else
+        args=(training.verify_averaging=true) ranks=5 undisturbed_ranks=4 taker="worker rank 1"
+        points="data setup"
+      fi
+      args+=(training.strategy=$strategy training.epochs=1 data.train_subset=12000)
+      run "$strategy-undisturbed" "$undisturbed_ranks" "${args[@]}" ||
+        fail "the undisturbed run failed"
+      [ "$strategy" = allreduce ] || args+=(fault_tolerance.on_worker_failure=shrink)
+      for point in $points; do
+        GRADSHARE_INJECT=0:$point:sigkill run "$strategy-$point" "$ranks" "${args[@]}" \
+          || fail "$strategy, $point: the job failed"
+        grep -qa "replaced \[0\], .*lost during start-up.* with $taker as the master" \
+          "$work/$strategy-$point/rank-0.log" || fail "$strategy, $point: no takeover logged"
+        python3 "$here/check_run.py" "$work/$strategy-$point" --recoveries 1 \
+          --same-final "$work/$strategy-undisturbed" || fail "$strategy, $point: checks"
+      done
+    done
+    ;;
   lost-allreduce|lost-averaging|group-shrink)
     case "$scenario" in
       lost-allreduce) args=(training.strategy=allreduce fault_tolerance.spares=1) ranks=6 victim=2
@@ -441,27 +477,44 @@ case "$scenario" in
     grep -q '"kind":"resume"' "$work/killed/metrics.jsonl" || fail "the rerun did not resume"
     python3 "$here/check_run.py" "$work/killed" --min-accuracy 0.8 || fail "checks"
     ;;
-  lost-master|lost-master-allreduce)
-    if [ "$scenario" = lost-master ]; then
-      args=(training.epochs=2 fault_tolerance.spares=1 checkpoint.every_steps=100) ranks=6
-      lost_line="the master (rank 0) failed: the job cannot be repaired" after=200
-    else
-      args=(training.epochs=2 training.strategy=allreduce checkpoint.every_steps=100
-            transport.timeout_ms=10000) ranks=5
-      # Step records count minibatches: 1200 is 300 all-reduce steps, past the third checkpoint.
-      lost_line="the master (rank 0) failed: the job cannot be repaired" after=1200
-    fi
+  lost-master)
+    args=(training.epochs=2 fault_tolerance.spares=1 checkpoint.every_steps=100) ranks=6
+    lost_line="the master (rank 0) failed: the job cannot be repaired"
     run killed "$ranks" "${args[@]}" &
     job=$!
-    kill_when killed 0 "$after" || fail "could not kill rank 0"
+    kill_when killed 0 200 || fail "could not kill rank 0"
     wait_ranks "$job" killed
     [ "$code" -ne 0 ] || fail "exit code 0 after the master was lost"
     grep -aq "$lost_line" "$work/killed.log" || fail "no line: $lost_line"
     run killed "$ranks" "${args[@]}" || fail "the rerun failed"
     grep -q '"kind":"resume"' "$work/killed/metrics.jsonl" || fail "the rerun did not resume"
-    checks=(--min-accuracy 0.8)
-    [ "$scenario" = lost-master ] && checks+=(--equivalent)
-    python3 "$here/check_run.py" "$work/killed" "${checks[@]}" || fail "checks"
+    python3 "$here/check_run.py" "$work/killed" --min-accuracy 0.8 --equivalent || fail "checks"
+    ;;
+  failover-allreduce|failover-averaging)
+    if [ "$scenario" = failover-allreduce ]; then
+      args=(training.strategy=allreduce fault_tolerance.spares=1) ranks=6
+      expect=(--replaced 1) taker="a spare"
+    else
+      args=(training.strategy=parameter_averaging training.verify_averaging=true) ranks=5
+      expect=(--replaced 2 --averaging-identical) taker="worker rank 1"
+    fi
+    args+=(training.epochs=3 checkpoint.every_steps=100)
+    run undisturbed "$ranks" "${args[@]}" || fail "the undisturbed run failed"
+    run killed "$ranks" "${args[@]}" &
+    job=$!
+    # Step records count minibatches: 1200 is past the first epoch's evaluation (938).
+    kill_when killed 0 1200 || fail "could not kill rank 0"
+    wait_ranks "$job" killed
+    [ "$code" -eq 0 ] || fail "exit code $code: the job did not survive its master's loss"
+    grep -aq "the master (rank 0) was lost: $taker takes its place inside the job" \
+      "$work/killed.log" || fail "no line naming the new master ($taker)"
+    ! grep -q '"kind":"resume"' "$work/killed/metrics.jsonl" || fail "the job was restarted"
+    python3 "$here/check_run.py" "$work/killed" --recoveries 1 "${expect[@]}" \
+      --same-final "$work/undisturbed" --minibatches-like "$work/undisturbed" || fail "checks"
+    grep -aq "the master (rank 0) was lost; $taker became the master inside the job" \
+      "$work/killed/rank-0.log" || fail "no recovery line in the new master's log"
+    grep -q '"kind":"recovery","lost":"\[0[],]' "$work/killed/metrics.jsonl" ||
+      fail "the recovery record does not name rank 0 among the lost"
     ;;
   frozen)
     args=(training.epochs=6 fault_tolerance.spares=1 fault_tolerance.heartbeat_ms=200

@@ -228,6 +228,12 @@ const std::vector<MalformedCase>& cases() {
        "'fault_tolerance.inject[0].at_startup' must be one of none, config, data, run_directory, "
        "hosts, setup, got 'mpi_init'",
        3},
+      {"InjectTheMasterAtAStep",
+       "fault_tolerance:\n  inject:\n    - {rank: 0, at_step: 5}\n",
+       {},
+       "'fault_tolerance.inject[0]' rank 0 is the master, which takes no training steps: give it "
+       "at_startup",
+       3},
       {"InjectNegativeRank",
        "fault_tolerance:\n  inject:\n    - {rank: -1}\n",
        {},

@@ -33,8 +33,8 @@ config::FaultInjection at_startup(int rank, const std::string& point) {
 }
 
 TEST(ParseInjections, TakesAStepOrAStartupPoint) {
-  const auto parsed = parse_injections("2:40:exit,3:data:sigkill,1:-1:hang");
-  ASSERT_EQ(parsed.size(), 3u);
+  const auto parsed = parse_injections("2:40:exit,3:data:sigkill,1:-1:hang,0:hosts:sigkill");
+  ASSERT_EQ(parsed.size(), 4u);
   EXPECT_EQ(parsed[0].rank, 2);
   EXPECT_EQ(parsed[0].at_step, 40);
   EXPECT_EQ(parsed[0].at_startup, "none");
@@ -43,10 +43,12 @@ TEST(ParseInjections, TakesAStepOrAStartupPoint) {
   EXPECT_EQ(parsed[1].at_startup, "data");
   EXPECT_EQ(parsed[1].kind, "sigkill");
   EXPECT_EQ(parsed[2].at_step, -1);
+  EXPECT_EQ(parsed[3].rank, 0);  // the master, at a start-up point only
+  EXPECT_EQ(parsed[3].at_startup, "hosts");
 }
 
 TEST(ParseInjections, RejectsWhatCannotBeInjected) {
-  for (const char* bad : {"2:data:exit", "2:setup:hang", "2:mpi_init:sigkill", "0:5:sigkill",
+  for (const char* bad : {"2:data:exit", "2:setup:hang", "2:mpi_init:sigkill", "0:5:sigkill", "-1:data:sigkill",
                           "2:-2:sigkill", "2:5:segv", "2:5", "x:5:sigkill", "2:5x:sigkill"}) {
     try {
       parse_injections(bad);

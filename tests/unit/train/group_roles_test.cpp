@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,7 @@
 #include "train/allreduce/roles.h"
 #include "train/averaging/protocol.h"
 #include "train/averaging/roles.h"
+#include "train/group_recovery.h"
 #include "train/model_file.h"
 #include "train/partition_data.h"
 #include "train/worker_state.h"
@@ -158,6 +161,45 @@ TEST_F(GroupRole, AllreduceMasterEndsADivergedRunWithoutAModel) {
   EXPECT_EQ(run_allreduce_master(ctx, session), core::kExitDiverged);
   EXPECT_TRUE(channel.sent_of<Shutdown>().empty());
   EXPECT_FALSE(model_written(ctx));
+}
+
+// A master that took a lost master's place (master_takeover.h) starts nobody: it reads the run
+// so far from metrics.jsonl (a line the lost master left cut short included), sends every
+// worker the GroupResume of a repair without a checkpoint mark, and records the recovery.
+TEST_F(GroupRole, AllreduceMasterTakingOverResumesTheWorkersFromTheRunSoFar) {
+  auto ctx = context("allreduce", 0, 2, {"training.epochs=3"});
+  const auto parameters = initial_parameters(ctx);
+  const std::int64_t b = batches(ctx);
+  {
+    std::ofstream metrics(ctx.run_directory.file("metrics.jsonl"), std::ios::app);
+    metrics << R"({"kind":"epoch","epoch":1,"test_accuracy":0.5})" << "\n"
+            << R"({"kind":"epoch","epoch":2,"test_accuracy":0.6})" << "\n"
+            << R"({"kind":"step","st)" << "\n";
+  }
+  ScriptedChannel channel(0, 3);
+  ScriptedGroupSession session(channel, {1, 2});
+  session.after_repair({{0, 2}, {0, 2}, 1, /*became_master=*/true, /*former_rank=*/-1,
+                        core::Clock::now()});
+  channel.set_script([&](const SentMessage& sent, ScriptedChannel& channel) {
+    if (sent.message.tag != GroupResume::kTag || sent.dest != 2) return;
+    channel.arrive(1, AllreduceFinal{false, 3 * b, b, parameters, 1000});
+    channel.arrive(2, PeakMemoryReport{2000});
+  });
+  EXPECT_EQ(run_allreduce_master(ctx, session), 0);
+
+  EXPECT_TRUE(channel.sent_of<Start>().empty());
+  const auto resumes = channel.sent_of<GroupResume>();
+  ASSERT_EQ(resumes.size(), 2u);
+  EXPECT_EQ(resumes[0].epochs_evaluated, 2);
+  EXPECT_EQ(resumes[0].checkpoint_mark, -1);
+  EXPECT_FALSE(resumes[0].stop);
+  EXPECT_FALSE(resumes[0].finish);
+  EXPECT_TRUE(model_written(ctx));
+  std::ifstream metrics(ctx.run_directory.file("metrics.jsonl"));
+  const std::string text((std::istreambuf_iterator<char>(metrics)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find(R"({"kind":"recovery","lost":"[0,2]","replaced":"[0,2]","rounds":1,)"),
+            std::string::npos)
+      << text;
 }
 
 // --- parameter-averaging worker ---

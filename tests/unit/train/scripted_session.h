@@ -129,6 +129,8 @@ class ScriptedGroupSession : public GroupSession {
   std::vector<int> live_workers() const override { return live_; }
   bool fault_tolerant() const override { return false; }
   RepairOutcome repair(const std::vector<std::uint8_t>&) override;
+  // The role starts as if `repair` (a takeover's: became_master) had just made it what it is.
+  void after_repair(RepairOutcome repair) { last_repair_ = std::move(repair); }
   std::unique_ptr<DownpourTransport> downpour_transport(RunContext&,
                                                         const DownpourLayout& layout) override;
   // The script's side of the transport the role got (made by downpour_transport).

@@ -7,9 +7,19 @@
 #include "comm/mpi/ulfm.h"
 #include "core/errors.h"
 #include "train/downpour/transport.h"
+#include "train/join_info.h"
 #include "train/worker_log.h"
 
 namespace gradshare::train {
+
+namespace {
+
+RepairOutcome outcome_of(const comm::RepairedJob& repaired) {
+  return {repaired.lost,          repaired.replaced,       repaired.rounds,
+          repaired.became_master, repaired.former_logical, repaired.began};
+}
+
+}  // namespace
 
 MpiGroupSession::MpiGroupSession(RunContext& context)
     : context_(context),
@@ -22,7 +32,7 @@ MpiGroupSession::MpiGroupSession(RunContext& context)
 
 MpiGroupSession::MpiGroupSession(RunContext& context, comm::RepairedJob& joined)
     : context_(context), fault_tolerant_(true), job_(joined) {
-  last_repair_ = {joined.lost, joined.replaced, joined.rounds};
+  last_repair_ = outcome_of(joined);
   context.rank = job_.my_logical();
   build();
 }
@@ -46,10 +56,11 @@ void MpiGroupSession::build() {
 bool MpiGroupSession::wait_for_assignment() {
   comm::RepairedJob repaired;
   if (!job_.wait_for_assignment(cli::repair_options(context_.config, {}), &repaired)) return false;
-  last_repair_ = {repaired.lost, repaired.replaced, repaired.rounds};
+  last_repair_ = outcome_of(repaired);
   context_.rank = job_.my_logical();
   build();
-  log_as_worker(context_);  // this process's log is now the worker's
+  // This process's log is now the worker's (a new master's log is set up by its takeover).
+  if (!last_repair_.became_master) log_as_worker(context_);
   return true;
 }
 
@@ -60,10 +71,12 @@ RepairOutcome MpiGroupSession::repair(const std::vector<std::uint8_t>& join_info
   if (workers_) comm::revoke(workers_->comm());
   control_.reset();
   workers_.reset();
-  const auto repaired = job_.repair(cli::repair_options(context_.config, join_info));
+  // Any worker may decide the repair once the master is lost: each offers the join info.
+  const auto repaired = job_.repair(cli::repair_options(
+      context_.config, join_info.empty() && !is_spare() ? train::join_info(context_) : join_info));
   context_.rank = job_.my_logical();
   if (!is_spare()) build();
-  last_repair_ = {repaired.lost, repaired.replaced, repaired.rounds};
+  last_repair_ = outcome_of(repaired);
   return last_repair_;
 }
 

@@ -1,6 +1,8 @@
 // repair_policy.cpp: repair_options.
 #include "comm/mpi/train/repair_policy.h"
 
+#include "train/strategy_registry.h"
+
 namespace gradshare::cli {
 
 comm::RepairOptions repair_options(const config::ExperimentConfig& config,
@@ -11,6 +13,7 @@ comm::RepairOptions repair_options(const config::ExperimentConfig& config,
   options.spawn = config.fault_tolerance.spares == 0;
   options.join_info = std::move(join_info);
   options.deadline_seconds = static_cast<double>(config.transport.timeout_ms) / 1000.0;
+  options.master_failover = train::strategy_named(config.training.strategy).master_failover;
   return options;
 }
 

@@ -121,6 +121,8 @@ RepairedStartup repair_startup(MPI_Comm world, int spares, const std::function<v
                               "); nothing was trained: rerun the job");
   auto startup = reorder(repaired);
   startup.record.seconds = watch.seconds();
+  startup.became_master = repaired.became_master;
+  startup.former_rank = repaired.former_logical;
   // The spares neither waiting now nor in a lost rank's place were lost themselves (a spawned
   // replacement was never a spare).
   startup.spares_lost =

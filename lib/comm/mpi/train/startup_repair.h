@@ -14,8 +14,10 @@
 //      workers by rank, then the spares still waiting.
 // The master keeps its run directory and every rank the data it loaded; the master logs the
 // repair and writes a "recovery" record once the run directory is open. Injected start-up
-// faults fire in the first start-up only. Nothing repairs a lost master (the job ends and
-// says so), nor, under replace, a lost rank with no spare left to take it; a repair still
+// faults fire in the first start-up only. A lost master is replaced as in training where the
+// strategy allows it (train/master_takeover.h: a spare, else the lowest worker, becomes rank
+// 0 and takes the run directory over); elsewhere the job ends and says so. Nothing repairs,
+// under replace, a lost rank with no spare left to take it; a repair still
 // stuck after twice transport.timeout_ms ends the job with exit 1 and a line.
 #pragma once
 
@@ -40,9 +42,14 @@ struct RepairedStartup {
   int spares = 0;             // how many of its last ranks are spares
   int spares_lost = 0;        // spares that died themselves
   ft::RecoveryRecord record;  // lost and replaced ranks, rounds, seconds
+  // The master was lost and this process is the new one (a strategy that replaces its master,
+  // train/master_takeover.h); it held `former_rank` before (-1: a spare).
+  bool became_master = false;
+  int former_rank = -1;
 };
 
-// The master was lost during start-up: nothing repairs the job.
+// The master was lost during start-up and the strategy cannot replace it: nothing repairs the
+// job.
 class MasterLostAtStartup : public core::JobCannotGoOn {
  public:
   MasterLostAtStartup()

@@ -1,0 +1,49 @@
+// master_takeover.h: a new master inside the job. Under `mpirun --with-ft ulfm` a strategy whose
+// workers hold everything its master knows beyond the run directory (Strategy::master_failover:
+// the dense all-reduce and parameter averaging) replaces a lost master without a restart:
+//
+//   the survivors' repair (comm/repair.h) gives logical rank 0 to a spare, or with none to the
+//     lowest worker, whose own rank then counts as lost (replaced like a worker's);
+//   the new master takes the run directory over: the log rank-0.log and the terminal,
+//     metrics.jsonl (appended, after ending a line the lost master left cut short), run.lock;
+//     and it loads the evaluation sets, which a worker never read;
+//   its strategy's master starts from what the run directory and the workers know
+//     (SynchronousMaster::take_over): the epochs metrics.jsonl records as evaluated, early
+//     stopping's verdict, best.h5, and no checkpoint mark, so the workers' newest state comes
+//     as a fresh checkpoint; it sends every worker the GroupResume of any repair, and the
+//     workers send again what it lacks (group_recovery.h);
+//   a `recovery` record names the lost master and who took its place.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+
+#include "train/job_session.h"
+#include "train/run_context.h"
+#include "train/run_lock.h"
+
+namespace gradshare::train {
+
+// Thrown out of a worker's run (run_with_recovery) when a repair made this process the master;
+// run_group_strategy catches it and runs the master's role.
+class BecameMaster : public std::exception {
+ public:
+  const char* what() const noexcept override { return "this process became the master"; }
+};
+
+// What metrics.jsonl records of the run so far.
+struct RunSoFar {
+  std::int64_t epochs_evaluated = 0;  // the newest "epoch" record's epoch
+  bool stopped_early = false;         // an "early_stop" record
+};
+RunSoFar read_run_so_far(const RunContext& context);
+
+// Makes this process the job's master (see above); `repair`: the repair that made it so. The
+// lock is held until the returned object goes.
+std::unique_ptr<RunLock> become_master(RunContext& context, const RepairOutcome& repair);
+
+// The recovery record's account of a takeover.
+std::string takeover_note(const RepairOutcome& repair);
+
+}  // namespace gradshare::train
