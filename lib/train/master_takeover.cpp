@@ -58,13 +58,16 @@ std::unique_ptr<RunLock> become_master(RunContext& context, const RepairOutcome&
   const auto metrics = context.run_directory.file("metrics.jsonl");
   end_cut_line(metrics);
   context.metrics = report::MetricsLog(metrics);
-  // A worker never read the evaluation sets.
+  return lock;
+}
+
+void load_evaluation_sets(RunContext& context) {
+  if (context.data.test.size() > 0) return;
   auto evaluation = data::load_data(context.config.data,
                                     static_cast<std::uint64_t>(context.config.run.seed),
                                     /*evaluation_sets=*/true, context.data.normalization);
   context.data.validation = std::move(evaluation.validation);
   context.data.test = std::move(evaluation.test);
-  return lock;
 }
 
 std::string takeover_note(const RepairOutcome& repair) {

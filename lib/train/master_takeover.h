@@ -6,12 +6,12 @@
 //     lowest worker, whose own rank then counts as lost (replaced like a worker's);
 //   the new master takes the run directory over: the log rank-0.log and the terminal,
 //     metrics.jsonl (appended, after ending a line the lost master left cut short), run.lock;
-//     and it loads the evaluation sets, which a worker never read;
 //   its strategy's master starts from what the run directory and the workers know
 //     (SynchronousMaster::take_over): the epochs metrics.jsonl records as evaluated, early
 //     stopping's verdict, best.h5, and no checkpoint mark, so the workers' newest state comes
-//     as a fresh checkpoint; it sends every worker the GroupResume of any repair, and the
-//     workers send again what it lacks (group_recovery.h);
+//     as a fresh checkpoint; it sends every worker the GroupResume of any repair, so they
+//     train again, then loads the evaluation sets, which a worker never read; the workers
+//     send again what it lacks (group_recovery.h);
 //   a `recovery` record names the lost master and who took its place.
 #pragma once
 
@@ -42,6 +42,9 @@ RunSoFar read_run_so_far(const RunContext& context);
 // Makes this process the job's master (see above); `repair`: the repair that made it so. The
 // lock is held until the returned object goes.
 std::unique_ptr<RunLock> become_master(RunContext& context, const RepairOutcome& repair);
+// The new master's validation and test sets, unless it holds them (the workers train
+// meanwhile).
+void load_evaluation_sets(RunContext& context);
 
 // The recovery record's account of a takeover.
 std::string takeover_note(const RepairOutcome& repair);

@@ -59,6 +59,7 @@ std::int64_t SynchronousMaster::take_over() {
   checkpoint_mark_ = -1;
   recovery_.resume_after_takeover(session_.last_repair(), so_far.stopped_early, epochs_evaluated_,
                                   checkpoint_mark_);
+  load_evaluation_sets(context_);
   return epochs_evaluated_ * batches_;
 }
 
