@@ -95,17 +95,18 @@ bool SynchronousMaster::recover(const comm::TransportError& error) {
 
 int SynchronousMaster::end_run(bool stopped, std::int64_t step, std::int64_t minibatches) {
   const int code = stopped ? core::kExitRequeue : core::kExitOk;
+  // The results before the Shutdown: a master lost until then is replaced in-job
+  // (master_takeover.h) by the workers, which still wait for it, and they hand in again.
+  if (!stopped)
+    write_final_model(context_, model_, step, DataPosition{cfg_.training.epochs, {}}, reporter_,
+                      minibatches);
   send_shutdown(session_.control(), session_.live_workers(), code);
   session_.release_spares();
   peak_memory_.summarize(context_);
   recovery_.summarize();
-  if (stopped) {
+  if (stopped)
     core::log_info("stopped after the checkpoint; exiting with " +
                    std::to_string(core::kExitRequeue) + " (requeue me)");
-    return code;
-  }
-  write_final_model(context_, model_, step, DataPosition{cfg_.training.epochs, {}}, reporter_,
-                    minibatches);
   return code;
 }
 

@@ -53,8 +53,8 @@ class SynchronousMaster : public MasterRole {
   int diverged(const Diverged& diverged, int worker);
   // A worker's parameters into the master's model.
   void take_parameters(std::span<const float> parameters, int worker);
-  // Every worker is done: the Shutdown with the exit code, the spares released, the summaries,
-  // and model.h5 (`step`, `minibatches`: its record) unless the run stopped for a requeue.
+  // Every worker is done: model.h5 (`step`, `minibatches`: its record) unless the run stopped
+  // for a requeue, then the Shutdown with the exit code, the spares released, the summaries.
   int end_run(bool stopped, std::int64_t step, std::int64_t minibatches);
 
   RunContext& context_;

@@ -65,9 +65,17 @@ void SynchronousWorker::read_ahead_mine(const data::EpochPlan& plan, std::int64_
 }
 
 void SynchronousWorker::send_epoch_model() {
-  send(control(), 0,
-       EpochModel{iteration_ / batches_, iteration_, last_epoch_minibatches_,
-                  replica_.copy_parameters()});
+  kept_epoch_model_ = EpochModel{iteration_ / batches_, iteration_, last_epoch_minibatches_,
+                                 replica_.copy_parameters()};
+  if (workers().index() == 0) send(control(), 0, *kept_epoch_model_);
+}
+
+std::int64_t SynchronousWorker::resend_kept_epoch_model(const GroupResume& resume) {
+  if (workers().index() != 0 || !kept_epoch_model_ ||
+      kept_epoch_model_->epoch <= resume.epochs_evaluated)
+    return -1;
+  send(control(), 0, *kept_epoch_model_);
+  return kept_epoch_model_->epoch;
 }
 
 int SynchronousWorker::hand_in_and_wait() {

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -25,6 +26,7 @@
 #include "train/divergence_guard.h"
 #include "train/group_recovery.h"
 #include "train/group_session.h"
+#include "train/messages.h"
 #include "train/replica.h"
 #include "train/run_context.h"
 
@@ -64,8 +66,12 @@ class SynchronousWorker {
   data::EpochPlan plan_of(std::int64_t epoch) const;
   // Queues this worker's minibatches of `plan` from minibatch `first` on for reading ahead.
   void read_ahead_mine(const data::EpochPlan& plan, std::int64_t first);
-  // Worker index 0 after an epoch: its model for the master to evaluate.
+  // Every worker after an epoch: keeps the epoch's model (the parameters are every worker's),
+  // and worker index 0 sends it for the master to evaluate.
   void send_epoch_model();
+  // After a repair, worker index 0: the kept epoch model again if the master has not evaluated
+  // its epoch (a new master: the old one died with it unevaluated); the epoch sent, or -1.
+  std::int64_t resend_kept_epoch_model(const GroupResume& resume);
   // The end of the run, after the worker's final message: hands in and waits for the master's
   // Shutdown (a failure then is the master's to act on: job_session.h); its exit code.
   int hand_in_and_wait();
@@ -95,6 +101,7 @@ class SynchronousWorker {
   std::int64_t checkpoint_mark_ = -1;        // the newest checkpoint's position (-1: none)
   bool stop_asked_ = false;    // a stop signal, the master's StateRequest or GroupResume
   bool finish_asked_ = false;  // early stopping: the master's Finish
+  std::optional<EpochModel> kept_epoch_model_;  // the newest epoch's (not handed on by a repair)
 
  private:
   void rejoin();

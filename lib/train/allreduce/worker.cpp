@@ -49,9 +49,12 @@ class AllreduceWorker : public SynchronousWorker {
       injector_.at_step(++steps_here_);
       const bool stop = reduced_[n_ + kStop] > 0;
       const bool finish = reduced_[n_ + kFinish] > 0 && !stop;
-      if (index() == 0) report(finish);
+      if (index() == 0) report();
       if (stop) return end(/*stopped=*/true);
-      if (finish) break;
+      if (finish) break;  // the final model follows
+      if (iteration_ % batches_ == 0 && iteration_ < batches_ * cfg_.training.epochs)
+        send_epoch_model();
+      if (index() == 0 && checkpoint_mark_ == step_) send_snapshot();
     }
     return end(/*stopped=*/false);
   }
@@ -107,8 +110,8 @@ class AllreduceWorker : public SynchronousWorker {
     return true;
   }
 
-  // Worker index 0 after a step: progress, the epoch's model, a checkpoint when due.
-  void report(bool finish) {
+  // Worker index 0 after a step: its progress (the epoch's model and a checkpoint follow).
+  void report() {
     const std::int64_t epoch = (iteration_ - 1) / batches_;
     if (step_ % cfg_.logging.every_steps == 0) {
       char extra[96];
@@ -122,10 +125,6 @@ class AllreduceWorker : public SynchronousWorker {
                                                per_epoch_, step_, learning_rate_) +
                                  extra});
     }
-    if (finish) return;  // the final model follows
-    if (iteration_ % batches_ == 0 && iteration_ < batches_ * cfg_.training.epochs)
-      send_epoch_model();
-    if (checkpoint_mark_ == step_) send_snapshot();
   }
 
   void send_snapshot() {
@@ -161,7 +160,10 @@ class AllreduceWorker : public SynchronousWorker {
   void send_what_master_lacks(const GroupResume& resume) override {
     if (index() != 0) return;
     const std::int64_t epochs = iteration_ / batches_;
-    if (epochs > resume.epochs_evaluated && epochs < cfg_.training.epochs) send_epoch_model();
+    const std::int64_t resent = resend_kept_epoch_model(resume);
+    // Without a kept one of this epoch (a replacement): the model as it stands now.
+    if (epochs > std::max(resume.epochs_evaluated, resent) && epochs < cfg_.training.epochs)
+      send_epoch_model();
     if (checkpoint_mark_ > resume.checkpoint_mark) send_snapshot();
   }
 

@@ -74,9 +74,7 @@ class AveragingWorker : public SynchronousWorker {
     for (std::int64_t epoch = iteration_ / batches_;
          epoch < cfg_.training.epochs && !stopped_ && !finished_early_; ++epoch) {
       if (const auto code = train_epoch(epoch)) return *code;
-      if (!stopped_ && !finished_early_ && workers().index() == 0 &&
-          epoch + 1 < cfg_.training.epochs)
-        send_epoch_model();
+      if (!stopped_ && !finished_early_ && epoch + 1 < cfg_.training.epochs) send_epoch_model();
     }
     return finish();
   }
@@ -240,8 +238,9 @@ class AveragingWorker : public SynchronousWorker {
   // What the master lacks is sent again: worker index 0's epoch model, and the snapshots.
   void send_what_master_lacks(const GroupResume& resume) override {
     const std::int64_t epochs = iteration_ / batches_;
-    if (workers().index() == 0 && epochs > resume.epochs_evaluated &&
-        epochs < cfg_.training.epochs && iteration_ % batches_ == 0)
+    const std::int64_t resent = resend_kept_epoch_model(resume);
+    if (epochs > std::max(resume.epochs_evaluated, resent) && epochs < cfg_.training.epochs &&
+        iteration_ % batches_ == 0)
       send_epoch_model();
     if (checkpoint_mark_ > resume.checkpoint_mark) send_snapshot(stopped_);
   }
