@@ -137,7 +137,7 @@ class RepairWatchdog {
 // worker) take which of them, and the join info.
 struct Plan {
   std::vector<int> lost;
-  std::vector<std::pair<int, int>> assigned;  // (round rank of a spare, logical rank)
+  std::vector<std::pair<int, int>> assigned;  // (round rank of the taker, logical rank)
   std::vector<std::uint8_t> join_info;
 
   void broadcast(MPI_Comm comm, int root = 0) {
