@@ -119,7 +119,7 @@ void EpochReporter::end_of_epoch(nn::Model& model, std::int64_t epoch, std::int6
                                  std::optional<std::int64_t> minibatches) {
   refresh_running_statistics(model, context_);
   report::JsonLine line;
-  line.add("kind", "epoch").add("epoch", epoch).add("step", step).add("wall_seconds", clock_.seconds());
+  line.add("kind", "epoch").add("epoch", epoch).add("step", step).add("wall_seconds", wall_seconds());
   if (minibatches) line.add("minibatches", *minibatches);
   char buffer[160];
   std::string message = "epoch " + std::to_string(epoch) + " done";
@@ -134,7 +134,7 @@ void EpochReporter::end_of_epoch(nn::Model& model, std::int64_t epoch, std::int6
   last_test_accuracy_ = test.accuracy;
   line.add("test_accuracy", test.accuracy).add("test_loss", test.loss);
   std::snprintf(buffer, sizeof buffer, "  test acc %.2f%%  test loss %.4f  elapsed %s",
-                100.0 * test.accuracy, test.loss, report::format_duration(clock_.seconds()).c_str());
+                100.0 * test.accuracy, test.loss, report::format_duration(wall_seconds()).c_str());
   message += buffer;
   core::log_info(message);
   std::optional<report::JsonLine> early_stop;
@@ -153,13 +153,13 @@ void EpochReporter::finish(nn::Model& model, std::optional<std::int64_t> minibat
   char buffer[160];
   std::snprintf(buffer, sizeof buffer, "final test accuracy %.2f%% on %lld samples (%s)",
                 100.0 * test.accuracy, static_cast<long long>(test.samples),
-                report::format_duration(clock_.seconds()).c_str());
+                report::format_duration(wall_seconds()).c_str());
   core::log_info(buffer);
   auto line = report::JsonLine()
                   .add("kind", "final")
                   .add("test_accuracy", test.accuracy)
                   .add("test_loss", test.loss)
-                  .add("wall_seconds", clock_.seconds())
+                  .add("wall_seconds", wall_seconds())
                   .add("stopped_early", stop_early_);
   if (minibatches) line.add("minibatches", *minibatches);
   context_.metrics.write(line);

@@ -35,6 +35,8 @@ class EpochReporter {
   // trained in the last epoch, where the strategy counts them).
   void finish(nn::Model& model, std::optional<std::int64_t> minibatches = std::nullopt);
   double last_test_accuracy() const { return last_test_accuracy_; }
+  // A new master (master_takeover.h): the run's wall time so far, which its records go on from.
+  void continue_from(double seconds) { earlier_seconds_ = seconds; }
 
  private:
   // The figure early stopping watches, from this epoch's evaluations.
@@ -46,8 +48,12 @@ class EpochReporter {
   // A resumed run: the best so far from best.h5, evaluated again on the same split.
   void restore_best();
 
+  // The run's wall time: this master's, after what earlier masters recorded.
+  double wall_seconds() const { return earlier_seconds_ + clock_.seconds(); }
+
   RunContext& context_;
   core::Stopwatch clock_;
+  double earlier_seconds_ = 0;
   double last_test_accuracy_ = 0;
   EarlyStopping early_stopping_;
   bool best_restored_ = false;

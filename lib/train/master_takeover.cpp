@@ -36,9 +36,11 @@ RunSoFar read_run_so_far(const RunContext& context) {
     try {
       const auto record = report::parse_json(line);
       const auto kind = record.string_at("kind");
-      if (kind == "epoch")
+      if (kind == "epoch") {
         so_far.epochs_evaluated = std::max(
             so_far.epochs_evaluated, static_cast<std::int64_t>(record.number_at("epoch").value_or(0)));
+        so_far.wall_seconds = std::max(so_far.wall_seconds, record.number_at("wall_seconds").value_or(0));
+      }
       so_far.stopped_early = so_far.stopped_early || kind == "early_stop";
     } catch (const report::JsonError&) {
       // a line cut short by the lost master: not a record

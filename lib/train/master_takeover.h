@@ -8,7 +8,7 @@
 //     metrics.jsonl (appended, after ending a line the lost master left cut short), run.lock;
 //   its strategy's master starts from what the run directory and the workers know
 //     (SynchronousMaster::take_over): the epochs metrics.jsonl records as evaluated, early
-//     stopping's verdict, best.h5, and no checkpoint mark, so the workers' newest state comes
+//     stopping's verdict, the wall time so far, best.h5, and no checkpoint mark, so the workers' newest state comes
 //     as a fresh checkpoint; it sends every worker the GroupResume of any repair, so they
 //     train again, then loads the evaluation sets, which a worker never read; the workers
 //     send again what it lacks (group_recovery.h);
@@ -36,6 +36,7 @@ class BecameMaster : public std::exception {
 struct RunSoFar {
   std::int64_t epochs_evaluated = 0;  // the newest "epoch" record's epoch
   bool stopped_early = false;         // an "early_stop" record
+  double wall_seconds = 0;            // the newest "epoch" record's
 };
 RunSoFar read_run_so_far(const RunContext& context);
 

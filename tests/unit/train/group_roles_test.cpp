@@ -172,8 +172,8 @@ TEST_F(GroupRole, AllreduceMasterTakingOverResumesTheWorkersFromTheRunSoFar) {
   const std::int64_t b = batches(ctx);
   {
     std::ofstream metrics(ctx.run_directory.file("metrics.jsonl"), std::ios::app);
-    metrics << R"({"kind":"epoch","epoch":1,"test_accuracy":0.5})" << "\n"
-            << R"({"kind":"epoch","epoch":2,"test_accuracy":0.6})" << "\n"
+    metrics << R"({"kind":"epoch","epoch":1,"test_accuracy":0.5,"wall_seconds":100})" << "\n"
+            << R"({"kind":"epoch","epoch":2,"test_accuracy":0.6,"wall_seconds":200})" << "\n"
             << R"({"kind":"step","st)" << "\n";
   }
   ScriptedChannel channel(0, 3);
@@ -200,6 +200,9 @@ TEST_F(GroupRole, AllreduceMasterTakingOverResumesTheWorkersFromTheRunSoFar) {
   EXPECT_NE(text.find(R"({"kind":"recovery","lost":"[0,2]","replaced":"[0,2]","rounds":1,)"),
             std::string::npos)
       << text;
+  // The final record's wall time goes on from the lost master's.
+  EXPECT_NE(text.find(R"("kind":"final","test_accuracy":)"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"("wall_seconds":200.)"), std::string::npos) << text;
 }
 
 // --- parameter-averaging worker ---

@@ -38,13 +38,14 @@ class MasterTakeover : public ::testing::Test {
 TEST_F(MasterTakeover, ReadsTheNewestEpochAndAnEarlyStopSkippingACutLine) {
   write("metrics.jsonl",
         "{\"kind\":\"step\",\"step\":10}\n"
-        "{\"kind\":\"epoch\",\"epoch\":2,\"test_accuracy\":0.8}\n"
-        "{\"kind\":\"epoch\",\"epoch\":3,\"test_accuracy\":0.81}\n"
+        "{\"kind\":\"epoch\",\"epoch\":2,\"test_accuracy\":0.8,\"wall_seconds\":4.5}\n"
+        "{\"kind\":\"epoch\",\"epoch\":3,\"test_accuracy\":0.81,\"wall_seconds\":6.25}\n"
         "{\"kind\":\"early_stop\",\"epoch\":3}\n"
         "{\"kind\":\"epoch\",\"ep");
   const auto so_far = read_run_so_far(context_);
   EXPECT_EQ(so_far.epochs_evaluated, 3);
   EXPECT_TRUE(so_far.stopped_early);
+  EXPECT_DOUBLE_EQ(so_far.wall_seconds, 6.25);
 }
 
 TEST_F(MasterTakeover, ARunWithoutRecordsHasEvaluatedNothing) {
