@@ -34,6 +34,7 @@
 #include "train/normalization_message.h"
 #include "train/peak_memory.h"
 #include "cli/resume_config_check.h"
+#include "train/master_takeover.h"
 #include "train/run_lock.h"
 #include "comm/mpi/train/startup_agreement.h"
 #include "comm/mpi/train/startup_repair.h"
@@ -337,10 +338,7 @@ void repair_lost_startup(const config::ExperimentConfig& config, RunContext& con
   auto& what = repaired.record.resumed_from;
   what = "lost during start-up (at or before: " + context.phase + "); the start-up runs again";
   if (repaired.became_master) {
-    what += std::string(" with ") +
-            (repaired.former_rank < 0 ? "a spare"
-                                      : "worker rank " + std::to_string(repaired.former_rank)) +
-            " as the master";
+    what += " with " + train::new_master_name(repaired.former_rank) + " as the master";
     state.master_lost = true;
   }
   if (const int spares = repaired.spares_lost; spares > 0)

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
 
 namespace gradshare::report {
 
@@ -274,5 +275,18 @@ class Parser {
 }  // namespace
 
 JsonValue parse_json(std::string_view text) { return Parser(text).document(); }
+
+std::vector<JsonValue> read_records(const std::string& path) {
+  std::vector<JsonValue> records;
+  std::ifstream file(path);
+  for (std::string line; std::getline(file, line);) {
+    try {
+      records.push_back(parse_json(line));
+    } catch (const JsonError&) {
+      // a record cut short: not one
+    }
+  }
+  return records;
+}
 
 }  // namespace gradshare::report

@@ -60,4 +60,8 @@ class JsonValue {
 // One complete JSON value (surrounding white space allowed); JsonError otherwise.
 JsonValue parse_json(std::string_view text);
 
+// Every record of the metrics.jsonl at `path` (none when it is missing), skipping a line that
+// is not one: a record a lost master left cut short.
+std::vector<JsonValue> read_records(const std::string& path);
+
 }  // namespace gradshare::report

@@ -98,17 +98,10 @@ void EpochReporter::record_if_missing(nn::Model& model, std::int64_t iteration,
   const std::int64_t epoch = iteration / batches;
   if (iteration == 0 || iteration % batches != 0 || epoch >= context_.config.training.epochs)
     return;
-  std::ifstream metrics(context_.run_directory.file("metrics.jsonl"));
-  for (std::string line; std::getline(metrics, line);) {
-    try {
-      const auto record = report::parse_json(line);
-      if (record.string_at("kind") == "epoch" &&
-          record.number_at("epoch") == static_cast<double>(epoch))
-        return;
-    } catch (const report::JsonError&) {
-      // a line cut short by the lost master: not a record
-    }
-  }
+  for (const auto& record : report::read_records(context_.run_directory.file("metrics.jsonl")))
+    if (record.string_at("kind") == "epoch" &&
+        record.number_at("epoch") == static_cast<double>(epoch))
+      return;
   core::log_warn("metrics.jsonl has no record of epoch " + std::to_string(epoch) +
                  " (the run ended between its checkpoint and its evaluation): evaluating the "
                  "checkpoint's model for it");

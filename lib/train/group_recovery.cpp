@@ -63,8 +63,8 @@ void GroupRecovery::resume_after_takeover(const RepairOutcome& repair, bool fini
   pending_.lost = repair.lost;
   pending_.replaced = repair.replaced;
   pending_.rounds = repair.rounds;
-  earlier_seconds_ = std::chrono::duration<double>(core::Clock::now() - repair.began).count() -
-                     clock_.seconds();
+  earlier_seconds_ = std::chrono::duration<double>(core::Clock::now() - repair.began).count();
+  clock_.restart();
   send_resume(finish, epochs_evaluated, checkpoint_mark);
   record(takeover_note(repair));
 }

@@ -76,7 +76,7 @@ class GroupRecovery {
 
   ft::RecoveryRecord pending_;
   core::Stopwatch clock_;  // from the failure seen
-  // A takeover: the time from the repair's start to this master's, which clock_ does not see.
+  // A takeover: the time from the repair's start until clock_ started, which clock_ misses.
   double earlier_seconds_ = 0;
 };
 

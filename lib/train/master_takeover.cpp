@@ -12,11 +12,6 @@ namespace gradshare::train {
 
 namespace {
 
-std::string who(const RepairOutcome& repair) {
-  return repair.former_rank < 0 ? std::string("a spare")
-                                : "worker rank " + std::to_string(repair.former_rank);
-}
-
 // A record the lost master was writing when it died has no end: end it, so the next record
 // starts on a line of its own (readers skip the broken one).
 void end_cut_line(const std::string& path) {
@@ -31,20 +26,14 @@ void end_cut_line(const std::string& path) {
 
 RunSoFar read_run_so_far(const RunContext& context) {
   RunSoFar so_far;
-  std::ifstream metrics(context.run_directory.file("metrics.jsonl"));
-  for (std::string line; std::getline(metrics, line);) {
-    try {
-      const auto record = report::parse_json(line);
-      const auto kind = record.string_at("kind");
-      if (kind == "epoch") {
-        so_far.epochs_evaluated = std::max(
-            so_far.epochs_evaluated, static_cast<std::int64_t>(record.number_at("epoch").value_or(0)));
-        so_far.wall_seconds = std::max(so_far.wall_seconds, record.number_at("wall_seconds").value_or(0));
-      }
-      so_far.stopped_early = so_far.stopped_early || kind == "early_stop";
-    } catch (const report::JsonError&) {
-      // a line cut short by the lost master: not a record
+  for (const auto& record : report::read_records(context.run_directory.file("metrics.jsonl"))) {
+    const auto kind = record.string_at("kind");
+    if (kind == "epoch") {
+      so_far.epochs_evaluated = std::max(
+          so_far.epochs_evaluated, static_cast<std::int64_t>(record.number_at("epoch").value_or(0)));
+      so_far.wall_seconds = std::max(so_far.wall_seconds, record.number_at("wall_seconds").value_or(0));
     }
+    so_far.stopped_early = so_far.stopped_early || kind == "early_stop";
   }
   return so_far;
 }
@@ -54,7 +43,7 @@ std::unique_ptr<RunLock> become_master(RunContext& context, const RepairOutcome&
   logger.set_tag("master");
   logger.set_terminal(true);
   logger.open_file(context.run_directory.file("rank-0.log"));
-  core::log_warn("the master (rank 0) was lost: " + who(repair) +
+  core::log_warn("the master (rank 0) was lost: " + new_master_name(repair.former_rank) +
                  " takes its place inside the job");
   auto lock = RunLock::take_from_lost_master(context.run_directory.path());
   const auto metrics = context.run_directory.file("metrics.jsonl");
@@ -72,8 +61,12 @@ void load_evaluation_sets(RunContext& context) {
   context.data.test = std::move(evaluation.test);
 }
 
+std::string new_master_name(int former_rank) {
+  return former_rank < 0 ? std::string("a spare") : "worker rank " + std::to_string(former_rank);
+}
+
 std::string takeover_note(const RepairOutcome& repair) {
-  return "the master (rank 0) was lost; " + who(repair) +
+  return "the master (rank 0) was lost; " + new_master_name(repair.former_rank) +
          " became the master inside the job and the workers went on from the newest state any "
          "of them held";
 }

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <string>
 
 #include "train/job_session.h"
 #include "train/run_context.h"
@@ -49,5 +50,7 @@ void load_evaluation_sets(RunContext& context);
 
 // The recovery record's account of a takeover.
 std::string takeover_note(const RepairOutcome& repair);
+// Who became the master: "a spare" or "worker rank N" (`former_rank`, -1 for a spare).
+std::string new_master_name(int former_rank);
 
 }  // namespace gradshare::train

@@ -14,9 +14,9 @@
 //   (RepairOptions::master_failover) lets its lowest surviving worker decide instead: a spare
 //   takes logical rank 0 (replace mode), or, with none, that worker does and its own logical
 //   rank counts as lost (then replaced like any other: a spawned process, or left empty under
-//   shrink). Every job process passes the job's logical ranks, so any worker can decide. A failure inside a round revokes S,
-//   the agreement then fails everywhere, and the next round starts from S: a failure during
-//   recovery is repaired too.
+//   shrink). Every job process passes the job's logical ranks, so any worker can decide.
+//   A failure inside a round revokes S, the agreement then fails everywhere, and the next round
+//   starts from S: a failure during recovery is repaired too.
 // A job started without spares replaces by MPI_Comm_spawn instead (after a successful round;
 // newcomers call join_spawned_job()). Spares fit a fixed batch allocation better: they are
 // there from the start, and spawning needs free slots in the allocation.
