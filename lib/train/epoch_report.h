@@ -35,8 +35,12 @@ class EpochReporter {
   // trained in the last epoch, where the strategy counts them).
   void finish(nn::Model& model, std::optional<std::int64_t> minibatches = std::nullopt);
   double last_test_accuracy() const { return last_test_accuracy_; }
-  // A new master (master_takeover.h): the run's wall time so far, which its records go on from.
-  void continue_from(double seconds) { earlier_seconds_ = seconds; }
+  // A new master (master_takeover.h): the run's wall time so far, which its records go on from,
+  // and whether early stopping ended the training already.
+  void continue_from(double seconds, bool stopped_early) {
+    earlier_seconds_ = seconds;
+    stop_early_ = stop_early_ || stopped_early;
+  }
 
  private:
   // The figure early stopping watches, from this epoch's evaluations.

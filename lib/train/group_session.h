@@ -25,12 +25,6 @@ class GroupSession : public JobSession {
   // repaired one), collective over it; `layout` must outlive it.
   virtual std::unique_ptr<DownpourTransport> downpour_transport(RunContext& context,
                                                                 const DownpourLayout& layout) = 0;
-  // What the latest repair did, on every process it left live (a spare's: the repair that gave
-  // it its place); empty before any.
-  const RepairOutcome& last_repair() const { return last_repair_; }
-
- protected:
-  RepairOutcome last_repair_;
 };
 
 // A synchronous strategy on this rank, on the session context.links.group_session makes: the

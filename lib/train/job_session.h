@@ -71,6 +71,13 @@ class JobSession {
   void hand_in_results() { handed_in_ = true; }
   bool results_handed_in() const { return handed_in_; }
 
+  // What the latest repair did, on every process it left live (a spare's: the repair that gave
+  // it its place); empty before any.
+  const RepairOutcome& last_repair() const { return last_repair_; }
+
+ protected:
+  RepairOutcome last_repair_;
+
  private:
   friend std::optional<int> shutdown_before_repair(JobSession& session);
   bool handed_in_ = false;

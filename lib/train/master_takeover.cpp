@@ -34,6 +34,8 @@ RunSoFar read_run_so_far(const RunContext& context) {
       so_far.wall_seconds = std::max(so_far.wall_seconds, record.number_at("wall_seconds").value_or(0));
     }
     so_far.stopped_early = so_far.stopped_early || kind == "early_stop";
+    so_far.steps =
+        std::max(so_far.steps, static_cast<std::int64_t>(record.number_at("step").value_or(0)));
   }
   return so_far;
 }

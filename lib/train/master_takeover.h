@@ -38,6 +38,7 @@ struct RunSoFar {
   std::int64_t epochs_evaluated = 0;  // the newest "epoch" record's epoch
   bool stopped_early = false;         // an "early_stop" record
   double wall_seconds = 0;            // the newest "epoch" record's
+  std::int64_t steps = 0;             // the newest record's "step" (training steps so far)
 };
 RunSoFar read_run_so_far(const RunContext& context);
 

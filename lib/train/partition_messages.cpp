@@ -65,4 +65,18 @@ std::optional<PartitionGrant> get_grant(comm::ByteReader& reader) {
   return grant;
 }
 
+void put_grants(comm::ByteWriter& writer, const std::vector<PartitionGrant>& grants) {
+  writer.put<std::uint64_t>(grants.size());
+  for (const auto& grant : grants) writer.put(grant.epoch).put(grant.partition);
+}
+
+std::vector<PartitionGrant> get_grants(comm::ByteReader& reader) {
+  std::vector<PartitionGrant> grants(reader.get_count(2 * sizeof(std::int64_t)));
+  for (auto& grant : grants) {
+    grant.epoch = reader.get<std::int64_t>();
+    grant.partition = reader.get<std::int64_t>();
+  }
+  return grants;
+}
+
 }  // namespace gradshare::train

@@ -41,5 +41,9 @@ PartitionAssignment request_partition(comm::ControlChannel& control, bool finish
 // The grant's wire form {has: u8, epoch: i64, partition: i64}, also inside other messages.
 void put_grant(comm::ByteWriter& writer, const std::optional<PartitionGrant>& grant);
 std::optional<PartitionGrant> get_grant(comm::ByteReader& reader);
+// A list of partitions {count: u64, that many {epoch: i64, partition: i64}}; a count the bytes
+// cannot hold is a RuntimeError.
+void put_grants(comm::ByteWriter& writer, const std::vector<PartitionGrant>& grants);
+std::vector<PartitionGrant> get_grants(comm::ByteReader& reader);
 
 }  // namespace gradshare::train

@@ -23,6 +23,12 @@ PartitionScheduler::PartitionScheduler(std::int64_t epochs, std::int64_t partiti
     ++done_per_epoch_[epoch];
     minibatches_per_epoch_[epoch] += size_of(index % per_epoch_);
   }
+  // A start may hold whole epochs after its first (a new master's, rebuilt from the workers'
+  // reports): they count as complete, and those next in order are reported.
+  for (const auto& [epoch, done] : done_per_epoch_)
+    if (done == per_epoch_) ++completed_epochs_;
+  while (next_to_report_ < epochs_ && partitions_done_in(next_to_report_) == per_epoch_)
+    newly_completed_.push_back(next_to_report_++);
   skip_done();
 }
 
@@ -31,12 +37,20 @@ std::int64_t PartitionScheduler::size_of(std::int64_t partition) const {
 }
 
 void PartitionScheduler::skip_done() {
-  while (next_epoch_ < epochs_ && done_.count({next_epoch_, next_partition_})) {
+  while (next_epoch_ < epochs_ && (done_.count({next_epoch_, next_partition_}) ||
+                                   adopted_.count({next_epoch_, next_partition_}))) {
     if (++next_partition_ == per_epoch_) {
       next_partition_ = 0;
       ++next_epoch_;
     }
   }
+}
+
+std::vector<PartitionGrant> PartitionScheduler::done_partitions() const {
+  std::vector<PartitionGrant> done;
+  done.reserve(done_.size());
+  for (const auto& [epoch, partition] : done_) done.push_back({epoch, partition});
+  return done;
 }
 
 DataPosition PartitionScheduler::position_without(const std::vector<PartitionGrant>& excluded) const {
@@ -103,10 +117,10 @@ void PartitionScheduler::complete(int worker) {
   auto it = in_flight_.find(worker);
   GS_CHECK(it != in_flight_.end(), "worker " + std::to_string(worker) + " completed nothing");
   const std::int64_t epoch = it->second.epoch;
-  done_.insert({epoch, it->second.partition});
+  const bool first_time = done_.insert({epoch, it->second.partition}).second;
   minibatches_per_epoch_[epoch] += size_of(it->second.partition);
   in_flight_.erase(it);
-  if (++done_per_epoch_[epoch] == per_epoch_) {
+  if (first_time && ++done_per_epoch_[epoch] == per_epoch_) {
     ++completed_epochs_;
     // An epoch finished before an older one (a slow worker still holds one of its partitions)
     // waits for it: epochs end in order.
@@ -134,6 +148,16 @@ bool PartitionScheduler::reopen(const PartitionGrant& grant) {
   --done_per_epoch_[grant.epoch];
   requeued_.push_front(grant);
   return true;
+}
+
+void PartitionScheduler::adopt_in_flight(int worker, const PartitionGrant& grant) {
+  GS_CHECK(!in_flight_.count(worker), "worker " + std::to_string(worker) + " holds two partitions");
+  GS_CHECK(grant.epoch >= first_epoch_ && grant.epoch < epochs_ && grant.partition >= 0 &&
+               grant.partition < per_epoch_,
+           "worker " + std::to_string(worker) + " holds a partition outside the schedule");
+  in_flight_[worker] = grant;
+  adopted_.insert({grant.epoch, grant.partition});
+  skip_done();
 }
 
 std::optional<PartitionGrant> PartitionScheduler::in_flight(int worker) const {

@@ -71,6 +71,9 @@ class PartitionScheduler {
   // A done partition whose training was lost is handed out again (first); false, and nothing
   // changes, when its epoch is complete already (reported, so too late to train it in it).
   bool reopen(const PartitionGrant& grant);
+  // A new master's schedule (master_takeover.h), rebuilt from what the workers report: `worker`
+  // holds `grant` already, which is therefore never handed out again.
+  void adopt_in_flight(int worker, const PartitionGrant& grant);
   // The partition `worker` holds, if any.
   std::optional<PartitionGrant> in_flight(int worker) const;
 
@@ -82,6 +85,9 @@ class PartitionScheduler {
   // Minibatches trained in `epoch` so far (see above).
   std::int64_t minibatches_in(std::int64_t epoch) const;
   std::int64_t partitions_per_epoch() const { return per_epoch_; }
+  // Every partition done since this schedule began, epochs complete included (what a
+  // replacement learns, for a new master: sharing/takeover.h).
+  std::vector<PartitionGrant> done_partitions() const;
   // The position to checkpoint: partitions granted but not done count as not done.
   DataPosition position() const { return position_without({}); }
   // The same with `excluded` (done partitions) counted as not done: a checkpoint taken at a
@@ -89,7 +95,8 @@ class PartitionScheduler {
   DataPosition position_without(const std::vector<PartitionGrant>& excluded) const;
 
  private:
-  void skip_done();  // moves the cursor past partitions done before a resume
+  // Moves the cursor past partitions done before a resume or adopted in flight.
+  void skip_done();
   std::optional<PartitionGrant> take_from_queue();
   std::int64_t size_of(std::int64_t partition) const;
   std::int64_t epochs_;
@@ -99,6 +106,7 @@ class PartitionScheduler {
   std::int64_t next_to_report_;  // the oldest epoch take_completed_epochs has not returned
   std::int64_t next_partition_ = 0;
   std::set<std::pair<std::int64_t, std::int64_t>> done_;
+  std::set<std::pair<std::int64_t, std::int64_t>> adopted_;  // held before this schedule began
   std::deque<PartitionGrant> requeued_;
   std::map<int, PartitionGrant> in_flight_;
   std::int64_t reserve_ahead_;

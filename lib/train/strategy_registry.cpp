@@ -42,6 +42,14 @@ void downpour_job(const config::ExperimentConfig& config, int ranks) {
                           " (start more ranks or use fewer servers)");
 }
 
+bool always(const config::ExperimentConfig&, int) { return true; }
+
+// An aggregating relay's state (what its subtree sent it and it has not passed on) dies with
+// the master: that master's loss ends the job (it resumes from its newest checkpoint).
+bool sharing_master_failover(const config::ExperimentConfig& config, int ranks) {
+  return !topology::aggregates(config.topology, ranks);
+}
+
 int downpour_first_replaceable(const config::ExperimentConfig& config) {
   return static_cast<int>(config.downpour.servers);
 }
@@ -52,16 +60,17 @@ const std::vector<Strategy>& strategies() {
   static const std::vector<Strategy> table = {
       {"gradient_sharing", run_gradient_sharing, true, nullptr, sharing_banner, first_worker,
        nullptr,
-       [](RunContext& c, SharingSession& s) { return run_sharing_worker(c, s, true); }, false},
+       [](RunContext& c, SharingSession& s) { return run_sharing_worker(c, s, true); },
+       sharing_master_failover},
       {"parameter_averaging", run_parameter_averaging, true, nullptr, nullptr, first_worker,
        [](RunContext& c, GroupSession& s) { return run_averaging_worker(c, s, true); }, nullptr,
-       true},
+       always},
       {"downpour", run_downpour, true, downpour_job, downpour_banner, downpour_first_replaceable,
-       run_downpour_replacement, nullptr, false},
+       run_downpour_replacement, nullptr, nullptr},
       {"allreduce", run_allreduce, true, nullptr, nullptr, first_worker,
        [](RunContext& c, GroupSession& s) { return run_allreduce_worker(c, s, true); }, nullptr,
-       true},
-      {"local", run_local, false, nullptr, nullptr, first_worker, nullptr, nullptr, false},
+       always},
+      {"local", run_local, false, nullptr, nullptr, first_worker, nullptr, nullptr, nullptr},
   };
   return table;
 }

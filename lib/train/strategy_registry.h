@@ -29,9 +29,10 @@ struct Strategy {
   // the sharing session; exactly one is set for a distributed strategy.
   int (*replace_in_group)(RunContext& context, GroupSession& session);
   int (*replace_in_sharing)(RunContext& context, SharingSession& session);
-  // A lost master is replaced in-job by a spare or a worker (master_takeover.h): its workers
-  // hold everything it knows beyond the run directory.
-  bool master_failover;
+  // Whether a lost master is replaced in-job by a spare or a worker (master_takeover.h) in a job
+  // of `ranks` training ranks: its workers hold everything it knows beyond the run directory.
+  // Null: never.
+  bool (*master_failover)(const config::ExperimentConfig& config, int ranks);
 };
 
 // Every strategy, in the order the reference lists them.

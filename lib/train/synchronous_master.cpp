@@ -54,7 +54,7 @@ std::int64_t SynchronousMaster::start_workers(const std::string& strategy,
 std::int64_t SynchronousMaster::take_over() {
   const auto so_far = read_run_so_far(context_);
   epochs_evaluated_ = so_far.epochs_evaluated;
-  reporter_.continue_from(so_far.wall_seconds);
+  reporter_.continue_from(so_far.wall_seconds, so_far.stopped_early);
   // No checkpoint mark: the workers' newest state comes as a fresh checkpoint, so the run keeps
   // a checkpoint from after the loss however the lost master's last one ended.
   checkpoint_mark_ = -1;

@@ -9,6 +9,7 @@
 #include "train/replica.h"
 #include "train/sharing/aggregating_relay.h"
 #include "train/sharing/roles.h"
+#include "train/sharing/takeover.h"
 
 namespace gradshare::train {
 
@@ -58,12 +59,18 @@ int run_gradient_sharing(RunContext& context) {
   GS_CHECK(context.links.sharing_session, "no gradient-sharing session for this job");
   const auto session = context.links.sharing_session(context);
   context.begin_training();
-  if (session->is_spare())
-    return wait_as_spare(*session, context)
-               ? run_sharing_worker(context, *session, /*replacement=*/true)
-               : core::kExitOk;
-  return context.is_master() ? run_sharing_master(context, *session)
-                             : run_sharing_worker(context, *session, /*replacement=*/false);
+  if (session->is_spare()) {
+    if (!wait_as_spare(*session, context)) return core::kExitOk;
+    // A repair after the master's loss may give a spare its place (sharing/takeover.h).
+    return context.is_master() ? take_over_sharing_master(context, *session, std::nullopt)
+                               : run_sharing_worker(context, *session, /*replacement=*/true);
+  }
+  if (context.is_master()) return run_sharing_master(context, *session);
+  try {
+    return run_sharing_worker(context, *session, /*replacement=*/false);
+  } catch (SharingBecameMaster& became) {
+    return take_over_sharing_master(context, *session, std::move(became.handover));
+  }
 }
 
 }  // namespace gradshare::train

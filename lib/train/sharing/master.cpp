@@ -45,9 +45,12 @@ int SharingMaster::run() {
   } catch (const comm::TransportError& error) {
     if (!recover(error)) throw;  // a worker without its start joins the resync as a replacement
   }
+  return run_loop(resume ? resume->iteration : 0);
+}
+
+int SharingMaster::run_loop(std::int64_t first_step) {
   const auto steps_per_epoch = static_cast<std::int64_t>(shape_.batch_count());
-  progress_.emplace(context_, steps_per_epoch, model_.parameter_count(),
-                    resume ? resume->iteration : 0);
+  progress_.emplace(context_, steps_per_epoch, model_.parameter_count(), first_step);
   const double cpu_start = core::process_cpu_seconds();
   core::Stopwatch wall;
   MasterLoop loop([this]() -> comm::ControlChannel& { return control(); });
@@ -62,21 +65,26 @@ int SharingMaster::end_run(int exit_code, double cpu_seconds, double wall_second
     if (checkpoint_.under_way()) write_checkpoint(fetch_worker_states());
     write_checkpoint(fetch_worker_states());
   }
+  // The results before the Shutdown: a master lost until then is replaced in-job
+  // (sharing/takeover.h) by the workers, which still wait for it. A diverged model is never
+  // saved: the newest checkpoint stays the newest good one.
+  bool equivalent = true;
+  if (!diverged_) {
+    equivalent = check_equivalence();
+    summarize(cpu_seconds, wall_seconds, equivalent);
+    recoveries_.summarize();
+    summarize_relays();
+    peak_memory_.summarize(context_);
+    if (!stopping_)
+      write_final_model(context_, model_, reporter_, [&] {
+        return checkpoint_of(model_, progress_->steps(), scheduler_->position(),
+                             exchange_.version_vector(), {});
+      });
+  }
   send_shutdown(control(), live_, exit_code);
   session_.release_spares();
-  // A diverged model is never saved: the newest checkpoint stays the newest good one.
-  if (diverged_) return exit_code;
-  const bool equivalent = check_equivalence();
-  summarize(cpu_seconds, wall_seconds, equivalent);
-  recoveries_.summarize();
-  summarize_relays();
-  peak_memory_.summarize(context_);
-  if (stopping_) return exit_code;
-  write_final_model(context_, model_, reporter_, [&] {
-    return checkpoint_of(model_, progress_->steps(), scheduler_->position(),
-                         exchange_.version_vector(), {});
-  });
-  if (!equivalent) throw core::RuntimeError("replicas diverged: model-equivalence check failed");
+  if (!equivalent && !stopping_)
+    throw core::RuntimeError("replicas diverged: model-equivalence check failed");
   return exit_code;
 }
 
@@ -272,6 +280,12 @@ void SharingMaster::report_divergence(int worker, std::int64_t step, const std::
 
 int run_sharing_master(RunContext& context, SharingSession& session) {
   return SharingMaster(context, session).run();
+}
+
+int take_over_sharing_master(RunContext& context, SharingSession& session,
+                             std::optional<SharingHandover> handover) {
+  const auto lock = become_master(context, session.last_repair());
+  return SharingMaster(context, session).take_over(std::move(handover));
 }
 
 }  // namespace gradshare::train

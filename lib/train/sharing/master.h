@@ -47,6 +47,7 @@
 #include "train/sharing/recovery.h"
 #include "train/sharing/roles.h"
 #include "train/sharing/staleness.h"
+#include "train/sharing/takeover.h"
 #include "train/sharing/update_exchange.h"
 #include "train/sharing/update_resync.h"
 #include "train/sharing/report.h"
@@ -118,6 +119,9 @@ class SharingMaster : public MasterRole {
   SharingMaster(RunContext& context, SharingSession& session);
 
   int run();
+  // A new master inside the job (sharing/takeover.h): `handover` from the worker this process
+  // was, nothing for a spare.
+  int take_over(std::optional<SharingHandover> handover);
 
   void on_stop_signal() override;
   std::optional<int> handle(const comm::ControlMessage& message) override;
@@ -135,8 +139,23 @@ class SharingMaster : public MasterRole {
   // is due, its flush rounds' finals included. Returns the messages received.
   std::size_t relay();
 
+  // From the start (or a takeover) to the end of the run: the loop, then end_run.
+  int run_loop(std::int64_t first_step);
+
   // A process failed: repair the job (comm/repair.h), then the resync (sharing/recovery.h).
   void repair_and_resync(const std::string& cause);
+
+  // The takeover's work with the workers (sharing/takeover.h), again from the start if
+  // another process fails meanwhile.
+  void adopt_run(const std::optional<SharingHandover>& handover, const RunSoFar& so_far,
+                 ft::RecoveryRecord& record);
+  // The model a new master starts from: the handover's replica, or the fullest survivor's.
+  void adopt_model(const std::optional<SharingHandover>& handover,
+                   const std::map<int, ResyncStatus>& status);
+  // The schedule a new master goes on with: the epochs metrics.jsonl records as evaluated, then
+  // every partition the newest checkpoint or a worker (the handover's included) knows done.
+  DataPosition rebuilt_position(const RunSoFar& so_far, const std::map<int, ResyncStatus>& status,
+                                const std::optional<SharingHandover>& handover) const;
 
   // `worker` finished its partition; its updates up to `last_seq` carry the training. Kept
   // until they are applied here, for reopen_lost_partitions.
@@ -151,6 +170,12 @@ class SharingMaster : public MasterRole {
   void forget_worker(int worker, ft::RecoveryRecord& record);
 
   void resync(ft::RecoveryRecord& record, const topology::Tree& tree_before);
+  // Its steps: every live worker's status; the schedule reconciled with what the survivors
+  // hold; then the updates, the go-ahead and the replacements' start.
+  std::map<int, ResyncStatus> collect_statuses();
+  void reconcile_schedule(const std::map<int, ResyncStatus>& status);
+  void finish_resync(const std::map<int, ResyncStatus>& status, ft::RecoveryRecord& record,
+                     const topology::Tree& tree_before);
   // Aggregating: what the survivors' old parents took in, for their RelayRestart (the master's
   // own relay starts again first), and the lost ranks' relay residuals named in the log.
   void restart_relays(const std::map<int, ResyncStatus>& survivors,

@@ -117,15 +117,21 @@ void SharingMaster::restart_relays(const std::map<int, ResyncStatus>& survivors,
 }
 
 void SharingMaster::resync(ft::RecoveryRecord& record, const topology::Tree& tree_before) {
+  const auto status = collect_statuses();
+  reconcile_schedule(status);
+  finish_resync(status, record, tree_before);
+}
+
+std::map<int, ResyncStatus> SharingMaster::collect_statuses() {
   std::map<int, ResyncStatus> status;
   for (int w : live_)
     status[w] = receive<ResyncStatus>(control(), w, "its status after the repair");
-  std::vector<int> joining;
-  for (auto& [w, s] : status) {
-    if (s.phase == WorkerPhase::kJoining) {
-      joining.push_back(w);
-      continue;
-    }
+  return status;
+}
+
+void SharingMaster::reconcile_schedule(const std::map<int, ResyncStatus>& status) {
+  for (const auto& [w, s] : status) {
+    if (s.phase == WorkerPhase::kJoining) continue;
     const auto held = scheduler_->in_flight(w);
     if (held && s.finished && same(*held, *s.finished))
       scheduler_->complete(w);
@@ -133,9 +139,18 @@ void SharingMaster::resync(ft::RecoveryRecord& record, const topology::Tree& tre
       scheduler_->requeue_worker(w);
     if (s.phase != WorkerPhase::kTraining) scheduler_->requeue_worker(w);  // holds nothing
   }
+}
+
+void SharingMaster::finish_resync(const std::map<int, ResyncStatus>& status,
+                                  ft::RecoveryRecord& record, const topology::Tree& tree_before) {
+  std::vector<int> joining;
   std::map<int, ResyncStatus> survivors;
-  for (const auto& [w, s] : status)
-    if (s.phase != WorkerPhase::kJoining) survivors.emplace(w, s);
+  for (const auto& [w, s] : status) {
+    if (s.phase == WorkerPhase::kJoining)
+      joining.push_back(w);
+    else
+      survivors.emplace(w, s);
+  }
   if (exchange_.aggregating()) {
     restart_relays(survivors, tree_before, record.lost);
     record.resync_whole_states += static_cast<int>(survivors.size());
@@ -182,6 +197,7 @@ void SharingMaster::start_replacement(int worker, int donor,
   start.replica = {{model_.parameters().begin(), model_.parameters().end()},
                    exchange_.applied_ids()};
   start.clock = clocks_[static_cast<std::size_t>(worker)];
+  start.done = scheduler_->done_partitions();
   if (donor_state) {
     start.worker = *donor_state;
     start.worker.residual.clear();

@@ -13,6 +13,8 @@ void ResyncStatus::write(comm::ByteWriter& writer) const {
   put_grant(writer, finished);
   writer.put(last_seq).put(conservation_error);
   writer.put_vector(applied.serialize());
+  put_grants(writer, done);
+  writer.put(clock).put(tau);
 }
 
 ResyncStatus ResyncStatus::read(comm::ByteReader& reader) {
@@ -26,6 +28,9 @@ ResyncStatus ResyncStatus::read(comm::ByteReader& reader) {
   status.last_seq = reader.get<std::uint64_t>();
   status.conservation_error = reader.get<double>();
   status.applied = AppliedIds::deserialize(reader.get_vector<std::uint8_t>());
+  status.done = get_grants(reader);
+  status.clock = reader.get<std::uint64_t>();
+  status.tau = reader.get<float>();
   return status;
 }
 
@@ -48,10 +53,14 @@ void ReplacementStart::write(comm::ByteWriter& writer) const {
   replica.write(writer);
   worker.write(writer);
   writer.put<std::uint64_t>(clock);
+  put_grants(writer, done);
 }
 
 ReplacementStart ReplacementStart::read(comm::ByteReader& reader) {
-  return {ReplicaState::read(reader), WorkerState::read(reader), reader.get<std::uint64_t>()};
+  ReplacementStart start{ReplicaState::read(reader), WorkerState::read(reader),
+                         reader.get<std::uint64_t>(), {}};
+  start.done = get_grants(reader);
+  return start;
 }
 
 void ReplicaState::write(comm::ByteWriter& writer) const {

@@ -69,6 +69,12 @@ struct ResyncStatus {
   std::uint64_t last_seq = 0;              // of its own updates
   double conservation_error = -1;
   AppliedIds applied;
+  // For a new master (master_takeover.h), which rebuilds the schedule and the staleness
+  // clocks from them: every partition this worker knows done (its own, and those done when it
+  // started as a replacement), its clock and threshold.
+  std::vector<PartitionGrant> done;
+  std::uint64_t clock = 0;
+  float tau = 0;
 
   static constexpr comm::Tag kTag = tags::kRecovery;
   void write(comm::ByteWriter& writer) const;
@@ -90,6 +96,7 @@ struct ReplacementStart {
   ReplicaState replica;  // the master's
   WorkerState worker;  // optimizer state and tau of a live worker; residual empty
   std::uint64_t clock = 0;  // the dead rank's newest clock the master applied (staleness.h)
+  std::vector<PartitionGrant> done;  // every partition done so far (for a new master's schedule)
 
   static constexpr comm::Tag kTag = tags::kReplacementStart;
   void write(comm::ByteWriter& writer) const;

@@ -278,6 +278,7 @@ void SharingWorker::train_partition(const PartitionGrant& grant) {
   const auto& plan = partitions_.plan(grant.epoch);
   const auto range = plan.partition(static_cast<std::size_t>(grant.partition));
   resume_clock();
+  trained_of_held_ = 0;
   for (std::size_t b = range.first_batch; b < range.end_batch; ++b) {
     guarded([&] { service(); });
     wait_until_free();
@@ -300,6 +301,7 @@ void SharingWorker::train_partition(const PartitionGrant& grant) {
     const auto update = replica_.update();
     if (update_scale_ != 1.0f) kernels::cpu::scale(update_scale_, update.data(), update.data(), n_);
     ++steps_;
+    ++trained_of_held_;
     ++clock_;
     if (check_conservation_)
       for (std::size_t i = 0; i < n_; ++i) update_sum_[i] += update[i];
@@ -308,6 +310,7 @@ void SharingWorker::train_partition(const PartitionGrant& grant) {
     injector_.at_step(steps_);
   }
   finished_unacknowledged_ = grant;
+  done_partitions_.push_back(grant);
   holding_.reset();
   phase_ = WorkerPhase::kRequesting;
 }

@@ -87,6 +87,8 @@ class SharingWorker {
   // Reports where this worker is, serves the master's fetches, applies what it lacked, waits
   // for the go-ahead. A replacement gets its whole start here.
   void resync();
+  // What this worker would report in the resync.
+  ResyncStatus status() const;
 
   // Aggregating: the relay starts again on the repaired tree from the master's parameters;
   // what the master lacks of this subtree's training becomes this worker's to send again.
@@ -216,6 +218,9 @@ class SharingWorker {
   WorkerPhase phase_;
   std::optional<PartitionGrant> holding_;
   std::optional<PartitionGrant> finished_unacknowledged_;
+  // Every partition this worker knows done: those it finished, and as a replacement those done
+  // when it started (what a new master rebuilds the schedule from: sharing/takeover.h).
+  std::vector<PartitionGrant> done_partitions_;
   bool request_pending_ = false;
   // The checkpoint state on its way to the master (see checkpoint_state).
   std::vector<std::uint8_t> outgoing_state_;
@@ -231,6 +236,7 @@ class SharingWorker {
   bool drained_sent_ = false;
   std::uint64_t seq_ = 0;
   std::int64_t steps_ = 0;
+  std::int64_t trained_of_held_ = 0;  // minibatches of holding_ trained so far
 
   // The staleness bound: this worker's clock (steps, a replacement continuing the dead rank's),
   // the clock of its newest sent update, and the peers' clocks.

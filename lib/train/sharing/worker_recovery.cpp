@@ -2,7 +2,10 @@
 // the master (what it has, what it lacks), and a replacement's start from the master's model.
 #include "train/sharing/worker.h"
 
+#include <cmath>
+
 #include "train/sharing/gradient_sharing.h"
+#include "train/sharing/takeover.h"
 
 namespace gradshare::train {
 
@@ -16,7 +19,15 @@ void SharingWorker::recover() {
   injector_.at_recovery();
   if (heartbeat_) heartbeat_->pause();  // the repair replaces the channel the beats go on
   repeat_while_processes_fail([&] {
-    session_.repair({});
+    if (session_.repair({}).became_master) {
+      double residual = 0;
+      for (const float value : encoder_.residual()) residual += std::fabs(value);
+      core::log_warn("this worker becomes the master: its residual (updates below the "
+                     "threshold, L1 norm " + std::to_string(residual) +
+                     ") is lost with its worker role, as a dead worker's is");
+      throw SharingBecameMaster({ReplicaState{replica_.copy_parameters(), exchange_.applied_ids()},
+                                 status(), holding_ ? trained_of_held_ : 0});
+    }
     exchange_.attach(session_.plane());
     // The dead are gone; a replacement counts from its first update (aggregating, the relay's
     // restart starts every link again: restart_relay).
@@ -27,7 +38,7 @@ void SharingWorker::recover() {
   log_recovery_pause(paused.seconds());
 }
 
-void SharingWorker::resync() {
+ResyncStatus SharingWorker::status() const {
   ResyncStatus status;
   status.phase = phase_;
   status.holding = holding_;
@@ -35,7 +46,14 @@ void SharingWorker::resync() {
   status.last_seq = seq_;
   status.conservation_error = conservation_error_;
   status.applied = exchange_.applied_ids();
-  send(control(), 0, status);
+  status.done = done_partitions_;
+  status.clock = static_cast<std::uint64_t>(clock_);
+  status.tau = encoder_.threshold();
+  return status;
+}
+
+void SharingWorker::resync() {
+  send(control(), 0, status());
   for (;;) {
     auto message = control().receive(0, std::nullopt, "the resync after a failure");
     switch (message.tag) {
@@ -134,6 +152,7 @@ void SharingWorker::adopt(const ReplacementStart& start) {
   encoder_.set_threshold(start.worker.tau);
   // The dead process's updates carry on from the last one any replica applied.
   seq_ = start.replica.applied.highest(context_.rank);
+  done_partitions_ = start.done;
   clock_ = static_cast<std::int64_t>(start.clock);  // so the bound does not hold the others back
   core::log_info("replacement started from the master's model (update seq " + std::to_string(seq_) +
                  ", clock " + std::to_string(clock_) + ")");

@@ -52,6 +52,9 @@ auto samples() {
   status.holding = PartitionGrant{1, 4};
   status.last_seq = 5;
   status.applied = AppliedIds{{0, 3}, {{}, {5}}};
+  status.done = {PartitionGrant{0, 2}, PartitionGrant{1, 3}};
+  status.clock = 40;
+  status.tau = 1e-3f;
   PartitionAssignment assignment{PartitionGrant{2, 7}, {PartitionGrant{2, 8}}};
   return std::make_tuple(
       StateRequest{}, StateChunkAck{4, 2}, Finish{}, Heartbeat{}, PeakMemoryRequest{},
@@ -68,7 +71,8 @@ auto samples() {
       DownpourFinalModel{{1.0f, 2.0f}, {3, 4}}, SharingDone{17, 1e-7, 33}, SharingDrainTarget{{0, 4, 6}, 3},
       sharing_report, drained, StateReply{6, sample_state()}, status,
       ReplicaState{{1.0f, 2.0f}, AppliedIds{{0, 2}, {{}, {}}}},
-      ReplacementStart{ReplicaState{{1.0f}, AppliedIds{{0, 1}, {{}, {}}}}, sample_state(), 9},
+      ReplacementStart{ReplicaState{{1.0f}, AppliedIds{{0, 1}, {{}, {}}}}, sample_state(), 9,
+                       {PartitionGrant{0, 1}}},
       RelayRestart{{1.0f, 2.0f}, 7}, ResyncFetch{{{1, 2}, {2, 5}}}, ResyncUpdates{{{1, 2, 3}, {}}},
       PartitionRequest{true, 8}, PartitionGrantReply{assignment}, GroupResume{true, false, 3, 120},
       DownpourResync{41}, DownpourResume{true, false},

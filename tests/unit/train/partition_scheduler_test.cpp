@@ -89,6 +89,41 @@ TEST(PartitionScheduler, ResumesFromAFirstEpoch) {
   EXPECT_TRUE(scheduler.all_done());
 }
 
+// A new master's schedule from the workers' reports: epoch 1 (first here) lacks partition 1,
+// which worker 2 holds; epoch 2 is complete; epoch 3 has partition 0 done.
+TEST(PartitionScheduler, RebuiltScheduleKeepsHeldPartitionsAndCompleteEpochs) {
+  PartitionScheduler scheduler(4, 3, gradshare::train::DataPosition{1, {0, 2, 3, 4, 5, 6}},
+                               {2, 2, 1});
+  scheduler.adopt_in_flight(2, {1, 1});
+  ASSERT_EQ(scheduler.in_flight(2)->partition, 1);
+  EXPECT_TRUE(scheduler.take_completed_epochs().empty());  // epoch 1 first, in order
+  // The held partition is never handed out: worker 1 gets epoch 3's partitions 1 and 2.
+  std::set<std::pair<std::int64_t, std::int64_t>> granted;
+  while (auto grant = scheduler.next(1)) {
+    granted.insert({grant->epoch, grant->partition});
+    scheduler.complete(1);
+  }
+  EXPECT_EQ(granted, (std::set<std::pair<std::int64_t, std::int64_t>>{{3, 1}, {3, 2}}));
+  EXPECT_FALSE(scheduler.all_done());
+  scheduler.complete(2);
+  EXPECT_EQ(scheduler.take_completed_epochs(), (std::vector<std::int64_t>{1, 2, 3}));
+  EXPECT_TRUE(scheduler.all_done());
+  EXPECT_EQ(scheduler.minibatches_in(1), 5);
+  EXPECT_EQ(scheduler.minibatches_in(2), 5);
+}
+
+// A partition finished twice (held by a worker when it was already done) counts once toward
+// its epoch's completion.
+TEST(PartitionScheduler, PartitionDoneTwiceCompletesItsEpochOnce) {
+  PartitionScheduler scheduler(2, 2, gradshare::train::DataPosition{0, {0}});
+  scheduler.adopt_in_flight(1, {0, 0});
+  scheduler.complete(1);
+  EXPECT_TRUE(scheduler.take_completed_epochs().empty());
+  ASSERT_EQ(scheduler.next(1)->partition, 1);
+  scheduler.complete(1);
+  EXPECT_EQ(scheduler.take_completed_epochs(), (std::vector<std::int64_t>{0}));
+}
+
 TEST(PartitionScheduler, PositionRoundTripsThroughAResume) {
   using gradshare::train::DataPosition;
   PartitionScheduler first(3, 4);

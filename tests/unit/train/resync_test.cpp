@@ -183,7 +183,15 @@ TEST(RecoveryMessages, RoundTrip) {
   status.finished = PartitionGrant{1, 7};
   status.last_seq = 42;
   status.applied = AppliedIds{{0, 3}, {{}, {5}}};
+  status.done = {PartitionGrant{0, 5}, PartitionGrant{1, 7}};
+  status.clock = 123;
+  status.tau = 2e-3f;
   const auto back = decode<ResyncStatus>(encode(status));
+  ASSERT_EQ(back.done.size(), 2u);
+  EXPECT_EQ(back.done[1].epoch, 1);
+  EXPECT_EQ(back.done[1].partition, 7);
+  EXPECT_EQ(back.clock, 123u);
+  EXPECT_EQ(back.tau, 2e-3f);
   EXPECT_EQ(back.phase, WorkerPhase::kRequesting);
   EXPECT_FALSE(back.holding.has_value());
   ASSERT_TRUE(back.finished.has_value());

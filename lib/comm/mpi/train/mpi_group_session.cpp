@@ -12,15 +12,6 @@
 
 namespace gradshare::train {
 
-namespace {
-
-RepairOutcome outcome_of(const comm::RepairedJob& repaired) {
-  return {repaired.lost,          repaired.replaced,       repaired.rounds,
-          repaired.became_master, repaired.former_logical, repaired.began};
-}
-
-}  // namespace
-
 MpiGroupSession::MpiGroupSession(RunContext& context)
     : context_(context),
       fault_tolerant_(comm::fault_tolerance_active()),
@@ -32,7 +23,7 @@ MpiGroupSession::MpiGroupSession(RunContext& context)
 
 MpiGroupSession::MpiGroupSession(RunContext& context, comm::RepairedJob& joined)
     : context_(context), fault_tolerant_(true), job_(joined) {
-  last_repair_ = outcome_of(joined);
+  last_repair_ = cli::repair_outcome(joined);
   context.rank = job_.my_logical();
   build();
 }
@@ -55,8 +46,8 @@ void MpiGroupSession::build() {
 
 bool MpiGroupSession::wait_for_assignment() {
   comm::RepairedJob repaired;
-  if (!job_.wait_for_assignment(cli::repair_options(context_.config, {}), &repaired)) return false;
-  last_repair_ = outcome_of(repaired);
+  if (!job_.wait_for_assignment(cli::repair_options(context_.config, context_.size, {}), &repaired)) return false;
+  last_repair_ = cli::repair_outcome(repaired);
   context_.rank = job_.my_logical();
   build();
   // This process's log is now the worker's (a new master's log is set up by its takeover).
@@ -73,10 +64,11 @@ RepairOutcome MpiGroupSession::repair(const std::vector<std::uint8_t>& join_info
   workers_.reset();
   // Any worker may decide the repair once the master is lost: each offers the join info.
   const auto repaired = job_.repair(cli::repair_options(
-      context_.config, join_info.empty() && !is_spare() ? train::join_info(context_) : join_info));
+      context_.config, context_.size,
+      join_info.empty() && !is_spare() ? train::join_info(context_) : join_info));
   context_.rank = job_.my_logical();
   if (!is_spare()) build();
-  last_repair_ = outcome_of(repaired);
+  last_repair_ = cli::repair_outcome(repaired);
   return last_repair_;
 }
 

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
+#include <limits>
 
 #include "comm/mpi/train/repair_policy.h"
 #include "comm/mpi/mpi_job.h"
@@ -16,6 +18,7 @@
 #include "core/log.h"
 #include "core/timer.h"
 #include "topology/render.h"
+#include "train/join_info.h"
 #include "train/worker_log.h"
 
 namespace gradshare::train {
@@ -29,6 +32,7 @@ MpiSharingSession::MpiSharingSession(RunContext& context)
   mode_ = topology::resolve_mode(context.config.topology, context.worker_count());
   tree_ = topology::build_tree(context.config.topology, context.size);
   if (is_spare()) return;
+  tree_current_ = true;
   if (context.is_master() && mode_ == topology::Mode::kMesh)
     core::log_info("mesh tree:\n" + topology::render(tree_));
   if (!fault_tolerant_) graph_ = comm::make_graph_comm(job_.job(), tree_);
@@ -45,11 +49,15 @@ MpiSharingSession::MpiSharingSession(RunContext& context, comm::RepairedJob join
   adopt(joined);
 }
 
-void MpiSharingSession::share_tree() {
+void MpiSharingSession::share_tree(int holder) {
+  const auto& logical = job_.logical();
+  const int root = static_cast<int>(std::find(logical.begin(), logical.end(), holder) -
+                                    logical.begin());
   std::vector<int> parent = tree_.parent;
   parent.push_back(tree_.version);
-  comm::check_mpi(MPI_Bcast(parent.data(), static_cast<int>(parent.size()), MPI_INT, 0, job_.job()),
-                  "MPI_Bcast");
+  comm::check_mpi(
+      MPI_Bcast(parent.data(), static_cast<int>(parent.size()), MPI_INT, root, job_.job()),
+      "MPI_Bcast");
   tree_.version = parent.back();
   parent.pop_back();
   tree_.parent = parent;
@@ -119,10 +127,14 @@ void MpiSharingSession::release_spares() { job_.release_spares(); }
 
 bool MpiSharingSession::wait_for_assignment() {
   comm::RepairedJob repaired;
-  if (!job_.wait_for_assignment(cli::repair_options(context_.config, {}), &repaired)) return false;
+  if (!job_.wait_for_assignment(cli::repair_options(context_.config, context_.size, {}),
+                                &repaired))
+    return false;
   context_.rank = job_.my_logical();
+  last_repair_ = cli::repair_outcome(repaired);
   adopt(repaired);
-  log_as_worker(context_);  // this process's log is now the worker's
+  // This process's log is now the worker's (a new master's log is set up by its takeover).
+  if (!repaired.became_master) log_as_worker(context_);
   return true;
 }
 
@@ -135,7 +147,10 @@ RepairOutcome MpiSharingSession::repair(const std::vector<std::uint8_t>& join_in
   control_.reset();
   heartbeats_.reset();
   core::Stopwatch clock;
-  auto repaired = job_.repair(cli::repair_options(context_.config, join_info));
+  // Any worker may decide the repair once the master is lost: each offers the join info.
+  auto repaired = job_.repair(cli::repair_options(
+      context_.config, context_.size,
+      join_info.empty() && !is_spare() ? train::join_info(context_) : join_info));
   const double communicators = clock.seconds();
   context_.rank = job_.my_logical();
   if (!is_spare()) adopt(repaired);
@@ -143,13 +158,29 @@ RepairOutcome MpiSharingSession::repair(const std::vector<std::uint8_t>& join_in
   std::snprintf(line, sizeof line, "repair: communicators %.3f s, tree and data planes %.3f s",
                 communicators, clock.seconds() - communicators);
   core::log_debug(line);
-  return {repaired.lost, repaired.replaced, repaired.rounds};
+  last_repair_ = cli::repair_outcome(repaired);
+  return last_repair_;
 }
 
 void MpiSharingSession::adopt(const comm::RepairedJob& repaired) {
-  if (context_.is_master())
-    tree_ = repaired_tree(context_.config.topology, mode_, tree_, repaired.lost, repaired.replaced);
-  share_tree();
+  // The tree is repaired where it is known: on the master, or after the master's loss on the
+  // lowest worker that kept its process (a spare or a spawned process never saw it change).
+  // Rank 0's place in the tree is the root's, whoever holds it.
+  const int mine = tree_current_ ? context_.rank : std::numeric_limits<int>::max();
+  int holder = 0;
+  comm::check_mpi(MPI_Allreduce(&mine, &holder, 1, MPI_INT, MPI_MIN, job_.job()),
+                  "MPI_Allreduce");
+  if (holder == std::numeric_limits<int>::max()) holder = 0;  // nobody: the configured tree
+  if (context_.rank == holder) {
+    std::vector<int> lost, replaced;
+    std::copy_if(repaired.lost.begin(), repaired.lost.end(), std::back_inserter(lost),
+                 [](int rank) { return rank != 0; });
+    std::copy_if(repaired.replaced.begin(), repaired.replaced.end(), std::back_inserter(replaced),
+                 [](int rank) { return rank != 0; });
+    tree_ = repaired_tree(context_.config.topology, mode_, tree_, lost, replaced);
+  }
+  share_tree(holder);
+  tree_current_ = true;
   build_planes();
 }
 

@@ -62,8 +62,8 @@ class MpiSharingSession : public SharingSession {
  private:
   // After the job's communicators changed (a repair, or joining one): the tree and the planes.
   void adopt(const comm::RepairedJob& repaired);
-  // The master's tree to every process of the job (collective over it).
-  void share_tree();
+  // The tree of logical rank `holder` to every process of the job (collective over it).
+  void share_tree(int holder);
   void build_planes();
   // Host and pid of every job process to the master (collective over the job).
   void gather_identities();
@@ -73,6 +73,8 @@ class MpiSharingSession : public SharingSession {
   bool fault_tolerant_;
   comm::RepairableJob job_;
   topology::Tree tree_;
+  // Whether tree_ is the job's (false on a spare and a spawned process until they join).
+  bool tree_current_ = false;
   comm::Communicator graph_;  // the tree as a dist-graph communicator (runs without ULFM)
   std::unique_ptr<comm::MpiControlChannel> control_;
   std::unique_ptr<comm::MpiControlChannel> heartbeats_;  // null without MPI_THREAD_MULTIPLE

@@ -5,7 +5,7 @@
 
 namespace gradshare::cli {
 
-comm::RepairOptions repair_options(const config::ExperimentConfig& config,
+comm::RepairOptions repair_options(const config::ExperimentConfig& config, int ranks,
                                    std::vector<std::uint8_t> join_info) {
   comm::RepairOptions options;
   options.mode = config.fault_tolerance.on_worker_failure == "replace" ? comm::RepairMode::kReplace
@@ -13,8 +13,14 @@ comm::RepairOptions repair_options(const config::ExperimentConfig& config,
   options.spawn = config.fault_tolerance.spares == 0;
   options.join_info = std::move(join_info);
   options.deadline_seconds = static_cast<double>(config.transport.timeout_ms) / 1000.0;
-  options.master_failover = train::strategy_named(config.training.strategy).master_failover;
+  const auto failover = train::strategy_named(config.training.strategy).master_failover;
+  options.master_failover = failover != nullptr && failover(config, ranks);
   return options;
+}
+
+train::RepairOutcome repair_outcome(const comm::RepairedJob& repaired) {
+  return {repaired.lost,          repaired.replaced,       repaired.rounds,
+          repaired.became_master, repaired.former_logical, repaired.began};
 }
 
 }  // namespace gradshare::cli

@@ -7,13 +7,18 @@
 
 #include "comm/mpi/repair.h"
 #include "config/experiment_config.h"
+#include "train/job_session.h"
 
 namespace gradshare::cli {
 
 // on_worker_failure replace: spares, or MPI_Comm_spawn without them; shrink and abort: shrink
 // (abort then stops the run with a checkpoint). The deadline is transport.timeout_ms.
-// join_info goes to newcomers (the master's matters only).
-comm::RepairOptions repair_options(const config::ExperimentConfig& config,
+// join_info goes to newcomers (the decider's matters only). `ranks`: the job's training ranks
+// (spares excluded), on which the strategy's master failover may depend.
+comm::RepairOptions repair_options(const config::ExperimentConfig& config, int ranks,
                                    std::vector<std::uint8_t> join_info);
+
+// What a repair did, as the training sessions report it (job_session.h).
+train::RepairOutcome repair_outcome(const comm::RepairedJob& repaired);
 
 }  // namespace gradshare::cli

@@ -1,0 +1,161 @@
+// sharing/master_takeover.cpp: a new gradient-sharing master inside the job: its model, its
+// schedule rebuilt from what the workers report, and the resync (sharing/takeover.h).
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+#include "train/join_info.h"
+#include "train/sharing/master.h"
+
+namespace gradshare::train {
+
+namespace {
+
+// Update IDs a replica holds: the fullest survivor's model starts a spare's takeover.
+std::size_t applied_count(const AppliedIds& ids) {
+  std::size_t count = 0;
+  for (const auto upto : ids.upto) count += upto;
+  for (const auto& above : ids.above) count += above.size();
+  return count;
+}
+
+// The newest checkpoint's position: the run directory's, else the one the run resumed from.
+std::optional<DataPosition> checkpoint_position(const RunContext& context) {
+  auto path = newest_checkpoint(context.run_directory);
+  const auto& resume = context.config.checkpoint.resume;
+  if (!path && resume != "auto" && resume != "never") path = resume;
+  if (!path) return std::nullopt;
+  try {
+    return data_position(ckpt::read_checkpoint(*path));
+  } catch (const core::UserError& error) {
+    core::log_warn("cannot read checkpoint " + *path + " (" + error.what() +
+                   "): partitions done before it that no worker reports are trained again");
+    return std::nullopt;
+  }
+}
+
+void add_sorted(std::vector<int>& to, const std::vector<int>& ranks) {
+  to.insert(to.end(), ranks.begin(), ranks.end());
+  std::sort(to.begin(), to.end());
+  to.erase(std::unique(to.begin(), to.end()), to.end());
+}
+
+}  // namespace
+
+int SharingMaster::take_over(std::optional<SharingHandover> handover) {
+  log_model(model_);
+  GS_CHECK(!exchange_.aggregating(), "an aggregating job cannot replace its master in-job");
+  const auto so_far = read_run_so_far(context_);
+  reporter_.continue_from(so_far.wall_seconds, so_far.stopped_early);
+  const auto& repair = session_.last_repair();
+  const auto began = repair.began;
+  ft::RecoveryRecord record;
+  record.lost = repair.lost;
+  record.replaced = repair.replaced;
+  record.rounds = repair.rounds;
+  bool again = false;
+  repeat_while_processes_fail([&] {
+    if (again) {  // another process failed during the takeover: repaired, it starts over
+      const auto more = session_.repair(join_info(context_));
+      exchange_.attach(session_.plane());
+      add_sorted(record.lost, more.lost);
+      add_sorted(record.replaced, more.replaced);
+      record.rounds += more.rounds;
+    }
+    again = true;
+    adopt_run(handover, so_far, record);
+  });
+  record.tree_version = session_.tree().version;
+  record.seconds = std::chrono::duration<double>(core::Clock::now() - began).count();
+  recoveries_.add(record);
+  load_evaluation_sets(context_);  // the workers train meanwhile
+  return run_loop(so_far.steps);
+}
+
+void SharingMaster::adopt_run(const std::optional<SharingHandover>& handover,
+                              const RunSoFar& so_far, ft::RecoveryRecord& record) {
+  live_ = session_.live_workers();
+  const auto tree_before = session_.tree();
+  const auto status = collect_statuses();
+  adopt_model(handover, status);
+  scheduler_.emplace(cfg_.training.epochs, static_cast<std::int64_t>(shape_.partition_count()),
+                     rebuilt_position(so_far, status, handover), shape_.partition_sizes(),
+                     cfg_.data.prefetch_partitions);
+  // The staleness clocks: a survivor's own; a rank lost with the master, or replaced since,
+  // starts level with the newest, so that it holds nobody back.
+  std::uint64_t newest = handover ? handover->status.clock : 0;
+  for (const auto& [w, s] : status) newest = std::max(newest, s.clock);
+  std::fill(clocks_.begin() + 1, clocks_.end(), newest);
+  for (const auto& [w, s] : status) {
+    if (s.phase == WorkerPhase::kJoining) continue;
+    if (s.phase == WorkerPhase::kTraining && s.holding) scheduler_->adopt_in_flight(w, *s.holding);
+    clocks_[static_cast<std::size_t>(w)] = s.clock;
+    tau_[static_cast<std::size_t>(w - 1)] = s.tau;
+  }
+  if (handover) record.retrained_minibatches = handover->trained_of_held;
+  finish_resync(status, record, tree_before);
+  for (int w : live_) grant_seq_[w] = exchange_.highest_applied(w);
+  liveness_.restart(live_);
+  const auto position = scheduler_->position();
+  core::log_info("the schedule goes on at epoch " + std::to_string(position.first_epoch + 1) +
+                 " with " + std::to_string(position.partitions_done.size()) +
+                 " partitions of it and later epochs done, as the checkpoint and the workers "
+                 "report");
+}
+
+void SharingMaster::adopt_model(const std::optional<SharingHandover>& handover,
+                                const std::map<int, ResyncStatus>& status) {
+  ReplicaState state;
+  if (handover) {
+    state = handover->replica;
+  } else {
+    int fullest = -1;
+    std::size_t most = 0;
+    for (const auto& [w, s] : status)
+      if (s.phase != WorkerPhase::kJoining && (fullest < 0 || applied_count(s.applied) > most)) {
+        fullest = w;
+        most = applied_count(s.applied);
+      }
+    if (fullest < 0)
+      throw core::RuntimeError(
+          "the master was lost and no worker that survived it holds the model: the job ends, "
+          "and the same command resumes it from its newest checkpoint");
+    send(control(), fullest, ResyncStateFetch{});
+    state = receive<ReplicaState>(control(), fullest, "its model for the new master");
+  }
+  if (state.parameters.size() != model_.parameter_count())
+    throw core::RuntimeError("the new master got a model of " +
+                             std::to_string(state.parameters.size()) + " parameters, not " +
+                             std::to_string(model_.parameter_count()));
+  std::copy(state.parameters.begin(), state.parameters.end(), model_.parameters().begin());
+  exchange_.adopt(state.applied);
+}
+
+DataPosition SharingMaster::rebuilt_position(const RunSoFar& so_far,
+                                             const std::map<int, ResyncStatus>& status,
+                                             const std::optional<SharingHandover>& handover) const {
+  const auto per_epoch = static_cast<std::int64_t>(shape_.partition_count());
+  const std::int64_t first = so_far.epochs_evaluated;
+  std::set<std::pair<std::int64_t, std::int64_t>> done;
+  const auto add = [&](const PartitionGrant& grant) {
+    if (grant.epoch >= first && grant.epoch < cfg_.training.epochs && grant.partition >= 0 &&
+        grant.partition < per_epoch)
+      done.insert({grant.epoch, grant.partition});
+  };
+  if (const auto checkpoint = checkpoint_position(context_)) {
+    for (auto epoch = first; epoch < checkpoint->first_epoch; ++epoch)  // complete in it
+      for (std::int64_t partition = 0; partition < per_epoch; ++partition) add({epoch, partition});
+    for (const auto index : checkpoint->partitions_done)
+      add({checkpoint->first_epoch + index / per_epoch, index % per_epoch});
+  }
+  for (const auto& [w, s] : status)
+    for (const auto& grant : s.done) add(grant);
+  if (handover)
+    for (const auto& grant : handover->status.done) add(grant);
+  DataPosition position{first, {}};
+  for (const auto& [epoch, partition] : done)
+    position.partitions_done.push_back((epoch - first) * per_epoch + partition);
+  return position;
+}
+
+}  // namespace gradshare::train
