@@ -161,6 +161,8 @@ class ScriptedSharingSession : public SharingSession {
   const std::map<int, ft::ProcessIdentity>& processes() const override { return processes_; }
   bool master_on_another_node() const override { return false; }
   RepairOutcome repair(const std::vector<std::uint8_t>&) override;
+  // The role starts as if `repair` (a takeover's: became_master) had just made it what it is.
+  void after_repair(RepairOutcome repair) { last_repair_ = std::move(repair); }
 
  private:
   ScriptedChannel& channel_;

@@ -6,7 +6,10 @@
 // diverged worker, no start).
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +20,8 @@
 #include "train/partition_messages.h"
 #include "train/partition_scheduler.h"
 #include "train/sharing/gradient_sharing.h"
+#include "train/sharing/master.h"
+#include "train/sharing/recovery.h"
 #include "train/sharing/protocol.h"
 #include "train/sharing/report.h"
 #include "train/sharing/staleness.h"
@@ -91,8 +96,8 @@ struct TwoWorkerScript {
 // plane of the master's tree.
 class SharingMasterRole : public SharingRole {
  protected:
-  SharingMasterRole()
-      : ctx(context("gradient_sharing", 0, 2, kOneEpoch)),
+  explicit SharingMasterRole(const std::vector<std::string>& overrides = kOneEpoch)
+      : ctx(context("gradient_sharing", 0, 2, overrides)),
         initial(initial_parameters(ctx)),
         channel(0, 3),
         session(channel, ctx.config) {
@@ -155,6 +160,80 @@ TEST_F(SharingMasterRole, FailsWhenAReplicaEndsWithAnotherModel) {
         << error.what();
   }
   EXPECT_EQ(channel.sent_of<Shutdown>().size(), 2u);  // the workers are ended all the same
+}
+
+// A spare that took a lost master's place (sharing/takeover.h) starts nobody: it takes the
+// fullest survivor's replica, rebuilds the schedule from the epochs metrics.jsonl records and
+// the partitions the workers report done or hold, and hands out only the rest; the epoch it
+// completes counts every minibatch once, and the recovery names rank 0.
+class SharingTakeoverRole : public SharingMasterRole {
+ protected:
+  SharingTakeoverRole()
+      : SharingMasterRole(
+            {"training.epochs=2", "checkpoint.every_epoch=false", "data.partition_batches=1"}) {}
+};
+
+TEST_F(SharingTakeoverRole, SpareGoesOnWithTheScheduleTheWorkersReport) {
+  {
+    std::ofstream metrics(ctx.run_directory.file("metrics.jsonl"), std::ios::app);
+    metrics << R"({"kind":"epoch","epoch":1,"test_accuracy":0.5,"wall_seconds":100})" << "\n"
+            << R"({"kind":"step","step":400,"wall_seconds":1)" << "\n";  // cut short
+  }
+  session.after_repair({{0}, {0}, 1, /*became_master=*/true, /*former_rank=*/-1,
+                        core::Clock::now()});
+  const auto shape = epoch_shape(ctx.config, ctx.data.train);
+  const auto partitions = static_cast<std::int64_t>(shape.partition_count());
+  ASSERT_GE(partitions, 4);
+  // Worker 1 holds epoch 2's partition 0 and reports epoch 1 done (the epoch recorded) and
+  // partition 1 of epoch 2; worker 2 waits for a grant and reports partition 2 done.
+  ResyncStatus one, two;
+  one.phase = WorkerPhase::kTraining;
+  one.holding = PartitionGrant{1, 0};
+  one.done = {{0, 0}, {1, 1}};
+  one.applied = script.replicas.at(1).exchange().applied_ids();
+  two.phase = WorkerPhase::kRequesting;
+  two.done = {{1, 2}};
+  two.applied = script.replicas.at(2).exchange().applied_ids();
+  channel.arrive(1, one);
+  channel.arrive(2, two);
+  std::set<std::pair<std::int64_t, std::int64_t>> granted;
+  channel.set_script([&](const SentMessage& sent, ScriptedChannel& c) {
+    if (sent.message.tag == ResyncStateFetch::kTag)
+      c.arrive(sent.dest, ReplicaState{initial, script.replicas.at(sent.dest).exchange().applied_ids()});
+    if (sent.message.tag == ResyncDone::kTag) {
+      if (sent.dest == 1) {  // finishes the partition it held
+        auto& replica = script.replicas.at(1);
+        replica.publish(update_of(1, initial.size()));
+        c.arrive(1, PartitionRequest{true, replica.seq()});
+      } else {
+        c.arrive(2, PartitionRequest{false, 0});
+      }
+      return;
+    }
+    if (sent.message.tag == PartitionGrantReply::kTag)
+      if (const auto grant = decode<PartitionGrantReply>(sent.message.payload).assignment.grant)
+        granted.insert({grant->epoch, grant->partition});
+    script.on_sent(sent, c);
+  });
+
+  EXPECT_EQ(SharingMaster(ctx, session).take_over(std::nullopt), 0);
+
+  EXPECT_TRUE(channel.sent_of<Start>().empty());
+  EXPECT_EQ(channel.sent_of<ResyncStateFetch>().size(), 1u);
+  std::set<std::pair<std::int64_t, std::int64_t>> rest;
+  for (std::int64_t p = 3; p < partitions; ++p) rest.insert({1, p});
+  EXPECT_EQ(granted, rest);
+  EXPECT_TRUE(model_written(ctx));
+  std::ifstream metrics(ctx.run_directory.file("metrics.jsonl"));
+  const std::string text((std::istreambuf_iterator<char>(metrics)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find(R"({"kind":"recovery","lost":"[0]","replaced":"[0]")"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find(R"({"kind":"epoch","epoch":2,)"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"("minibatches":)" + std::to_string(shape.batch_count()) + ","),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find(R"({"kind":"epoch","epoch":1,"step")"), std::string::npos)
+      << "epoch 1 evaluated again: " << text;
 }
 
 TEST_F(SharingRole, MasterEndsADivergedRunWithoutAModel) {
