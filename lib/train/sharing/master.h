@@ -270,6 +270,9 @@ class SharingMaster : public MasterRole {
   std::vector<std::uint64_t> clocks_ =
       std::vector<std::uint64_t>(static_cast<std::size_t>(context_.size), 0);
   bool stopping_ = false;
+  // The run's step when this master took a lost one's place (sharing/takeover.h): its summary
+  // counts from there.
+  std::optional<std::int64_t> took_over_at_;
   // Aggregating: relays restarted in the recovery under way (restart_relays). A failure then
   // cannot be repaired: the old parents' applied IDs are gone (the job ends; it resumes from its
   // newest checkpoint).

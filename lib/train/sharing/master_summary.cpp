@@ -41,13 +41,16 @@ void SharingMaster::summarize(double cpu_seconds, double wall_seconds, bool equi
       total.duplicates + static_cast<std::int64_t>(exchange_.stats().duplicates);
   const auto rejected = total.rejected + static_cast<std::int64_t>(exchange_.stats().rejected);
   const std::int64_t applied_twice = exchange_.applied_twice() + drain_.applied_twice();
-  char line[480];
+  // A new master (sharing/takeover.h) saw only the reports since it took over.
+  const std::string since =
+      took_over_at_ ? " since the takeover at step " + std::to_string(*took_over_at_) : "";
+  char line[520];
   std::snprintf(line, sizeof line,
-                "sharing summary: %lld steps, %lld updates, %.1f bytes/worker/step = dense/%.0f, "
+                "sharing summary%s: %lld steps, %lld updates, %.1f bytes/worker/step = dense/%.0f, "
                 "back-pressure %lld, duplicates %lld, rejected %lld, applied twice %lld, "
                 "master CPU %.1f%% of a core (%.1f%% relaying, %.1f%% evaluating epochs)",
-                static_cast<long long>(total.steps), static_cast<long long>(total.messages),
-                bytes_per_step, bytes_per_step > 0 ? dense / bytes_per_step : 0.0,
+                since.c_str(), static_cast<long long>(total.steps),
+                static_cast<long long>(total.messages), bytes_per_step, bytes_per_step > 0 ? dense / bytes_per_step : 0.0,
                 static_cast<long long>(total.backpressure), static_cast<long long>(duplicates),
                 static_cast<long long>(rejected), static_cast<long long>(applied_twice),
                 100.0 * cpu_share, 100.0 * (cpu_share - evaluation_share),
@@ -84,6 +87,7 @@ void SharingMaster::summarize(double cpu_seconds, double wall_seconds, bool equi
       .add("equivalent", equivalent)
       .add("conservation_max_relative_error", conservation_error_)
       .add("master_kept_bytes_peak", exchange_.stats().kept_bytes_peak);
+  if (took_over_at_) record.add("since_step", *took_over_at_);
   summarize_staleness(total, record);
   context_.metrics.write(record);
 }

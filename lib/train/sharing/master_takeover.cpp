@@ -69,6 +69,7 @@ int SharingMaster::take_over(std::optional<SharingHandover> handover) {
   record.seconds = std::chrono::duration<double>(core::Clock::now() - began).count();
   recoveries_.add(record);
   load_evaluation_sets(context_);  // the workers train meanwhile
+  took_over_at_ = so_far.steps;
   return run_loop(so_far.steps);
 }
 

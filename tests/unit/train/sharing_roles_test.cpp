@@ -176,7 +176,8 @@ class SharingTakeoverRole : public SharingMasterRole {
 TEST_F(SharingTakeoverRole, SpareGoesOnWithTheScheduleTheWorkersReport) {
   {
     std::ofstream metrics(ctx.run_directory.file("metrics.jsonl"), std::ios::app);
-    metrics << R"({"kind":"epoch","epoch":1,"test_accuracy":0.5,"wall_seconds":100})" << "\n"
+    metrics << R"({"kind":"epoch","epoch":1,"step":300,"test_accuracy":0.5,"wall_seconds":100})"
+            << "\n"
             << R"({"kind":"step","step":400,"wall_seconds":1)" << "\n";  // cut short
   }
   session.after_repair({{0}, {0}, 1, /*became_master=*/true, /*former_rank=*/-1,
@@ -232,8 +233,11 @@ TEST_F(SharingTakeoverRole, SpareGoesOnWithTheScheduleTheWorkersReport) {
   EXPECT_NE(text.find(R"("minibatches":)" + std::to_string(shape.batch_count()) + ","),
             std::string::npos)
       << text;
-  EXPECT_EQ(text.find(R"({"kind":"epoch","epoch":1,"step")"), std::string::npos)
+  const std::string epoch_one = R"({"kind":"epoch","epoch":1,)";
+  EXPECT_EQ(text.find(epoch_one, text.find(epoch_one) + 1), std::string::npos)
       << "epoch 1 evaluated again: " << text;
+  // Its summary counts from the takeover, at the run's newest step recorded.
+  EXPECT_NE(text.find(R"("since_step":300)"), std::string::npos) << text;
 }
 
 TEST_F(SharingRole, MasterEndsADivergedRunWithoutAModel) {
