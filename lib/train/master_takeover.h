@@ -1,17 +1,19 @@
 // master_takeover.h: a new master inside the job. Under `mpirun --with-ft ulfm` a strategy whose
-// workers hold everything its master knows beyond the run directory (Strategy::master_failover:
-// the dense all-reduce and parameter averaging) replaces a lost master without a restart:
+// workers hold, or can tell, everything its master knows beyond the run directory
+// (Strategy::master_failover: the dense all-reduce, parameter averaging, and gradient sharing
+// without aggregating relays) replaces a lost master without a restart:
 //
 //   the survivors' repair (comm/repair.h) gives logical rank 0 to a spare, or with none to the
 //     lowest worker, whose own rank then counts as lost (replaced like a worker's);
 //   the new master takes the run directory over: the log rank-0.log and the terminal,
 //     metrics.jsonl (appended, after ending a line the lost master left cut short), run.lock;
-//   its strategy's master starts from what the run directory and the workers know
-//     (SynchronousMaster::take_over): the epochs metrics.jsonl records as evaluated, early
-//     stopping's verdict, the wall time so far, best.h5, and no checkpoint mark, so the workers' newest state comes
-//     as a fresh checkpoint; it sends every worker the GroupResume of any repair, so they
-//     train again, then loads the evaluation sets, which a worker never read; the workers
-//     send again what it lacks (group_recovery.h);
+//   its strategy's master starts from what the run directory and the workers know: the epochs
+//     metrics.jsonl records as evaluated, early stopping's verdict, the wall time so far; the
+//     synchronous ones (SynchronousMaster::take_over) send every worker the GroupResume of any
+//     repair with no checkpoint mark, so the workers' newest state comes as a fresh checkpoint
+//     and they send again what it lacks (group_recovery.h); gradient sharing's rebuilds its
+//     model and schedule from what the workers report (sharing/takeover.h); then it loads the
+//     evaluation sets, which a worker never read;
 //   a `recovery` record names the lost master and who took its place.
 #pragma once
 

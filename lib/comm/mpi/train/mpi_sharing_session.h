@@ -51,8 +51,8 @@ class MpiSharingSession : public SharingSession {
   // After a process failure, collective over every live process, spares included: repairs the
   // communicators per fault_tolerance.on_worker_failure (abort repairs like shrink, so the master
   // can still checkpoint), re-attaches the tree, rebuilds both planes. context.rank becomes this
-  // process's logical rank (a spare's, when it took one). join_info goes to newcomers (read on
-  // the master only).
+  // process's logical rank (a spare's, when it took one; 0 on a worker that became the master).
+  // join_info goes to newcomers (the deciding rank's; empty: this rank's own).
   RepairOutcome repair(const std::vector<std::uint8_t>& join_info) override;
   // A spare: waits for a repair (true once it holds a logical rank) or the end of the run.
   bool wait_for_assignment() override;
