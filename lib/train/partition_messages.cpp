@@ -27,26 +27,20 @@ constexpr std::uint32_t kMaxReadAhead = 1024;
 
 void PartitionGrantReply::write(comm::ByteWriter& writer) const {
   put_grant(writer, assignment.grant);
-  const auto count = std::min<std::size_t>(assignment.read_ahead.size(), kMaxReadAhead);
-  writer.put<std::uint32_t>(static_cast<std::uint32_t>(count));
-  for (std::size_t i = 0; i < count; ++i)
-    writer.put<std::int64_t>(assignment.read_ahead[i].epoch)
-        .put<std::int64_t>(assignment.read_ahead[i].partition);
+  const auto& ahead = assignment.read_ahead;
+  put_grants(writer, {ahead.begin(),
+                      ahead.begin() + static_cast<std::ptrdiff_t>(
+                                          std::min<std::size_t>(ahead.size(), kMaxReadAhead))});
 }
 
 PartitionGrantReply PartitionGrantReply::read(comm::ByteReader& reader) {
   PartitionGrantReply reply;
   reply.assignment.grant = get_grant(reader);
-  const auto count = reader.get<std::uint32_t>();
-  if (count > kMaxReadAhead)
-    throw core::RuntimeError("partition grant: " + std::to_string(count) +
+  reply.assignment.read_ahead = get_grants(reader);
+  if (reply.assignment.read_ahead.size() > kMaxReadAhead)
+    throw core::RuntimeError("partition grant: " +
+                             std::to_string(reply.assignment.read_ahead.size()) +
                              " partitions to read ahead, more than " + std::to_string(kMaxReadAhead));
-  for (std::uint32_t i = 0; i < count; ++i) {
-    PartitionGrant ahead;
-    ahead.epoch = reader.get<std::int64_t>();
-    ahead.partition = reader.get<std::int64_t>();
-    reply.assignment.read_ahead.push_back(ahead);
-  }
   return reply;
 }
 

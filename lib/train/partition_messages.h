@@ -1,7 +1,7 @@
 // partition_messages.h: the workers' partition requests and the master's grants on the control
 // plane, shared by the asynchronous strategies (gradient sharing, Downpour).
 //   request {finished previous: u8, last seq: u64}
-//   grant {has: u8, epoch: i64, partition: i64, read-ahead count: u32 (<= 1024),
+//   grant {has: u8, epoch: i64, partition: i64, read-ahead count: u64 (<= 1024),
 //          that many {epoch: i64, partition: i64}: the partitions reserved for its next requests}
 // A gradient-sharing worker's last seq is that of the newest update it had sent when it finished
 // the previous partition: if the worker dies, the master reopens a finished partition whose

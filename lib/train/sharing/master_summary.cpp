@@ -50,7 +50,8 @@ void SharingMaster::summarize(double cpu_seconds, double wall_seconds, bool equi
                 "back-pressure %lld, duplicates %lld, rejected %lld, applied twice %lld, "
                 "master CPU %.1f%% of a core (%.1f%% relaying, %.1f%% evaluating epochs)",
                 since.c_str(), static_cast<long long>(total.steps),
-                static_cast<long long>(total.messages), bytes_per_step, bytes_per_step > 0 ? dense / bytes_per_step : 0.0,
+                static_cast<long long>(total.messages), bytes_per_step,
+                bytes_per_step > 0 ? dense / bytes_per_step : 0.0,
                 static_cast<long long>(total.backpressure), static_cast<long long>(duplicates),
                 static_cast<long long>(rejected), static_cast<long long>(applied_twice),
                 100.0 * cpu_share, 100.0 * (cpu_share - evaluation_share),

@@ -11,14 +11,6 @@ namespace gradshare::train {
 
 namespace {
 
-// Update IDs a replica holds: the fullest survivor's model starts a spare's takeover.
-std::size_t applied_count(const AppliedIds& ids) {
-  std::size_t count = 0;
-  for (const auto upto : ids.upto) count += upto;
-  for (const auto& above : ids.above) count += above.size();
-  return count;
-}
-
 // The newest checkpoint's position: the run directory's, else the one the run resumed from.
 std::optional<DataPosition> checkpoint_position(const RunContext& context) {
   auto path = newest_checkpoint(context.run_directory);
@@ -113,9 +105,9 @@ void SharingMaster::adopt_model(const std::optional<SharingHandover>& handover,
     int fullest = -1;
     std::size_t most = 0;
     for (const auto& [w, s] : status)
-      if (s.phase != WorkerPhase::kJoining && (fullest < 0 || applied_count(s.applied) > most)) {
+      if (s.phase != WorkerPhase::kJoining && (fullest < 0 || s.applied.count() > most)) {
         fullest = w;
-        most = applied_count(s.applied);
+        most = s.applied.count();
       }
     if (fullest < 0)
       throw core::RuntimeError(

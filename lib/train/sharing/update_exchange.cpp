@@ -27,6 +27,13 @@ std::uint64_t AppliedIds::highest(int origin) const {
   return above[o].empty() ? upto[o] : std::max(upto[o], above[o].back());
 }
 
+std::size_t AppliedIds::count() const {
+  std::size_t ids = 0;
+  for (const auto seq : upto) ids += seq;
+  for (const auto& seqs : above) ids += seqs.size();
+  return ids;
+}
+
 std::vector<std::uint8_t> AppliedIds::serialize() const {
   comm::ByteWriter writer;
   writer.put_vector(upto);

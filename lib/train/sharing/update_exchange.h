@@ -59,6 +59,8 @@ struct AppliedIds {
 
   bool contains(int origin, std::uint64_t seq) const;
   std::uint64_t highest(int origin) const;
+  // How many IDs: every origin's seqs up to upto[o] and those above.
+  std::size_t count() const;
   std::vector<std::uint8_t> serialize() const;
   static AppliedIds deserialize(std::span<const std::uint8_t> bytes);
 };

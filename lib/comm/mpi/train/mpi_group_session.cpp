@@ -46,7 +46,9 @@ void MpiGroupSession::build() {
 
 bool MpiGroupSession::wait_for_assignment() {
   comm::RepairedJob repaired;
-  if (!job_.wait_for_assignment(cli::repair_options(context_.config, context_.size, {}), &repaired)) return false;
+  if (!job_.wait_for_assignment(cli::repair_options(context_.config, context_.size, {}),
+                                &repaired))
+    return false;
   last_repair_ = cli::repair_outcome(repaired);
   context_.rank = job_.my_logical();
   build();

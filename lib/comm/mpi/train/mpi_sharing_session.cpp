@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <iterator>
 #include <limits>
 
 #include "comm/mpi/train/repair_policy.h"
@@ -172,12 +171,12 @@ void MpiSharingSession::adopt(const comm::RepairedJob& repaired) {
                   "MPI_Allreduce");
   if (holder == std::numeric_limits<int>::max()) holder = 0;  // nobody: the configured tree
   if (context_.rank == holder) {
-    std::vector<int> lost, replaced;
-    std::copy_if(repaired.lost.begin(), repaired.lost.end(), std::back_inserter(lost),
-                 [](int rank) { return rank != 0; });
-    std::copy_if(repaired.replaced.begin(), repaired.replaced.end(), std::back_inserter(replaced),
-                 [](int rank) { return rank != 0; });
-    tree_ = repaired_tree(context_.config.topology, mode_, tree_, lost, replaced);
+    const auto workers = [](std::vector<int> ranks) {
+      std::erase(ranks, 0);
+      return ranks;
+    };
+    tree_ = repaired_tree(context_.config.topology, mode_, tree_, workers(repaired.lost),
+                          workers(repaired.replaced));
   }
   share_tree(holder);
   tree_current_ = true;
