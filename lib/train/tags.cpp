@@ -49,7 +49,12 @@ constexpr std::array<const char*, kTagCount> kNames = {
     "Downpour server end",
     "worker state piece",
     "worker state piece received",
-    "relay restart"};
+    "relay restart",
+    "shard rebuild",
+    "push log",
+    "snapshot taken",
+    "snapshot wanted",
+    "rebuild failed"};
 
 // The channels' errors name the tags too (comm::tag_label), from the start of the program.
 const bool named = (comm::name_tags(&tag_name), true);

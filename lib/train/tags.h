@@ -61,9 +61,18 @@ inline constexpr comm::Tag kStateChunk{39};
 inline constexpr comm::Tag kStateChunkAck{40};  // the master has a piece: the next may go
 // recovery, aggregating: the master's model and what a survivor's old parent took in
 inline constexpr comm::Tag kRelayRestart{41};
+// recovery, Downpour: a lost server's shard rebuilt (downpour/shard_rebuild.h): the master's
+// snapshot of it, each worker's pushes since, and the master telling workers what a snapshot holds
+inline constexpr comm::Tag kDownpourShardRebuild{42};
+inline constexpr comm::Tag kDownpourPushLog{43};
+inline constexpr comm::Tag kDownpourSnapshotTaken{44};
+// a Downpour worker's pushes kept for the rebuild fill half their budget: snapshots wanted
+inline constexpr comm::Tag kDownpourSnapshotWanted{45};
+// a lost server's replacement could not rebuild the shard: why
+inline constexpr comm::Tag kDownpourRebuildFailed{46};
 }  // namespace tags
 
-inline constexpr int kTagCount = 41;
+inline constexpr int kTagCount = 46;
 static_assert(kTagCount <= comm::kLastTag, "comm carries tags up to comm::kLastTag");
 
 // "partition request", "heartbeat", ...; "tag N" for a number no message has.

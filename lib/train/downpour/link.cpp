@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/errors.h"
+#include "core/log.h"
 
 namespace gradshare::train {
 
@@ -18,6 +19,9 @@ ShardLink::ShardLink(const DownpourLayout& layout, int shard, int worker,
   if (config.downpour.encode)
     encoder_ = std::make_unique<codec::Encoder>(push_encoding(config), range_.size());
   payload_.reserve(payload_capacity_);
+  if (shard != 0)
+    log_ = std::make_unique<PushLog>(static_cast<std::size_t>(config.fault_tolerance.keep_bytes) /
+                                     static_cast<std::size_t>(layout.servers() - 1));
 }
 
 void ShardLink::post(PushFormat format, DownpourReport& report) {
@@ -27,6 +31,14 @@ void ShardLink::post(PushFormat format, DownpourReport& report) {
            "push of " + std::to_string(payload_.size()) + " bytes");
   header_ = {posted_ + 1, static_cast<std::uint64_t>(format), payload_.size(), base_version_};
   send_push(header_, payload_);
+  if (log_) {
+    const std::uint64_t dropped = log_->dropped_through();
+    log_->record(header_, payload_);
+    if (dropped == 0 && log_->dropped_through() > 0)
+      core::log_warn("the pushes kept for parameter server " + std::to_string(server_) +
+                     " outgrew fault_tolerance.keep_bytes / (downpour.servers - 1): until the "
+                     "next checkpoint, a loss of that server cannot be repaired in the job");
+  }
   ++posted_;
   ++report.pushes;
   report.push_bytes += static_cast<std::int64_t>(payload_.size());
@@ -70,6 +82,7 @@ void ShardLink::acknowledge(std::uint64_t word, DownpourReport& report) {
                              ", which has posted " + std::to_string(posted_) + " and seen " +
                              std::to_string(acked_) + " acknowledged (corrupt ack)");
   acked_ = seq;
+  if (log_) log_->acknowledged(seq, ack_age(word), header_.base);
   const auto age = static_cast<std::int64_t>(ack_age(word));
   ++report.ages;
   report.age_sum += static_cast<double>(age);
@@ -79,6 +92,7 @@ void ShardLink::acknowledge(std::uint64_t word, DownpourReport& report) {
 void ShardLink::take_over(ShardLink& old) {
   GS_CHECK(old.server_ == server_ && old.rank_ == rank_, "a link taken over from another");
   encoder_ = std::move(old.encoder_);
+  log_ = std::move(old.log_);
   payload_ = std::move(old.payload_);
   header_ = old.header_;
   base_version_ = old.base_version_;
@@ -104,6 +118,15 @@ void ShardLink::resync(std::uint64_t applied) {
                            " of worker rank " + std::to_string(rank_) + ", which has posted " +
                            std::to_string(posted_) + " and seen " + std::to_string(acked_) +
                            " acknowledged");
+}
+
+DownpourPushLog ShardLink::push_log() const {
+  GS_CHECK(log_ != nullptr, "shard " + std::to_string(server_) + " keeps no pushes");
+  return {posted_, log_->dropped_through(), {log_->pushes().begin(), log_->pushes().end()}};
+}
+
+void ShardLink::snapshot_holds(std::uint64_t seq) {
+  if (log_) log_->held_through(seq);
 }
 
 std::span<const float> ShardLink::residual() const {

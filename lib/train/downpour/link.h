@@ -23,6 +23,7 @@
 #include "codec/encoder.h"
 #include "config/experiment_config.h"
 #include "train/downpour/protocol.h"
+#include "train/downpour/shard_rebuild.h"
 
 namespace gradshare::train {
 
@@ -62,6 +63,14 @@ class ShardLink {
   // After a repair (downpour/network.h): this link, made on the new transport, continues
   // `old`'s pushes: their seq, the push in flight, the encoder's residual, the base version.
   void take_over(ShardLink& old);
+  // The pushes to this shard no snapshot of it holds yet (shard_rebuild.h; shards 1..K-1), for
+  // a replacement that rebuilds the shard; and the master's word that a snapshot holds those up
+  // to `seq`.
+  DownpourPushLog push_log() const;
+  void snapshot_holds(std::uint64_t seq);
+  // The pushes kept fill half their budget: new snapshots are wanted.
+  bool log_half_full() const { return log_ && log_->half_full(); }
+
   // Then the server's word: `applied` is the seq of the last push it applied from this worker.
   // The push in flight it did not apply is sent again (it was lost with the old transport); a
   // replacement, which has posted nothing, continues the seq of the worker it replaces.
@@ -91,6 +100,7 @@ class ShardLink {
   ShardRange range_;
   std::size_t payload_capacity_;
   std::unique_ptr<codec::Encoder> encoder_;  // null without downpour.encode
+  std::unique_ptr<PushLog> log_;             // null for shard 0, which lives with the master
   std::vector<std::uint8_t> payload_;        // the push in flight
   PushHeader header_;                        // its header
   std::uint64_t base_version_ = 0;

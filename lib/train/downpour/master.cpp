@@ -1,6 +1,7 @@
 // downpour/master.cpp: the Downpour master (rank 0): serves shard 0, hands out partitions,
 // aggregates the workers' figures, evaluates the servers' model at the end of every epoch,
-// writes checkpoints (downpour/checkpoint.h), stops the job on a signal, and at the end checks
+// writes checkpoints (downpour/checkpoint.h) and keeps the other shards' snapshots that come
+// with them (downpour/shard_rebuild.h), stops the job on a signal, and at the end checks
 // that every worker's final pull returned exactly the servers' parameters. Shard 0 is served
 // wherever the master waits: between messages, while it reads the other shards, and while it
 // evaluates or writes a checkpoint (on a second thread then).
@@ -24,6 +25,7 @@
 #include "train/downpour/checkpoint.h"
 #include "train/downpour/master_progress.h"
 #include "train/downpour/roles.h"
+#include "train/downpour/shard_rebuild.h"
 #include "train/downpour/state_requests.h"
 #include "train/epoch_report.h"
 #include "train/master_loop.h"
@@ -69,6 +71,16 @@ class DownpourMaster : public MasterRole {
         reporter_(context), checkpointer_(context), requests_(network),
         recovery_(context, network.session()) {
     checkpointer_.mark_written(resume ? resume->iteration : 0);
+    // Until the first checkpoint, a lost server's shard is rebuilt from the one it started with.
+    snapshots_.resize(static_cast<std::size_t>(layout_.servers()));
+    for (int s = 1; s < layout_.servers(); ++s) {
+      const ShardRange range = layout_.shard(s);
+      const auto start = model_.parameters().subspan(range.begin, range.size());
+      snapshots_[static_cast<std::size_t>(s)] = {
+          s, 0, {start.begin(), start.end()},
+          resume ? server_shard_state(*resume, layout_, s) : WorkerState{},
+          std::vector<std::uint64_t>(static_cast<std::size_t>(layout_.workers()), 0), {}};
+    }
     log_setup();
   }
 
@@ -85,8 +97,19 @@ class DownpourMaster : public MasterRole {
                                                   : scheduler_.assign(worker)});
         break;
       case DownpourState::kTag:
-        if (requests_.take(message)) write_checkpoint(requests_.collect());
+        if (requests_.take(message)) {
+          const bool servers_only = requests_.servers_only();
+          const auto replies = requests_.collect();
+          if (servers_only) keep_snapshots(replies); else write_checkpoint(replies);
+        }
         break;
+      case DownpourSnapshotWanted::kTag:
+        snapshots_wanted_ = true;
+        break;
+      case DownpourRebuildFailed::kTag:
+        throw core::JobCannotGoOn(decode<DownpourRebuildFailed>(message).why + "; rerun the same "
+                                  "command to resume every shard from " +
+                                  resume_point(context_.run_directory));
       case Diverged::kTag: {
         const auto report = decode<Diverged>(message);
         if (!diverged_)
@@ -137,7 +160,10 @@ class DownpourMaster : public MasterRole {
       checkpoint_due = checkpoint_due || (checkpointer_.at_epoch_end() && !stopping_ &&
                                           !diverged_ && epoch + 1 < cfg_.training.epochs);
     }
-    if (checkpoint_due && !requests_.outstanding()) requests_.request();
+    if (!requests_.outstanding()) {
+      if (checkpoint_due) requests_.request();
+      else if (snapshots_wanted_ && !all_done) requests_.request(/*servers_only=*/true);
+    }
     progress_.maybe_log();
     if (all_done) {
       // Every worker's last push is applied on every shard: the servers are quiet from here on.
@@ -169,14 +195,19 @@ class DownpourMaster : public MasterRole {
 
   // A process failed: under ULFM the job is repaired (downpour/network.h) and goes on.
   bool recover(const comm::TransportError& error) override {
+    rebuilt_.clear();
     if (!recovery_.repair(error, [this] { resume_after_repair(); })) return false;
     if (cfg_.fault_tolerance.on_worker_failure == "abort")
       stop("fault_tolerance.on_worker_failure is abort: the workers push what they hold, then "
            "the checkpoint; exiting with the requeue code");
-    recovery_.record(
-        "the servers' shards as they were (every push applied once, by seq); the partitions in "
-        "flight are trained again; a lost worker's updates not yet pushed are lost with it "
-        "(under n_push steps' worth)");
+    recovery_.record(rebuilt_.empty()
+                         ? "the servers' shards as they were (every push applied once, by seq); "
+                           "the partitions in flight are trained again; a lost worker's updates "
+                           "not yet pushed are lost with it (under n_push steps' worth)"
+                         : "the servers' shards as they were, parameter server " + rebuilt_ +
+                               " rebuilt from its snapshot of the newest checkpoint and the "
+                               "pushes the workers kept since (every push applied once, by "
+                               "seq); the partitions in flight are trained again");
     return true;
   }
 
@@ -186,6 +217,13 @@ class DownpourMaster : public MasterRole {
   void resume_after_repair() {
     network_.rebuild();
     server_ = network_.carry(*server_, cfg_);
+    // A lost server's replacement rebuilds its shard from the newest snapshot
+    // (shard_rebuild.h).
+    for (int rank : network_.session().last_repair().replaced)
+      if (layout_.is_server(rank)) {
+        send(control(), rank, DownpourShardRebuild{snapshots_.at(static_cast<std::size_t>(rank))});
+        rebuilt_ += (rebuilt_.empty() ? "" : ", ") + std::to_string(rank);
+      }
     if (network_.live_workers().empty())
       throw core::RuntimeError("every Downpour worker was lost; rerun the same command to resume "
                                "from the newest checkpoint");
@@ -220,7 +258,7 @@ class DownpourMaster : public MasterRole {
     std::uint64_t versions = 0;                          // pushes applied over all shards
     std::vector<std::vector<std::uint64_t>> applied;     // per shard, per worker: last seq
     std::map<int, std::int64_t> server_peaks;            // servers 1..K-1: peak memory
-    std::optional<std::map<int, WorkerState>> states;    // for the stop's or a due checkpoint
+    std::optional<std::map<int, DownpourState>> states;  // for the stop's or a due checkpoint
   };
 
   EndState gather_end() {
@@ -237,6 +275,7 @@ class DownpourMaster : public MasterRole {
     // A stop checkpoints at the end: every worker's updates are applied and the servers are
     // quiet. An outstanding request is completed too, so that no reply is left unreceived; a
     // diverged model is never saved.
+    if (requests_.outstanding() && requests_.servers_only()) requests_.collect();  // not needed now
     if (requests_.outstanding() || (stopping_ && !diverged_)) end.states = requests_.collect();
     return end;
   }
@@ -287,23 +326,46 @@ class DownpourMaster : public MasterRole {
     return versions;
   }
 
-  void write_checkpoint(const std::map<int, WorkerState>& replies) {
+  void write_checkpoint(const std::map<int, DownpourState>& replies) {
     read_servers();
     save_checkpoint(replies);
+    keep_snapshots(replies);
+  }
+
+  // The servers' shards as they answered for the checkpoint: what a lost one is rebuilt from.
+  // Every worker hears which of its pushes they hold, which it need not keep any more.
+  void keep_snapshots(const std::map<int, DownpourState>& replies) {
+    for (int s = 1; s < layout_.servers(); ++s) {
+      auto& snapshot = replies.at(s).shard;
+      if (!snapshot || snapshot->shard != s ||
+          snapshot->parameters.size() != layout_.shard(s).size() ||
+          snapshot->applied.size() != static_cast<std::size_t>(layout_.workers()))
+        throw core::RuntimeError("parameter server " + std::to_string(s) +
+                                 " answered the state request without a snapshot of its shard");
+      snapshots_[static_cast<std::size_t>(s)] = *snapshot;
+    }
+    for (int rank : network_.live_workers()) {
+      DownpourSnapshotTaken taken{std::vector<std::uint64_t>(snapshots_.size(), 0)};
+      for (int s = 1; s < layout_.servers(); ++s)
+        taken.held[static_cast<std::size_t>(s)] = snapshots_[static_cast<std::size_t>(s)].applied.at(
+            static_cast<std::size_t>(layout_.worker_index(rank)));
+      send(control(), rank, taken);
+    }
+    snapshots_wanted_ = false;
   }
 
   // The checkpoint of the servers' model as model_ holds it, with every rank's state.
-  void save_checkpoint(const std::map<int, WorkerState>& replies) {
+  void save_checkpoint(const std::map<int, DownpourState>& replies) {
     auto c = make_checkpoint(context_, model_, nullptr, progress_.step(), scheduler_.position());
     std::vector<WorkerState> shards{capture_worker_state(server_->optimizer(), 0.0f)};
-    for (int s = 1; s < layout_.servers(); ++s) shards.push_back(replies.at(s));
+    for (int s = 1; s < layout_.servers(); ++s) shards.push_back(replies.at(s).state);
     put_server_state(c, shards, layout_);
     // A worker gone in a shrink has no state: the first live worker's optimizer stands in for
     // it (a resume gives every worker one).
-    const auto& stand_in = replies.at(network_.live_workers().at(0));
+    const auto& stand_in = replies.at(network_.live_workers().at(0)).state;
     for (int w = 0; w < layout_.workers(); ++w) {
       const auto reply = replies.find(layout_.worker_rank(w));
-      const auto& state = reply != replies.end() ? reply->second : stand_in;
+      const auto& state = reply != replies.end() ? reply->second.state : stand_in;
       c.worker_optimizers.push_back({state.optimizer_step, state.optimizer_state});
     }
     poll_during([&] { checkpointer_.write(c); }, [&] { return server_->poll(); });
@@ -432,6 +494,9 @@ class DownpourMaster : public MasterRole {
   std::set<int> done_;                         // workers whose DownpourDone is in
   std::set<int> signalled_;                    // workers sent the final pull signal
   std::map<int, DownpourFinalModel> drained_;  // their final models
+  std::vector<ShardSnapshot> snapshots_;  // per shard 1..K-1: the newest (shard_rebuild.h)
+  std::string rebuilt_;                   // the servers the recovery under way rebuilds
+  bool snapshots_wanted_ = false;         // a worker's log for a shard is half full
   PeakMemory peak_memory_;
   bool stopping_ = false;
   bool diverged_ = false;  // a worker's divergence guard fired: no partition more, nothing saved

@@ -26,14 +26,17 @@ std::vector<int> DownpourNetwork::live_workers() const {
 }
 
 void DownpourNetwork::rebuild() {
-  for (int lost : session_.last_repair().lost)
-    if (layout_.is_server(lost))
+  const auto& repair = session_.last_repair();
+  for (int lost : repair.lost)
+    if (layout_.is_server(lost) &&
+        std::find(repair.replaced.begin(), repair.replaced.end(), lost) == repair.replaced.end())
       throw core::JobCannotGoOn(
           "parameter server " + std::to_string(lost) + " (rank " + std::to_string(lost) +
-          ") failed: its shard lived only in that process, so the updates it applied since the "
-          "newest checkpoint are lost with it (the workers hold only what they have not pushed "
-          "yet); rerun the same command (gradshare run --max-restarts does) to resume every "
-          "shard from " +
+          ") failed and nothing took its place (fault_tolerance.on_worker_failure " +
+          context_.config.fault_tolerance.on_worker_failure +
+          "; replace rebuilds a lost shard in the job): the updates it applied since the newest "
+          "checkpoint are lost with it; rerun the same command (gradshare run --max-restarts "
+          "does) to resume every shard from " +
           resume_point(context_.run_directory));
   // Made first: when yet another failure breaks the making, the current transport (which this
   // rank's server or links still use) stays, and the next try carries from it.

@@ -11,6 +11,8 @@
 //  carry: the shard onto it (parameters,    relink: links onto it (seq
 //    optimizer, version, seq applied per      counters, push in flight,
 //    worker, published to the transport)      encoder residual)
+//  (a lost server's replacement rebuilds     a lost server's replacement gets
+//   its shard: shard_rebuild.h)               the pushes kept for it
 //  DownpourResync {applied} to each live --> resync: applied push acked;  continues the seq
 //    worker                                  one lacking sent again        from `applied`
 //  master: the partitions in flight handed out again, then
@@ -23,10 +25,12 @@
 // with it; its partition is trained again. With downpour.combine: mean the servers keep dividing
 // by the starting number of workers after a shrink (each worker's push weighs the same).
 //
-// A parameter server cannot be restored in-job: its shard lives only in its process, so a lost
-// server ends the run with a line that says what is lost (rebuild throws), and a rerun resumes
-// every shard from the newest checkpoint. The old transports are abandoned, not freed (their
-// windows or communicators stay allocated): a repair costs that much memory.
+// A lost parameter server is replaced like a worker and its replacement rebuilds the shard
+// from the master's newest snapshot of it and the pushes the workers kept since
+// (downpour/shard_rebuild.h); under shrink or abort nothing takes its place, so the run ends
+// with a line that says what is lost (rebuild throws), and a rerun resumes every shard from the
+// newest checkpoint. The old transports are abandoned, not freed (their windows or
+// communicators stay allocated): a repair costs that much memory.
 #pragma once
 
 #include <memory>
@@ -57,8 +61,8 @@ class DownpourNetwork {
 
   ~DownpourNetwork();
 
-  // After the session's repair, collective over the live processes: RuntimeError when the
-  // repair lost a parameter server; otherwise makes a new transport. The old one stays as it is
+  // After the session's repair, collective over the live processes: JobCannotGoOn when the
+  // repair lost a parameter server and nothing replaced it; otherwise makes a new transport. The old one stays as it is
   // until the next rebuild that succeeds (then abandoned), so that its servers and links can
   // hand over.
   void rebuild();

@@ -121,4 +121,16 @@ void StopNotice::check() {
   sent_ = true;
 }
 
+void DownpourState::write(comm::ByteWriter& writer) const {
+  state.write(writer);
+  writer.put<std::uint8_t>(shard.has_value());
+  if (shard) shard->write(writer);
+}
+
+DownpourState DownpourState::read(comm::ByteReader& reader) {
+  DownpourState message{WorkerState::read(reader), std::nullopt};
+  if (reader.get<std::uint8_t>() != 0) message.shard = ShardSnapshot::read(reader);
+  return message;
+}
+
 }  // namespace gradshare::train

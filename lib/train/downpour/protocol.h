@@ -31,6 +31,7 @@
 #include "comm/control_channel.h"
 #include "comm/job.h"
 #include "config/experiment_config.h"
+#include "train/downpour/shard_snapshot.h"
 #include "train/messages.h"
 #include "train/step_counts.h"
 #include "train/partition_messages.h"
@@ -155,7 +156,7 @@ struct DownpourReport : StepCounts {
 
 // Control messages (train/messages.h for the shared ones):
 //  rank -> master        DownpourState at the master's StateRequest: a worker's optimizer state,
-//                        or a server's shard optimizer state
+//                        or a server's shard optimizer state and its whole shard
 //  worker -> master      DownpourReport every logging.every_steps steps; DownpourDone after its
 //                        last push; DownpourFinalModel after the final pull
 //  master -> workers     DownpourFinalPull once every worker's last push is applied
@@ -163,8 +164,10 @@ struct DownpourReport : StepCounts {
 struct DownpourState {
   static constexpr comm::Tag kTag = tags::kDownpourState;
   WorkerState state;
-  void write(comm::ByteWriter& writer) const { state.write(writer); }
-  static DownpourState read(comm::ByteReader& reader) { return {WorkerState::read(reader)}; }
+  std::optional<ShardSnapshot> shard;  // a server 1..K-1's whole shard (shard_rebuild.h)
+  //   {state, has_shard: u8, shard snapshot if it has one}
+  void write(comm::ByteWriter& writer) const;
+  static DownpourState read(comm::ByteReader& reader);
 };
 
 struct DownpourDone {

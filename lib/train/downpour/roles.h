@@ -28,7 +28,8 @@ int run_downpour_master(RunContext& context, nn::Model& model, DownpourNetwork& 
 int run_downpour_worker(RunContext& context, nn::Model model, DownpourNetwork& network,
                         const StartState& start, bool replacement);
 
-// A replacement for a lost Downpour worker, on the session its repair gave it.
+// A replacement for a lost Downpour worker or parameter server, on the session its repair gave
+// it.
 int run_downpour_replacement(RunContext& context, GroupSession& session);
 
 }  // namespace gradshare::train

@@ -57,7 +57,8 @@ void ShardUpdater::reject(int worker, const std::string& detail) const {
 
 std::uint64_t ShardUpdater::prepare(int worker, const PushHeader& header,
                                     std::span<const std::uint8_t> payload,
-                                    std::span<const float> parameters) {
+                                    std::span<const float> parameters,
+                                    std::optional<std::uint64_t> replayed_age) {
   prepared_worker_ = -1;
   const std::uint64_t applied = applied_seq(worker);
   if (header.seq != applied + 1)
@@ -90,7 +91,7 @@ std::uint64_t ShardUpdater::prepare(int worker, const PushHeader& header,
   for (std::size_t i = 0; i < floats; ++i)
     if (!std::isfinite(delta_[i]))
       reject(worker, "non-finite update at shard index " + std::to_string(i));
-  if (header.base > version_)
+  if (header.base > version_ && !replayed_age)
     reject(worker, "base version " + std::to_string(header.base) + " is newer than the shard's " +
                        std::to_string(version_));
   // The push's age: the other workers' pushes applied since its base. The worker's own pushes
@@ -98,7 +99,7 @@ std::uint64_t ShardUpdater::prepare(int worker, const PushHeader& header,
   // whose pulls lag by its own updates.
   auto& own = own_versions_[static_cast<std::size_t>(worker)];
   while (!own.empty() && own.front() <= header.base) own.pop_front();
-  const std::uint64_t age = version_ - header.base - own.size();
+  const std::uint64_t age = replayed_age ? *replayed_age : version_ - header.base - own.size();
   optimizer_->compute_update(delta_, parameters, update_, learning_rate_ * age_scale(age));
   prepared_worker_ = worker;
   prepared_seq_ = header.seq;
@@ -131,9 +132,37 @@ void ShardUpdater::take_over(ShardUpdater& old) {
   version_ = old.version_;
 }
 
+ShardSnapshot ShardUpdater::snapshot(std::span<const float> parameters) const {
+  ShardSnapshot snapshot{shard_, version_, {parameters.begin(), parameters.end()},
+                         capture_worker_state(*optimizer_, 0.0f), applied_, {}};
+  for (const auto& own : own_versions_) snapshot.own.emplace_back(own.begin(), own.end());
+  return snapshot;
+}
+
+void ShardUpdater::restore(const ShardSnapshot& snapshot) {
+  GS_CHECK(snapshot.shard == shard_ && snapshot.applied.size() == applied_.size(),
+           "a snapshot of another shard or layout");
+  // The snapshot of a fresh start has no optimizer state: the server's started from zero too.
+  if (!snapshot.optimizer.optimizer_state.empty() &&
+      restore_optimizer(snapshot.optimizer, *optimizer_) < optimizer_->state().size())
+    throw core::RuntimeError("the snapshot of shard " + std::to_string(shard_) +
+                             " holds another server optimizer's state");
+  version_ = snapshot.version;
+  applied_ = snapshot.applied;
+  for (std::size_t w = 0; w < own_versions_.size(); ++w)
+    if (w < snapshot.own.size())
+      own_versions_[w].assign(snapshot.own[w].begin(), snapshot.own[w].end());
+    else
+      own_versions_[w].clear();  // the start of a run: none yet
+}
+
 void ShardServer::take_over(ShardServer& old) {
-  updater_.take_over(old.updater_);
+  adopt(old.updater_);
   next_worker_ = old.next_worker_;
+}
+
+void ShardServer::adopt(ShardUpdater& rebuilt) {
+  updater_.take_over(rebuilt);
   publish_carried_state();
 }
 
@@ -167,7 +196,8 @@ int serve(RunContext& context, JobSession& session, ShardServer& server, bool& s
   for (;;) {
     bool busy = server.poll() > 0;
     while (try_receive<StateRequest>(control, 0)) {
-      send(control, 0, DownpourState{capture_worker_state(server.optimizer(), 0.0f)});
+      send(control, 0, DownpourState{capture_worker_state(server.optimizer(), 0.0f),
+                                     server.snapshot()});
       busy = true;
     }
     if (try_receive<PeakMemoryRequest>(control, 0)) {
@@ -200,14 +230,33 @@ int serve(RunContext& context, JobSession& session, ShardServer& server, bool& s
 
 int run_downpour_server(RunContext& context, DownpourNetwork& network,
                         std::unique_ptr<ShardServer> server) {
+  const bool replacement = server == nullptr;
   bool stop_sent = false;
+  bool rebuilding = false;
   return run_with_recovery(
-      network.session(), false,
+      network.session(), replacement,
       [&] { return serve(context, network.session(), *server, stop_sent); },
       [&] {
         stop_sent = false;  // a stop notice in flight was dropped; the master ignores a second
-        network.rebuild();
-        server = network.carry(*server, context.config);
+        if (server) {
+          network.rebuild();
+          server = network.carry(*server, context.config);
+        } else {
+          // The master and the workers send what the rebuild needs once, after the repair
+          // that replaced the server: another failure during it leaves nothing to go on from.
+          if (rebuilding)
+            throw core::JobCannotGoOn(
+                "another process failed while parameter server " + std::to_string(context.rank) +
+                " was being rebuilt; rerun the same command to resume every shard from " +
+                resume_point(context.run_directory));
+          rebuilding = true;
+          try {
+            server = rebuild_lost_shard(context, network);  // on the network the repair made
+          } catch (const core::JobCannotGoOn& error) {
+            send(network.control(), 0, DownpourRebuildFailed{error.what()});
+            throw;
+          }
+        }
         network.send_resync(*server);
       },
       RecoveryPause::kNotTraining);

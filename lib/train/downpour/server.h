@@ -19,6 +19,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -27,6 +28,7 @@
 #include "config/experiment_config.h"
 #include "nn/optimizer.h"
 #include "train/downpour/protocol.h"
+#include "train/downpour/shard_rebuild.h"
 #include "train/run_context.h"
 
 namespace gradshare::train {
@@ -43,9 +45,11 @@ class ShardUpdater {
   const std::vector<std::uint64_t>& applied_seqs() const { return applied_; }
   // Validates `worker`'s push (`payload`: the bytes that came with the header) and computes the
   // update it makes to `parameters`, which it leaves as they are (a bad push changes nothing);
-  // returns the push's ack word.
+  // returns the push's ack word. `age`: a replayed push's (shard_rebuild.h), instead of the one
+  // its base gives.
   std::uint64_t prepare(int worker, const PushHeader& header, std::span<const std::uint8_t> payload,
-                        std::span<const float> parameters);
+                        std::span<const float> parameters,
+                        std::optional<std::uint64_t> age = std::nullopt);
   // Applies the update prepare() computed: version + 1.
   void apply(std::span<float> parameters);
   // A bad push from `worker`: RuntimeError naming the server and the worker.
@@ -53,6 +57,10 @@ class ShardUpdater {
   // After a repair: continues `old`'s shard (its optimizer, version and the seq applied from
   // each worker) on a new transport.
   void take_over(ShardUpdater& old);
+  // The shard's state with `parameters` (its own) as it is now, and back (a rebuild).
+  ShardSnapshot snapshot(std::span<const float> parameters) const;
+  void restore(const ShardSnapshot& snapshot);
+  const DownpourLayout& layout() const { return layout_; }
 
   // The server optimizer (shard-sized state): checkpoints save it, a resume restores it.
   nn::Optimizer& optimizer() { return *optimizer_; }
@@ -101,6 +109,10 @@ class ShardServer {
   // After a repair: this server, made on the new transport with `old`'s parameters, takes over
   // the rest of `old`'s state (downpour/network.h).
   void take_over(ShardServer& old);
+  // A rebuilt shard (shard_rebuild.h): this server, made with its parameters, takes the rest.
+  void adopt(ShardUpdater& rebuilt);
+  // Its whole state now, for the master to rebuild it from (shard_rebuild.h).
+  ShardSnapshot snapshot() const { return updater_.snapshot(parameters()); }
 
  protected:
   ShardServer(const DownpourLayout& layout, int shard, const config::ExperimentConfig& config);
@@ -119,9 +131,11 @@ class ShardServer {
   int next_worker_ = 0;
 };
 
-// Ranks 1..K-1: serve their shard and answer the master's state requests until its Shutdown,
-// whose exit code they return; a stop signal here is passed on to the master. After a process
-// failure `network` is repaired and the shard goes on on its new transport.
+// Ranks 1..K-1: serve their shard and answer the master's state requests (with the shard's
+// snapshot) until its Shutdown, whose exit code they return; a stop signal here is passed on to
+// the master. After a process failure `network` is repaired and the shard goes on on its new
+// transport. A null `server`: this rank replaces a lost server and rebuilds its shard first
+// (shard_rebuild.h).
 class DownpourNetwork;  // downpour/network.h
 int run_downpour_server(RunContext& context, DownpourNetwork& network,
                         std::unique_ptr<ShardServer> server);

@@ -6,6 +6,7 @@
 
 #include "comm/control_channel.h"
 #include "train/downpour/network.h"
+#include "train/downpour/protocol.h"
 #include "train/worker_state.h"
 
 namespace gradshare::train {
@@ -16,11 +17,13 @@ class StateRequests {
  public:
   explicit StateRequests(DownpourNetwork& network) : network_(network) {}
   bool outstanding() const { return outstanding_; }
-  void request();
+  // `servers_only`: the other servers' snapshots alone (shard_rebuild.h), no checkpoint.
+  void request(bool servers_only = false);
+  bool servers_only() const { return servers_only_; }
   // Takes one reply; true when every rank asked has replied.
   bool take(const comm::ControlMessage& reply);
   // Every rank's reply (requesting first when nothing is outstanding), waiting for the rest.
-  std::map<int, WorkerState> collect();
+  std::map<int, DownpourState> collect();
   // A repair dropped the requests and replies in flight.
   void cancel() {
     outstanding_ = false;
@@ -30,8 +33,9 @@ class StateRequests {
  private:
   DownpourNetwork& network_;
   std::vector<int> asked_;
-  std::map<int, WorkerState> replies_;
+  std::map<int, DownpourState> replies_;
   bool outstanding_ = false;
+  bool servers_only_ = false;
 };
 
 }  // namespace gradshare::train

@@ -1,5 +1,5 @@
 // downpour/strategy.cpp: run_downpour: the session, the layout, the transport, the shard
-// servers, the roles; and a replacement worker's start.
+// servers, the roles; and a replacement's start (a worker's, or a server's rebuild).
 #include "train/downpour/strategy.h"
 
 #include <memory>
@@ -20,10 +20,12 @@ int run_downpour_replacement(RunContext& context, GroupSession& session) {
   const auto& cfg = context.config;
   nn::Model model = build_model(cfg);
   const DownpourLayout layout(cfg, model.parameter_count(), context.size);
-  if (layout.is_server(context.rank))
-    throw core::JobCannotGoOn("a spare cannot replace parameter server " +
-                             std::to_string(context.rank) + " (its shard is lost)");
   DownpourNetwork network(context, session, layout);  // collective with the survivors' rebuild
+  if (layout.is_server(context.rank)) {
+    core::log_info("replacing parameter server " + std::to_string(context.rank) +
+                   ": its shard is rebuilt from the master's snapshot and the workers' pushes");
+    return run_downpour_server(context, network, nullptr);
+  }
   core::log_info("replacing worker rank " + std::to_string(context.rank) +
                  ": the model comes from the servers, the local optimizer starts afresh");
   return run_downpour_worker(context, std::move(model), network, StartState{},

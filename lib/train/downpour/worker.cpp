@@ -2,8 +2,9 @@
 // grants, pushes its accumulated updates to every shard's server every n_push steps and pulls
 // every n_pull steps, without ever waiting for another worker. It answers the master's state
 // requests (checkpoints) between steps and while it waits at the end. After a process failure
-// it rejoins (downpour/network.h): links on the new transport, its push in flight sent again
-// if the server lacks it, and the end of the run taken up where the master stands.
+// it rejoins (downpour/network.h): links on the new transport, its pushes since the snapshot
+// to a lost server's replacement (shard_rebuild.h), its push in flight sent again if the
+// server lacks it, and the end of the run taken up where the master stands.
 #include <memory>
 #include <optional>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "train/downpour/network.h"
 #include "train/group_recovery.h"
 #include "train/downpour/roles.h"
+#include "train/downpour/shard_rebuild.h"
 #include "train/model_file.h"
 #include "train/partition_data.h"
 #include "train/replica.h"
@@ -112,7 +114,13 @@ class DownpourWorker {
     std::fill(pull_started_.begin(), pull_started_.end(), false);  // dropped with the old links
     finished_previous_ = false;  // the master hands every partition in flight out again
     stop_sent_ = false;  // a stop notice in flight was dropped; the master ignores a second one
+    snapshots_wanted_ = false;  // so is a wish for snapshots
     if (divergence_report_) send(control(), 0, *divergence_report_);  // it may have been dropped
+    // A lost server's replacement rebuilds its shard from what each worker kept
+    // (shard_rebuild.h).
+    for (int rank : network_.session().last_repair().replaced)
+      if (network_.layout().is_server(rank))
+        send(control(), rank, links_[static_cast<std::size_t>(rank)]->push_log());
     for (int s = 0; s < network_.layout().servers(); ++s)
       links_[static_cast<std::size_t>(s)]->resync(
           receive<DownpourResync>(control(), s, "the server's resync after a repair").applied);
@@ -169,6 +177,7 @@ class DownpourWorker {
     unpushed_ = true;
     report_.count(result);
     for (std::size_t s = 0; s < links_.size(); ++s) exchange(s);
+    want_snapshots_if_logs_fill();
     if (report_.steps >= cfg_.logging.every_steps) {
       report_.seconds = report_clock_.seconds();
       report_clock_.restart();
@@ -197,6 +206,17 @@ class DownpourWorker {
       pull_started_[s] = true;
       since_pull_[s] = 0;
     }
+  }
+
+  // Asks the master once for new snapshots while a shard's log fills half its budget.
+  void want_snapshots_if_logs_fill() {
+    if (snapshots_wanted_) return;
+    for (const auto& link : links_)
+      if (link->log_half_full()) {
+        send(control(), 0, DownpourSnapshotWanted{});
+        snapshots_wanted_ = true;
+        return;
+      }
   }
 
   // The local shard becomes the server's, plus what this worker has not yet sent: its own
@@ -237,9 +257,16 @@ class DownpourWorker {
     }
   }
 
+  // The master's state requests (a checkpoint), and its word on what the shards' snapshots
+  // hold, which this worker need not keep any more.
   void answer_state_requests() {
     while (try_receive<StateRequest>(control(), 0))
-      send(control(), 0, DownpourState{capture_worker_state(replica_.optimizer(), 0.0f)});
+      send(control(), 0, DownpourState{capture_worker_state(replica_.optimizer(), 0.0f), {}});
+    while (auto taken = try_receive<DownpourSnapshotTaken>(control(), 0)) {
+      for (std::size_t s = 1; s < links_.size() && s < taken->held.size(); ++s)
+        links_[s]->snapshot_holds(taken->held[s]);
+      snapshots_wanted_ = false;
+    }
   }
 
   // Waits for the master's `tag`, answering its state requests and passing on a stop meanwhile.
@@ -320,6 +347,7 @@ class DownpourWorker {
   Phase phase_ = Phase::kTraining;
   bool finished_previous_ = false;  // the partition granted last is trained
   bool unpushed_ = false;           // steps taken since the last push of everything
+  bool snapshots_wanted_ = false;   // DownpourSnapshotWanted sent, no snapshot taken since
 };
 
 }  // namespace

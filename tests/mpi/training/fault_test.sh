@@ -69,9 +69,13 @@
 #                     trained again; exit 0, every worker's final pull equal to the servers',
 #                     every epoch's minibatches, within 1 pp of an undisturbed run (before:
 #                     exit 1 and a rerun from the newest checkpoint)
-#   lost-server       Downpour, server rank 1 killed: its shard lived only there, so the job
-#                     ends (exit 1) with one line that says what is lost and names the
-#                     checkpoint; the same command resumes and finishes
+#   lost-server       Downpour with 2 sharded servers, 3 workers + 1 spare, server rank 1 killed
+#                     from outside: the spare rebuilds its shard from the master's snapshot and
+#                     the pushes the workers kept; exit 0, every push applied once, within 1 pp
+#                     of an undisturbed run (before: exit 1 and a rerun from the newest
+#                     checkpoint). Then with fault_tolerance.keep_bytes too small to keep the
+#                     pushes between checkpoints: exit 1 with one line saying why, and the same
+#                     command resumes and finishes
 #   lost-master       gradient sharing with aggregating relays (topology.aggregate: true), 4
 #                     workers + 1 spare, the master killed from outside: the relays' state died
 #                     with it, nothing can repair the job, so it must end non-zero (before: every
@@ -476,24 +480,41 @@ case "$scenario" in
     within "$work/killed" "$work/undisturbed" 0.01 || fail "accuracy"
     ;;
   lost-server)
-    args=(training.epochs=2 training.strategy=downpour downpour.servers=2
+    # Rebuilt in the job: the spare takes rank 1 and its shard comes from the master's snapshot
+    # and the pushes the workers kept.
+    args=(training.strategy=downpour downpour.servers=2 training.epochs=6
           checkpoint.every_steps=100)
-    run killed 5 "${args[@]}" &
+    run undisturbed 6 "${args[@]}" fault_tolerance.spares=1 || fail "the undisturbed run failed"
+    run killed 6 "${args[@]}" fault_tolerance.spares=1 &
     job=$!
     kill_when killed 1 400 || fail "could not kill rank 1"
     wait_ranks "$job" killed
+    [ "$code" -eq 0 ] || fail "exit code $code: the job did not survive a killed server"
+    grep -aq "parameter server 1 rebuilt: its snapshot at version [0-9]* plus [0-9]* acknowledged" \
+      "$work/killed/rank-1.log" || fail "no line from the rebuilt server"
+    python3 "$here/check_run.py" "$work/killed" --recoveries 1 --replaced 1 \
+      --downpour-consistent --minibatches-like "$work/undisturbed" || fail "checks"
+    within "$work/killed" "$work/undisturbed" 0.01 || fail "accuracy"
+    # Not rebuildable: with fault_tolerance.keep_bytes below one push a worker keeps none, so
+    # once it has pushed since the newest snapshot (epoch 1's checkpoint, some 260 steps before
+    # the kill) the job ends with one line, and the rerun resumes from that checkpoint.
+    args=(training.epochs=3 training.strategy=downpour downpour.servers=2 fault_tolerance.spares=1)
+    run short 6 "${args[@]}" fault_tolerance.keep_bytes=100000 &
+    job=$!
+    kill_when short 1 1200 || fail "could not kill rank 1"
+    wait_ranks "$job" short
     if [ "$prterun_hung" -eq 1 ]; then
       # prterun, killed after the hang, cannot pass the code on: the ranks' MPI_Abort banner
       # carries it (job_failure.h: the job ends with MPI_Abort and the code).
-      grep -aq "Errorcode: 1$" "$work/killed.log" || fail "prterun hung and no MPI_Abort with code 1"
+      grep -aq "Errorcode: 1$" "$work/short.log" || fail "prterun hung and no MPI_Abort with code 1"
     else
       [ "$code" -eq 1 ] || fail "exit code $code, expected 1"
     fi
-    grep -aq "parameter server 1 (rank 1) failed: its shard lived only in that process.*resume every shard from $work/killed/checkpoints/ckpt-" \
-      "$work/killed.log" || fail "no line saying what is lost and naming the checkpoint"
-    run killed 5 "${args[@]}" || fail "the rerun failed"
-    grep -q '"kind":"resume"' "$work/killed/metrics.jsonl" || fail "the rerun did not resume"
-    python3 "$here/check_run.py" "$work/killed" --min-accuracy 0.8 || fail "checks"
+    grep -aq "parameter server 1 cannot be rebuilt: worker rank [2-5] no longer holds its pushes.*fault_tolerance.keep_bytes" \
+      "$work/short.log" || fail "no line saying why the shard cannot be rebuilt"
+    run short 6 "${args[@]}" || fail "the rerun failed"
+    grep -q '"kind":"resume"' "$work/short/metrics.jsonl" || fail "the rerun did not resume"
+    python3 "$here/check_run.py" "$work/short" --min-accuracy 0.8 || fail "checks"
     ;;
   lost-master)
     args=(training.epochs=2 fault_tolerance.spares=1 checkpoint.every_steps=100

@@ -13,6 +13,7 @@
 #include "train/allreduce/protocol.h"
 #include "train/averaging/protocol.h"
 #include "train/downpour/protocol.h"
+#include "train/downpour/shard_rebuild.h"
 #include "train/group_recovery.h"
 #include "train/messages.h"
 #include "train/partition_messages.h"
@@ -67,7 +68,13 @@ auto samples() {
       AllreduceFinal{false, 44, 12, {3.0f}, 99},
       averaging_report, AveragingSnapshot{true, 64, {1.0f}, sample_state()},
       AveragingDone{averaging_report, AveragingTotals{4, 4, 0}, 77, 9, {}}, downpour_report,
-      DownpourState{sample_state()}, DownpourDone{downpour_report, 55},
+      DownpourState{sample_state(), ShardSnapshot{1, 30, {1.0f, 2.0f}, sample_state(), {4, 5}, {{}, {28, 30}}}},
+      DownpourDone{downpour_report, 55},
+      DownpourShardRebuild{ShardSnapshot{1, 30, {1.0f}, WorkerState{}, {4}, {{29}}}},
+      DownpourPushLog{6, 2, {LoggedPush{PushHeader{5, 1, 3, 28}, {1, 2, 3}, 7, 36},
+                             LoggedPush{PushHeader{6, 2, 0, 29}, {}, std::nullopt, 0}}},
+      DownpourSnapshotTaken{{0, 5}}, DownpourSnapshotWanted{},
+      DownpourRebuildFailed{"cannot be rebuilt"},
       DownpourFinalModel{{1.0f, 2.0f}, {3, 4}}, SharingDone{17, 1e-7, 33}, SharingDrainTarget{{0, 4, 6}, 3},
       sharing_report, drained, StateReply{6, sample_state()}, status,
       ReplicaState{{1.0f, 2.0f}, AppliedIds{{0, 2}, {{}, {}}}},
