@@ -79,7 +79,8 @@ class DownpourMaster : public MasterRole {
       snapshots_[static_cast<std::size_t>(s)] = {
           s, 0, {start.begin(), start.end()},
           resume ? server_shard_state(*resume, layout_, s) : WorkerState{},
-          std::vector<std::uint64_t>(static_cast<std::size_t>(layout_.workers()), 0), {}};
+          std::vector<std::uint64_t>(static_cast<std::size_t>(layout_.workers()), 0),
+          std::vector<std::vector<std::uint64_t>>(static_cast<std::size_t>(layout_.workers()))};
     }
     log_setup();
   }

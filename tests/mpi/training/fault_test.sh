@@ -4,8 +4,8 @@
 # equal to the master (the replacements included) and no update applied twice; allreduce and
 # parameter averaging repair in-job too (the lost-allreduce, lost-averaging and group-*
 # scenarios) and replace a lost master in-job (failover-*), and so does Downpour for a worker
-# (lost-downpour); a lost Downpour server and gradient sharing's lost master end the job with a
-# line, and the rerun resumes.
+# (lost-downpour) and a parameter server (lost-server); aggregating relays' lost master and a
+# Downpour shard that cannot be rebuilt end the job with a line, and the rerun resumes.
 #   fault_test.sh GRADSHARE MPIEXEC CONFIG SCENARIO
 # SCENARIO:
 #   plain-kill        4 workers + 1 spare, `kill -9` of worker 2 from outside mid-epoch; final
@@ -481,13 +481,13 @@ case "$scenario" in
     ;;
   lost-server)
     # Rebuilt in the job: the spare takes rank 1 and its shard comes from the master's snapshot
-    # and the pushes the workers kept.
-    args=(training.strategy=downpour downpour.servers=2 training.epochs=6
-          checkpoint.every_steps=100)
+    # (early in the first epoch: the shard the run started from, or one a worker's half-full
+    # log asked for) and the pushes the workers kept.
+    args=(training.strategy=downpour downpour.servers=2 training.epochs=6)
     run undisturbed 6 "${args[@]}" fault_tolerance.spares=1 || fail "the undisturbed run failed"
     run killed 6 "${args[@]}" fault_tolerance.spares=1 &
     job=$!
-    kill_when killed 1 400 || fail "could not kill rank 1"
+    kill_when killed 1 150 || fail "could not kill rank 1"
     wait_ranks "$job" killed
     [ "$code" -eq 0 ] || fail "exit code $code: the job did not survive a killed server"
     grep -aq "parameter server 1 rebuilt: its snapshot at version [0-9]* plus [0-9]* acknowledged" \

@@ -3,7 +3,8 @@
 // the scripted channel, pushes, acks and pulls through the in-process transport's shard boxes,
 // where the script serves shards or pushes as a worker. What the role sends for what it
 // receives, what it pushes or applies, its exit code and what it writes, including the failure
-// paths (a worker's final model unlike the servers', a diverged worker).
+// paths (a worker's final model unlike the servers', a diverged worker), and a lost server's
+// replacement rebuilding its shard.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -18,6 +19,8 @@
 #include "train/downpour/network.h"
 #include "train/downpour/protocol.h"
 #include "train/downpour/roles.h"
+#include "train/downpour/server.h"
+#include "train/downpour/shard_rebuild.h"
 #include "train/partition_messages.h"
 #include "train/partition_scheduler.h"
 
@@ -207,6 +210,75 @@ TEST_F(DownpourRole, ServerAppliesPushesAnswersTheMasterAndEndsAtItsShutdown) {
   session_->peer_transport().read_shard(1, served, 1.0, [] {});
   EXPECT_NE(served, std::vector<float>(initial_shard(1).begin(), initial_shard(1).end()));
   EXPECT_EQ(channel_->unreceived(), 0u);
+}
+
+// A replacement for lost server 1: the master's snapshot (the shard the run started from) and
+// the worker's log of two acknowledged pushes and one in flight.
+class DownpourRebuildRole : public DownpourRole {
+ protected:
+  void SetUp() override {
+    set_up(1, 2, 1);
+    snapshot_ = {1, 0, {initial_shard(1).begin(), initial_shard(1).end()}, WorkerState{},
+                 {0}, {{}}};
+    PushLog log(1u << 30);
+    expected_ = snapshot_.parameters;
+    ShardUpdater lost(*layout_, 1, ctx_->config);  // what the lost server applied
+    for (std::uint64_t seq = 1; seq <= 3; ++seq) {
+      const auto delta = delta_of(1);
+      const PushHeader header{seq, static_cast<std::uint64_t>(PushFormat::kDense),
+                              delta.size() * sizeof(float), seq - 1};
+      const std::span<const std::uint8_t> payload(
+          reinterpret_cast<const std::uint8_t*>(delta.data()), header.bytes);
+      log.record(header, payload);
+      const auto ack = lost.prepare(0, header, payload, expected_);
+      lost.apply(expected_);
+      if (seq < 3) log.acknowledged(seq, ack_age(ack), header.base);  // push 3 was in flight
+    }
+    log_ = {3, 0, {log.pushes().begin(), log.pushes().end()}};
+  }
+  int run_replacement() {
+    channel_->arrive(0, DownpourShardRebuild{snapshot_});
+    channel_->arrive(2, log_);
+    return run_downpour_server(*ctx_, *network_, nullptr);
+  }
+
+  ShardSnapshot snapshot_;
+  DownpourPushLog log_;
+  std::vector<float> expected_;  // the lost shard with the push in flight applied
+};
+
+TEST_F(DownpourRebuildRole, ReplaysTheWorkersPushesOnTheSnapshotThenServesAndResyncs) {
+  channel_->set_script([](const SentMessage& sent, ScriptedChannel& c) {
+    if (sent.message.tag == DownpourResync::kTag) c.arrive(0, StateRequest{});
+    if (sent.message.tag == DownpourState::kTag) c.arrive(0, PeakMemoryRequest{});
+    if (sent.message.tag == DownpourServerEnd::kTag) c.arrive(0, Shutdown{0});
+  });
+  EXPECT_EQ(run_replacement(), 0);
+
+  const auto resync = channel_->sent_of<DownpourResync>();
+  ASSERT_EQ(resync.size(), 1u);
+  EXPECT_EQ(resync[0].applied, 3u);  // every push the worker posted, once
+  std::vector<float> served(layout_->shard(1).size());
+  EXPECT_EQ(session_->peer_transport().read_shard(1, served, 1.0, [] {}), 3u);
+  EXPECT_EQ(served, expected_);
+  const auto states = channel_->sent_of<DownpourState>();
+  ASSERT_EQ(states.size(), 1u);
+  ASSERT_TRUE(states[0].shard);  // the next snapshot for the master
+  EXPECT_EQ(states[0].shard->version, 3u);
+  EXPECT_EQ(states[0].shard->parameters, expected_);
+  EXPECT_EQ(channel_->unreceived(), 0u);
+}
+
+TEST_F(DownpourRebuildRole, TellsTheMasterWhyWhenAPushIsMissing) {
+  log_.pushes.erase(log_.pushes.begin());  // dropped beyond the worker's budget
+  log_.dropped_through = 1;
+  EXPECT_THROW(run_replacement(), core::JobCannotGoOn);
+  const auto failed = channel_->sent_of<DownpourRebuildFailed>();
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_NE(failed[0].why.find("parameter server 1 cannot be rebuilt: worker rank 2"),
+            std::string::npos)
+      << failed[0].why;
+  EXPECT_TRUE(channel_->sent_of<DownpourResync>().empty());
 }
 
 // --- worker (rank 1), the master and shard 0's server scripted ---
