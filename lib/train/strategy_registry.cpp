@@ -16,8 +16,6 @@
 namespace gradshare::train {
 namespace {
 
-int first_worker(const config::ExperimentConfig&) { return 1; }
-
 std::string sharing_banner(const config::ExperimentConfig& config, int workers) {
   // The banner counts spares among the workers; the tree is built without them.
   const int training = workers - static_cast<int>(config.fault_tolerance.spares);
@@ -50,27 +48,22 @@ bool sharing_master_failover(const config::ExperimentConfig& config, int ranks) 
   return !topology::aggregates(config.topology, ranks);
 }
 
-int downpour_first_replaceable(const config::ExperimentConfig& config) {
-  return static_cast<int>(config.downpour.servers);
-}
-
 }  // namespace
 
 const std::vector<Strategy>& strategies() {
   static const std::vector<Strategy> table = {
-      {"gradient_sharing", run_gradient_sharing, true, nullptr, sharing_banner, first_worker,
-       nullptr,
+      {"gradient_sharing", run_gradient_sharing, true, nullptr, sharing_banner, nullptr,
        [](RunContext& c, SharingSession& s) { return run_sharing_worker(c, s, true); },
        sharing_master_failover},
-      {"parameter_averaging", run_parameter_averaging, true, nullptr, nullptr, first_worker,
+      {"parameter_averaging", run_parameter_averaging, true, nullptr, nullptr,
        [](RunContext& c, GroupSession& s) { return run_averaging_worker(c, s, true); }, nullptr,
        always},
-      {"downpour", run_downpour, true, downpour_job, downpour_banner, downpour_first_replaceable,
+      {"downpour", run_downpour, true, downpour_job, downpour_banner,
        run_downpour_replacement, nullptr, nullptr},
-      {"allreduce", run_allreduce, true, nullptr, nullptr, first_worker,
+      {"allreduce", run_allreduce, true, nullptr, nullptr,
        [](RunContext& c, GroupSession& s) { return run_allreduce_worker(c, s, true); }, nullptr,
        always},
-      {"local", run_local, false, nullptr, nullptr, first_worker, nullptr, nullptr, nullptr},
+      {"local", run_local, false, nullptr, nullptr, nullptr, nullptr, nullptr},
   };
   return table;
 }

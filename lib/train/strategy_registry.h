@@ -23,8 +23,6 @@ struct Strategy {
   void (*check_job)(const config::ExperimentConfig& config, int ranks);
   // What the banner adds after "strategy <name>" for `workers` workers; null: nothing.
   std::string (*banner)(const config::ExperimentConfig& config, int workers);
-  // The lowest rank a repair replaces in-job (Downpour's servers hold shards nothing restores).
-  int (*first_replaceable_rank)(const config::ExperimentConfig& config);
   // How a spawned or spare process joins as a worker: over the job's group session, or over
   // the sharing session; exactly one is set for a distributed strategy.
   int (*replace_in_group)(RunContext& context, GroupSession& session);

@@ -206,8 +206,8 @@ class DownpourMaster : public MasterRole {
                            "the partitions in flight are trained again; a lost worker's updates "
                            "not yet pushed are lost with it (under n_push steps' worth)"
                          : "the servers' shards as they were, parameter server " + rebuilt_ +
-                               " rebuilt from its snapshot of the newest checkpoint and the "
-                               "pushes the workers kept since (every push applied once, by "
+                               " rebuilt from the master's newest snapshot of its shard and "
+                               "the pushes the workers kept since (every push applied once, by "
                                "seq); the partitions in flight are trained again");
     return true;
   }
@@ -336,6 +336,7 @@ class DownpourMaster : public MasterRole {
   // The servers' shards as they answered for the checkpoint: what a lost one is rebuilt from.
   // Every worker hears which of its pushes they hold, which it need not keep any more.
   void keep_snapshots(const std::map<int, DownpourState>& replies) {
+    if (layout_.servers() == 1) return;  // shard 0 lives here: nothing to rebuild
     for (int s = 1; s < layout_.servers(); ++s) {
       auto& snapshot = replies.at(s).shard;
       if (!snapshot || snapshot->shard != s ||

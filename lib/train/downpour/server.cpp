@@ -8,6 +8,7 @@
 
 #include "codec/decoder.h"
 #include "comm/byte_io.h"
+#include "comm/transport_error.h"
 #include "core/errors.h"
 #include "core/log.h"
 #include "core/memory.h"
@@ -252,9 +253,12 @@ int run_downpour_server(RunContext& context, DownpourNetwork& network,
           rebuilding = true;
           try {
             server = rebuild_lost_shard(context, network);  // on the network the repair made
-          } catch (const core::JobCannotGoOn& error) {
+          } catch (const comm::TransportError&) {
+            throw;  // another failure: the next rejoin ends the job (above)
+          } catch (const std::exception& error) {
+            // Replacing this rank again would replay the same pushes: the master ends the job.
             send(network.control(), 0, DownpourRebuildFailed{error.what()});
-            throw;
+            throw core::JobCannotGoOn(error.what());
           }
         }
         network.send_resync(*server);

@@ -61,14 +61,9 @@ TEST(StrategyRegistry, EveryStrategyOnce) {
     const auto& strategy = strategy_named(name);
     EXPECT_EQ(strategy.name, name);
     EXPECT_NE(strategy.run, nullptr) << name;
-    EXPECT_NE(strategy.first_replaceable_rank, nullptr) << name;
     const int joins = (strategy.replace_in_group != nullptr) + (strategy.replace_in_sharing != nullptr);
     EXPECT_EQ(joins, strategy.distributed ? 1 : 0) << name;
   }
-  config::ExperimentConfig config;
-  config.downpour.servers = 2;
-  EXPECT_EQ(strategy_named("downpour").first_replaceable_rank(config), 2);
-  EXPECT_EQ(strategy_named("allreduce").first_replaceable_rank(config), 1);
   EXPECT_THROW(strategy_named("hogwild"), core::UserError);
 }
 

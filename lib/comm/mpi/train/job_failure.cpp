@@ -33,12 +33,10 @@ using train::RunContext;
 
 namespace {
 
-// Whether this rank is a worker the master can replace (not a Downpour parameter server, whose
-// shard nothing restores in-job).
+// Whether the master can replace this rank (a worker, or a Downpour parameter server, whose
+// replacement rebuilds its shard).
 bool replaceable(const RunContext& context) {
-  if (context.is_master() || !repairs_in_job(context.config)) return false;
-  const auto& strategy = train::strategy_named(context.config.training.strategy);
-  return context.rank >= strategy.first_replaceable_rank(context.config);
+  return !context.is_master() && repairs_in_job(context.config);
 }
 
 // The ranks this process knows to have failed (ULFM), or none when it cannot tell.
