@@ -6,7 +6,6 @@
 // wherever the master waits: between messages, while it reads the other shards, and while it
 // evaluates or writes a checkpoint (on a second thread then).
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -23,9 +22,11 @@
 #include "train/downpour/network.h"
 #include "train/group_recovery.h"
 #include "train/downpour/checkpoint.h"
+#include "train/downpour/end_of_run.h"
 #include "train/downpour/master_progress.h"
 #include "train/downpour/roles.h"
 #include "train/downpour/shard_rebuild.h"
+#include "train/downpour/shard_snapshots.h"
 #include "train/downpour/state_requests.h"
 #include "train/epoch_report.h"
 #include "train/master_loop.h"
@@ -39,21 +40,6 @@
 namespace gradshare::train {
 
 namespace {
-
-// Largest |a - b| and whether the two are bit-identical.
-struct Comparison {
-  double max_difference = 0;
-  bool identical = true;
-};
-Comparison compare(std::span<const float> a, std::span<const float> b) {
-  Comparison result;
-  if (a.size() != b.size()) return {INFINITY, false};
-  result.identical = std::memcmp(a.data(), b.data(), a.size_bytes()) == 0;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    result.max_difference =
-        std::max(result.max_difference, std::fabs(static_cast<double>(a[i]) - b[i]));
-  return result;
-}
 
 class DownpourMaster : public MasterRole {
  public:
@@ -69,19 +55,9 @@ class DownpourMaster : public MasterRole {
         progress_(context, static_cast<std::int64_t>(shape_.batch_count()), layout_.workers(),
                   resume ? resume->iteration : 0),
         reporter_(context), checkpointer_(context), requests_(network),
-        recovery_(context, network.session()) {
+        recovery_(context, network.session()),
+        snapshots_(network.layout(), model.parameters(), resume) {
     checkpointer_.mark_written(resume ? resume->iteration : 0);
-    // Until the first checkpoint, a lost server's shard is rebuilt from the one it started with.
-    snapshots_.resize(static_cast<std::size_t>(layout_.servers()));
-    for (int s = 1; s < layout_.servers(); ++s) {
-      const ShardRange range = layout_.shard(s);
-      const auto start = model_.parameters().subspan(range.begin, range.size());
-      snapshots_[static_cast<std::size_t>(s)] = {
-          s, 0, {start.begin(), start.end()},
-          resume ? server_shard_state(*resume, layout_, s) : WorkerState{},
-          std::vector<std::uint64_t>(static_cast<std::size_t>(layout_.workers()), 0),
-          std::vector<std::vector<std::uint64_t>>(static_cast<std::size_t>(layout_.workers()))};
-    }
     log_setup();
   }
 
@@ -220,11 +196,9 @@ class DownpourMaster : public MasterRole {
     server_ = network_.carry(*server_, cfg_);
     // A lost server's replacement rebuilds its shard from the newest snapshot
     // (shard_rebuild.h).
-    for (int rank : network_.session().last_repair().replaced)
-      if (layout_.is_server(rank)) {
-        send(control(), rank, DownpourShardRebuild{snapshots_.at(static_cast<std::size_t>(rank))});
-        rebuilt_ += (rebuilt_.empty() ? "" : ", ") + std::to_string(rank);
-      }
+    for (int rank : snapshots_.send_to_replacements(network_.session().last_repair().replaced,
+                                                    control()))
+      rebuilt_ += (rebuilt_.empty() ? "" : ", ") + std::to_string(rank);
     if (network_.live_workers().empty())
       throw core::RuntimeError("every Downpour worker was lost; rerun the same command to resume "
                                "from the newest checkpoint");
@@ -333,26 +307,9 @@ class DownpourMaster : public MasterRole {
     keep_snapshots(replies);
   }
 
-  // The servers' shards as they answered for the checkpoint: what a lost one is rebuilt from.
-  // Every worker hears which of its pushes they hold, which it need not keep any more.
+  // The servers' shards as they answered: what a lost one is rebuilt from.
   void keep_snapshots(const std::map<int, DownpourState>& replies) {
-    if (layout_.servers() == 1) return;  // shard 0 lives here: nothing to rebuild
-    for (int s = 1; s < layout_.servers(); ++s) {
-      auto& snapshot = replies.at(s).shard;
-      if (!snapshot || snapshot->shard != s ||
-          snapshot->parameters.size() != layout_.shard(s).size() ||
-          snapshot->applied.size() != static_cast<std::size_t>(layout_.workers()))
-        throw core::RuntimeError("parameter server " + std::to_string(s) +
-                                 " answered the state request without a snapshot of its shard");
-      snapshots_[static_cast<std::size_t>(s)] = *snapshot;
-    }
-    for (int rank : network_.live_workers()) {
-      DownpourSnapshotTaken taken{std::vector<std::uint64_t>(snapshots_.size(), 0)};
-      for (int s = 1; s < layout_.servers(); ++s)
-        taken.held[static_cast<std::size_t>(s)] = snapshots_[static_cast<std::size_t>(s)].applied.at(
-            static_cast<std::size_t>(layout_.worker_index(rank)));
-      send(control(), rank, taken);
-    }
+    snapshots_.keep(replies, control(), network_.live_workers());
     snapshots_wanted_ = false;
   }
 
@@ -384,7 +341,8 @@ class DownpourMaster : public MasterRole {
     }
     for (const auto& [server, bytes] : end.server_peaks) peak_memory_.add(server, bytes);
     const int mismatched = mismatched_slots(end.applied);
-    summarize(end.versions, worst, mismatched);
+    summarize_downpour(context_, progress_.total(), layout_, model_.parameter_count(),
+                       {end.versions, static_cast<int>(drained_.size()), worst, mismatched});
     peak_memory_.summarize(context_);
     if (end.states && !diverged_) save_checkpoint(*end.states);
     const int exit_code =
@@ -428,58 +386,6 @@ class DownpourMaster : public MasterRole {
     return mismatched;
   }
 
-  void summarize(std::uint64_t versions, const Comparison& worst, int mismatched) {
-    char line[512];
-    std::snprintf(line, sizeof line,
-                  "downpour consistency: after the last push and a final pull, %d workers hold "
-                  "the servers' parameters %s (max |difference| %.3e): %s",
-                  static_cast<int>(drained_.size()), worst.identical ? "bit for bit" : "NOT exactly",
-                  worst.max_difference, worst.identical ? "OK" : "FAILED");
-    core::log_info(line);
-    std::snprintf(line, sizeof line,
-                  "downpour pushes: every live worker's posted pushes applied exactly once on "
-                  "every shard (by seq): %s",
-                  mismatched == 0 ? "OK" : (std::to_string(mismatched) + " slots differ: FAILED").c_str());
-    core::log_info(line);
-    const auto& total = progress_.total();
-    const double steps = static_cast<double>(total.steps);
-    const double push_bytes = ratio(static_cast<double>(total.push_bytes), steps);
-    const double pull_bytes = ratio(static_cast<double>(total.pull_bytes), steps);
-    std::snprintf(line, sizeof line,
-                  "downpour summary: %lld steps, %lld pushes (%llu applied over %d shards, %lld "
-                  "postponed), %lld pulls (%lld retried), staleness mean %.2f max %lld, "
-                  "%.0f B/worker/step (push %.0f + pull %.0f)",
-                  static_cast<long long>(total.steps), static_cast<long long>(total.pushes),
-                  static_cast<unsigned long long>(versions), layout_.servers(),
-                  static_cast<long long>(total.busy_slots), static_cast<long long>(total.pulls),
-                  static_cast<long long>(total.pull_retries), total.ages ? mean_age(total) : 0.0,
-                  static_cast<long long>(total.age_max), push_bytes + pull_bytes, push_bytes,
-                  pull_bytes);
-    core::log_info(line);
-    context_.metrics.write(
-        report::JsonLine()
-            .add("kind", "downpour_summary")
-            .add("steps", total.steps)
-            .add("servers", layout_.servers())
-            .add("workers", layout_.workers())
-            .add("encode", cfg_.downpour.encode)
-            .add("pushes", total.pushes)
-            .add("pushes_applied", static_cast<std::int64_t>(versions))
-            .add("pushes_postponed", total.busy_slots)
-            .add("pulls", total.pulls)
-            .add("pull_retries", total.pull_retries)
-            .add("staleness_mean", mean_age(total))
-            .add("staleness_max", total.age_max)
-            .add("acknowledged_pushes", total.ages)
-            .add("bytes_per_worker_step", push_bytes + pull_bytes)
-            .add("push_bytes_per_worker_step", push_bytes)
-            .add("pull_bytes_per_worker_step", pull_bytes)
-            .add("dense_bytes", static_cast<std::int64_t>(4 * model_.parameter_count()))
-            .add("consistency_max_difference", worst.max_difference)
-            .add("consistent", worst.identical)
-            .add("pushes_applied_once", mismatched == 0));
-  }
-
   RunContext& context_;
   const config::ExperimentConfig& cfg_;
   nn::Model& model_;
@@ -496,8 +402,8 @@ class DownpourMaster : public MasterRole {
   std::set<int> done_;                         // workers whose DownpourDone is in
   std::set<int> signalled_;                    // workers sent the final pull signal
   std::map<int, DownpourFinalModel> drained_;  // their final models
-  std::vector<ShardSnapshot> snapshots_;  // per shard 1..K-1: the newest (shard_rebuild.h)
-  std::string rebuilt_;                   // the servers the recovery under way rebuilds
+  ShardSnapshots snapshots_;
+  std::string rebuilt_;  // the servers the recovery under way rebuilds
   bool snapshots_wanted_ = false;         // a worker's log for a shard is half full
   PeakMemory peak_memory_;
   bool stopping_ = false;

@@ -1,0 +1,35 @@
+// downpour/end_of_run.h: the Downpour master's checks and summary once every worker has pulled
+// the servers' final model.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "train/downpour/protocol.h"
+#include "train/run_context.h"
+
+namespace gradshare::train {
+
+// Largest |a - b| and whether the two are bit-identical.
+struct Comparison {
+  double max_difference = 0;
+  bool identical = true;
+};
+Comparison compare(std::span<const float> a, std::span<const float> b);
+
+// What the end of the run found.
+struct EndChecks {
+  std::uint64_t versions = 0;  // pushes applied over all shards
+  int workers_compared = 0;    // final models compared with the servers'
+  Comparison worst;            // the least alike of them
+  int mismatched_slots = 0;    // (worker, shard) slots not applied exactly once
+};
+
+// Logs the consistency and push lines and the summary, and writes the downpour_summary record
+// (`total`: every worker's figures; `parameters`: the model's size).
+void summarize_downpour(RunContext& context, const DownpourReport& total,
+                        const DownpourLayout& layout, std::size_t parameters,
+                        const EndChecks& checks);
+
+}  // namespace gradshare::train
