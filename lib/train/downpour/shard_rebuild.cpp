@@ -44,13 +44,24 @@ ShardSnapshot ShardSnapshot::read(comm::ByteReader& reader) {
 }
 
 void PushLog::record(const PushHeader& header, std::span<const std::uint8_t> payload) {
-  pushes_.push_back({header, {payload.begin(), payload.end()}, std::nullopt});
+  std::vector<std::uint8_t> copy;
+  if (!spare_.empty()) {
+    copy = std::move(spare_.back());
+    spare_.pop_back();
+  }
+  copy.assign(payload.begin(), payload.end());
+  pushes_.push_back({header, std::move(copy), std::nullopt});
   bytes_ += payload.size();
   while (bytes_ > budget_ && !pushes_.empty()) {
     dropped_through_ = pushes_.front().header.seq;
-    bytes_ -= pushes_.front().payload.size();
-    pushes_.pop_front();
+    drop_front();
   }
+}
+
+void PushLog::drop_front() {
+  bytes_ -= pushes_.front().payload.size();
+  if (spare_.size() < 4) spare_.push_back(std::move(pushes_.front().payload));
+  pushes_.pop_front();
 }
 
 void PushLog::acknowledged(std::uint64_t seq, std::uint64_t age, std::uint64_t base) {
@@ -66,10 +77,7 @@ void PushLog::acknowledged(std::uint64_t seq, std::uint64_t age, std::uint64_t b
 }
 
 void PushLog::held_through(std::uint64_t seq) {
-  while (!pushes_.empty() && pushes_.front().header.seq <= seq) {
-    bytes_ -= pushes_.front().payload.size();
-    pushes_.pop_front();
-  }
+  while (!pushes_.empty() && pushes_.front().header.seq <= seq) drop_front();
 }
 
 void DownpourPushLog::write(comm::ByteWriter& writer) const {

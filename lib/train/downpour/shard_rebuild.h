@@ -87,6 +87,11 @@ class PushLog {
   std::size_t bytes_ = 0;
   std::uint64_t dropped_through_ = 0;
   std::deque<std::uint64_t> own_;  // versions this worker's acknowledged pushes made, past a base
+  // Payload buffers of dropped pushes, reused: a dense push is large enough that allocating one
+  // per push (fresh pages each time) cost the run time.
+  std::vector<std::vector<std::uint8_t>> spare_;
+
+  void drop_front();
 };
 
 // master -> a server's replacement: the shard's newest snapshot.
