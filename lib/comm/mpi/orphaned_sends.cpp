@@ -10,12 +10,11 @@ void abandon_send(MPI_Request& request, std::vector<std::uint8_t>&& buffer) noex
   int done = 0;
   if (request == MPI_REQUEST_NULL) return;
   if (MPI_Test(&request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done) return;
+  if (request != MPI_REQUEST_NULL) MPI_Request_free(&request);
   static std::mutex mutex;
-  static std::vector<std::pair<MPI_Request, std::vector<std::uint8_t>>> kept;
+  static std::vector<std::vector<std::uint8_t>> kept;
   std::lock_guard lock(mutex);
-  // Moving a vector keeps its heap block where it is; the request is never waited on.
-  kept.emplace_back(request, std::move(buffer));
-  request = MPI_REQUEST_NULL;
+  kept.push_back(std::move(buffer));  // moving a vector keeps its heap block where it is
 }
 
 }  // namespace gradshare::comm
