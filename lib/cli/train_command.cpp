@@ -308,6 +308,10 @@ int start_and_train(const config::ExperimentConfig& config, MpiSession& mpi, Run
   context.phase = "setting up " + context.config.training.strategy;
   injector.at_startup("setup");
   const int code = run_with_rollback(context);
+  // The code the job ends with, for `gradshare run` when the launcher loses it (Open MPI
+  // 5.0.7's prterun was seen to abort in its own teardown after the master had exited 75).
+  if (context.is_master())
+    context.metrics.write(report::JsonLine().add("kind", "exit").add("exit_code", code));
   log_read_ahead(context);
   // The master's summary lists every rank's; each rank's own log has its figure too.
   if (!context.is_master()) log_own_peak_memory();

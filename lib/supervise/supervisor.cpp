@@ -2,9 +2,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "core/errors.h"
@@ -21,6 +23,7 @@ namespace {
 
 constexpr int kCannotExecute = 127;
 constexpr int kNotExecutable = 126;
+constexpr int kKilledBySignal = 128;  // a shell's code for a process signal N ended: 128 + N
 
 double parse_seconds(const std::string& flag, const std::string& value) {
   char* end = nullptr;
@@ -71,6 +74,22 @@ bool wrote_final_record(const std::string& run_dir, std::uintmax_t offset) {
   while (std::getline(metrics, line))
     if (line.find("\"kind\":\"final\"") != std::string::npos) return true;
   return false;
+}
+
+// The exit code of the newest "exit" record DIR/metrics.jsonl got after its first `offset`
+// bytes: the code the attempt's master ended with.
+std::optional<int> recorded_exit_code(const std::string& run_dir, std::uintmax_t offset) {
+  std::ifstream metrics(run_dir + "/metrics.jsonl");
+  metrics.seekg(static_cast<std::streamoff>(offset));
+  std::optional<int> code;
+  std::string line;
+  const std::string key = "\"exit_code\":";
+  while (std::getline(metrics, line)) {
+    if (line.find("\"kind\":\"exit\"") == std::string::npos) continue;
+    const auto at = line.find(key);
+    if (at != std::string::npos) code = std::atoi(line.c_str() + at + key.size());
+  }
+  return code;
 }
 
 void record_restart(const std::string& run_dir, int restart, int exit_code, double backoff) {
@@ -149,6 +168,13 @@ int run_command(const std::vector<std::string>& args) {
     if (end.hung)
       core::log_warn(command[0] + " did not exit " + std::to_string(policy.hang_seconds) +
                      " s after every process it started had ended: killed it (a launcher hang)");
+    const auto recorded = recorded_exit_code(run_dir, metrics_before);
+    if (code > kKilledBySignal && recorded && *recorded != code) {
+      core::log_warn(command[0] + " was ended by signal " + std::to_string(code - kKilledBySignal) +
+                     " after the job's master had ended with " + std::to_string(*recorded) +
+                     " (a launcher crash in its teardown): taking " + std::to_string(*recorded));
+      code = *recorded;
+    }
     if (code == core::kExitOk && !wrote_final_record(run_dir, metrics_before)) {
       // Under `mpirun --with-ft ulfm` a rank killed by a signal does not fail the job: a master
       // killed after its workers finished leaves mpirun with 0 and no model.h5.

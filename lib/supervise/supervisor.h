@@ -17,6 +17,9 @@
 //   anything else     a crash (a lost master, a rank killed, MPI failure): restart after a
 //                     back-off of S, 2S, 4S ... seconds (at most --max-backoff), at most K times;
 //                     then exit with the last code
+// The code is the master's when COMMAND itself was ended by a signal after the master had
+// recorded how it ended (an "exit" record in DIR/metrics.jsonl): Open MPI 5.0.7's prterun was
+// seen to abort in its teardown after the master had exited 75.
 // Every restart resumes the same run: COMMAND must name it with run.dir=DIR (checkpoint.resume
 // auto finds the newest good checkpoint there). Before a restart the supervisor removes a run
 // lock the ended attempt left behind (one made since the attempt started: the master may have

@@ -92,6 +92,30 @@ TEST(Supervisor, ExitZeroWithoutAFinalRecordIsACrash) {
   EXPECT_NE(metrics.find("\"kind\":\"final\""), std::string::npos) << metrics;
 }
 
+// The first attempt's metrics get `record` (a JSON line); its $1 is run.dir=DIR.
+std::string record_then(const std::string& record, const std::string& then) {
+  return "d=${1#run.dir=}; mkdir -p $d && echo '" + record + "' >> $d/metrics.jsonl; " + then;
+}
+
+// A launcher ended by a signal after the master recorded its code (prterun aborting in its
+// teardown): the master's code decides. 3 (the divergence guard) is not restarted.
+TEST(Supervisor, ALauncherCrashAfterTheMastersExitTakesTheMastersCode) {
+  const auto [code, metrics] =
+      supervise(record_then("{\"kind\":\"exit\",\"exit_code\":3}", "kill -6 $$"), "abort");
+  EXPECT_EQ(code, 3);
+  EXPECT_EQ(metrics.find("\"kind\":\"restart\""), std::string::npos) << metrics;
+}
+
+// Without the record, or when the launcher exited by itself, its own code decides: a crash.
+TEST(Supervisor, OnlyASignalledLauncherDefersToTheRecord) {
+  for (const auto& first : {std::string("kill -6 $$"),
+                            record_then("{\"kind\":\"exit\",\"exit_code\":3}", "exit 1")}) {
+    const auto [code, metrics] = supervise(first, "crash");
+    EXPECT_EQ(code, 0) << first;
+    EXPECT_NE(metrics.find("\"kind\":\"restart\""), std::string::npos) << metrics;
+  }
+}
+
 TEST(ChildProcess, ReportsExitCodesSignalsAndExecFailures) {
   EXPECT_EQ(run_child({"sh", "-c", "exit 0"}, 60).code, 0);
   EXPECT_EQ(run_child({"sh", "-c", "exit 42"}, 60).code, 42);
