@@ -11,6 +11,7 @@
 #include "codec/exact.h"
 #include "core/cpu_time.h"
 #include "core/errors.h"
+#include "sim/exchange_costs.h"
 #include "sim/virtual_network.h"
 #include "train/sharing/aggregating_relay.h"
 #include "train/sharing/staleness.h"
@@ -63,50 +64,6 @@ struct Replica {
 // Control-channel framing of a state piece and the size of its acknowledgement (protocol.h).
 constexpr std::size_t kStatePieceHeaderBytes = 32;
 constexpr std::size_t kStateAckBytes = 16;
-
-// What a rank's exchange had done at some point of the simulation.
-struct Counts {
-  double applied = 0, published = 0, sent = 0, cpu = 0, aggregate_cpu = 0;
-  double aggregated = 0, aggregated_bytes = 0;
-};
-
-// Least squares of cpu = apply * applied + copy * sent over the ranks, between `from` (every
-// worker past the untimed steps: one-time costs such as each encoder's threshold calibration
-// left out) and `until`.
-void fit_costs(const std::vector<Counts>& from, const std::vector<Counts>& until,
-               StepCosts& costs) {
-  double aa = 0, ab = 0, bb = 0, ay = 0, by = 0;
-  for (std::size_t i = 0; i < from.size(); ++i) {
-    const double a = until[i].applied - from[i].applied, b = until[i].sent - from[i].sent,
-                 y = until[i].cpu - from[i].cpu;
-    aa += a * a, ab += a * b, bb += b * b, ay += a * y, by += b * y;
-  }
-  const double det = aa * bb - ab * ab;
-  if (det > 1e-9 * aa * bb) {
-    costs.apply_seconds = std::max((ay * bb - by * ab) / det, 0.0);
-    costs.copy_seconds = std::max((by * aa - ay * ab) / det, 0.0);
-  } else {  // every rank in the same proportion: charge it all to the applies
-    costs.apply_seconds = aa > 0 ? ay / aa : 0.0;
-    costs.copy_seconds = 0.0;
-  }
-}
-
-// Aggregating, every rank applies and sends about one message per link, too alike for a fit:
-// the CPU of encoding and sending aggregates per aggregate sent, the rest of the exchange's
-// (receiving, applying, owing to the other links, owing the rank's own messages) per message
-// received, as the flow model charges them; between `from` and `until` as in fit_costs.
-void measure_aggregate_costs(const std::vector<Counts>& from, const std::vector<Counts>& until,
-                             StepCosts& costs) {
-  double received = 0, sent = 0, apply_cpu = 0, send_cpu = 0;
-  for (std::size_t i = 0; i < from.size(); ++i) {
-    received += (until[i].applied - until[i].published) - (from[i].applied - from[i].published);
-    sent += until[i].sent - from[i].sent;
-    send_cpu += until[i].aggregate_cpu - from[i].aggregate_cpu;
-    apply_cpu += (until[i].cpu - from[i].cpu) - (until[i].aggregate_cpu - from[i].aggregate_cpu);
-  }
-  costs.apply_seconds = received > 0 ? apply_cpu / received : 0.0;
-  costs.copy_seconds = sent > 0 ? send_cpu / sent : 0.0;
-}
 
 // One simulation: the ranks' replicas over one virtual network, driven in clock order.
 class EventSimulation {
@@ -287,8 +244,8 @@ class EventSimulation {
     if (setup_.state_bytes > 0) start_collection(clock);
   }
 
-  std::vector<Counts> counts() {
-    std::vector<Counts> all;
+  std::vector<ExchangeCounts> counts() {
+    std::vector<ExchangeCounts> all;
     for (int r = 0; r < ranks_; ++r) {
       const auto& replica = replicas_[static_cast<std::size_t>(r)];
       const auto& stats = replica.exchange->stats();
@@ -473,8 +430,9 @@ class EventSimulation {
   int past_untimed_ = 0;  // workers past the untimed steps
   double collection_start_ = kNever;
   double collection_end_ = kNever;  // the arrival of the last piece sent so far
-  std::vector<Counts> timed_from_ = std::vector<Counts>(static_cast<std::size_t>(ranks_));
-  std::vector<Counts> before_drain_;
+  std::vector<ExchangeCounts> timed_from_ =
+      std::vector<ExchangeCounts>(static_cast<std::size_t>(ranks_));
+  std::vector<ExchangeCounts> before_drain_;
 };
 
 }  // namespace

@@ -59,6 +59,41 @@ std::vector<std::string> split(const std::string& text) {
   return parts;
 }
 
+// A --OPTION value in milliseconds, 0..max; returned in seconds.
+double parse_milliseconds(const std::string& option, const std::string& value, int max) {
+  char* end = nullptr;
+  const double ms = std::strtod(value.c_str(), &end);
+  if (value.empty() || *end != '\0' || !(ms >= 0 && ms <= max))
+    throw UserError("simulate: " + option + " needs milliseconds in 0.." + std::to_string(max) +
+                    ", got '" + value + "'");
+  return ms * 1e-3;
+}
+
+// After the options are read: --link-burst (tbf's follows the rate) and what goes together.
+void check_options(Options& o, const std::string& burst) {
+  if (burst == "tbf") {
+    o.link.burst_bytes = cluster_local_burst_bytes(o.link.bits_per_second);
+  } else {
+    char* end = nullptr;
+    o.link.burst_bytes = static_cast<double>(std::strtol(burst.c_str(), &end, 10));
+    if (burst.empty() || *end != '\0' || o.link.burst_bytes < 0 || o.link.burst_bytes > 1 << 30)
+      throw UserError("simulate: --link-burst takes bytes (0.." + std::to_string(1 << 30) +
+                      ") or tbf, got '" + burst + "'");
+  }
+  if (o.validate.empty() && o.config_path.empty())
+    throw UserError(
+        "simulate: missing CONFIG.yaml (or --validate RUN_DIR; see gradshare simulate --help)");
+  if (!o.validate.empty() && !o.config_path.empty())
+    throw UserError("simulate: --validate RUN_DIR takes the run's own config, not '" +
+                    o.config_path + "'");
+  if (!o.csv.empty()) {
+    const auto parent = std::filesystem::absolute(o.csv).parent_path();
+    if (!std::filesystem::is_directory(parent))
+      throw UserError("simulate: --csv " + o.csv + ": folder " + parent.string() +
+                      " does not exist");
+  }
+}
+
 Options parse(const std::vector<std::string>& args) {
   Options o;
   std::string burst = "0";
@@ -101,19 +136,9 @@ Options parse(const std::vector<std::string>& args) {
     } else if (arg == "--events-up-to") {
       o.events_up_to = parse_int(arg, value, 0, 4096);
     } else if (arg == "--step-overhead") {
-      char* end = nullptr;
-      const double ms = std::strtod(value.c_str(), &end);
-      if (value.empty() || *end != '\0' || !(ms >= 0 && ms <= 1e4))
-        throw UserError("simulate: --step-overhead needs milliseconds in 0..10000, got '" + value +
-                        "'");
-      o.step_overhead_seconds = ms * 1e-3;
+      o.step_overhead_seconds = parse_milliseconds(arg, value, 10000);
     } else if (arg == "--aggregate-wait") {
-      char* end = nullptr;
-      const double ms = std::strtod(value.c_str(), &end);
-      if (value.empty() || *end != '\0' || !(ms >= 0 && ms <= 1e5))
-        throw UserError("simulate: --aggregate-wait needs milliseconds in 0..100000, got '" +
-                        value + "'");
-      o.aggregate_wait_seconds = ms * 1e-3;
+      o.aggregate_wait_seconds = parse_milliseconds(arg, value, 100000);
     } else if (arg == "--csv") {
       o.csv = value;
     } else if (arg == "--validate") {
@@ -122,30 +147,10 @@ Options parse(const std::vector<std::string>& args) {
       throw UserError("simulate: unknown option '" + arg + "' (see gradshare simulate --help)");
     }
   }
-  // After --link: tbf's burst follows the rate.
-  if (burst == "tbf") {
-    o.link.burst_bytes = cluster_local_burst_bytes(o.link.bits_per_second);
-  } else {
-    char* end = nullptr;
-    o.link.burst_bytes = static_cast<double>(std::strtol(burst.c_str(), &end, 10));
-    if (burst.empty() || *end != '\0' || o.link.burst_bytes < 0 || o.link.burst_bytes > 1 << 30)
-      throw UserError("simulate: --link-burst takes bytes (0.." + std::to_string(1 << 30) +
-                      ") or tbf, got '" + burst + "'");
-  }
-  if (o.validate.empty() && o.config_path.empty())
-    throw UserError(
-        "simulate: missing CONFIG.yaml (or --validate RUN_DIR; see gradshare simulate --help)");
-  if (!o.validate.empty() && !o.config_path.empty())
-    throw UserError("simulate: --validate RUN_DIR takes the run's own config, not '" +
-                    o.config_path + "'");
-  if (!o.csv.empty()) {
-    const auto parent = std::filesystem::absolute(o.csv).parent_path();
-    if (!std::filesystem::is_directory(parent))
-      throw UserError("simulate: --csv " + o.csv + ": folder " + parent.string() +
-                      " does not exist");
-  }
+  check_options(o, burst);
   return o;
 }
+
 
 // "aggregate" is the mesh's tree with aggregating relays.
 topology::Tree tree_for(const std::string& mode, int workers, int max_children) {
@@ -236,6 +241,59 @@ void write_csv(const std::string& path, const std::vector<Row>& rows, const Opti
   if (!out) throw core::RuntimeError("simulate: could not write " + path);
 }
 
+// The event simulations of one tree: of each worker count up to --events-up-to, or of one
+// calibration size when there is none; the costs per message are the largest's.
+struct TreeEvents {
+  std::vector<int> sizes;
+  std::vector<EventResult> results;
+  bool calibrated = false;
+  StepCosts costs;
+};
+
+TreeEvents simulate_tree(const Options& o, const config::ExperimentConfig& config,
+                         const ModelSample& sample, const std::string& mode, int max_children) {
+  TreeEvents tree;
+  for (int w : o.workers)
+    if (w <= o.events_up_to) tree.sizes.push_back(w);
+  tree.calibrated = tree.sizes.empty();
+  if (tree.calibrated) tree.sizes.push_back(std::min(8, std::max(o.events_up_to, 2)));
+  for (int w : tree.sizes) {
+    check_event_memory(o, sample, w);
+    EventSetup setup{tree_for(mode, w, max_children), Placement::by_node(w + 1, o.nodes), o.link,
+                     o.cores, o.steps};
+    setup.step_overhead_seconds = o.step_overhead_seconds;
+    setup.aggregate = mode == "aggregate";
+    setup.aggregate_wait_seconds = o.aggregate_wait_seconds;
+    const EventResult& result = tree.results.emplace_back(simulate_events(config, sample, setup));
+    tree.costs = result.costs;
+    double applied = 0;
+    for (const auto& rank : result.ranks)
+      applied = std::max(applied, static_cast<double>(rank.applied));
+    if (result.applied_twice != 0 ||
+        result.max_replica_difference > train::equivalence_tolerance(setup.aggregate, applied))
+      throw core::RuntimeError("simulate: the event simulation of " + std::to_string(w) +
+                               " workers (" + mode + ") ended with replicas that differ: a defect");
+  }
+  return tree;
+}
+
+void print_tree_events(const Options& o, const std::string& mode, const TreeEvents& tree) {
+  const EventResult& largest = tree.results.back();
+  if (mode == "aggregate")
+    std::printf(
+        "aggregate (%d workers): %.2f messages per link per worker step, %.2f ms per step held "
+        "by the staleness bound; after the drain's flush round replicas differ by up to %.2e "
+        "of max|p|\n",
+        tree.sizes.back(), largest.aggregates_per_link_step,
+        1e3 * largest.wait_seconds / static_cast<double>(o.steps), largest.max_replica_difference);
+  std::printf(
+      "%s: per message %.2f us to apply, %.2f us per copy sent; encode %.3f ms; "
+      "%.0f bytes per message (real codec, %s)\n",
+      mode.c_str(), 1e6 * tree.costs.apply_seconds, 1e6 * tree.costs.copy_seconds,
+      1e3 * tree.costs.encode_seconds, tree.costs.message_bytes,
+      tree.calibrated ? "calibration run" : "largest event simulation");
+}
+
 int project_command(const Options& o) {
   const auto config = config::load_experiment(o.config_path, o.overrides);
   const int max_children =
@@ -252,56 +310,18 @@ int project_command(const Options& o) {
       describe(o).c_str(), max_children, o.steps, 1e3 * o.step_overhead_seconds);
   std::vector<Row> rows;
   for (const auto& mode : o.topologies) {
-    // Costs per message come from the largest event simulation of this tree (or a calibration).
-    StepCosts costs;
+    const TreeEvents tree = simulate_tree(o, config, sample, mode, max_children);
+    const StepCosts& costs = tree.costs;
+    print_tree_events(o, mode, tree);
     std::vector<Row> own;
-    std::vector<int> event_sizes;
-    for (int w : o.workers)
-      if (w <= o.events_up_to) event_sizes.push_back(w);
-    const bool calibrate = event_sizes.empty();
-    if (calibrate) event_sizes.push_back(std::min(8, std::max(o.events_up_to, 2)));
-    std::vector<EventResult> events;
-    for (int w : event_sizes) {
-      check_event_memory(o, sample, w);
-      EventSetup setup{tree_for(mode, w, max_children), Placement::by_node(w + 1, o.nodes), o.link,
-                       o.cores, o.steps};
-      setup.step_overhead_seconds = o.step_overhead_seconds;
-      setup.aggregate = mode == "aggregate";
-      setup.aggregate_wait_seconds = o.aggregate_wait_seconds;
-      events.push_back(simulate_events(config, sample, setup));
-      costs = events.back().costs;
-      double applied = 0;
-      for (const auto& rank : events.back().ranks)
-        applied = std::max(applied, static_cast<double>(rank.applied));
-      if (events.back().applied_twice != 0 ||
-          events.back().max_replica_difference >
-              train::equivalence_tolerance(setup.aggregate, applied))
-        throw core::RuntimeError("simulate: the event simulation of " + std::to_string(w) +
-                                 " workers (" + mode +
-                                 ") ended with replicas that differ: a defect");
-    }
-    if (mode == "aggregate")
-      std::printf(
-          "aggregate (%d workers): %.2f messages per link per worker step, %.2f ms per step held "
-          "by the staleness bound; after the drain's flush round replicas differ by up to %.2e "
-          "of max|p|\n",
-          event_sizes.back(), events.back().aggregates_per_link_step,
-          1e3 * events.back().wait_seconds / static_cast<double>(o.steps),
-          events.back().max_replica_difference);
-    std::printf(
-        "%s: per message %.2f us to apply, %.2f us per copy sent; encode %.3f ms; "
-        "%.0f bytes per message (real codec, %s)\n",
-        mode.c_str(), 1e6 * costs.apply_seconds, 1e6 * costs.copy_seconds,
-        1e3 * costs.encode_seconds, costs.message_bytes,
-        calibrate ? "calibration run" : "largest event simulation");
     int good = 0, bad = 0;
     for (int w : o.workers) {
       Row row;
       row.topology = mode;
       row.depth = tree_for(mode, w, max_children).max_depth();
       row.projection = project_for(o, mode, w, max_children, costs);
-      for (std::size_t i = 0; i < event_sizes.size(); ++i)
-        if (event_sizes[i] == w && !calibrate) row.events = events[i];
+      for (std::size_t i = 0; i < tree.sizes.size(); ++i)
+        if (tree.sizes[i] == w && !tree.calibrated) row.events = tree.results[i];
       if (row.projection.efficiency >= 0.5)
         good = w;
       else if (bad == 0)

@@ -132,7 +132,7 @@ struct DownpourSnapshotTaken {
 };
 
 // replacement -> master: the shard cannot be rebuilt, and why; the master ends the job with it
-// (the replacement's own MPI_Abort was seen not to end a job under ULFM).
+// (the replacement aborting by itself was seen not to end a job under ULFM).
 struct DownpourRebuildFailed {
   static constexpr comm::Tag kTag = tags::kDownpourRebuildFailed;
   std::string why;
