@@ -4,8 +4,8 @@
 // optimizer's state with its shards concatenated as /optimizer (its step is shard 0's: the
 // server optimizers, sgd and adagrad, do not depend on it), and every worker's own optimizer as
 // /workers/<w>/optimizer. The master asks the other servers and the workers for their state
-// (StateRequest / DownpourState) and writes the checkpoint once all
-// have replied.
+// (StateRequest / DownpourState: a server sends its whole shard, a ShardSnapshot) and writes the
+// checkpoint from shard 0 and those snapshots once all have replied.
 //
 // Resuming: rank 0 reads the checkpoint and sends every other rank its StartState
 // (Start) before the servers start: a server its shard's slice of the server optimizer

@@ -156,14 +156,14 @@ struct DownpourReport : StepCounts {
 
 // Control messages (train/messages.h for the shared ones):
 //  rank -> master        DownpourState at the master's StateRequest: a worker's optimizer state,
-//                        or a server's shard optimizer state and its whole shard
+//                        or a server's whole shard (its optimizer state in it)
 //  worker -> master      DownpourReport every logging.every_steps steps; DownpourDone after its
 //                        last push; DownpourFinalModel after the final pull
 //  master -> workers     DownpourFinalPull once every worker's last push is applied
 //  master -> servers     PeakMemoryRequest at the end (DownpourServerEnd back)
 struct DownpourState {
   static constexpr comm::Tag kTag = tags::kDownpourState;
-  WorkerState state;
+  WorkerState state;                   // a worker's (a server's: empty)
   std::optional<ShardSnapshot> shard;  // a server 1..K-1's whole shard (shard_rebuild.h)
   //   {state, has_shard: u8, shard snapshot if it has one}
   void write(comm::ByteWriter& writer) const;

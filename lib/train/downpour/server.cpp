@@ -197,8 +197,8 @@ int serve(RunContext& context, JobSession& session, ShardServer& server, bool& s
   for (;;) {
     bool busy = server.poll() > 0;
     while (try_receive<StateRequest>(control, 0)) {
-      send(control, 0, DownpourState{capture_worker_state(server.optimizer(), 0.0f),
-                                     server.snapshot()});
+      // The snapshot holds the optimizer state too: the message's own state stays empty.
+      send(control, 0, DownpourState{{}, server.snapshot()});
       busy = true;
     }
     if (try_receive<PeakMemoryRequest>(control, 0)) {
