@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -216,20 +217,26 @@ std::vector<Event> RunData::events() const {
     }
   }
   // A session without a "final" record stopped early: a stop signal, a failure or a kill (or
-  // the run is still going, for the last one).
+  // the run is still going, for the last one); its "exit" record, when the master wrote one,
+  // says how.
   const int sessions = records_.empty() ? 0 : records_.back().session + 1;
   for (int s = 0; s < sessions; ++s) {
     bool final_seen = false;
     const Record* last = nullptr;
+    std::optional<double> exit_code;
     for (const auto& record : records_) {
       if (record.session != s) continue;
       final_seen = final_seen || record.kind == "final";
+      if (record.kind == "exit") exit_code = record.fields.number_at("exit_code");
       if (record.time) last = &record;
     }
     if (final_seen || !last) continue;
-    add(*last, "stop",
-        s + 1 < sessions ? "session ended without a final record; the next session resumed"
-                         : "ended without a final record (stopped, failed, or still running)");
+    std::string how = "ended without a final record (stopped, failed, or still running)";
+    if (exit_code == core::kExitRequeue)
+      how = "stopped after its checkpoint (exit code 75: requeue)";
+    else if (exit_code == core::kExitDiverged) how = "ended by the divergence guard (exit code 3)";
+    else if (exit_code) how = format("ended with exit code %.0f", *exit_code);
+    add(*last, "stop", how + (s + 1 < sessions ? "; the next session resumed" : ""));
   }
   std::stable_sort(events.begin(), events.end(),
                    [](const Event& a, const Event& b) { return a.time < b.time; });

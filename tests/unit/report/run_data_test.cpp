@@ -94,6 +94,24 @@ TEST_F(RunDataTest, ResumedSessionsFollowEachOtherAndEventsAreFound) {
   EXPECT_NE(events[3].detail.find("lost ranks [2], replaced by [2]"), std::string::npos) << events[3].detail;
 }
 
+// The master's "exit" record says how a session without a final record ended.
+TEST_F(RunDataTest, AStoppedSessionSaysItsExitCode) {
+  write("metrics.jsonl",
+        "{\"kind\":\"step\",\"step\":100,\"loss\":0.9,\"t\":5}\n"
+        "{\"kind\":\"exit\",\"exit_code\":75,\"t\":6}\n"
+        "{\"kind\":\"resume\",\"checkpoint\":\"/r/c.h5\",\"iteration\":100,\"epoch\":1,\"t\":1}\n"
+        "{\"kind\":\"step\",\"step\":200,\"loss\":0.5,\"t\":4}\n"
+        "{\"kind\":\"exit\",\"exit_code\":3,\"t\":5}\n");
+  const auto events = RunData::load(dir_.string()).events();
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0].kind, "stop");
+  EXPECT_DOUBLE_EQ(events[0].time, 6);
+  EXPECT_EQ(events[0].detail,
+            "stopped after its checkpoint (exit code 75: requeue); the next session resumed");
+  EXPECT_EQ(events[1].kind, "resume");
+  EXPECT_EQ(events[2].detail, "ended by the divergence guard (exit code 3)");
+}
+
 TEST_F(RunDataTest, RestartsAndEarlyStopsAreEvents) {
   write("metrics.jsonl",
         "{\"kind\":\"step\",\"step\":100,\"loss\":0.9,\"t\":5}\n"
