@@ -102,6 +102,26 @@ void put_server_state(ckpt::Checkpoint& checkpoint, const std::vector<WorkerStat
   }
 }
 
+void put_servers(ckpt::Checkpoint& checkpoint, const std::vector<const ShardSnapshot*>& shards,
+                 const DownpourLayout& layout) {
+  GS_CHECK(checkpoint.parameters.size() == layout.parameters(),
+           "a checkpoint of " + std::to_string(checkpoint.parameters.size()) + " parameters");
+  std::vector<WorkerState> states;
+  for (int s = 0; s < layout.servers(); ++s) {
+    const ShardSnapshot& shard = *shards.at(static_cast<std::size_t>(s));
+    const ShardRange range = layout.shard(s);
+    if (shard.shard != s || shard.parameters.size() != range.size())
+      throw core::RuntimeError("parameter server " + std::to_string(s) + " sent shard " +
+                               std::to_string(shard.shard) + " of " +
+                               std::to_string(shard.parameters.size()) + " parameters for one of " +
+                               std::to_string(range.size()));
+    std::copy(shard.parameters.begin(), shard.parameters.end(),
+              checkpoint.parameters.begin() + static_cast<std::ptrdiff_t>(range.begin));
+    states.push_back(shard.optimizer);
+  }
+  put_server_state(checkpoint, states, layout);
+}
+
 WorkerState server_shard_state(const ckpt::Checkpoint& checkpoint, const DownpourLayout& layout,
                                int shard) {
   WorkerState state;

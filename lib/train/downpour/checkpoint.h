@@ -26,6 +26,7 @@
 #include "comm/control_channel.h"
 #include "nn/model.h"
 #include "train/downpour/protocol.h"
+#include "train/downpour/shard_snapshot.h"
 #include "train/run_context.h"
 #include "train/worker_state.h"
 
@@ -46,6 +47,12 @@ DownpourStart share_downpour_start(RunContext& context, comm::ControlChannel& co
 // checkpoint as one state in the parameter layout.
 void put_server_state(ckpt::Checkpoint& checkpoint, const std::vector<WorkerState>& shards,
                       const DownpourLayout& layout);
+
+// Puts the servers' shards into the checkpoint: each snapshot's parameters (index = shard) into
+// /parameters and its optimizer state as put_server_state does, so that every shard's
+// parameters are from the same moment as its optimizer state.
+void put_servers(ckpt::Checkpoint& checkpoint, const std::vector<const ShardSnapshot*>& shards,
+                 const DownpourLayout& layout);
 
 // Shard `shard`'s slice of a Downpour checkpoint's server optimizer state (nothing for a
 // checkpoint of another strategy, whose /optimizer is a worker's).

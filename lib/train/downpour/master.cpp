@@ -302,30 +302,8 @@ class DownpourMaster : public MasterRole {
   }
 
   void write_checkpoint(const std::map<int, DownpourState>& replies) {
-    take_shards(replies);
     save_checkpoint(replies);
     keep_snapshots(replies);
-  }
-
-  // The servers' model from shard 0 here and the other shards as their snapshots hold them,
-  // each shard's parameters from the same moment as its optimizer state (reading the servers
-  // again would fetch every shard a second time, a little newer than its state).
-  void take_shards(const std::map<int, DownpourState>& replies) {
-    auto parameters = model_.parameters();
-    for (int s = 0; s < layout_.servers(); ++s) {
-      const std::span<const float> shard =
-          s == 0 ? server_->parameters()
-                 : std::span<const float>(server_reply(replies, s).parameters);
-      std::copy(shard.begin(), shard.end(),
-                parameters.begin() + static_cast<std::ptrdiff_t>(layout_.shard(s).begin));
-    }
-  }
-
-  static const ShardSnapshot& server_reply(const std::map<int, DownpourState>& replies, int s) {
-    const auto& reply = replies.at(s);
-    GS_CHECK(reply.shard.has_value(),
-             "server " + std::to_string(s) + " answered without its shard");
-    return *reply.shard;
   }
 
   // The servers' shards as they answered: what a lost one is rebuilt from.
@@ -334,13 +312,18 @@ class DownpourMaster : public MasterRole {
     snapshots_wanted_ = false;
   }
 
-  // The checkpoint of the servers' model as model_ holds it, with every rank's state.
+  // The checkpoint of the servers' model, with every rank's state.
   void save_checkpoint(const std::map<int, DownpourState>& replies) {
     auto c = make_checkpoint(context_, model_, nullptr, progress_.step(), scheduler_.position());
-    std::vector<WorkerState> shards{capture_worker_state(server_->optimizer(), 0.0f)};
-    for (int s = 1; s < layout_.servers(); ++s)
-      shards.push_back(server_reply(replies, s).optimizer);
-    put_server_state(c, shards, layout_);
+    // The shards as the servers' snapshots hold them (shard 0's taken here), not read again.
+    const ShardSnapshot own = server_->snapshot();
+    std::vector<const ShardSnapshot*> shards{&own};
+    for (int s = 1; s < layout_.servers(); ++s) {
+      const auto& reply = replies.at(s);
+      GS_CHECK(reply.shard, "server " + std::to_string(s) + " answered without its shard");
+      shards.push_back(&*reply.shard);
+    }
+    put_servers(c, shards, layout_);
     // A worker gone in a shrink has no state: the first live worker's optimizer stands in for
     // it (a resume gives every worker one).
     const auto& stand_in = replies.at(network_.live_workers().at(0)).state;

@@ -1,7 +1,8 @@
 // resume_state_test.cpp: what the ranks of a resumed run start from, without an MPI job: every
 // worker's own optimizer state (train::start_state) and Downpour's server optimizer state cut
-// into shards and put back together (train::put_server_state, train::server_shard_state), also
-// when the number of workers or servers changed.
+// into shards and put back together (train::put_server_state, train::server_shard_state,
+// train::put_servers from the servers' snapshots), also when the number of workers or servers
+// changed.
 #include <gtest/gtest.h>
 
 #include <numeric>
@@ -54,6 +55,31 @@ TEST(ServerState, ShardsMakeOneStateInTheParameterLayout) {
   ASSERT_EQ(c.optimizer_state.size(), 1u);
   EXPECT_EQ(c.optimizer_state[0].name, "sum_squares");
   EXPECT_EQ(c.optimizer_state[0].values, checkpoint_of("downpour").optimizer_state[0].values);
+}
+
+// A checkpoint takes each shard's parameters and optimizer state from its snapshot, whatever
+// the parameters it was made with.
+TEST(ServerState, SnapshotsGiveEachShardItsParametersAndState) {
+  const auto two = layout_of(2, 4);
+  ckpt::Checkpoint c = checkpoint_of("downpour");
+  std::vector<ShardSnapshot> snapshots;
+  for (int s = 0; s < 2; ++s) {
+    ShardSnapshot snapshot;
+    snapshot.shard = s;
+    snapshot.parameters.assign(two.shard(s).size(), static_cast<float>(s + 1));
+    snapshot.optimizer = shard_state(two, s, 40);
+    snapshots.push_back(snapshot);
+  }
+  put_servers(c, {&snapshots[0], &snapshots[1]}, two);
+  for (std::size_t i = 0; i < kParameters; ++i)
+    EXPECT_EQ(c.parameters[i], i < two.shard(1).begin ? 1.0f : 2.0f) << i;
+  EXPECT_EQ(c.optimizer_step, 40);
+  EXPECT_EQ(c.optimizer_state[0].values, checkpoint_of("downpour").optimizer_state[0].values);
+
+  snapshots[1].parameters.pop_back();  // not its shard's size
+  EXPECT_THROW(put_servers(c, {&snapshots[0], &snapshots[1]}, two), core::RuntimeError);
+  snapshots[1] = snapshots[0];  // shard 0's where shard 1's belongs
+  EXPECT_THROW(put_servers(c, {&snapshots[0], &snapshots[1]}, two), core::RuntimeError);
 }
 
 TEST(ServerState, ThreeServersCutTheStateOfTwo) {
