@@ -2,10 +2,14 @@
 
 #include <mpi.h>
 
+#include <dlfcn.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <future>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -16,12 +20,30 @@
 
 namespace gradshare::cli {
 
+// Tells the launcher that this process ends on purpose, as MPI_Finalize would have: Open MPI's
+// prterun counts a process that exits without it as an abnormal end ("exiting improperly") and
+// fails the job with 1, even after exit 0. Through PMIx_Finalize when the MPI library has PMIx
+// (looked up at run time: another MPI has no such symbol, and then nothing is done); given at
+// most a few seconds, on a thread of its own.
+void leave_launcher() {
+  using Finalize = int (*)(const void* info, std::size_t ninfo);
+  const auto finalize = reinterpret_cast<Finalize>(dlsym(RTLD_DEFAULT, "PMIx_Finalize"));
+  if (finalize == nullptr) return;
+  auto left = std::make_shared<std::promise<void>>();
+  auto done = left->get_future();
+  std::thread([finalize, left] {
+    finalize(nullptr, 0);
+    left->set_value();
+  }).detach();
+  done.wait_for(std::chrono::seconds(5));
+}
+
 // Exits with `code` after `seconds` unless cancelled first (destroyed).
 class ExitDeadline {
  public:
-  // `line` ("" for none) is printed before the exit.
-  ExitDeadline(double seconds, int code, std::string line) {
-    thread_ = std::thread([this, seconds, code, line = std::move(line)] {
+  // `line` ("" for none) is printed before the exit; `leave`: leave_launcher() first.
+  ExitDeadline(double seconds, int code, std::string line, bool leave = false) {
+    thread_ = std::thread([this, seconds, code, line = std::move(line), leave] {
       std::unique_lock<std::mutex> lock(mutex_);
       if (cancelled_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return done_; }))
         return;
@@ -30,6 +52,7 @@ class ExitDeadline {
       // mpirun may end once every rank has exited, before it has forwarded the line: the rank
       // that prints it leaves after 1 s, the others after 2 s.
       std::this_thread::sleep_for(std::chrono::seconds(line.empty() ? 2 : 1));
+      if (leave) leave_launcher();
       std::_Exit(code);
     });
   }
@@ -71,6 +94,12 @@ void set_ulfm_defaults() {
   // tolerant: a rank killed during start-up made every survivor's next MPI_Allreduce segfault
   // inside it, and ranks ending by a signal left mpirun with 0 and no results.
   setenv("OMPI_MCA_coll", "^han", 0);
+  // MPI_Finalize's closing PMIx fence over the job's first processes hung for good now and then
+  // once a process had been spawned in a repair (1 of about 40 master failovers; backtraces:
+  // every first process waiting in the fence, the spawned one in its disconnect from them, which
+  // comes after the fence). Under ULFM MPI_Finalize first runs a synchronous barrier over the
+  // survivors that flushes their messages, so the fence adds nothing: leave it out.
+  setenv("OMPI_MCA_async_mpi_finalize", "1", 0);
 }
 
 MpiSession::MpiSession(double start_deadline_seconds) {
@@ -97,7 +126,8 @@ MpiSession::~MpiSession() {
   if (comm::fault_tolerance_active())
     finalize.emplace(kFinalizeDeadlineSeconds, exit_code_,
                      "MPI_Finalize did not return within " + std::to_string(kFinalizeDeadlineSeconds) +
-                         " s; exiting with " + std::to_string(exit_code_));
+                         " s; exiting with " + std::to_string(exit_code_),
+                     /*leave=*/true);
   MPI_Finalize();
 }
 
