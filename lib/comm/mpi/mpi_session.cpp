@@ -20,6 +20,8 @@
 
 namespace gradshare::cli {
 
+namespace {
+
 // Tells the launcher that this process ends on purpose, as MPI_Finalize would have: Open MPI's
 // prterun counts a process that exits without it as an abnormal end ("exiting improperly") and
 // fails the job with 1, even after exit 0. Through PMIx_Finalize when the MPI library has PMIx
@@ -37,6 +39,8 @@ void leave_launcher() {
   }).detach();
   done.wait_for(std::chrono::seconds(5));
 }
+
+}  // namespace
 
 // Exits with `code` after `seconds` unless cancelled first (destroyed).
 class ExitDeadline {
