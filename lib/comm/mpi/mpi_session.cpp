@@ -2,14 +2,10 @@
 
 #include <mpi.h>
 
-#include <dlfcn.h>
-
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <future>
-#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -20,34 +16,12 @@
 
 namespace gradshare::cli {
 
-namespace {
-
-// Tells the launcher that this process ends on purpose, as MPI_Finalize would have: Open MPI's
-// prterun counts a process that exits without it as an abnormal end ("exiting improperly") and
-// fails the job with 1, even after exit 0. Through PMIx_Finalize when the MPI library has PMIx
-// (looked up at run time: another MPI has no such symbol, and then nothing is done); given at
-// most a few seconds, on a thread of its own.
-void leave_launcher() {
-  using Finalize = int (*)(const void* info, std::size_t ninfo);
-  const auto finalize = reinterpret_cast<Finalize>(dlsym(RTLD_DEFAULT, "PMIx_Finalize"));
-  if (finalize == nullptr) return;
-  auto left = std::make_shared<std::promise<void>>();
-  auto done = left->get_future();
-  std::thread([finalize, left] {
-    finalize(nullptr, 0);
-    left->set_value();
-  }).detach();
-  done.wait_for(std::chrono::seconds(5));
-}
-
-}  // namespace
-
 // Exits with `code` after `seconds` unless cancelled first (destroyed).
 class ExitDeadline {
  public:
-  // `line` ("" for none) is printed before the exit; `leave`: leave_launcher() first.
-  ExitDeadline(double seconds, int code, std::string line, bool leave = false) {
-    thread_ = std::thread([this, seconds, code, line = std::move(line), leave] {
+  // `line` ("" for none) is printed before the exit.
+  ExitDeadline(double seconds, int code, std::string line) {
+    thread_ = std::thread([this, seconds, code, line = std::move(line)] {
       std::unique_lock<std::mutex> lock(mutex_);
       if (cancelled_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return done_; }))
         return;
@@ -56,7 +30,6 @@ class ExitDeadline {
       // mpirun may end once every rank has exited, before it has forwarded the line: the rank
       // that prints it leaves after 1 s, the others after 2 s.
       std::this_thread::sleep_for(std::chrono::seconds(line.empty() ? 2 : 1));
-      if (leave) leave_launcher();
       std::_Exit(code);
     });
   }
@@ -130,8 +103,7 @@ MpiSession::~MpiSession() {
   if (comm::fault_tolerance_active())
     finalize.emplace(kFinalizeDeadlineSeconds, exit_code_,
                      "MPI_Finalize did not return within " + std::to_string(kFinalizeDeadlineSeconds) +
-                         " s; exiting with " + std::to_string(exit_code_),
-                     /*leave=*/true);
+                         " s; exiting with " + std::to_string(exit_code_));
   MPI_Finalize();
 }
 

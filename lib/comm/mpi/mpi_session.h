@@ -5,8 +5,7 @@
 //   - after processes failed and were replaced, MPI_Finalize sometimes never returns on any
 //     rank, the run's results written.
 // Past the start-up deadline a rank exits 1 (rank 0 with one line saying why); past the
-// finalize deadline it leaves the launcher (PMIx_Finalize, so that prterun does not count the
-// exit as abnormal and fail a finished job) and exits with the run's code. The start-up deadline lasts until the ranks
+// finalize deadline it exits with the run's code. The start-up deadline lasts until the ranks
 // have agreed once (started()): a rank that got through MPI_Init waits in that first agreement
 // for the others, so rank 0 is the one to say why.
 #pragma once
