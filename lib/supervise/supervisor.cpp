@@ -65,31 +65,25 @@ std::uintmax_t metrics_size(const std::string& run_dir) {
   return error ? 0 : size;
 }
 
-// Whether DIR/metrics.jsonl got a "final" record after its first `offset` bytes: the attempt
-// trained to the end and wrote model.h5.
-bool wrote_final_record(const std::string& run_dir, std::uintmax_t offset) {
-  std::ifstream metrics(run_dir + "/metrics.jsonl");
-  metrics.seekg(static_cast<std::streamoff>(offset));
-  std::string line;
-  while (std::getline(metrics, line))
-    if (line.find("\"kind\":\"final\"") != std::string::npos) return true;
-  return false;
-}
+// What an attempt wrote to DIR/metrics.jsonl after its first `offset` bytes.
+struct AttemptRecords {
+  bool final = false;            // a "final" record: it trained to the end and wrote model.h5
+  std::optional<int> exit_code;  // the newest "exit" record's: the code its master ended with
+};
 
-// The exit code of the newest "exit" record DIR/metrics.jsonl got after its first `offset`
-// bytes: the code the attempt's master ended with.
-std::optional<int> recorded_exit_code(const std::string& run_dir, std::uintmax_t offset) {
+AttemptRecords read_attempt_records(const std::string& run_dir, std::uintmax_t offset) {
   std::ifstream metrics(run_dir + "/metrics.jsonl");
   metrics.seekg(static_cast<std::streamoff>(offset));
-  std::optional<int> code;
-  std::string line;
+  AttemptRecords records;
   const std::string key = "\"exit_code\":";
+  std::string line;
   while (std::getline(metrics, line)) {
+    if (line.find("\"kind\":\"final\"") != std::string::npos) records.final = true;
     if (line.find("\"kind\":\"exit\"") == std::string::npos) continue;
     const auto at = line.find(key);
-    if (at != std::string::npos) code = std::atoi(line.c_str() + at + key.size());
+    if (at != std::string::npos) records.exit_code = std::atoi(line.c_str() + at + key.size());
   }
-  return code;
+  return records;
 }
 
 void record_restart(const std::string& run_dir, int restart, int exit_code, double backoff) {
@@ -168,14 +162,15 @@ int run_command(const std::vector<std::string>& args) {
     if (end.hung)
       core::log_warn(command[0] + " did not exit " + std::to_string(policy.hang_seconds) +
                      " s after every process it started had ended: killed it (a launcher hang)");
-    const auto recorded = recorded_exit_code(run_dir, metrics_before);
+    const AttemptRecords records = read_attempt_records(run_dir, metrics_before);
+    const auto& recorded = records.exit_code;
     if (code > kKilledBySignal && recorded && *recorded != code) {
       core::log_warn(command[0] + " was ended by signal " + std::to_string(code - kKilledBySignal) +
                      " after the job's master had ended with " + std::to_string(*recorded) +
                      " (a launcher crash in its teardown): taking " + std::to_string(*recorded));
       code = *recorded;
     }
-    if (code == core::kExitOk && !wrote_final_record(run_dir, metrics_before)) {
+    if (code == core::kExitOk && !records.final) {
       // Under `mpirun --with-ft ulfm` a rank killed by a signal does not fail the job: a master
       // killed after its workers finished leaves mpirun with 0 and no model.h5.
       core::log_warn(command[0] + " exited with 0 but the run wrote no final record in " +
