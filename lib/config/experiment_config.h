@@ -305,8 +305,9 @@ struct FaultInjection {
     "Gradient sharing: bytes of recent peer updates each replica keeps for the resync after a "  \
     "failure, whatever the number of workers (a replica lacking an older one is sent a whole "   \
     "state); aggregating, of the messages it sent toward the master (at least the newest 16); " \
-    "Downpour: bytes of pushes a worker keeps to rebuild a lost parameter server, split over "  \
-    "servers 1..K-1 (a log half full asks the servers for new snapshots)")                      \
+    "Downpour: bytes of pushes a worker keeps to rebuild a lost parameter server or, under "     \
+    "fault tolerance, the master's shard 0, split over the K shards (a log half full asks for " \
+    "new snapshots)")                                                                           \
   X(fault_tolerance, inject, std::vector<FaultInjection>, {}, GS_ANY,                          \
     "Faults to inject: [{rank: R, at_step: S, kind: sigkill|exit|hang|stall}], or at_startup: " \
     "config|data|run_directory|hosts|setup instead of at_step")

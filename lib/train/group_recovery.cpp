@@ -59,14 +59,18 @@ void GroupRecovery::resume(bool finish, std::int64_t epochs_evaluated,
 void GroupRecovery::resume_after_takeover(const RepairOutcome& repair, bool finish,
                                           std::int64_t epochs_evaluated,
                                           std::int64_t checkpoint_mark) {
+  send_resume(finish, epochs_evaluated, checkpoint_mark);
+  record_takeover(repair);
+}
+
+void GroupRecovery::record_takeover(const RepairOutcome& repair, const std::string& detail) {
   pending_ = {};
   pending_.lost = repair.lost;
   pending_.replaced = repair.replaced;
   pending_.rounds = repair.rounds;
   earlier_seconds_ = std::chrono::duration<double>(core::Clock::now() - repair.began).count();
   clock_.restart();
-  send_resume(finish, epochs_evaluated, checkpoint_mark);
-  record(takeover_note(repair));
+  record(takeover_note(repair) + detail);
 }
 
 void GroupRecovery::record(const std::string& resumed_from) {

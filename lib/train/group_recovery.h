@@ -62,6 +62,9 @@ class GroupRecovery {
   // and a record that names the lost master.
   void resume_after_takeover(const RepairOutcome& repair, bool finish,
                              std::int64_t epochs_evaluated, std::int64_t checkpoint_mark);
+  // A new master that resumes its workers itself (Downpour): records the takeover `repair`,
+  // with `detail` after the note that names the lost master.
+  void record_takeover(const RepairOutcome& repair, const std::string& detail = "");
   // Records the recovery under way as done (resume() does it too): `resumed_from` says what the
   // workers went on from.
   void record(const std::string& resumed_from);

@@ -2,11 +2,16 @@
 #include "train/master_takeover.h"
 
 #include <fstream>
+#include <set>
 #include <string>
+#include <utility>
 
+#include "ckpt/checkpoint.h"
 #include "core/log.h"
 #include "data/loader.h"
 #include "report/json_value.h"
+#include "train/checkpointer.h"
+#include "train/model_file.h"
 
 namespace gradshare::train {
 
@@ -22,7 +27,45 @@ void end_cut_line(const std::string& path) {
   std::ofstream(path, std::ios::binary | std::ios::app) << '\n';
 }
 
+// The newest checkpoint's position: the run directory's, else the one the run resumed from.
+std::optional<DataPosition> checkpoint_position(const RunContext& context) {
+  auto path = newest_checkpoint(context.run_directory);
+  const auto& resume = context.config.checkpoint.resume;
+  if (!path && resume != "auto" && resume != "never") path = resume;
+  if (!path) return std::nullopt;
+  try {
+    return data_position(ckpt::read_checkpoint(*path));
+  } catch (const core::UserError& error) {
+    core::log_warn("cannot read checkpoint " + *path + " (" + error.what() +
+                   "): partitions done before it that no worker reports are trained again");
+    return std::nullopt;
+  }
+}
+
 }  // namespace
+
+DataPosition rebuilt_position(const RunContext& context, const RunSoFar& so_far,
+                              std::int64_t per_epoch, const std::vector<PartitionGrant>& reported) {
+  const std::int64_t epochs = context.config.training.epochs;
+  const std::int64_t first = so_far.epochs_evaluated;
+  std::set<std::pair<std::int64_t, std::int64_t>> done;
+  const auto add = [&](const PartitionGrant& grant) {
+    if (grant.epoch >= first && grant.epoch < epochs && grant.partition >= 0 &&
+        grant.partition < per_epoch)
+      done.insert({grant.epoch, grant.partition});
+  };
+  if (const auto checkpoint = checkpoint_position(context)) {
+    for (auto epoch = first; epoch < checkpoint->first_epoch; ++epoch)  // complete in it
+      for (std::int64_t partition = 0; partition < per_epoch; ++partition) add({epoch, partition});
+    for (const auto index : checkpoint->partitions_done)
+      add({checkpoint->first_epoch + index / per_epoch, index % per_epoch});
+  }
+  for (const auto& grant : reported) add(grant);
+  DataPosition position{first, {}};
+  for (const auto& [epoch, partition] : done)
+    position.partitions_done.push_back((epoch - first) * per_epoch + partition);
+  return position;
+}
 
 RunSoFar read_run_so_far(const RunContext& context) {
   RunSoFar so_far;

@@ -21,8 +21,10 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "train/job_session.h"
+#include "train/partition_scheduler.h"
 #include "train/run_context.h"
 #include "train/run_lock.h"
 
@@ -43,6 +45,13 @@ struct RunSoFar {
   std::int64_t steps = 0;             // the newest record's "step" (training steps so far)
 };
 RunSoFar read_run_so_far(const RunContext& context);
+
+// A new master's schedule position: the epochs metrics.jsonl records as evaluated are done, and
+// after them the partitions done in the newest checkpoint (the run directory's, else the one
+// the run resumed from) and those the workers `reported` done.
+DataPosition rebuilt_position(const RunContext& context, const RunSoFar& so_far,
+                              std::int64_t partitions_per_epoch,
+                              const std::vector<PartitionGrant>& reported);
 
 // Makes this process the job's master (see above); `repair`: the repair that made it so. The
 // lock is held until the returned object goes.

@@ -42,6 +42,11 @@ void downpour_job(const config::ExperimentConfig& config, int ranks) {
 
 bool always(const config::ExperimentConfig&, int) { return true; }
 
+// Ranks 1..K-1 serve shards: a lost master's place goes to a spare or to a worker.
+int downpour_first_worker(const config::ExperimentConfig& config) {
+  return config.downpour.servers;
+}
+
 // An aggregating relay's state (what its subtree sent it and it has not passed on) dies with
 // the master: that master's loss ends the job (it resumes from its newest checkpoint).
 bool sharing_master_failover(const config::ExperimentConfig& config, int ranks) {
@@ -54,16 +59,16 @@ const std::vector<Strategy>& strategies() {
   static const std::vector<Strategy> table = {
       {"gradient_sharing", run_gradient_sharing, true, nullptr, sharing_banner, nullptr,
        [](RunContext& c, SharingSession& s) { return run_sharing_worker(c, s, true); },
-       sharing_master_failover},
+       sharing_master_failover, nullptr},
       {"parameter_averaging", run_parameter_averaging, true, nullptr, nullptr,
        [](RunContext& c, GroupSession& s) { return run_averaging_worker(c, s, true); }, nullptr,
-       always},
+       always, nullptr},
       {"downpour", run_downpour, true, downpour_job, downpour_banner,
-       run_downpour_replacement, nullptr, nullptr},
+       run_downpour_replacement, nullptr, always, downpour_first_worker},
       {"allreduce", run_allreduce, true, nullptr, nullptr,
        [](RunContext& c, GroupSession& s) { return run_allreduce_worker(c, s, true); }, nullptr,
-       always},
-      {"local", run_local, false, nullptr, nullptr, nullptr, nullptr, nullptr},
+       always, nullptr},
+      {"local", run_local, false, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr},
   };
   return table;
 }

@@ -31,6 +31,8 @@ struct Strategy {
   // of `ranks` training ranks: its workers hold everything it knows beyond the run directory.
   // Null: never.
   bool (*master_failover)(const config::ExperimentConfig& config, int ranks);
+  // The lowest logical rank of a worker (the repair's RepairOptions::first_worker); null: 1.
+  int (*first_worker)(const config::ExperimentConfig& config);
 };
 
 // Every strategy, in the order the reference lists them.

@@ -54,7 +54,8 @@ constexpr std::array<const char*, kTagCount> kNames = {
     "push log",
     "snapshot taken",
     "snapshot wanted",
-    "rebuild failed"};
+    "rebuild failed",
+    "takeover status"};
 
 // The channels' errors name the tags too (comm::tag_label), from the start of the program.
 const bool named = (comm::name_tags(&tag_name), true);

@@ -70,9 +70,11 @@ inline constexpr comm::Tag kDownpourSnapshotTaken{44};
 inline constexpr comm::Tag kDownpourSnapshotWanted{45};
 // a lost server's replacement could not rebuild the shard: why
 inline constexpr comm::Tag kDownpourRebuildFailed{46};
+// a Downpour master lost: each worker tells the new master the partitions it knows done
+inline constexpr comm::Tag kDownpourTakeoverStatus{47};
 }  // namespace tags
 
-inline constexpr int kTagCount = 46;
+inline constexpr int kTagCount = 47;
 static_assert(kTagCount <= comm::kLastTag, "comm carries tags up to comm::kLastTag");
 
 // "partition request", "heartbeat", ...; "tag N" for a number no message has.

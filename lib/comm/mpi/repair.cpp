@@ -272,7 +272,8 @@ class RepairLoop {
     if (!options_.master_failover) throw MasterLost();
     int decider = -1;
     for (std::size_t r = 0; r < logical.size(); ++r)
-      if (logical[r] > 0 && (decider < 0 || logical[r] < logical[static_cast<std::size_t>(decider)]))
+      if (logical[r] >= options_.first_worker &&
+          (decider < 0 || logical[r] < logical[static_cast<std::size_t>(decider)]))
         decider = static_cast<int>(r);
     if (decider < 0) throw MasterLost();
     return decider;

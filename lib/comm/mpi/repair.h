@@ -11,7 +11,8 @@
 //   shrink mode, the lost ranks stay empty); split S into the new job communicator keyed by
 //   logical rank; MPIX_Comm_agree over S on the outcome.
 //   With the master among the lost, a job whose strategy can replace its master
-//   (RepairOptions::master_failover) lets its lowest surviving worker decide instead: a spare
+//   (RepairOptions::master_failover) lets its lowest surviving worker (logical rank
+//   RepairOptions::first_worker or above) decide instead: a spare
 //   takes logical rank 0 (replace mode), or, with none, that worker does and its own logical
 //   rank counts as lost (then replaced like any other: a spawned process, or left empty under
 //   shrink). Every job process passes the job's logical ranks, so any worker can decide.
@@ -57,6 +58,9 @@ struct RepairOptions {
   double deadline_seconds = 120;  // the watchdog's limit for the whole repair
   // A lost master is replaced (see above) instead of ending the job with MasterLost.
   bool master_failover = false;
+  // The lowest logical rank that may decide after the master's loss and, without a spare, take
+  // its place: the first worker (a Downpour job's ranks 1..K-1 serve shards and stay servers).
+  int first_worker = 1;
 };
 
 struct RepairedJob {

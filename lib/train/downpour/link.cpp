@@ -19,9 +19,13 @@ ShardLink::ShardLink(const DownpourLayout& layout, int shard, int worker,
   if (config.downpour.encode)
     encoder_ = std::make_unique<codec::Encoder>(push_encoding(config), range_.size());
   payload_.reserve(payload_capacity_);
-  if (shard != 0)
+  if (shard != 0) keep_pushes(config, layout);
+}
+
+void ShardLink::keep_pushes(const config::ExperimentConfig& config, const DownpourLayout& layout) {
+  if (!log_)
     log_ = std::make_unique<PushLog>(static_cast<std::size_t>(config.fault_tolerance.keep_bytes) /
-                                     static_cast<std::size_t>(layout.servers() - 1));
+                                     static_cast<std::size_t>(layout.servers()));
 }
 
 void ShardLink::post(PushFormat format, DownpourReport& report) {
@@ -36,8 +40,8 @@ void ShardLink::post(PushFormat format, DownpourReport& report) {
     log_->record(header_, payload_);
     if (dropped == 0 && log_->dropped_through() > 0)
       core::log_warn("the pushes kept for parameter server " + std::to_string(server_) +
-                     " outgrew fault_tolerance.keep_bytes / (downpour.servers - 1): until the "
-                     "next checkpoint, a loss of that server cannot be repaired in the job");
+                     " outgrew fault_tolerance.keep_bytes / downpour.servers: until the next "
+                     "checkpoint, a loss of that server cannot be repaired in the job");
   }
   ++posted_;
   ++report.pushes;

@@ -63,9 +63,12 @@ class ShardLink {
   // After a repair (downpour/network.h): this link, made on the new transport, continues
   // `old`'s pushes: their seq, the push in flight, the encoder's residual, the base version.
   void take_over(ShardLink& old);
-  // The pushes to this shard no snapshot of it holds yet (shard_rebuild.h; shards 1..K-1), for
-  // a replacement that rebuilds the shard; and the master's word that a snapshot holds those up
-  // to `seq`.
+  // Keeps the pushes to this shard from here on (within fault_tolerance.keep_bytes /
+  // downpour.servers) until a snapshot holds them: every shard 1..K-1's from the start, shard
+  // 0's (the master's) under fault tolerance, for a new master (downpour/takeover.h).
+  void keep_pushes(const config::ExperimentConfig& config, const DownpourLayout& layout);
+  // The pushes to this shard no snapshot of it holds yet (shard_rebuild.h), for a replacement
+  // that rebuilds the shard; and the master's word that a snapshot holds those up to `seq`.
   DownpourPushLog push_log() const;
   void snapshot_holds(std::uint64_t seq);
   // The pushes kept fill half their budget: new snapshots are wanted.
@@ -100,7 +103,7 @@ class ShardLink {
   ShardRange range_;
   std::size_t payload_capacity_;
   std::unique_ptr<codec::Encoder> encoder_;  // null without downpour.encode
-  std::unique_ptr<PushLog> log_;             // null for shard 0, which lives with the master
+  std::unique_ptr<PushLog> log_;             // null: pushes not kept (keep_pushes)
   std::vector<std::uint8_t> payload_;        // the push in flight
   PushHeader header_;                        // its header
   std::uint64_t base_version_ = 0;

@@ -28,8 +28,11 @@
 #include "train/downpour/shard_rebuild.h"
 #include "train/downpour/shard_snapshots.h"
 #include "train/downpour/state_requests.h"
+#include "train/downpour/shard_zero_file.h"
+#include "train/downpour/takeover.h"
 #include "train/epoch_report.h"
 #include "train/master_loop.h"
+#include "train/master_takeover.h"
 #include "train/model_file.h"
 #include "train/partition_data.h"
 #include "train/peak_memory.h"
@@ -43,22 +46,35 @@ namespace {
 
 class DownpourMaster : public MasterRole {
  public:
+  // Starts at `position` and `step` (a resumed checkpoint's, or a takeover's).
   DownpourMaster(RunContext& context, nn::Model& model, DownpourNetwork& network,
-                 std::unique_ptr<ShardServer> server,
-                 const std::optional<ckpt::Checkpoint>& resume)
+                 std::unique_ptr<ShardServer> server, const DataPosition& position,
+                 std::int64_t step, ShardSnapshots snapshots)
       : context_(context), cfg_(context.config), model_(model), network_(network),
         layout_(network.layout()), server_(std::move(server)),
         shape_(epoch_shape(cfg_, context.data.train)),
         scheduler_(cfg_.training.epochs, static_cast<std::int64_t>(shape_.partition_count()),
-                   resume ? data_position(*resume) : DataPosition{}, shape_.partition_sizes(),
-                   cfg_.data.prefetch_partitions),
+                   position, shape_.partition_sizes(), cfg_.data.prefetch_partitions),
         progress_(context, static_cast<std::int64_t>(shape_.batch_count()), layout_.workers(),
-                  resume ? resume->iteration : 0),
+                  step),
         reporter_(context), checkpointer_(context), requests_(network),
-        recovery_(context, network.session()),
-        snapshots_(network.layout(), model.parameters(), resume) {
-    checkpointer_.mark_written(resume ? resume->iteration : 0);
+        recovery_(context, network.session()), snapshots_(std::move(snapshots)) {
+    checkpointer_.mark_written(step);
     log_setup();
+  }
+
+  // A new master (downpour/takeover.h), shard 0 rebuilt and the schedule set: the run so far
+  // from metrics.jsonl, every worker's resync and resume, and the other servers' snapshots
+  // asked for at once.
+  void resume_takeover(const RunSoFar& so_far) {
+    reporter_.continue_from(so_far.wall_seconds, so_far.stopped_early);
+    snapshots_wanted_ = true;
+    network_.send_resync(*server_);
+    send_resumes(network_.session().last_repair().replaced);
+    recovery_.record_takeover(network_.session().last_repair(),
+                              "; shard 0 rebuilt from its newest snapshot in the run directory and "
+                              "the pushes the workers kept since (every push applied once, by "
+                              "seq); the partitions in flight are trained again");
   }
 
   // `why`: a worker's stop notice; empty: this rank's own stop signal.
@@ -138,8 +154,12 @@ class DownpourMaster : public MasterRole {
                                           !diverged_ && epoch + 1 < cfg_.training.epochs);
     }
     if (!requests_.outstanding()) {
-      if (checkpoint_due) requests_.request();
-      else if (snapshots_wanted_ && !all_done) requests_.request(/*servers_only=*/true);
+      if (checkpoint_due) {
+        requests_.request();
+      } else if (snapshots_wanted_ && !all_done) {
+        requests_.request(/*servers_only=*/true);
+        if (layout_.servers() == 1) keep_snapshots(requests_.collect());  // shard 0's alone
+      }
     }
     progress_.maybe_log();
     if (all_done) {
@@ -216,8 +236,18 @@ class DownpourMaster : public MasterRole {
     if (!nothing_to_train()) done_.clear();
     signalled_.clear();  // a final pull signal in flight was dropped: sent again to who lacks it
     network_.send_resync(*server_);
-    for (int w : network_.live_workers())
-      send(control(), w, DownpourResume{done_.count(w) > 0, drained_.count(w) > 0});
+    send_resumes(record.replaced);
+  }
+
+  // Every live worker: what the master has from it; a replacement also every partition done.
+  void send_resumes(const std::vector<int>& replaced) {
+    const auto done = scheduler_.done_partitions();
+    for (int w : network_.live_workers()) {
+      const bool replacement = std::find(replaced.begin(), replaced.end(), w) != replaced.end();
+      send(control(), w,
+           DownpourResume{done_.count(w) > 0, drained_.count(w) > 0,
+                          replacement ? done : std::vector<PartitionGrant>{}});
+    }
   }
 
   // No partition is handed out any more (a stop, a divergence, early stopping).
@@ -302,21 +332,23 @@ class DownpourMaster : public MasterRole {
   }
 
   void write_checkpoint(const std::map<int, DownpourState>& replies) {
-    save_checkpoint(replies);
-    keep_snapshots(replies);
+    const ShardSnapshot own = server_->snapshot();
+    save_checkpoint(replies, own);
+    keep_snapshots(replies, own);
   }
 
-  // The servers' shards as they answered: what a lost one is rebuilt from.
-  void keep_snapshots(const std::map<int, DownpourState>& replies) {
-    snapshots_.keep(replies, control(), network_.live_workers());
+  // The servers' shards as they answered, and shard 0's: what a lost one is rebuilt from.
+  void keep_snapshots(const std::map<int, DownpourState>& replies,
+                      std::optional<ShardSnapshot> own = std::nullopt) {
+    if (!own && snapshots_.keeps_shard_zero()) own = server_->snapshot();
+    snapshots_.keep(replies, own, control(), network_.live_workers());
     snapshots_wanted_ = false;
   }
 
-  // The checkpoint of the servers' model, with every rank's state.
-  void save_checkpoint(const std::map<int, DownpourState>& replies) {
+  // The checkpoint of the servers' model, with every rank's state; `own`: shard 0's snapshot.
+  void save_checkpoint(const std::map<int, DownpourState>& replies, const ShardSnapshot& own) {
     auto c = make_checkpoint(context_, model_, nullptr, progress_.step(), scheduler_.position());
-    // The shards as the servers' snapshots hold them (shard 0's taken here), not read again.
-    const ShardSnapshot own = server_->snapshot();
+    // The shards as the servers' snapshots hold them, not read again.
     std::vector<const ShardSnapshot*> shards{&own};
     for (int s = 1; s < layout_.servers(); ++s) {
       const auto& reply = replies.at(s);
@@ -349,7 +381,8 @@ class DownpourMaster : public MasterRole {
     summarize_downpour(context_, progress_.total(), layout_, model_.parameter_count(),
                        {end.versions, static_cast<int>(drained_.size()), worst, mismatched});
     peak_memory_.summarize(context_);
-    if (end.states && !diverged_) save_checkpoint(*end.states);
+    if (end.states && !diverged_) save_checkpoint(*end.states, server_->snapshot());
+    snapshots_.remove_shard_zero_file();  // a rerun resumes from a checkpoint
     const int exit_code =
         diverged_ ? core::kExitDiverged : stopping_ ? core::kExitRequeue : core::kExitOk;
     if (diverged_) {
@@ -415,14 +448,40 @@ class DownpourMaster : public MasterRole {
   bool diverged_ = false;  // a worker's divergence guard fired: no partition more, nothing saved
 };
 
+// Under fault tolerance shard 0's snapshots go to the run directory (shard_zero_file.h).
+std::string shard_zero_file(RunContext& context, DownpourNetwork& network) {
+  return network.session().fault_tolerant() ? shard_zero_path(context.run_directory) : "";
+}
+
+int run_master_loop(DownpourNetwork& network, DownpourMaster& master) {
+  return MasterLoop([&network]() -> comm::ControlChannel& { return network.control(); })
+      .run(master);
+}
+
 }  // namespace
 
 int run_downpour_master(RunContext& context, nn::Model& model, DownpourNetwork& network,
                         std::unique_ptr<ShardServer> server,
                         const std::optional<ckpt::Checkpoint>& resume) {
-  DownpourMaster master(context, model, network, std::move(server), resume);
-  return MasterLoop([&network]() -> comm::ControlChannel& { return network.control(); })
-      .run(master);
+  ShardSnapshots snapshots(network.layout(), model.parameters(), resume,
+                           shard_zero_file(context, network));
+  DownpourMaster master(context, model, network, std::move(server),
+                        resume ? data_position(*resume) : DataPosition{},
+                        resume ? resume->iteration : 0, std::move(snapshots));
+  return run_master_loop(network, master);
+}
+
+int run_downpour_takeover(RunContext& context, DownpourNetwork& network,
+                          const std::optional<DownpourHandover>& handover) {
+  nn::Model model = build_model(context.config);  // the servers' parameters come at each read
+  auto takeover = take_over_downpour(context, network, handover);
+  ShardSnapshots snapshots(network.layout(), takeover.server->snapshot(),
+                           shard_zero_file(context, network));
+  DownpourMaster master(context, model, network, std::move(takeover.server), takeover.position,
+                        takeover.so_far.steps, std::move(snapshots));
+  master.resume_takeover(takeover.so_far);
+  load_evaluation_sets(context);  // the workers train meanwhile
+  return run_master_loop(network, master);
 }
 
 }  // namespace gradshare::train

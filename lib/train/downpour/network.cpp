@@ -53,6 +53,10 @@ std::unique_ptr<ShardServer> DownpourNetwork::carry(ShardServer& old,
   return fresh;
 }
 
+void DownpourNetwork::keep_alive(std::vector<std::unique_ptr<ShardLink>> links) {
+  for (auto& link : links) kept_links_.push_back(std::move(link));
+}
+
 void DownpourNetwork::send_resync(ShardServer& server) {
   for (int rank : live_workers())
     send(control(), rank, DownpourResync{server.applied_seq(layout_.worker_index(rank))});

@@ -70,6 +70,9 @@ class DownpourNetwork {
   std::unique_ptr<ShardServer> carry(ShardServer& old, const config::ExperimentConfig& config);
   // A server after rebuild(): tells every live worker the last push it applied from it.
   void send_resync(ShardServer& server);
+  // Keeps `links` allocated as long as the transports: a worker that became the master leaves
+  // its links here (a Get or Put a failure interrupted may still target their buffers).
+  void keep_alive(std::vector<std::unique_ptr<ShardLink>> links);
 
  private:
   RunContext& context_;
@@ -77,6 +80,7 @@ class DownpourNetwork {
   const DownpourLayout& layout_;
   std::unique_ptr<DownpourTransport> transport_;
   std::unique_ptr<DownpourTransport> previous_;  // replaced by the latest rebuild
+  std::vector<std::unique_ptr<ShardLink>> kept_links_;  // keep_alive
 };
 
 }  // namespace gradshare::train

@@ -232,17 +232,33 @@ struct DownpourResync {
   }
 };
 
+//   {has_done: u8, has_final_model: u8, partitions done: grants}
 struct DownpourResume {
   static constexpr comm::Tag kTag = tags::kDownpourResume;
   bool has_done = false;         // the worker's DownpourDone
   bool has_final_model = false;  // its DownpourFinalModel
+  // To a replacement: every partition done so far, which it tells a new master in turn
+  // (downpour/takeover.h); empty to the others, which know theirs.
+  std::vector<PartitionGrant> done;
   void write(comm::ByteWriter& writer) const {
     writer.put<std::uint8_t>(has_done).put<std::uint8_t>(has_final_model);
+    put_grants(writer, done);
   }
   static DownpourResume read(comm::ByteReader& reader) {
-    const bool done = reader.get<std::uint8_t>() != 0;
-    return {done, reader.get<std::uint8_t>() != 0};
+    DownpourResume resume;
+    resume.has_done = reader.get<std::uint8_t>() != 0;
+    resume.has_final_model = reader.get<std::uint8_t>() != 0;
+    resume.done = get_grants(reader);
+    return resume;
   }
+};
+
+// worker -> a new master (downpour/takeover.h): every partition it knows done.
+struct DownpourTakeoverStatus {
+  static constexpr comm::Tag kTag = tags::kDownpourTakeoverStatus;
+  std::vector<PartitionGrant> done;
+  void write(comm::ByteWriter& writer) const { put_grants(writer, done); }
+  static DownpourTakeoverStatus read(comm::ByteReader& reader) { return {get_grants(reader)}; }
 };
 
 // Stopping (SIGTERM or SIGUSR1 on any rank): a rank other than the master that gets the signal

@@ -11,6 +11,7 @@
 #include "train/downpour/protocol.h"
 #include "train/downpour/server.h"
 #include "train/downpour/network.h"
+#include "train/downpour/takeover.h"
 #include "train/downpour/transport.h"
 #include "train/group_session.h"
 #include "train/run_context.h"
@@ -23,6 +24,10 @@ namespace gradshare::train {
 int run_downpour_master(RunContext& context, nn::Model& model, DownpourNetwork& network,
                         std::unique_ptr<ShardServer> server,
                         const std::optional<ckpt::Checkpoint>& resume);
+// A new master (downpour/takeover.h), on the network the takeover's repair made; `handover`
+// from a worker that became the master, none for a spare.
+int run_downpour_takeover(RunContext& context, DownpourNetwork& network,
+                          const std::optional<DownpourHandover>& handover);
 // `start` carries the worker's saved optimizer state on a resume. A replacement (a spare, or a
 // process spawned in a repair) gets its model from the servers.
 int run_downpour_worker(RunContext& context, nn::Model model, DownpourNetwork& network,

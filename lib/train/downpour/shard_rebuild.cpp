@@ -146,7 +146,7 @@ std::vector<const LoggedPush*> pushes_to_replay(int shard, int worker_rank, std:
       std::to_string(held + 1) + " to it, which the newest snapshot lacks (" +
       (log.dropped_through > held
            ? "it dropped those through " + std::to_string(log.dropped_through) +
-                 " to stay within fault_tolerance.keep_bytes / (downpour.servers - 1)"
+                 " to stay within fault_tolerance.keep_bytes / downpour.servers"
            : std::string("a replaced worker's predecessor's pushes are lost with it")) +
       "); raise fault_tolerance.keep_bytes, or checkpoint more often with "
       "checkpoint.every_steps");
@@ -203,20 +203,32 @@ ReplayCount replay_pushes(ShardUpdater& updater, const ShardSnapshot& snapshot,
 }
 
 std::unique_ptr<ShardServer> rebuild_lost_shard(RunContext& context, DownpourNetwork& network) {
+  return rebuild_shard(
+      context, network,
+      receive<DownpourShardRebuild>(network.control(), 0, "the lost shard's snapshot").snapshot);
+}
+
+std::unique_ptr<ShardServer> rebuild_shard(RunContext& context, DownpourNetwork& network,
+                                           const ShardSnapshot& snapshot,
+                                           const std::map<int, DownpourPushLog>& kept) {
   const auto& layout = network.layout();
   const int shard = context.rank;
   auto& control = network.control();
-  auto snapshot = receive<DownpourShardRebuild>(control, 0, "the lost shard's snapshot").snapshot;
   if (snapshot.shard != shard || snapshot.parameters.size() != layout.shard(shard).size() ||
       snapshot.applied.size() != static_cast<std::size_t>(layout.workers()))
-    throw core::RuntimeError("the master sent a snapshot of shard " +
+    throw core::RuntimeError("a snapshot of shard " +
                              std::to_string(snapshot.shard) + " with " +
                              std::to_string(snapshot.parameters.size()) + " parameters for shard " +
                              std::to_string(shard));
+  // From every survivor: a replacement of this repair has posted nothing (its predecessor's
+  // pushes since the snapshot are lost with it, as its updates not yet pushed are).
+  const auto& replaced = network.session().last_repair().replaced;
   std::map<int, DownpourPushLog> logs;
   for (int rank : network.live_workers())
-    logs[layout.worker_index(rank)] =
-        receive<DownpourPushLog>(control, rank, "its pushes since the shard's snapshot");
+    if (std::find(replaced.begin(), replaced.end(), rank) == replaced.end())
+      logs[layout.worker_index(rank)] =
+          receive<DownpourPushLog>(control, rank, "its pushes since the shard's snapshot");
+  for (const auto& [worker, log] : kept) logs[worker] = log;
   ShardUpdater updater(layout, shard, context.config);
   std::vector<float> parameters = snapshot.parameters;
   const ReplayCount count = replay_pushes(updater, snapshot, logs, parameters);

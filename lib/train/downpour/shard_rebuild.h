@@ -3,15 +3,17 @@
 //
 //  snapshots    at every checkpoint each server 1..K-1 answers the master's StateRequest with
 //               its whole shard (ShardSnapshot: parameters, server optimizer state, version,
-//               the seq applied from each worker), taken between two pushes. The master keeps
-//               the newest per shard (before the first: the shard the run started from) and
-//               tells every worker the seq of its pushes each snapshot holds
-//               (DownpourSnapshotTaken).
-//  push logs    a worker keeps every push it posts to a shard 1..K-1 (PushLog: header, payload
-//               and the age its ack reported) until a snapshot holds it; each shard's log within
-//               fault_tolerance.keep_bytes / (K - 1), the oldest dropped beyond it. A log half
-//               full asks the master for new snapshots (DownpourSnapshotWanted), which it takes
-//               from the servers alone then, with no checkpoint.
+//               the seq applied from each worker), taken between two pushes, and the master
+//               takes shard 0's. The master keeps the newest per shard (before the first: the
+//               shard the run started from), under fault tolerance shard 0's also in the run
+//               directory (shard_zero_file.h), and tells every worker the seq of its pushes each
+//               snapshot holds (DownpourSnapshotTaken).
+//  push logs    a worker keeps every push it posts to a shard 1..K-1, and under fault tolerance
+//               to shard 0 (PushLog: header, payload and the age its ack reported) until a
+//               snapshot holds it; each shard's log within fault_tolerance.keep_bytes / K, the
+//               oldest dropped beyond it. A log half full asks the master for new snapshots
+//               (DownpourSnapshotWanted), which it takes from the servers alone then, with no
+//               checkpoint.
 //  a lost server replaced (a spare, or spawned):
 //     master -> replacement            DownpourShardRebuild {the newest snapshot}
 //     each live worker -> replacement  DownpourPushLog {seq of its last push, its log}
@@ -28,7 +30,7 @@
 // the snapshot does not hold (dropped beyond keep_bytes) makes the rebuild impossible: the job
 // ends with a line that names the worker and says what to change (DownpourRebuildFailed: the
 // master ends the job, and a rerun resumes from the newest checkpoint). Shard 0 lives
-// with the master: a lost master ends a Downpour job, so nothing keeps pushes to it.
+// with the master: a new master rebuilds it the same way from its file (downpour/takeover.h).
 #pragma once
 
 #include <cstdint>
@@ -121,7 +123,7 @@ struct DownpourPushLog {
 using DownpourSnapshotWanted = Signal<tags::kDownpourSnapshotWanted>;
 
 // master -> each worker after new snapshots: per shard, the seq of this worker's pushes its
-// snapshot holds (shard 0's entry unused).
+// snapshot holds.
 struct DownpourSnapshotTaken {
   static constexpr comm::Tag kTag = tags::kDownpourSnapshotTaken;
   std::vector<std::uint64_t> held;
@@ -155,5 +157,10 @@ ReplayCount replay_pushes(ShardUpdater& updater, const ShardSnapshot& snapshot,
 // A replacement for lost server `context.rank`, on the network its repair made: the master's
 // snapshot, every live worker's log, the replay, and the server that serves the result.
 std::unique_ptr<ShardServer> rebuild_lost_shard(RunContext& context, DownpourNetwork& network);
+// The same from `snapshot` (a new master's shard 0: downpour/takeover.h); `kept`, by worker
+// index, stands for what that worker's replacement sends (a former worker's own log).
+std::unique_ptr<ShardServer> rebuild_shard(RunContext& context, DownpourNetwork& network,
+                                           const ShardSnapshot& snapshot,
+                                           const std::map<int, DownpourPushLog>& kept = {});
 
 }  // namespace gradshare::train

@@ -12,15 +12,36 @@
 #include "train/downpour/protocol.h"
 #include "train/downpour/roles.h"
 #include "train/downpour/server.h"
+#include "train/master_takeover.h"
 #include "train/model_file.h"
 
 namespace gradshare::train {
+
+namespace {
+
+// A worker's role, until a repair may make it the master (downpour/takeover.h).
+int run_worker(RunContext& context, nn::Model model, DownpourNetwork& network,
+               const StartState& start, bool replacement) {
+  try {
+    return run_downpour_worker(context, std::move(model), network, start, replacement);
+  } catch (const DownpourBecameMaster& became) {
+    const auto lock = become_master(context, network.session().last_repair());
+    network.rebuild();  // collective with the survivors' rebuild
+    return run_downpour_takeover(context, network, became.handover);
+  }
+}
+
+}  // namespace
 
 int run_downpour_replacement(RunContext& context, GroupSession& session) {
   const auto& cfg = context.config;
   nn::Model model = build_model(cfg);
   const DownpourLayout layout(cfg, model.parameter_count(), context.size);
   DownpourNetwork network(context, session, layout);  // collective with the survivors' rebuild
+  if (context.is_master()) {
+    const auto lock = become_master(context, session.last_repair());
+    return run_downpour_takeover(context, network, std::nullopt);
+  }
   if (layout.is_server(context.rank)) {
     core::log_info("replacing parameter server " + std::to_string(context.rank) +
                    ": its shard is rebuilt from the master's snapshot and the workers' pushes");
@@ -28,8 +49,7 @@ int run_downpour_replacement(RunContext& context, GroupSession& session) {
   }
   core::log_info("replacing worker rank " + std::to_string(context.rank) +
                  ": the model comes from the servers, the local optimizer starts afresh");
-  return run_downpour_worker(context, std::move(model), network, StartState{},
-                             /*replacement=*/true);
+  return run_worker(context, std::move(model), network, StartState{}, /*replacement=*/true);
 }
 
 int run_downpour(RunContext& context) {
@@ -59,8 +79,7 @@ int run_downpour(RunContext& context) {
   if (context.is_master())
     return run_downpour_master(context, model, network, std::move(server), start.resume);
   if (server) return run_downpour_server(context, network, std::move(server));
-  return run_downpour_worker(context, std::move(model), network, start.own,
-                             /*replacement=*/false);
+  return run_worker(context, std::move(model), network, start.own, /*replacement=*/false);
 }
 
 }  // namespace gradshare::train

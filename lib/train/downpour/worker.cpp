@@ -5,6 +5,7 @@
 // it rejoins (downpour/network.h): links on the new transport, its pushes since the snapshot
 // to a lost server's replacement (shard_rebuild.h), its push in flight sent again if the
 // server lacks it, and the end of the run taken up where the master stands.
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -27,6 +28,7 @@
 #include "train/group_recovery.h"
 #include "train/downpour/roles.h"
 #include "train/downpour/shard_rebuild.h"
+#include "train/downpour/takeover.h"
 #include "train/model_file.h"
 #include "train/partition_data.h"
 #include "train/replica.h"
@@ -63,8 +65,18 @@ class DownpourWorker {
   }
 
   int run() {
-    return run_with_recovery(network_.session(), replacement_, [this] { return train(); },
-                             [this] { rejoin(); });
+    try {
+      return run_with_recovery(network_.session(), replacement_, [this] { return train(); },
+                               [this] { rejoin(); });
+    } catch (const BecameMaster&) {
+      // The master's role takes this worker's pushes to shard 0 and what it knows done; the
+      // links stay allocated (a transfer the failure interrupted may still target them).
+      DownpourHandover handover{network_.session().last_repair().former_rank,
+                                links_[0]->push_log(), done_partitions_};
+      network_.keep_alive(std::move(links_));
+      network_.keep_alive(std::move(retired_links_));
+      throw DownpourBecameMaster(std::move(handover));
+    }
   }
 
  private:
@@ -82,6 +94,7 @@ class DownpourWorker {
         if (!assignment.grant) break;
         train_partition(*assignment.grant, assignment.read_ahead);
         finished_previous_ = true;
+        if (!diverged_) done_partitions_.push_back(*assignment.grant);
       }
       push_everything();
     }
@@ -100,6 +113,8 @@ class DownpourWorker {
     // Kept, never freed: a Get or Put the failure interrupted may still target their buffers.
     for (auto& old : links_) retired_links_.push_back(std::move(old));
     links_.swap(links);
+    // Shard 0 lives with the master: a new master rebuilds it from these (downpour/takeover.h).
+    if (network_.session().fault_tolerant()) links_[0]->keep_pushes(cfg_, layout);
   }
 
   // After a repair (or as a replacement): new links, each server's word on this worker's
@@ -118,14 +133,25 @@ class DownpourWorker {
     if (divergence_report_) send(control(), 0, *divergence_report_);  // it may have been dropped
     // A lost server's replacement rebuilds its shard from what each worker kept
     // (shard_rebuild.h).
-    for (int rank : network_.session().last_repair().replaced)
-      if (network_.layout().is_server(rank))
-        send(control(), rank, links_[static_cast<std::size_t>(rank)]->push_log());
+    // A replacement of this repair has posted nothing and knows nothing yet: the survivors
+    // alone tell a lost server's replacement, or a new master (downpour/takeover.h), what they
+    // kept and know.
+    const auto& replaced = network_.session().last_repair().replaced;
+    const auto among = [&](int rank) {
+      return std::find(replaced.begin(), replaced.end(), rank) != replaced.end();
+    };
+    if (!among(context_.rank)) {
+      for (int rank : replaced)
+        if (network_.layout().is_server(rank))
+          send(control(), rank, links_[static_cast<std::size_t>(rank)]->push_log());
+      if (among(0)) send(control(), 0, DownpourTakeoverStatus{done_partitions_});
+    }
     for (int s = 0; s < network_.layout().servers(); ++s)
       links_[static_cast<std::size_t>(s)]->resync(
           receive<DownpourResync>(control(), s, "the server's resync after a repair").applied);
     const auto resume =
         receive<DownpourResume>(control(), 0, "the master's resume after a repair");
+    if (!resume.done.empty()) done_partitions_ = resume.done;  // a replacement's
     if (phase_ == Phase::kModelSent && !resume.has_final_model) phase_ = Phase::kDone;
     if (phase_ == Phase::kDone && !resume.has_done) phase_ = Phase::kTraining;
     if (replacement_ && steps_ == 0) pull_model();
@@ -263,7 +289,7 @@ class DownpourWorker {
     while (try_receive<StateRequest>(control(), 0))
       send(control(), 0, DownpourState{capture_worker_state(replica_.optimizer(), 0.0f), {}});
     while (auto taken = try_receive<DownpourSnapshotTaken>(control(), 0)) {
-      for (std::size_t s = 1; s < links_.size() && s < taken->held.size(); ++s)
+      for (std::size_t s = 0; s < links_.size() && s < taken->held.size(); ++s)
         links_[s]->snapshot_holds(taken->held[s]);
       snapshots_wanted_ = false;
     }
@@ -346,6 +372,9 @@ class DownpourWorker {
   bool rebuild_on_rejoin_;  // false for a replacement's first rejoin: its network is new
   Phase phase_ = Phase::kTraining;
   bool finished_previous_ = false;  // the partition granted last is trained
+  // Every partition this worker knows done: its own, and as a replacement those done when it
+  // resumed (for a new master: downpour/takeover.h).
+  std::vector<PartitionGrant> done_partitions_;
   bool unpushed_ = false;           // steps taken since the last push of everything
   bool snapshots_wanted_ = false;   // DownpourSnapshotWanted sent, no snapshot taken since
 };

@@ -11,21 +11,6 @@ namespace gradshare::train {
 
 namespace {
 
-// The newest checkpoint's position: the run directory's, else the one the run resumed from.
-std::optional<DataPosition> checkpoint_position(const RunContext& context) {
-  auto path = newest_checkpoint(context.run_directory);
-  const auto& resume = context.config.checkpoint.resume;
-  if (!path && resume != "auto" && resume != "never") path = resume;
-  if (!path) return std::nullopt;
-  try {
-    return data_position(ckpt::read_checkpoint(*path));
-  } catch (const core::UserError& error) {
-    core::log_warn("cannot read checkpoint " + *path + " (" + error.what() +
-                   "): partitions done before it that no worker reports are trained again");
-    return std::nullopt;
-  }
-}
-
 void add_sorted(std::vector<int>& to, const std::vector<int>& ranks) {
   to.insert(to.end(), ranks.begin(), ranks.end());
   std::sort(to.begin(), to.end());
@@ -127,28 +112,12 @@ void SharingMaster::adopt_model(const std::optional<SharingHandover>& handover,
 DataPosition SharingMaster::rebuilt_position(const RunSoFar& so_far,
                                              const std::map<int, ResyncStatus>& status,
                                              const std::optional<SharingHandover>& handover) const {
-  const auto per_epoch = static_cast<std::int64_t>(shape_.partition_count());
-  const std::int64_t first = so_far.epochs_evaluated;
-  std::set<std::pair<std::int64_t, std::int64_t>> done;
-  const auto add = [&](const PartitionGrant& grant) {
-    if (grant.epoch >= first && grant.epoch < cfg_.training.epochs && grant.partition >= 0 &&
-        grant.partition < per_epoch)
-      done.insert({grant.epoch, grant.partition});
-  };
-  if (const auto checkpoint = checkpoint_position(context_)) {
-    for (auto epoch = first; epoch < checkpoint->first_epoch; ++epoch)  // complete in it
-      for (std::int64_t partition = 0; partition < per_epoch; ++partition) add({epoch, partition});
-    for (const auto index : checkpoint->partitions_done)
-      add({checkpoint->first_epoch + index / per_epoch, index % per_epoch});
-  }
-  for (const auto& [w, s] : status)
-    for (const auto& grant : s.done) add(grant);
-  if (handover)
-    for (const auto& grant : handover->status.done) add(grant);
-  DataPosition position{first, {}};
-  for (const auto& [epoch, partition] : done)
-    position.partitions_done.push_back((epoch - first) * per_epoch + partition);
-  return position;
+  std::vector<PartitionGrant> reported;
+  for (const auto& [w, s] : status) reported.insert(reported.end(), s.done.begin(), s.done.end());
+  if (handover) reported.insert(reported.end(), handover->status.done.begin(),
+                                handover->status.done.end());
+  return train::rebuilt_position(context_, so_far, static_cast<std::int64_t>(shape_.partition_count()),
+                                 reported);
 }
 
 }  // namespace gradshare::train

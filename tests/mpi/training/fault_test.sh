@@ -63,6 +63,11 @@
 #                     epoch's remaining minibatches split over them; within 1 pp
 #   group-abort       parameter averaging with on_worker_failure abort: the survivors checkpoint
 #                     and the job exits 75; the same command resumes and finishes
+#   failover-downpour Downpour with 2 servers (ranks 0, 1), 3 workers, the master killed after
+#                     the first epoch, once with a spare and once without (worker rank 2 takes
+#                     its place, a spawned process takes rank 2): shard 0 rebuilt from its file
+#                     and the workers' pushes, every push applied once, no restart, within 1 pp
+#                     of an undisturbed run
 #   lost-downpour     Downpour with 2 sharded servers (ranks 0, 1), 3 workers + 1 spare, worker
 #                     rank 3 killed from outside: the spare takes its place with the servers'
 #                     model, each shard resyncs the push sequence, the partitions in flight are
@@ -103,7 +108,8 @@
 #                     allreduce with a spare, averaging under shrink without (worker 1 becomes
 #                     the master): the start-up runs again with a new master, exit 0, one
 #                     recovery, the final model of an undisturbed job of as many workers;
-#                     gradient sharing with a spare: exit 0, one recovery, equal replicas
+#                     gradient sharing with a spare: exit 0, one recovery, equal replicas;
+#                     Downpour with a spare: exit 0, one recovery, every push applied once
 #   frozen            4 workers + 1 spare, worker 2 stopped from outside (SIGSTOP) for longer
 #                     than fault_tolerance.timeout_ms, then continued (SIGCONT): declared dead
 #                     and replaced; within 1 pp of an undisturbed run, epoch records in order,
@@ -418,11 +424,11 @@ case "$scenario" in
     # The master killed at each start-up point: allreduce with a spare (it becomes the master),
     # parameter averaging under shrink without one (worker rank 1 does; the job starts with 3
     # workers, so it must end on the model of an undisturbed job of 3 workers).
-    for strategy in allreduce parameter_averaging gradient_sharing; do
+    for strategy in allreduce parameter_averaging gradient_sharing downpour; do
       if [ "$strategy" = allreduce ]; then
         args=(fault_tolerance.spares=1) ranks=6 undisturbed_ranks=6 taker="a spare"
         points="config data run_directory hosts setup"
-      elif [ "$strategy" = gradient_sharing ]; then
+      elif [ "$strategy" = gradient_sharing ] || [ "$strategy" = downpour ]; then
         args=(fault_tolerance.spares=1) ranks=6 undisturbed_ranks=0 taker="a spare"
         points="data setup"
       else
@@ -438,10 +444,12 @@ case "$scenario" in
           || fail "$strategy, $point: the job failed"
         grep -qa "replaced \[0\], .*lost during start-up.* with $taker as the master" \
           "$work/$strategy-$point/rank-0.log" || fail "$strategy, $point: no takeover logged"
-        # Gradient sharing is asynchronous: equal replicas and a trained model, not the same
-        # bits (one epoch of a subset varies too much between runs for a comparison).
+        # Gradient sharing and Downpour are asynchronous: consistent replicas and a trained
+        # model, not the same bits (one epoch of a subset varies too much between runs).
         if [ "$strategy" = gradient_sharing ]; then
           same=("${checks[@]}" --min-accuracy 0.7)
+        elif [ "$strategy" = downpour ]; then
+          same=(--downpour-consistent --min-accuracy 0.7)
         else
           same=(--same-final "$work/$strategy-undisturbed")
         fi
@@ -570,6 +578,36 @@ case "$scenario" in
       grep -q '"kind":"recovery","lost":"\[0[],]' "$work/$name/metrics.jsonl" ||
         fail "$name: the recovery record does not name rank 0 among the lost"
       python3 "$here/check_run.py" "$work/$name" "${checks[@]}" --recoveries 1 \
+        --replaced "$replaced" --minibatches-like "$work/undisturbed" || fail "$name: checks"
+      within "$work/$name" "$work/undisturbed" 0.01 || fail "$name: accuracy"
+    done
+    ;;
+  failover-downpour)
+    # Shard 0 lives with the master: the new master rebuilds it from its snapshot in the run
+    # directory and the pushes the workers kept, and the schedule from what they report.
+    args=(training.strategy=downpour downpour.servers=2 training.epochs=3 checkpoint.every_steps=200)
+    run undisturbed 5 "${args[@]}" || fail "the undisturbed run failed"
+    for taker in "a spare" "worker rank 2"; do
+      if [ "$taker" = "a spare" ]; then
+        name=spare ranks=6 more=(fault_tolerance.spares=1) replaced=1
+      else
+        name=spawn ranks=5 more=() replaced=2
+      fi
+      run "$name" "$ranks" "${args[@]}" "${more[@]}" &
+      job=$!
+      # Past the first epoch's evaluation (938 steps), before the last epoch.
+      kill_when "$name" 0 1200 || fail "could not kill rank 0"
+      wait_ranks "$job" "$name"
+      [ "$code" -eq 0 ] || fail "$name: exit code $code: the job did not survive its master's loss"
+      grep -aq "the master (rank 0) was lost: $taker takes its place inside the job" \
+        "$work/$name.log" || fail "$name: no line naming the new master ($taker)"
+      grep -aq "parameter server 0 rebuilt: its snapshot at version [0-9]* plus [0-9]* acknowledged" \
+        "$work/$name/rank-0.log" || fail "$name: no line from the rebuilt shard 0"
+      ! grep -q '"kind":"resume"' "$work/$name/metrics.jsonl" || fail "$name: the job was restarted"
+      grep -q '"kind":"recovery","lost":"\[0[],]' "$work/$name/metrics.jsonl" ||
+        fail "$name: the recovery record does not name rank 0 among the lost"
+      [ ! -e "$work/$name/downpour-shard-0.snapshot" ] || fail "$name: shard 0's snapshot was left"
+      python3 "$here/check_run.py" "$work/$name" --downpour-consistent --recoveries 1 \
         --replaced "$replaced" --minibatches-like "$work/undisturbed" || fail "$name: checks"
       within "$work/$name" "$work/undisturbed" 0.01 || fail "$name: accuracy"
     done

@@ -7,6 +7,7 @@
 // replacement rebuilding its shard.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "report/json_value.h"
 #include "role_fixture.h"
 #include "scripted_session.h"
 #include "train/downpour/network.h"
@@ -21,6 +23,7 @@
 #include "train/downpour/roles.h"
 #include "train/downpour/server.h"
 #include "train/downpour/shard_rebuild.h"
+#include "train/downpour/shard_zero_file.h"
 #include "train/partition_messages.h"
 #include "train/partition_scheduler.h"
 
@@ -178,6 +181,95 @@ TEST_F(DownpourMasterRole, EndsADivergedRunWithoutAModel) {
   ASSERT_EQ(shutdowns.size(), 1u);
   EXPECT_EQ(shutdowns[0].exit_code, core::kExitDiverged);
   EXPECT_FALSE(model_written(*ctx_));
+}
+
+// --- a new master (a spare that took rank 0 after the master's loss), one worker scripted ---
+
+// The lost master's shard 0 as its file holds it (the shard the run started from), and what
+// the lost master applied since: the worker's pushes 1 and 2 (acknowledged) and 3 (in flight),
+// which the worker's log holds; the worker reports partition 0 of epoch 0 done.
+class DownpourTakeoverRole : public DownpourMasterRole {
+ protected:
+  void SetUp() override {
+    set_up(0, 1, 1);
+    session_->set_fault_tolerant();
+    session_->after_repair(RepairOutcome{{0}, {0}, 1, true, -1, core::Clock::now()});
+    const auto start = initial_shard(0);
+    write_shard_zero(shard_zero_path(ctx_->run_directory),
+                     {0, 0, {start.begin(), start.end()}, WorkerState{}, {0}, {{}}});
+    PushLog log(1u << 30);
+    lost_ = {start.begin(), start.end()};
+    ShardUpdater lost(*layout_, 0, ctx_->config);
+    for (std::uint64_t seq = 1; seq <= 3; ++seq) {
+      const auto delta = delta_of(0);
+      const PushHeader header{seq, static_cast<std::uint64_t>(PushFormat::kDense),
+                              delta.size() * sizeof(float), seq - 1};
+      const std::span<const std::uint8_t> payload(
+          reinterpret_cast<const std::uint8_t*>(delta.data()), header.bytes);
+      log.record(header, payload);
+      const auto ack = lost.prepare(0, header, payload, lost_);
+      lost.apply(lost_);
+      if (seq < 3) log.acknowledged(seq, ack_age(ack), header.base);
+    }
+    channel_->arrive(1, DownpourPushLog{3, 0, {log.pushes().begin(), log.pushes().end()}});
+    channel_->arrive(1, DownpourTakeoverStatus{{PartitionGrant{0, 0}}});
+    // The script's worker goes on from its third push, as a resync makes it.
+    script();
+    worker_.link->resync(3);
+  }
+
+  std::vector<float> lost_;  // the shard the lost master held, with the push in flight
+};
+
+TEST_F(DownpourTakeoverRole, RebuildsShardZeroAndTheScheduleThenTrainsToTheEnd) {
+  // The shard rebuilt before anything else: what the worker reads first is the lost shard.
+  std::vector<float> first_read;
+  channel_->set_script([this, &first_read](const SentMessage& sent, ScriptedChannel& c) {
+    if (sent.message.tag == DownpourResync::kTag) {
+      first_read.resize(lost_.size());
+      session_->peer_transport().read_shard(0, first_read, 1.0, [] {});
+    }
+    worker_.on_sent(sent, c);
+  });
+  EXPECT_EQ(run_downpour_takeover(*ctx_, *network_, std::nullopt), 0);
+
+  const auto resync = channel_->sent_of<DownpourResync>();
+  ASSERT_EQ(resync.size(), 1u);
+  EXPECT_EQ(resync[0].applied, 3u);  // every push the lost master applied or had in flight, once
+  EXPECT_EQ(first_read, lost_);
+  const auto resumes = channel_->sent_of<DownpourResume>();
+  ASSERT_EQ(resumes.size(), 1u);
+  EXPECT_TRUE(resumes[0].done.empty());  // the worker was not replaced: it knows its own
+  // The partition the worker reported done is never handed out again; every other one is.
+  const auto per_epoch = static_cast<std::int64_t>(
+      epoch_shape(ctx_->config, ctx_->data.train).partition_count());
+  std::int64_t granted = 0;
+  for (const auto& reply : channel_->sent_of<PartitionGrantReply>())
+    if (const auto& grant = reply.assignment.grant) {
+      EXPECT_FALSE(grant->epoch == 0 && grant->partition == 0);
+      ++granted;
+    }
+  EXPECT_EQ(granted, per_epoch - 1);
+  EXPECT_TRUE(model_written(*ctx_));
+  EXPECT_FALSE(std::filesystem::exists(shard_zero_path(ctx_->run_directory)));  // removed at the end
+  bool recorded = false;
+  for (const auto& record : report::read_records(ctx_->run_directory.file("metrics.jsonl")))
+    recorded = recorded || (record.string_at("kind") == "recovery" &&
+                            record.string_at("lost").value_or("") == "[0]");
+  EXPECT_TRUE(recorded) << "no recovery record naming the lost master";
+  EXPECT_EQ(channel_->unreceived(), 0u);
+}
+
+TEST_F(DownpourTakeoverRole, EndsTheJobWithALineWhenShardZerosFileIsUnreadable) {
+  std::filesystem::resize_file(shard_zero_path(ctx_->run_directory), 20);
+  try {
+    run_downpour_takeover(*ctx_, *network_, std::nullopt);
+    FAIL() << "a truncated snapshot of shard 0 was taken";
+  } catch (const core::JobCannotGoOn& error) {
+    EXPECT_NE(std::string(error.what()).find("downpour-shard-0.snapshot: truncated"),
+              std::string::npos)
+        << error.what();
+  }
 }
 
 // --- parameter server of shard 1 (rank 1), the master and one worker (rank 2) scripted ---

@@ -82,7 +82,8 @@ auto samples() {
                        {PartitionGrant{0, 1}}},
       RelayRestart{{1.0f, 2.0f}, 7}, ResyncFetch{{{1, 2}, {2, 5}}}, ResyncUpdates{{{1, 2, 3}, {}}},
       PartitionRequest{true, 8}, PartitionGrantReply{assignment}, GroupResume{true, false, 3, 120},
-      DownpourResync{41}, DownpourResume{true, false},
+      DownpourResync{41}, DownpourResume{true, false, {PartitionGrant{1, 2}}},
+      DownpourTakeoverStatus{{PartitionGrant{0, 3}, PartitionGrant{1, 0}}},
       DownpourServerEnd{1 << 20, {5, 6, 7}});
 }
 

@@ -127,7 +127,9 @@ class ScriptedGroupSession : public GroupSession {
   comm::ControlChannel& control() override { return channel_; }
   comm::WorkerGroup& workers() override { return group_; }
   std::vector<int> live_workers() const override { return live_; }
-  bool fault_tolerant() const override { return false; }
+  bool fault_tolerant() const override { return fault_tolerant_; }
+  // A role that keeps what only fault tolerance needs (still no repair: a defect in the test).
+  void set_fault_tolerant() { fault_tolerant_ = true; }
   RepairOutcome repair(const std::vector<std::uint8_t>&) override;
   // The role starts as if `repair` (a takeover's: became_master) had just made it what it is.
   void after_repair(RepairOutcome repair) { last_repair_ = std::move(repair); }
@@ -140,6 +142,7 @@ class ScriptedGroupSession : public GroupSession {
   ScriptedChannel& channel_;
   SoloGroup group_;
   std::vector<int> live_;
+  bool fault_tolerant_ = false;
   std::unique_ptr<InProcessDownpourHub> hub_;
   std::unique_ptr<DownpourTransport> peer_transport_;
 };

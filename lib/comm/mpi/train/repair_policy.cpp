@@ -13,8 +13,10 @@ comm::RepairOptions repair_options(const config::ExperimentConfig& config, int r
   options.spawn = config.fault_tolerance.spares == 0;
   options.join_info = std::move(join_info);
   options.deadline_seconds = static_cast<double>(config.transport.timeout_ms) / 1000.0;
-  const auto failover = train::strategy_named(config.training.strategy).master_failover;
-  options.master_failover = failover != nullptr && failover(config, ranks);
+  const auto& strategy = train::strategy_named(config.training.strategy);
+  options.master_failover =
+      strategy.master_failover != nullptr && strategy.master_failover(config, ranks);
+  if (strategy.first_worker != nullptr) options.first_worker = strategy.first_worker(config);
   return options;
 }
 
