@@ -23,6 +23,36 @@ Comparison compare(std::span<const float> a, std::span<const float> b) {
   return result;
 }
 
+Comparison least_alike(const std::map<int, DownpourFinalModel>& finals,
+                       std::span<const float> parameters) {
+  Comparison worst;
+  for (const auto& [worker, final_model] : finals) {
+    const Comparison c = compare(final_model.parameters, parameters);
+    worst.identical = worst.identical && c.identical;
+    worst.max_difference = std::max(worst.max_difference, c.max_difference);
+  }
+  return worst;
+}
+
+int mismatched_slots(const std::map<int, DownpourFinalModel>& finals,
+                     const std::vector<std::vector<std::uint64_t>>& applied,
+                     const DownpourLayout& layout) {
+  int mismatched = 0;
+  for (const auto& [worker, final_model] : finals)
+    for (int s = 0; s < layout.servers(); ++s) {
+      const auto posted = final_model.pushed.at(static_cast<std::size_t>(s));
+      const auto done = applied.at(static_cast<std::size_t>(s))
+                            .at(static_cast<std::size_t>(layout.worker_index(worker)));
+      if (posted != done) {
+        core::log_error("parameter server " + std::to_string(s) + " applied " +
+                        std::to_string(done) + " pushes of worker rank " + std::to_string(worker) +
+                        ", which posted " + std::to_string(posted));
+        ++mismatched;
+      }
+    }
+  return mismatched;
+}
+
 void summarize_downpour(RunContext& context, const DownpourReport& total,
                         const DownpourLayout& layout, std::size_t parameters,
                         const EndChecks& checks) {

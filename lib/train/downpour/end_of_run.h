@@ -4,7 +4,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <span>
+#include <vector>
 
 #include "train/downpour/protocol.h"
 #include "train/run_context.h"
@@ -17,6 +19,15 @@ struct Comparison {
   bool identical = true;
 };
 Comparison compare(std::span<const float> a, std::span<const float> b);
+// The least alike of the workers' final models and the servers' `parameters`.
+Comparison least_alike(const std::map<int, DownpourFinalModel>& finals,
+                       std::span<const float> parameters);
+// Slots (a worker on a shard) where a server applied another number of pushes than the worker
+// posted (`applied`: per shard, per worker index), each logged: 0 when every push was applied
+// exactly once.
+int mismatched_slots(const std::map<int, DownpourFinalModel>& finals,
+                     const std::vector<std::vector<std::uint64_t>>& applied,
+                     const DownpourLayout& layout);
 
 // What the end of the run found.
 struct EndChecks {

@@ -6,7 +6,6 @@
 // wherever the master waits: between messages, while it reads the other shards, and while it
 // evaluates or writes a checkpoint (on a second thread then).
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <memory>
 #include <set>
@@ -287,19 +286,7 @@ class DownpourMaster : public MasterRole {
 
   void log_setup() {
     log_model(model_);
-    char line[512];
-    std::snprintf(
-        line, sizeof line,
-        "downpour: %d parameter server%s (shards of %zu..%zu parameters), %d workers, "
-        "push every %lld steps, pull every %lld, server optimizer %s lr %g (%s%s), pushes %s",
-        layout_.servers(), layout_.servers() == 1 ? "" : "s",
-        layout_.shard(layout_.servers() - 1).size(), layout_.shard(0).size(), layout_.workers(),
-        static_cast<long long>(cfg_.downpour.n_push), static_cast<long long>(cfg_.downpour.n_pull),
-        cfg_.downpour.server_optimizer.c_str(), cfg_.downpour.server_learning_rate,
-        cfg_.downpour.combine == "mean" ? "divided by the workers" : "pushes summed",
-        scales_stale_pushes(cfg_) ? ", a stale push divided by its age, down to / workers" : "",
-        cfg_.downpour.encode ? "encoded" : "dense");
-    core::log_info(line);
+    core::log_info(downpour_setup_line(cfg_, layout_));
     if (const auto momentum = worker_momentum_line(cfg_, layout_.workers()); !momentum.empty())
       core::log_info(momentum);
   }
@@ -370,14 +357,9 @@ class DownpourMaster : public MasterRole {
   // Every worker pulled at the end and `end` is gathered: the consistency checks, the summary,
   // the servers' peak memory, then the stop's checkpoint or model.h5, and every rank's shutdown.
   int finish(const EndState& end) {
-    Comparison worst;
-    for (const auto& [worker, final_model] : drained_) {
-      const Comparison c = compare(final_model.parameters, model_.parameters());
-      worst.identical = worst.identical && c.identical;
-      worst.max_difference = std::max(worst.max_difference, c.max_difference);
-    }
+    const Comparison worst = least_alike(drained_, model_.parameters());
     for (const auto& [server, bytes] : end.server_peaks) peak_memory_.add(server, bytes);
-    const int mismatched = mismatched_slots(end.applied);
+    const int mismatched = mismatched_slots(drained_, end.applied, layout_);
     summarize_downpour(context_, progress_.total(), layout_, model_.parameter_count(),
                        {end.versions, static_cast<int>(drained_.size()), worst, mismatched});
     peak_memory_.summarize(context_);
@@ -403,25 +385,6 @@ class DownpourMaster : public MasterRole {
       throw core::RuntimeError("downpour: a server applied a worker's pushes other than exactly "
                                "once (the lines above name them)");
     return exit_code;
-  }
-
-  // Slots (a worker on a shard) where the server applied another number of pushes than the
-  // worker posted: 0 when every push was applied exactly once.
-  int mismatched_slots(const std::vector<std::vector<std::uint64_t>>& applied) const {
-    int mismatched = 0;
-    for (const auto& [worker, final_model] : drained_)
-      for (int s = 0; s < layout_.servers(); ++s) {
-        const auto posted = final_model.pushed.at(static_cast<std::size_t>(s));
-        const auto done = applied.at(static_cast<std::size_t>(s))
-                              .at(static_cast<std::size_t>(layout_.worker_index(worker)));
-        if (posted != done) {
-          core::log_error("parameter server " + std::to_string(s) + " applied " +
-                          std::to_string(done) + " pushes of worker rank " +
-                          std::to_string(worker) + ", which posted " + std::to_string(posted));
-          ++mismatched;
-        }
-      }
-    return mismatched;
   }
 
   RunContext& context_;

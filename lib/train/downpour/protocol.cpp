@@ -96,6 +96,24 @@ config::ExperimentConfig worker_optimizer_config(const config::ExperimentConfig&
   return lowered;
 }
 
+std::string downpour_setup_line(const config::ExperimentConfig& config,
+                                const DownpourLayout& layout) {
+  const auto& downpour = config.downpour;
+  char line[512];
+  std::snprintf(
+      line, sizeof line,
+      "downpour: %d parameter server%s (shards of %zu..%zu parameters), %d workers, "
+      "push every %lld steps, pull every %lld, server optimizer %s lr %g (%s%s), pushes %s",
+      layout.servers(), layout.servers() == 1 ? "" : "s",
+      layout.shard(layout.servers() - 1).size(), layout.shard(0).size(), layout.workers(),
+      static_cast<long long>(downpour.n_push), static_cast<long long>(downpour.n_pull),
+      downpour.server_optimizer.c_str(), downpour.server_learning_rate,
+      downpour.combine == "mean" ? "divided by the workers" : "pushes summed",
+      scales_stale_pushes(config) ? ", a stale push divided by its age, down to / workers" : "",
+      downpour.encode ? "encoded" : "dense");
+  return line;
+}
+
 std::string worker_momentum_line(const config::ExperimentConfig& config, int workers) {
   if (config.downpour.momentum != "compensate" || workers <= 0) return "";
   return compensated_momentum_line(config, workers, "downpour workers", "downpour.momentum");

@@ -128,6 +128,9 @@ config::ExperimentConfig worker_optimizer_config(const config::ExperimentConfig&
                                                  int workers);
 // The line that says so, empty when nothing is lowered.
 std::string worker_momentum_line(const config::ExperimentConfig& config, int workers);
+// The master's line about the servers, the workers and how they push and pull.
+std::string downpour_setup_line(const config::ExperimentConfig& config,
+                                const DownpourLayout& layout);
 
 // The ack word: ages saturate at 2^32 - 1; seq must stay below 2^32.
 std::uint64_t pack_ack(std::uint64_t seq, std::uint64_t age);

@@ -557,10 +557,18 @@ case "$scenario" in
     grep -q '"kind":"resume"' "$work/killed/metrics.jsonl" || fail "the rerun did not resume"
     python3 "$here/check_run.py" "$work/killed" --min-accuracy 0.8 --equivalent || fail "checks"
     ;;
-  failover-sharing)
-    args=(training.epochs=6 checkpoint.every_steps=200)
+  failover-sharing|failover-downpour)
+    if [ "$scenario" = failover-sharing ]; then
+      args=(training.epochs=6) first_worker=1 kill_at=1500 expect=("${checks[@]}")
+    else
+      # Shard 0 lives with the master: the new master rebuilds it from its snapshot in the run
+      # directory and the pushes the workers kept, and the schedule from what they report.
+      args=(training.strategy=downpour downpour.servers=2 training.epochs=3) first_worker=2
+      kill_at=1200 expect=(--downpour-consistent)
+    fi
+    args+=(checkpoint.every_steps=200)
     run undisturbed 5 "${args[@]}" || fail "the undisturbed run failed"
-    for taker in "a spare" "worker rank 1"; do
+    for taker in "a spare" "worker rank $first_worker"; do
       if [ "$taker" = "a spare" ]; then
         name=spare ranks=6 more=(fault_tolerance.spares=1) replaced=1
       else
@@ -569,7 +577,7 @@ case "$scenario" in
       run "$name" "$ranks" "${args[@]}" "${more[@]}" &
       job=$!
       # Past the first epoch's evaluation (938 steps), before the last epoch.
-      kill_when "$name" 0 1500 || fail "could not kill rank 0"
+      kill_when "$name" 0 "$kill_at" || fail "could not kill rank 0"
       wait_ranks "$job" "$name"
       [ "$code" -eq 0 ] || fail "$name: exit code $code: the job did not survive its master's loss"
       grep -aq "the master (rank 0) was lost: $taker takes its place inside the job" \
@@ -577,37 +585,12 @@ case "$scenario" in
       ! grep -q '"kind":"resume"' "$work/$name/metrics.jsonl" || fail "$name: the job was restarted"
       grep -q '"kind":"recovery","lost":"\[0[],]' "$work/$name/metrics.jsonl" ||
         fail "$name: the recovery record does not name rank 0 among the lost"
-      python3 "$here/check_run.py" "$work/$name" "${checks[@]}" --recoveries 1 \
-        --replaced "$replaced" --minibatches-like "$work/undisturbed" || fail "$name: checks"
-      within "$work/$name" "$work/undisturbed" 0.01 || fail "$name: accuracy"
-    done
-    ;;
-  failover-downpour)
-    # Shard 0 lives with the master: the new master rebuilds it from its snapshot in the run
-    # directory and the pushes the workers kept, and the schedule from what they report.
-    args=(training.strategy=downpour downpour.servers=2 training.epochs=3 checkpoint.every_steps=200)
-    run undisturbed 5 "${args[@]}" || fail "the undisturbed run failed"
-    for taker in "a spare" "worker rank 2"; do
-      if [ "$taker" = "a spare" ]; then
-        name=spare ranks=6 more=(fault_tolerance.spares=1) replaced=1
-      else
-        name=spawn ranks=5 more=() replaced=2
+      if [ "$scenario" = failover-downpour ]; then
+        grep -aq "parameter server 0 rebuilt: its snapshot at version [0-9]* plus [0-9]* acknowledged" \
+          "$work/$name/rank-0.log" || fail "$name: no line from the rebuilt shard 0"
+        [ ! -e "$work/$name/downpour-shard-0.snapshot" ] || fail "$name: shard 0's snapshot was left"
       fi
-      run "$name" "$ranks" "${args[@]}" "${more[@]}" &
-      job=$!
-      # Past the first epoch's evaluation (938 steps), before the last epoch.
-      kill_when "$name" 0 1200 || fail "could not kill rank 0"
-      wait_ranks "$job" "$name"
-      [ "$code" -eq 0 ] || fail "$name: exit code $code: the job did not survive its master's loss"
-      grep -aq "the master (rank 0) was lost: $taker takes its place inside the job" \
-        "$work/$name.log" || fail "$name: no line naming the new master ($taker)"
-      grep -aq "parameter server 0 rebuilt: its snapshot at version [0-9]* plus [0-9]* acknowledged" \
-        "$work/$name/rank-0.log" || fail "$name: no line from the rebuilt shard 0"
-      ! grep -q '"kind":"resume"' "$work/$name/metrics.jsonl" || fail "$name: the job was restarted"
-      grep -q '"kind":"recovery","lost":"\[0[],]' "$work/$name/metrics.jsonl" ||
-        fail "$name: the recovery record does not name rank 0 among the lost"
-      [ ! -e "$work/$name/downpour-shard-0.snapshot" ] || fail "$name: shard 0's snapshot was left"
-      python3 "$here/check_run.py" "$work/$name" --downpour-consistent --recoveries 1 \
+      python3 "$here/check_run.py" "$work/$name" "${expect[@]}" --recoveries 1 \
         --replaced "$replaced" --minibatches-like "$work/undisturbed" || fail "$name: checks"
       within "$work/$name" "$work/undisturbed" 0.01 || fail "$name: accuracy"
     done

@@ -62,6 +62,28 @@ class DownpourRole : public testing::RoleTest {
     return delta;
   }
 
+  // What a lost server of `shard` applied to the shard the run started from: pushes 1 and 2 of
+  // the worker (index 0), acknowledged, and 3 in flight, all in the worker's log. Returns the
+  // log; `lost` gets the shard with all three applied.
+  DownpourPushLog lost_pushes(int shard, std::vector<float>& lost) const {
+    PushLog log(1u << 30);
+    const auto start = initial_shard(shard);
+    lost.assign(start.begin(), start.end());
+    ShardUpdater updater(*layout_, shard, ctx_->config);
+    for (std::uint64_t seq = 1; seq <= 3; ++seq) {
+      const auto delta = delta_of(shard);
+      const PushHeader header{seq, static_cast<std::uint64_t>(PushFormat::kDense),
+                              delta.size() * sizeof(float), seq - 1};
+      const std::span<const std::uint8_t> payload(
+          reinterpret_cast<const std::uint8_t*>(delta.data()), header.bytes);
+      log.record(header, payload);
+      const auto ack = updater.prepare(0, header, payload, lost);
+      updater.apply(lost);
+      if (seq < 3) log.acknowledged(seq, ack_age(ack), header.base);
+    }
+    return {3, 0, {log.pushes().begin(), log.pushes().end()}};
+  }
+
   std::optional<RunContext> ctx_;
   std::vector<float> initial_;
   std::optional<DownpourLayout> layout_;
@@ -197,21 +219,7 @@ class DownpourTakeoverRole : public DownpourMasterRole {
     const auto start = initial_shard(0);
     write_shard_zero(shard_zero_path(ctx_->run_directory),
                      {0, 0, {start.begin(), start.end()}, WorkerState{}, {0}, {{}}});
-    PushLog log(1u << 30);
-    lost_ = {start.begin(), start.end()};
-    ShardUpdater lost(*layout_, 0, ctx_->config);
-    for (std::uint64_t seq = 1; seq <= 3; ++seq) {
-      const auto delta = delta_of(0);
-      const PushHeader header{seq, static_cast<std::uint64_t>(PushFormat::kDense),
-                              delta.size() * sizeof(float), seq - 1};
-      const std::span<const std::uint8_t> payload(
-          reinterpret_cast<const std::uint8_t*>(delta.data()), header.bytes);
-      log.record(header, payload);
-      const auto ack = lost.prepare(0, header, payload, lost_);
-      lost.apply(lost_);
-      if (seq < 3) log.acknowledged(seq, ack_age(ack), header.base);
-    }
-    channel_->arrive(1, DownpourPushLog{3, 0, {log.pushes().begin(), log.pushes().end()}});
+    channel_->arrive(1, lost_pushes(0, lost_));
     channel_->arrive(1, DownpourTakeoverStatus{{PartitionGrant{0, 0}}});
     // The script's worker goes on from its third push, as a resync makes it.
     script();
@@ -312,21 +320,7 @@ class DownpourRebuildRole : public DownpourRole {
     set_up(1, 2, 1);
     snapshot_ = {1, 0, {initial_shard(1).begin(), initial_shard(1).end()}, WorkerState{},
                  {0}, {{}}};
-    PushLog log(1u << 30);
-    expected_ = snapshot_.parameters;
-    ShardUpdater lost(*layout_, 1, ctx_->config);  // what the lost server applied
-    for (std::uint64_t seq = 1; seq <= 3; ++seq) {
-      const auto delta = delta_of(1);
-      const PushHeader header{seq, static_cast<std::uint64_t>(PushFormat::kDense),
-                              delta.size() * sizeof(float), seq - 1};
-      const std::span<const std::uint8_t> payload(
-          reinterpret_cast<const std::uint8_t*>(delta.data()), header.bytes);
-      log.record(header, payload);
-      const auto ack = lost.prepare(0, header, payload, expected_);
-      lost.apply(expected_);
-      if (seq < 3) log.acknowledged(seq, ack_age(ack), header.base);  // push 3 was in flight
-    }
-    log_ = {3, 0, {log.pushes().begin(), log.pushes().end()}};
+    log_ = lost_pushes(1, expected_);
   }
   int run_replacement() {
     channel_->arrive(0, DownpourShardRebuild{snapshot_});
