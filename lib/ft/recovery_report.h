@@ -3,6 +3,7 @@
 // end ("recovery_summary": count, recovery time median and max, minibatches trained twice).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,6 +27,10 @@ struct RecoveryRecord {
   // A synchronous strategy's recovery (no tree, no update resync): how the workers resumed,
   // which the line gives instead of the figures above.
   std::string resumed_from;
+
+  bool was_replaced(int rank) const {
+    return std::find(replaced.begin(), replaced.end(), rank) != replaced.end();
+  }
 };
 
 class RecoveryLog {

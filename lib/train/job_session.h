@@ -20,6 +20,7 @@
 // Ranks are logical: a replacement takes the logical rank of the process it replaces.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -42,6 +43,11 @@ struct RepairOutcome {
   bool became_master = false;
   int former_rank = -1;
   core::Clock::time_point began{};  // when this process entered the repair
+
+  // A new process holds `rank` since this repair: it has posted nothing and knows nothing yet.
+  bool was_replaced(int rank) const {
+    return std::find(replaced.begin(), replaced.end(), rank) != replaced.end();
+  }
 };
 
 class JobSession {

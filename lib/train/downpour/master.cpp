@@ -69,7 +69,7 @@ class DownpourMaster : public MasterRole {
     reporter_.continue_from(so_far.wall_seconds, so_far.stopped_early);
     snapshots_wanted_ = true;
     network_.send_resync(*server_);
-    send_resumes(network_.session().last_repair().replaced);
+    send_resumes(network_.session().last_repair());
     recovery_.record_takeover(network_.session().last_repair(),
                               "; shard 0 rebuilt from its newest snapshot in the run directory and "
                               "the pushes the workers kept since (every push applied once, by "
@@ -235,17 +235,16 @@ class DownpourMaster : public MasterRole {
     if (!nothing_to_train()) done_.clear();
     signalled_.clear();  // a final pull signal in flight was dropped: sent again to who lacks it
     network_.send_resync(*server_);
-    send_resumes(record.replaced);
+    send_resumes(network_.session().last_repair());
   }
 
   // Every live worker: what the master has from it; a replacement also every partition done.
-  void send_resumes(const std::vector<int>& replaced) {
+  void send_resumes(const RepairOutcome& repair) {
     const auto done = scheduler_.done_partitions();
     for (int w : network_.live_workers()) {
-      const bool replacement = std::find(replaced.begin(), replaced.end(), w) != replaced.end();
       send(control(), w,
            DownpourResume{done_.count(w) > 0, drained_.count(w) > 0,
-                          replacement ? done : std::vector<PartitionGrant>{}});
+                          repair.was_replaced(w) ? done : std::vector<PartitionGrant>{}});
     }
   }
 

@@ -28,8 +28,7 @@ std::vector<int> DownpourNetwork::live_workers() const {
 void DownpourNetwork::rebuild() {
   const auto& repair = session_.last_repair();
   for (int lost : repair.lost)
-    if (layout_.is_server(lost) &&
-        std::find(repair.replaced.begin(), repair.replaced.end(), lost) == repair.replaced.end())
+    if (layout_.is_server(lost) && !repair.was_replaced(lost))
       throw core::JobCannotGoOn(
           "parameter server " + std::to_string(lost) + " (rank " + std::to_string(lost) +
           ") failed and nothing took its place (fault_tolerance.on_worker_failure " +

@@ -222,10 +222,10 @@ std::unique_ptr<ShardServer> rebuild_shard(RunContext& context, DownpourNetwork&
                              std::to_string(shard));
   // From every survivor: a replacement of this repair has posted nothing (its predecessor's
   // pushes since the snapshot are lost with it, as its updates not yet pushed are).
-  const auto& replaced = network.session().last_repair().replaced;
+  const auto& repair = network.session().last_repair();
   std::map<int, DownpourPushLog> logs;
   for (int rank : network.live_workers())
-    if (std::find(replaced.begin(), replaced.end(), rank) == replaced.end())
+    if (!repair.was_replaced(rank))
       logs[layout.worker_index(rank)] =
           receive<DownpourPushLog>(control, rank, "its pushes since the shard's snapshot");
   for (const auto& [worker, log] : kept) logs[worker] = log;

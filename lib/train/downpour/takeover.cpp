@@ -33,8 +33,7 @@ DownpourTakeover take_over_downpour(RunContext& context, DownpourNetwork& networ
   std::vector<PartitionGrant> reported;
   if (handover) reported = handover->done;
   for (int rank : network.live_workers()) {
-    if (std::find(repair.replaced.begin(), repair.replaced.end(), rank) != repair.replaced.end())
-      continue;  // a replacement of this repair knows nothing yet
+    if (repair.was_replaced(rank)) continue;  // a replacement of this repair knows nothing yet
     const auto status =
         receive<DownpourTakeoverStatus>(network.control(), rank, "the partitions it knows done");
     reported.insert(reported.end(), status.done.begin(), status.done.end());

@@ -136,15 +136,12 @@ class DownpourWorker {
     // A replacement of this repair has posted nothing and knows nothing yet: the survivors
     // alone tell a lost server's replacement, or a new master (downpour/takeover.h), what they
     // kept and know.
-    const auto& replaced = network_.session().last_repair().replaced;
-    const auto among = [&](int rank) {
-      return std::find(replaced.begin(), replaced.end(), rank) != replaced.end();
-    };
-    if (!among(context_.rank)) {
-      for (int rank : replaced)
+    const auto& repair = network_.session().last_repair();
+    if (!repair.was_replaced(context_.rank)) {
+      for (int rank : repair.replaced)
         if (network_.layout().is_server(rank))
           send(control(), rank, links_[static_cast<std::size_t>(rank)]->push_log());
-      if (among(0)) send(control(), 0, DownpourTakeoverStatus{done_partitions_});
+      if (repair.was_replaced(0)) send(control(), 0, DownpourTakeoverStatus{done_partitions_});
     }
     for (int s = 0; s < network_.layout().servers(); ++s)
       links_[static_cast<std::size_t>(s)]->resync(

@@ -176,8 +176,7 @@ void SharingMaster::finish_resync(const std::map<int, ResyncStatus>& status,
     send(control(), donor, ResyncDone{});
   }
   for (int w : joining) {
-    if (std::find(record.replaced.begin(), record.replaced.end(), w) == record.replaced.end())
-      ++record.late_starts;
+    if (!record.was_replaced(w)) ++record.late_starts;
     start_replacement(w, donor, donor_state);
     send(control(), w, ResyncDone{});
   }
