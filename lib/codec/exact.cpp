@@ -1,5 +1,6 @@
 #include "codec/exact.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -46,6 +47,29 @@ void encode_exact(std::span<const float> values, std::span<const std::uint32_t> 
   header.entry_count = indices.size();
   header.payload_bytes = kExactEntryBytes * indices.size();
   seal_message(header, out);
+}
+
+std::vector<std::uint32_t> encode_exact_pieces(std::span<const float> values, MessageMeta meta,
+                                               std::uint32_t last_flags, std::size_t max_bytes,
+                                               std::vector<std::vector<std::uint8_t>>& out) {
+  GS_CHECK(max_bytes >= kHeaderBytes + kExactEntryBytes,
+           "message limit of " + std::to_string(max_bytes) + " bytes holds no exact entry");
+  std::vector<std::uint32_t> nonzero;
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (values[i] != 0.0f) nonzero.push_back(static_cast<std::uint32_t>(i));
+  const std::size_t per_message = (max_bytes - kHeaderBytes) / kExactEntryBytes;
+  const std::uint32_t flags = meta.flags;
+  std::size_t begin = 0;
+  do {
+    const std::size_t end = std::min(nonzero.size(), begin + per_message);
+    meta.flags = end == nonzero.size() ? flags | last_flags : flags;
+    out.emplace_back();
+    encode_exact(values, std::span<const std::uint32_t>(nonzero.data() + begin, end - begin),
+                 meta, out.back());
+    ++meta.seq;
+    begin = end;
+  } while (begin < nonzero.size());
+  return nonzero;
 }
 
 bool validate_exact(std::span<const std::uint8_t> payload, std::size_t count, std::size_t n,

@@ -28,6 +28,13 @@ inline constexpr std::size_t kExactEntryBytes = 8;
 void encode_exact(std::span<const float> values, std::span<const std::uint32_t> indices,
                   const MessageMeta& meta, std::vector<std::uint8_t>& out);
 
+// Every nonzero values[i] in exact messages of at most max_bytes each, appended to `out`:
+// seqs meta.seq, meta.seq + 1, ...; the last piece's flags add last_flags. At least one message
+// (all zero: one without entries). Returns the indices carried, ascending.
+std::vector<std::uint32_t> encode_exact_pieces(std::span<const float> values, MessageMeta meta,
+                                               std::uint32_t last_flags, std::size_t max_bytes,
+                                               std::vector<std::vector<std::uint8_t>>& out);
+
 // Whether an exact payload of `count` records is well formed for n parameters.
 bool validate_exact(std::span<const std::uint8_t> payload, std::size_t count, std::size_t n,
                     std::string* error);

@@ -34,28 +34,17 @@ void AggregatingRelay::encode_final(std::size_t link, std::uint32_t origin, std:
                                     std::size_t max_bytes,
                                     std::vector<std::vector<std::uint8_t>>& out) {
   GS_CHECK(final_due(link), "a final message on link " + std::to_string(link) + " not due");
-  GS_CHECK(max_bytes >= codec::kHeaderBytes + codec::kExactEntryBytes,
-           "message limit of " + std::to_string(max_bytes) + " bytes holds no exact entry");
   Link& l = links_[link];
   const auto residual = l.encoder.residual();
-  std::vector<std::uint32_t> nonzero;
-  for (std::size_t i = 0; i < residual.size(); ++i)
-    if (residual[i] != 0.0f) nonzero.push_back(static_cast<std::uint32_t>(i));
-  const std::size_t per_message = (max_bytes - codec::kHeaderBytes) / codec::kExactEntryBytes;
-  std::size_t begin = 0;
-  do {
-    const std::size_t end = std::min(nonzero.size(), begin + per_message);
-    const bool last = end == nonzero.size();
-    const std::span<const std::uint32_t> piece(nonzero.data() + begin, end - begin);
-    out.emplace_back();
-    codec::encode_exact(residual, piece, stamp(link, origin, ++seq, 0, last ? kFlagFinal : 0u),
-                        out.back());
-    for (const std::uint32_t i : piece) {
-      if (check_) l.sent[i] += residual[i];
-      residual[i] = 0.0f;
-    }
-    begin = end;
-  } while (begin < nonzero.size());
+  const std::size_t before = out.size();
+  const auto carried =
+      codec::encode_exact_pieces(residual, stamp(link, origin, seq + 1, 0, 0), kFlagFinal,
+                                 max_bytes, out);
+  seq += out.size() - before;
+  for (const std::uint32_t i : carried) {
+    if (check_) l.sent[i] += residual[i];
+    residual[i] = 0.0f;
+  }
   for (const std::uint32_t i : l.candidates) l.is_candidate[i] = 0;
   l.candidates.clear();
   ++l.finals_sent;

@@ -17,11 +17,24 @@ void add_sorted(std::vector<int>& to, const std::vector<int>& ranks) {
   to.erase(std::unique(to.begin(), to.end()), to.end());
 }
 
+// A former worker's residual, its last updates (sharing/takeover.h): applied to its replica once,
+// before any repeat of the takeover, and kept, so that the resync hands them to every survivor.
+void take_residual(UpdateExchange& exchange, SharingHandover& handover) {
+  if (handover.residual.empty()) return;
+  exchange.adopt(handover.replica.applied);
+  for (const auto& message : handover.residual)
+    if (!exchange.deliver(message, handover.replica.parameters))
+      throw core::RuntimeError("the new master cannot apply the residual it brought: " +
+                               exchange.last_error());
+  handover.replica.applied = exchange.applied_ids();
+}
+
 }  // namespace
 
 int SharingMaster::take_over(std::optional<SharingHandover> handover) {
   log_model(model_);
   GS_CHECK(!exchange_.aggregating(), "an aggregating job cannot replace its master in-job");
+  if (handover) take_residual(exchange_, *handover);
   const auto so_far = read_run_so_far(context_);
   reporter_.continue_from(so_far.wall_seconds, so_far.stopped_early);
   const auto& repair = session_.last_repair();

@@ -17,9 +17,11 @@
 //
 // A worker learns every partition done so far when it starts as a replacement
 // (ReplacementStart::done), so a dead worker's partitions stay known after it was replaced.
-// Partitions finished only by a rank lost with the master are trained again (counted). The
-// former worker's residual (its quanta below the threshold) is lost with its worker role, as a
-// dead worker's is. Aggregating relays (topology.aggregate) hold state no survivor has: there
+// Partitions finished only by a rank lost with the master are trained again (counted). A
+// former worker's residual (its updates below the threshold) is not lost with its worker role:
+// it becomes that worker's last updates, exact messages the new master applies before the
+// resync, which hands them to every survivor as any update one lacks (or, no longer kept, the
+// master's whole state). A dead worker's residual dies with it. Aggregating relays (topology.aggregate) hold state no survivor has: there
 // the master's loss ends the job as before (Strategy::master_failover).
 #pragma once
 
@@ -34,6 +36,9 @@ struct SharingHandover {
   ResyncStatus status;   // what it would have told a new master as a survivor
   // Minibatches of the partition it held that it trained: that partition is trained again.
   std::int64_t trained_of_held = 0;
+  // Its residual as its last updates (codec/exact.h: origin its rank, seqs after its last);
+  // empty when the residual was zero. replica does not hold them yet.
+  std::vector<std::vector<std::uint8_t>> residual;
 };
 
 // Thrown out of a worker's run once a repair made it the master (run_gradient_sharing).

@@ -47,6 +47,8 @@
 
 namespace gradshare::train {
 
+struct SharingHandover;  // sharing/takeover.h
+
 class SharingWorker {
  public:
   SharingWorker(RunContext& context, SharingSession& session, bool replacement);
@@ -89,6 +91,8 @@ class SharingWorker {
   void resync();
   // What this worker would report in the resync.
   ResyncStatus status() const;
+  // A repair made this worker the master: what it brings to the role (sharing/takeover.h).
+  SharingHandover handover() const;
 
   // Aggregating: the relay starts again on the repaired tree from the master's parameters;
   // what the master lacks of this subtree's training becomes this worker's to send again.

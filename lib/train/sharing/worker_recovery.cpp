@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "codec/exact.h"
 #include "train/sharing/gradient_sharing.h"
 #include "train/sharing/takeover.h"
 
@@ -19,15 +20,7 @@ void SharingWorker::recover() {
   injector_.at_recovery();
   if (heartbeat_) heartbeat_->pause();  // the repair replaces the channel the beats go on
   repeat_while_processes_fail([&] {
-    if (session_.repair({}).became_master) {
-      double residual = 0;
-      for (const float value : encoder_.residual()) residual += std::fabs(value);
-      core::log_warn("this worker becomes the master: its residual (updates below the "
-                     "threshold, L1 norm " + std::to_string(residual) +
-                     ") is lost with its worker role, as a dead worker's is");
-      throw SharingBecameMaster({ReplicaState{replica_.copy_parameters(), exchange_.applied_ids()},
-                                 status(), holding_ ? trained_of_held_ : 0});
-    }
+    if (session_.repair({}).became_master) throw SharingBecameMaster(handover());
     exchange_.attach(session_.plane());
     // The dead are gone; a replacement counts from its first update (aggregating, the relay's
     // restart starts every link again: restart_relay).
@@ -36,6 +29,26 @@ void SharingWorker::recover() {
   });
   if (heartbeat_) heartbeat_->resume();
   log_recovery_pause(paused.seconds());
+}
+
+SharingHandover SharingWorker::handover() const {
+  // The residual leaves as this worker's last updates, exact: the new master applies them and
+  // the resync hands them to every replica (sharing/takeover.h).
+  std::vector<std::vector<std::uint8_t>> residual;
+  const auto carried = codec::encode_exact_pieces(
+      encoder_.residual(),
+      {static_cast<std::uint32_t>(context_.rank), seq_ + 1, static_cast<std::uint64_t>(clock_),
+       current_epoch_, 0},
+      0, encoder_.max_message_bytes(), residual);
+  if (carried.empty()) residual.clear();
+  double l1 = 0;
+  for (const float value : encoder_.residual()) l1 += std::fabs(value);
+  core::log_info("this worker becomes the master; its residual (updates below the threshold, L1 "
+                 "norm " + std::to_string(l1) + ", " + std::to_string(carried.size()) +
+                 " elements) goes to every replica as " + std::to_string(residual.size()) +
+                 " exact update(s)");
+  return {ReplicaState{replica_.copy_parameters(), exchange_.applied_ids()}, status(),
+          holding_ ? trained_of_held_ : 0, std::move(residual)};
 }
 
 ResyncStatus SharingWorker::status() const {

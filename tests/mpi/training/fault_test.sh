@@ -589,6 +589,11 @@ case "$scenario" in
         grep -aq "parameter server 0 rebuilt: its snapshot at version [0-9]* plus [0-9]* acknowledged" \
           "$work/$name/rank-0.log" || fail "$name: no line from the rebuilt shard 0"
         [ ! -e "$work/$name/downpour-shard-0.snapshot" ] || fail "$name: shard 0's snapshot was left"
+      elif [ "$name" = spawn ]; then
+        # The former worker's residual is not lost: its last updates, which the equivalence
+        # check below then finds on every replica.
+        grep -aqE "its residual .* goes to every replica as [1-9][0-9]* exact update" \
+          "$work/$name"/rank-*.log || fail "$name: the new master's residual did not go out"
       fi
       python3 "$here/check_run.py" "$work/$name" "${expect[@]}" --recoveries 1 \
         --replaced "$replaced" --minibatches-like "$work/undisturbed" || fail "$name: checks"

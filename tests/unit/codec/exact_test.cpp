@@ -110,5 +110,34 @@ TEST(ExactEncoding, TheEncoderRefusesIndicesOutOfOrder) {
   EXPECT_ANY_THROW(encode_exact(values(), std::vector<std::uint32_t>{kN}, {}, out));
 }
 
+TEST(ExactEncoding, PiecesCarryEveryNonzeroValueOnceWithinTheLimitInSeqOrder) {
+  auto v = values();
+  v[30] = 0.0f;  // not carried
+  const std::size_t limit = kHeaderBytes + 7 * kExactEntryBytes;
+  std::vector<std::vector<std::uint8_t>> out(1);  // appended after what is there
+  const auto carried = encode_exact_pieces(v, {4, 20, 9, 0, 1u << 16}, 1u << 17, limit, out);
+  ASSERT_EQ(carried.size(), kN - 1);
+  EXPECT_EQ(out.size(), 1 + (kN - 1 + 6) / 7);
+  std::vector<float> parameters(kN, 0.0f);
+  for (std::size_t m = 1; m < out.size(); ++m) {
+    EXPECT_LE(out[m].size(), limit);
+    ParsedMessage parsed;
+    std::string error;
+    ASSERT_TRUE(parse_message(out[m], kN, parsed, &error)) << error;
+    EXPECT_EQ(parsed.header.seq, 20 + m - 1);
+    EXPECT_EQ(parsed.header.flags, m + 1 == out.size() ? 3u << 16 : 1u << 16);
+    ASSERT_TRUE(apply_parsed(parsed, parameters, &error)) << error;
+  }
+  for (std::size_t i = 0; i < kN; ++i) EXPECT_EQ(parameters[i], -v[i]) << i;
+}
+
+TEST(ExactEncoding, PiecesOfAllZeroValuesAreOneEmptyMessage) {
+  std::vector<std::vector<std::uint8_t>> out;
+  EXPECT_TRUE(encode_exact_pieces(std::vector<float>(kN, 0.0f), {4, 1, 0, 0, 0}, 0,
+                                  kHeaderBytes + kExactEntryBytes, out).empty());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].size(), kHeaderBytes);
+}
+
 }  // namespace
 }  // namespace gradshare::codec

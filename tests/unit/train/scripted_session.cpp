@@ -78,6 +78,7 @@ ScriptedSharingSession::ScriptedSharingSession(ScriptedChannel& channel,
       fabric_(channel.size(), tree_, static_cast<std::size_t>(config.transport.ring_bytes)) {}
 
 std::vector<int> ScriptedSharingSession::live_workers() const {
+  if (live_) return *live_;
   std::vector<int> live;
   for (int rank = 1; rank < channel_.size(); ++rank) live.push_back(rank);
   return live;

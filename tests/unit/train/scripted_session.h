@@ -11,6 +11,8 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <span>
 #include <vector>
 
 #include "codec/encoder.h"
@@ -149,7 +151,7 @@ class ScriptedGroupSession : public GroupSession {
 
 // The session of a gradient-sharing role run alone: the scripted channel, and a data plane of
 // in-process rings along config's tree over the channel's ranks; the script drives the other
-// ranks' planes (peer_plane). Not fault tolerant; heartbeats go over the channel.
+// ranks' planes (peer_plane). Not fault tolerant unless set so; heartbeats go over the channel.
 class ScriptedSharingSession : public SharingSession {
  public:
   ScriptedSharingSession(ScriptedChannel& channel, const config::ExperimentConfig& config);
@@ -160,18 +162,25 @@ class ScriptedSharingSession : public SharingSession {
   comm::DataPlane& plane() override { return fabric_.plane(channel_.rank()); }
   const topology::Tree& tree() const override { return tree_; }
   std::vector<int> live_workers() const override;
-  bool fault_tolerant() const override { return false; }
+  bool fault_tolerant() const override { return fault_tolerant_; }
   const std::map<int, ft::ProcessIdentity>& processes() const override { return processes_; }
   bool master_on_another_node() const override { return false; }
   RepairOutcome repair(const std::vector<std::uint8_t>&) override;
   // The role starts as if `repair` (a takeover's: became_master) had just made it what it is.
   void after_repair(RepairOutcome repair) { last_repair_ = std::move(repair); }
+  // A role that keeps what only fault tolerance needs (still no repair: a defect in the test).
+  void set_fault_tolerant() { fault_tolerant_ = true; }
+  // The workers a shrinking repair left (default: every rank but 0). The planes stay those of
+  // every rank: nobody reads what reaches a rank left out.
+  void set_live_workers(std::vector<int> live) { live_ = std::move(live); }
 
  private:
   ScriptedChannel& channel_;
   topology::Tree tree_;
   comm::InProcessFabric fabric_;
   std::map<int, ft::ProcessIdentity> processes_;
+  bool fault_tolerant_ = false;
+  std::optional<std::vector<int>> live_;
 };
 
 // A replica the script keeps for another rank of a sharing job: its parameters, its exchange
@@ -200,6 +209,10 @@ class PeerReplica {
   bool drained(const std::vector<std::uint64_t>& target) const;
   std::uint64_t seq() const { return seq_; }
   const std::vector<float>& parameters() const { return parameters_; }
+  // Applies a message a resync hands over (UpdateExchange::deliver).
+  bool deliver(std::span<const std::uint8_t> message) {
+    return exchange_.deliver(message, parameters_);
+  }
   const UpdateExchange& exchange() const { return exchange_; }
   UpdateExchange& exchange() { return exchange_; }
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "codec/exact.h"
 #include "core/errors.h"
 #include "role_fixture.h"
 #include "scripted_session.h"
@@ -25,6 +26,7 @@
 #include "train/sharing/protocol.h"
 #include "train/sharing/report.h"
 #include "train/sharing/staleness.h"
+#include "train/sharing/takeover.h"
 #include "train/sharing/roles.h"
 #include "train/worker_state.h"
 
@@ -238,6 +240,58 @@ TEST_F(SharingTakeoverRole, SpareGoesOnWithTheScheduleTheWorkersReport) {
       << "epoch 1 evaluated again: " << text;
   // Its summary counts from the takeover, at the run's newest step recorded.
   EXPECT_NE(text.find(R"("since_step":300)"), std::string::npos) << text;
+}
+
+// Worker 1 became the master (no spare; the repair shrank the job to worker 2): the residual
+// it brings, its last updates (sharing/takeover.h), is in the model it goes on from and reaches
+// the survivor in the resync, so the replica worker 2 hands in at the end holds it too.
+TEST_F(SharingTakeoverRole, AFormerWorkersResidualReachesTheModelAndEverySurvivor) {
+  session.set_fault_tolerant();
+  session.set_live_workers({2});
+  session.after_repair({{0, 1}, {0}, 1, /*became_master=*/true, /*former_rank=*/1,
+                        core::Clock::now()});
+  // Below the script's threshold at parameters no update of worker 2's touches (update_of).
+  const auto in_residual = [](std::size_t i) { return i % 97 >= 40 && i % 97 < 60; };
+  std::vector<float> residual(initial.size(), 0.0f);
+  for (std::size_t i = 0; i < residual.size(); ++i)
+    if (in_residual(i)) residual[i] = 0.004f;
+  SharingHandover handover;
+  handover.replica = {initial, script.replicas.at(1).exchange().applied_ids()};
+  handover.status.phase = WorkerPhase::kRequesting;
+  codec::encode_exact_pieces(residual, {1, 1, 0, 0, 0}, 0,
+                             codec::kHeaderBytes + 8 * codec::kExactEntryBytes, handover.residual);
+  const std::size_t pieces = handover.residual.size();
+  ASSERT_GT(pieces, 1u);
+  ResyncStatus two;
+  two.phase = WorkerPhase::kRequesting;
+  two.applied = script.replicas.at(2).exchange().applied_ids();
+  channel.arrive(2, two);
+  std::size_t resync_updates = 0;
+  channel.set_script([&](const SentMessage& sent, ScriptedChannel& c) {
+    auto& replica = script.replicas.at(2);
+    if (sent.message.tag == ResyncUpdates::kTag)
+      for (const auto& message : decode<ResyncUpdates>(sent.message.payload).messages) {
+        ASSERT_TRUE(replica.deliver(message));
+        ++resync_updates;
+      }
+    if (sent.message.tag == ResyncDone::kTag) {
+      c.arrive(2, PartitionRequest{false, 0});
+      return;
+    }
+    script.on_sent(sent, c);
+  });
+  script.replicas.erase(1);  // the script plays worker 2 alone
+
+  EXPECT_EQ(SharingMaster(ctx, session).take_over(std::move(handover)), 0);
+
+  EXPECT_EQ(resync_updates, pieces);
+  ASSERT_TRUE(script.handed_in[2]);
+  const auto& parameters = script.replicas.at(2).parameters();
+  for (std::size_t i = 0; i < residual.size(); ++i)
+    if (in_residual(i)) {
+      EXPECT_EQ(parameters[i], initial[i] - 0.004f) << i;
+    }
+  EXPECT_EQ(script.replicas.at(2).exchange().applied_twice(), 0);
 }
 
 TEST_F(SharingRole, MasterEndsADivergedRunWithoutAModel) {
