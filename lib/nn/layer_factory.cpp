@@ -48,6 +48,11 @@ class LayerChecker {
   void require(bool ok, const std::string& message) const {
     if (!ok) fail(message);
   }
+  // `key` (the layer's field) must be at least `least`.
+  void require_at_least(std::int64_t value, std::int64_t least, const char* key) const {
+    require(value >= least, std::string(key) + " must be >= " + std::to_string(least) + ", got " +
+                                std::to_string(value));
+  }
   void require_image(const Shape& input) const {
     require(input.size() == 3, "needs a [channels, height, width] input, got [" +
                                    shape_string(input) +
@@ -65,7 +70,7 @@ class LayerChecker {
 
 std::unique_ptr<Layer> make_dense(const config::LayerSpec& spec, const Shape& input,
                                   const LayerChecker& check) {
-  check.require(spec.units >= 1, "units must be >= 1, got " + std::to_string(spec.units));
+  check.require_at_least(spec.units, 1, "units");
   const auto inputs = static_cast<std::int64_t>(element_count(input));
   check.check_size(spec.units, "units");
   check.check_size(product({inputs, spec.units}), "kernel size");
@@ -77,10 +82,10 @@ std::unique_ptr<Layer> make_dense(const config::LayerSpec& spec, const Shape& in
 std::unique_ptr<Layer> make_conv2d(const config::LayerSpec& spec, const Shape& input,
                                    const LayerChecker& check) {
   check.require_image(input);
-  check.require(spec.filters >= 1, "filters must be >= 1, got " + std::to_string(spec.filters));
-  check.require(spec.kernel >= 1, "kernel must be >= 1, got " + std::to_string(spec.kernel));
-  check.require(spec.stride >= 1, "stride must be >= 1, got " + std::to_string(spec.stride));
-  check.require(spec.padding >= 0, "padding must be >= 0, got " + std::to_string(spec.padding));
+  check.require_at_least(spec.filters, 1, "filters");
+  check.require_at_least(spec.kernel, 1, "kernel");
+  check.require_at_least(spec.stride, 1, "stride");
+  check.require_at_least(spec.padding, 0, "padding");
   const std::int64_t height = input[1] + 2 * spec.padding, width = input[2] + 2 * spec.padding;
   if (spec.kernel > height || spec.kernel > width) {
     check.fail("kernel " + std::to_string(spec.kernel) + " larger than " +
@@ -101,8 +106,8 @@ std::unique_ptr<Layer> make_conv2d(const config::LayerSpec& spec, const Shape& i
 std::unique_ptr<Layer> make_maxpool2d(const config::LayerSpec& spec, const Shape& input,
                                       const LayerChecker& check) {
   check.require_image(input);
-  check.require(spec.pool >= 1, "pool must be >= 1, got " + std::to_string(spec.pool));
-  check.require(spec.stride >= 0, "stride must be >= 0, got " + std::to_string(spec.stride));
+  check.require_at_least(spec.pool, 1, "pool");
+  check.require_at_least(spec.stride, 0, "stride");
   if (spec.pool > input[1] || spec.pool > input[2]) {
     check.fail("pool " + std::to_string(spec.pool) + " larger than input " +
                std::to_string(input[1]) + "x" + std::to_string(input[2]));
