@@ -21,8 +21,9 @@
 // former worker's residual (its updates below the threshold) is not lost with its worker role:
 // it becomes that worker's last updates, exact messages the new master applies before the
 // resync, which hands them to every survivor as any update one lacks (or, no longer kept, the
-// master's whole state). A dead worker's residual dies with it. Aggregating relays (topology.aggregate) hold state no survivor has: there
-// the master's loss ends the job as before (Strategy::master_failover).
+// master's whole state). A dead worker's residual dies with it. Aggregating relays
+// (topology.aggregate) hold state no survivor has: there the master's loss ends the job as
+// before (Strategy::master_failover).
 #pragma once
 
 #include "train/master_takeover.h"

@@ -2,8 +2,6 @@
 // the master (what it has, what it lacks), and a replacement's start from the master's model.
 #include "train/sharing/worker.h"
 
-#include <cmath>
-
 #include "codec/exact.h"
 #include "train/sharing/gradient_sharing.h"
 #include "train/sharing/takeover.h"
@@ -41,10 +39,11 @@ SharingHandover SharingWorker::handover() const {
        current_epoch_, 0},
       0, encoder_.max_message_bytes(), residual);
   if (carried.empty()) residual.clear();
-  double l1 = 0;
-  for (const float value : encoder_.residual()) l1 += std::fabs(value);
-  core::log_info("this worker becomes the master; its residual (updates below the threshold, L1 "
-                 "norm " + std::to_string(l1) + ", " + std::to_string(carried.size()) +
+  // The figures the worker's end-of-run summary gives of its residual (residual_l2, _max_abs).
+  const auto norms = kernels::cpu::norm_stats(encoder_.residual().data(), n_);
+  core::log_info("this worker becomes the master; its residual (updates below the threshold, L2 "
+                 "norm " + std::to_string(norms.l2) + ", largest " +
+                 std::to_string(norms.max_abs) + ", " + std::to_string(carried.size()) +
                  " elements) goes to every replica as " + std::to_string(residual.size()) +
                  " exact update(s)");
   return {ReplicaState{replica_.copy_parameters(), exchange_.applied_ids()}, status(),
