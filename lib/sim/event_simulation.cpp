@@ -8,7 +8,7 @@
 #include <string>
 
 #include "codec/encoder.h"
-#include "codec/exact.h"
+#include "codec/values.h"
 #include "core/cpu_time.h"
 #include "core/errors.h"
 #include "sim/exchange_costs.h"
@@ -87,12 +87,9 @@ class EventSimulation {
       replica.parameters.assign(n_, 0.0f);
       replica.exchange =
           std::make_unique<train::UpdateExchange>(network_.plane(r), r, ranks_, n_, keep_bytes);
-      if (setup.aggregate) {
+      if (setup.aggregate)
         replica.exchange->aggregate(config.encoding, setup.aggregate_wait_seconds, r > 0,
                                     setup.tree);
-        replica.exchange->aggregator().set_training_progress(
-            std::numeric_limits<double>::infinity());
-      }
       if (r > 0) make_worker(config, r, replica);
     }
   }
@@ -392,7 +389,7 @@ class EventSimulation {
       result.costs.message_bytes =
           aggregate_bytes / aggregates / mean_workers_per_aggregate(setup_.tree);
       result.costs.max_message_bytes =
-          static_cast<double>(codec::kHeaderBytes + codec::kExactEntryBytes * n_);
+          static_cast<double>(codec::kHeaderBytes + codec::values_payload_bound(n_, n_));
       result.aggregates_per_link_step = aggregates / links / static_cast<double>(setup_.steps);
     }
     if (collection_start_ != kNever) {

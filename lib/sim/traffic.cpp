@@ -101,12 +101,11 @@ Traffic count_aggregated_step_traffic(const topology::Tree& tree, const Placemen
   traffic.ranks.resize(static_cast<std::size_t>(tree.size()));
   traffic.nodes.resize(static_cast<std::size_t>(placement.nodes()));
   const auto sizes = train::subtree_sizes(tree);
-  const int cap = train::aggregated_band_cap(tree);
   for (int r = 1; r < tree.size(); ++r) {
     if (!tree.is_live(r)) continue;
     const int parent = tree.parent[static_cast<std::size_t>(r)];
     const auto message = [&](int from, int to) {
-      const double workers = train::aggregated_band(tree, sizes, cap, from, to);
+      const double workers = train::workers_behind(tree, sizes, from, to);
       return Flow{1.0, std::min(workers * per_worker_bytes, max_message_bytes)};
     };
     carry_on_edge(traffic, placement, r, parent, message(r, parent));
@@ -133,13 +132,12 @@ Traffic count_step_traffic(const topology::Tree& tree, const Placement& placemen
 
 double mean_workers_per_aggregate(const topology::Tree& tree) {
   const auto sizes = train::subtree_sizes(tree);
-  const int cap = train::aggregated_band_cap(tree);
   double workers = 0, edges = 0;
   for (int r = 1; r < tree.size(); ++r) {
     if (!tree.is_live(r)) continue;
     const int parent = tree.parent[static_cast<std::size_t>(r)];
-    workers += train::aggregated_band(tree, sizes, cap, r, parent) +
-               train::aggregated_band(tree, sizes, cap, parent, r);
+    workers += train::workers_behind(tree, sizes, r, parent) +
+               train::workers_behind(tree, sizes, parent, r);
     edges += 2;
   }
   return edges > 0 ? workers / edges : 1.0;

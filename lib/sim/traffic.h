@@ -73,16 +73,16 @@ Traffic count_step_traffic(const topology::Tree& tree, const Placement& placemen
                            const Flow& per_worker);
 
 // The aggregating mesh (train/sharing/aggregating_relay.h): each rank sends each of its links
-// one message per step for everything it owes it; a rank applies one message per link. A link's
-// band is as many workers' as its messages carry, at most the widest fan-out
-// (train::aggregated_band), so a message from a to b is `per_worker_bytes` times that many, up
-// to `max_message_bytes` (a bitmap of every parameter carries any density). A leaf's message is its own update; every other rank's
-// messages count as relayed.
+// one message per step for everything it owes it; a rank applies one message per link. A
+// message carries what every worker on its sender's side of the link gave it
+// (train::workers_behind), so a message from a to b is `per_worker_bytes` times that many (no
+// overlap counted), up to `max_message_bytes` (a value for every parameter). A leaf's message is
+// its own update; every other rank's messages count as relayed.
 Traffic count_aggregated_step_traffic(const topology::Tree& tree, const Placement& placement,
                                       double per_worker_bytes, double max_message_bytes);
 
-// Over the directed edges of `tree`, the mean band of a message in workers' (the factor between
-// an aggregate's mean size and per_worker_bytes above).
+// Over the directed edges of `tree`, the mean number of workers a message carries (the factor
+// between an aggregate's mean size and per_worker_bytes above).
 double mean_workers_per_aggregate(const topology::Tree& tree);
 
 }  // namespace gradshare::sim

@@ -3,35 +3,24 @@
 #include <algorithm>
 #include <cmath>
 
-#include "codec/sparsity_band.h"
+#include "codec/message.h"
+#include "codec/values.h"
 #include "core/errors.h"
 #include "train/sharing/staleness.h"
 
 namespace gradshare::train {
 namespace {
 
-constexpr double kDensestRelayBand = 0.5;
-
-// A relay re-encodes other workers' content: clipping would drop some of it and a shake-up
-// would send half quanta of it; the cap and the adaptive tau bound its messages instead (the cap
-// alone on a link that sends everything). Its band, which sets both, is `scale` workers' settled
-// bands (a small model's included: encoding.min_quanta), at most half the parameters (a bitmap
-// carries any density). Scaled from the configured band instead, a small model's relay band
-// stayed at the densest a worker's may be (1/16 of the parameters) whatever the link carried,
-// and so did its cap: most of what 8 workers sent waited in the relay residual.
-config::EncodingConfig relay_encoding(const config::EncodingConfig& encoding, double scale,
-                                      std::size_t parameter_count) {
+// A relay passes on other workers' content: clipping would drop some of it and a shake-up would
+// send half quanta of it. No threshold and no cap but the transport's: every element owed fires
+// (header comment), at the smallest tau the encoder takes (encoding.min_threshold).
+config::EncodingConfig relay_encoding(const config::EncodingConfig& encoding) {
   config::EncodingConfig relay = encoding;
   relay.residual = "none";
   relay.shake_up_every_steps = 0;
-  relay.min_quanta = 0;  // in the factor already
-  const double factor = scale * codec::settled_band_scale(encoding, parameter_count);
-  relay.min_sparsity = std::min(encoding.min_sparsity * factor, kDensestRelayBand);
-  relay.max_sparsity = std::min(encoding.max_sparsity * factor, kDensestRelayBand);
-  relay.target_sparsity = std::min(encoding.target_sparsity * factor, kDensestRelayBand);
-  // A cap set as a fraction (encoding.max_message_sparsity) scales with the band; 0 follows it.
-  if (encoding.max_message_sparsity > 0.0)
-    relay.max_message_sparsity = std::min(encoding.max_message_sparsity * factor, 1.0);
+  relay.threshold_algorithm = "fixed";
+  relay.initial_threshold = encoding.min_threshold;
+  relay.max_message_sparsity = 1.0;
   return relay;
 }
 
@@ -60,17 +49,6 @@ int workers_behind(const topology::Tree& tree, const std::vector<int>& sizes, in
   return sizes[0] - 1 - sizes[static_cast<std::size_t>(toward)];
 }
 
-int aggregated_band_cap(const topology::Tree& tree) {
-  std::size_t cap = kMaxAggregatedBand;
-  for (const auto& children : tree.children) cap = std::max(cap, children.size());
-  return static_cast<int>(cap);
-}
-
-int aggregated_band(const topology::Tree& tree, const std::vector<int>& sizes, int cap, int rank,
-                    int toward) {
-  return std::min(workers_behind(tree, sizes, rank, toward), cap);
-}
-
 std::int64_t aggregated_staleness_bound(std::int64_t max_staleness, int tree_depth) {
   if (max_staleness <= 0) return max_staleness;  // no bound stays no bound
   return max_staleness + 2 * std::max(2 * tree_depth - 1, 0);
@@ -78,24 +56,16 @@ std::int64_t aggregated_staleness_bound(std::int64_t max_staleness, int tree_dep
 
 AggregatingRelay::AggregatingRelay(const config::EncodingConfig& encoding,
                                    std::size_t parameter_count, std::size_t links,
-                                   double wait_seconds, bool trains,
-                                   const std::vector<double>& band_scale)
+                                   double wait_seconds, bool trains)
     : sources_(links + 1), scratch_(parameter_count, 0.0f), wait_seconds_(wait_seconds),
       trains_(trains), check_(encoding.check_conservation) {
-  GS_CHECK(band_scale.empty() || band_scale.size() == links, "a band scale per link");
   links_.reserve(links);
+  const auto relay = relay_encoding(encoding);
   for (std::size_t l = 0; l < links; ++l) {
-    const auto relay =
-        relay_encoding(encoding, band_scale.empty() ? 1.0 : band_scale[l], parameter_count);
     links_.push_back(Link{codec::Encoder(relay, parameter_count), {}, {},
                           std::vector<bool>(links + 1, false), {},
                           std::vector<std::uint8_t>(parameter_count, 0), false, 0.0});
     links_.back().encoder.carry_values();
-    // A leaf's link carries its own encoder's output, selected by its tau already; at half the
-    // parameters a tau saves little (header comment).
-    // (The band's top is a product clamped at kDensestRelayBand: compared with rounding's room.)
-    links_.back().sends_everything =
-        links == 1 || codec::band_top(relay) >= kDensestRelayBand * (1 - 1e-9);
     if (check_) {
       links_.back().contributed.assign(parameter_count, 0.0f);
       links_.back().sent.assign(parameter_count, 0.0f);
@@ -193,25 +163,17 @@ codec::EncodeStats AggregatingRelay::encode(std::size_t link, std::uint32_t orig
   const auto meta = stamp(link, origin, seq, epoch, 0);
   std::sort(l.candidates.begin(), l.candidates.end());
   const auto residual = l.encoder.residual();
+  // Every element changed since it last fired goes, the largest first up to the transport's
+  // limit.
   held_.clear();
-  if (l.sends_everything) {
-    for (const std::uint32_t i : l.candidates) held_.push_back(std::abs(residual[i]));
-    // No tau but the cap's: the smallest the encoder takes (encoding.min_threshold) fires all.
-    l.encoder.set_threshold(std::numeric_limits<float>::min());
-  }
+  for (const std::uint32_t i : l.candidates) held_.push_back(std::abs(residual[i]));
   const auto stats = l.encoder.encode_candidates(l.candidates, meta, out);
-  // Sending everything, what the cap held back stays a candidate; what fired leaves its bfloat16
-  // rounding, and an element below encoding.min_threshold stays, to wait for their next change.
-  // Otherwise candidates still at or above the next tau (what the cap held back) stay and the
-  // rest wait for their next change; until a first tau is calibrated every candidate stays (the
-  // calibration looks at candidates only).
-  const float next_tau = l.encoder.calibrating() ? 0.0f : l.encoder.threshold();
+  // What the limit held back stays a candidate; what fired leaves its bfloat16 rounding, which
+  // waits for the element's next change, as does an element below encoding.min_threshold.
   std::size_t kept = 0;
   for (std::size_t c = 0; c < l.candidates.size(); ++c) {
     const std::uint32_t i = l.candidates[c];
-    const bool stays = l.sends_everything ? stats.capped && held_[c] < stats.tau
-                                          : std::abs(residual[i]) >= next_tau;
-    if (stays && residual[i] != 0.0f)
+    if (stats.capped && held_[c] < stats.tau && residual[i] != 0.0f)
       l.candidates[kept++] = i;
     else
       l.is_candidate[i] = 0;
@@ -221,7 +183,7 @@ codec::EncodeStats AggregatingRelay::encode(std::size_t link, std::uint32_t orig
     std::string error;
     GS_CHECK(codec::accumulate_message(out, l.sent, &error), error);
   }
-  sent(l, now);
+  sent(link, now);
   return stats;
 }
 
@@ -241,27 +203,26 @@ codec::MessageMeta AggregatingRelay::stamp(std::size_t link, std::uint32_t origi
   return {origin, seq, clock, epoch, flags | (idle ? kFlagIdle : 0u)};
 }
 
-void AggregatingRelay::sent(Link& link, double now) {
+void AggregatingRelay::sent(std::size_t index, double now) {
+  Link& link = links_[index];
   std::fill(link.heard.begin(), link.heard.end(), false);
   link.owed = !link.candidates.empty();
   link.owed_since = now;
 }
 
 std::size_t AggregatingRelay::max_message_bytes(std::size_t link) const {
-  return links_[link].encoder.max_message_bytes();
+  // The candidates are every element the next message can carry.
+  const Link& l = links_[link];
+  return codec::kHeaderBytes +
+         codec::values_payload_bound(std::min(l.candidates.size(), l.encoder.message_cap()),
+                                     l.encoder.parameter_count());
 }
-
 void AggregatingRelay::limit_message_bytes(std::size_t bytes) {
   for (Link& link : links_) link.encoder.limit_message_bytes(bytes);
 }
 
 void AggregatingRelay::postpone(std::size_t link, double now) {
   if (links_[link].owed) links_[link].owed_since = now;
-}
-
-void AggregatingRelay::set_training_progress(double epochs) {
-  progress_ = epochs;
-  for (Link& link : links_) link.encoder.set_training_progress(epochs);
 }
 
 double AggregatingRelay::conservation_error() const {

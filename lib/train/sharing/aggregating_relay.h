@@ -2,40 +2,36 @@
 // node aggregates the updates received from all nodes connected to it"). Instead of forwarding
 // every worker's message, a rank owes each of its links the sum of what reached it from
 // elsewhere -- its own updates and what arrived on its other links -- keeps that sum in a relay
-// residual per link, and sends it as one message per link, selected by a codec::Encoder of its
-// own (adaptive tau, congestion cap): a link carries about one message per step however many
-// workers are behind it.
+// residual per link, and sends it as one message per link: a link carries one message per round
+// of its sources however many workers are behind it, each element once however many of them
+// moved it.
 //
 //   contribute(source, message): message's values += relay residual of every link but `source`
-//   encode(link):                elements of that residual leave it whole, as one values message
+//   encode(link):                every element of that residual that changed since it last
+//                                fired leaves it whole, as one values message
 //                                (Encoder::carry_values, codec/values.h: bfloat16 values, their
-//                                rounding stays in the residual): those with |r| >= tau, or on
-//                                a link that sends everything, every owed element, the largest
-//                                first up to the link's cap
+//                                rounding stays in the residual), the largest first up to what
+//                                the transport carries (what that holds back goes next)
 //
-// What a relay holds back has been applied on one side of the link and not on the other: the
-// replicas disagree by it until it moves, nobody trains against it meanwhile, and what piles up
-// goes in at once with the drain's flush. Two kinds of link therefore send everything owed,
-// only the cap holding back (what it held fires with the next message):
-//   - a leaf's link up carries its own encoder's output, selected by its tau already;
-//   - a link whose band reaches half the parameters (a small model's), where a tau saves little.
-// The 65-rank scale runs (a 172-parameter model, 16 seeds each; scripts/bench/scale_seeds)
-// ended below their own last epoch's evaluation before: mesh 8 at 99.972 % mean (99.984 at the
-// epoch's end), mesh 4 at 99.669 (99.944); now 99.997 and 99.984 (relaying 100.000 both). Mesh
-// 4's depth-2 nodes' links up (5 workers: 5/16 of the parameters) keep their tau. Every link
-// sending everything was as accurate on mesh 8, but on the shipped MLP at 10 Mbit/s a leaf
-// received 37 % more bytes per step than with this rule, and a step took 19 % longer.
+// No threshold and no cap of its own: what a relay holds back has been applied on one side of
+// the link and not on the other, the replicas disagree by it until it moves, nobody trains
+// against it meanwhile, and what piles up goes in at once with the drain's flush. Relays that
+// kept a worker's threshold machinery (an adaptive tau and a cap of as many workers' bands as the
+// link carried, at most 8) held 1-3 (L2) of the shipped MLP's updates each, 5-10 times a worker's
+// residual, on the 6-worker mesh of train_sharing_mesh_aggregate_7: its 2-epoch runs ended at
+// 69.9-82.2 % (40 runs; 8 under 76 %) where relaying ends at 79.9-81.5 %; sending everything
+// owed, 79.6-81.8 % (20 runs). The price is bytes and a relay's CPU: a message carries the union
+// of what its sources sent, so a link's traffic grows with the workers behind it until each
+// message holds a value of every parameter (docs/scaling.md).
 //
 // Whole values, not quanta: a quantum of a relay's tau left a remainder below tau in every
 // element that fired, and the sum of several workers' quanta can be many of the relay's; both
-// waited in the relay residual (2-epoch runs on a 6-worker mesh, 6 seeds: 76.7 % mean,
-// relaying 80.2 %, whole values 79.4 %). A values entry costs about 3.5 bytes where a worker's
-// Rice-coded quantum costs about 1.5.
+// waited in the relay residual. A values entry costs about 3.5 bytes where a worker's Rice-coded
+// quantum costs about 1.5.
 //
 // Cost in the messages' entries, not the parameters: a link remembers which elements changed
 // since they last fired (its candidates) and its encoder tests only those
-// (codec::Encoder::encode_candidates); an element left below tau, or a fired one's rounding,
-// waits for its next change.
+// (codec::Encoder::encode_candidates); a fired element's rounding waits for its next change.
 //
 // When a link's message is due (due()):
 //   - once every source but the link itself (each other link, and this rank's own training)
@@ -76,8 +72,8 @@
 //
 // Nothing lost: the values a message carries leave the residual exactly (encoder.h), so
 // contributed(link) == sent(link) + residual(link) to one rounding per element and addition
-// (conservation_error()); the relay residual is never clipped (it is other workers' content) and
-// never shaken up: the congestion cap and the adaptive tau bound each message instead.
+// (conservation_error()); the relay residual is never clipped or shaken up (it is other workers'
+// content).
 #pragma once
 
 #include <cstddef>
@@ -106,32 +102,16 @@ std::int64_t aggregated_staleness_bound(std::int64_t max_staleness, int tree_dep
 std::vector<int> subtree_sizes(const topology::Tree& tree);
 
 // How many workers' training a message from `rank` to its neighbour `toward` carries: those on
-// rank's side of that link (`sizes`: subtree_sizes(tree)). A link's encoder keeps a band that
-// many times a worker's (AggregatingRelay), so that a sum waits in the relay residual no longer
-// than one worker's update waits in its own: aggregating with one worker's band, 2-epoch runs
-// of the shipped MLP on a 4-worker mesh ended 1.6-17.7 pp below relaying (3 seeds), with it
-// 0.2-1.3 pp.
+// rank's side of that link (`sizes`: subtree_sizes(tree)); what the simulator's traffic model
+// sizes an aggregate by.
 int workers_behind(const topology::Tree& tree, const std::vector<int>& sizes, int rank,
                    int toward);
-
-// A link's band in workers' bands: workers_behind, at most kMaxAggregatedBand or the tree's
-// widest fan-out if wider (uncapped, an inner node's messages grew towards bitmaps of every
-// parameter and its CPU per step to 4 ms, half the MLP's efficiency, in the event simulation from
-// 32 workers; capped at a fan-out of 2, a 6-worker mesh's 2-epoch runs ended at 71-75 %, where
-// relaying reaches 80 %).
-inline constexpr int kMaxAggregatedBand = 8;
-// That cap for `tree` (computed once per tree, not per link).
-int aggregated_band_cap(const topology::Tree& tree);
-int aggregated_band(const topology::Tree& tree, const std::vector<int>& sizes, int cap, int rank,
-                    int toward);
 
 class AggregatingRelay {
  public:
   // links: how many links the rank has; the source index `links` is the rank's own training.
-  // band_scale[l]: link l's sparsity band in worker bands (workers_behind; empty: 1 each).
   AggregatingRelay(const config::EncodingConfig& encoding, std::size_t parameter_count,
-                   std::size_t links, double wait_seconds, bool trains,
-                   const std::vector<double>& band_scale = {});
+                   std::size_t links, double wait_seconds, bool trains);
 
   std::size_t own_source() const { return links_.size(); }
   // Adds `message` (from link `source`, or own_source()) to every other link's residual, noting
@@ -162,8 +142,6 @@ class AggregatingRelay {
   // Largest message encode(link) can produce (for room on the link).
   std::size_t max_message_bytes(std::size_t link) const;
   void limit_message_bytes(std::size_t bytes);
-  void set_training_progress(double epochs);
-  double training_progress() const { return progress_; }
 
   // Flush rounds (see above). begin_round(): this rank's own training is paused or over for the
   // next round (the previous one must be complete here); returns that round's number, from 1.
@@ -210,7 +188,6 @@ class AggregatingRelay {
     std::vector<std::uint8_t> is_candidate;
     bool owed = false;
     double owed_since = 0;
-    bool sends_everything = false;  // no tau (see the header comment): only the cap holds back
     std::uint64_t finals_sent = 0, finals_received = 0;
     std::uint64_t markers_received = 0;
   };
@@ -224,8 +201,8 @@ class AggregatingRelay {
   // the header comment).
   codec::MessageMeta stamp(std::size_t link, std::uint32_t origin, std::uint64_t seq,
                            std::uint32_t epoch, std::uint32_t flags) const;
-  // A message has left the link: its heard sources and candidates start again.
-  void sent(Link& link, double now);
+  // A message has left the link: its heard sources start again.
+  void sent(std::size_t link, double now);
 
   std::vector<Link> links_;
   std::vector<Source> sources_;  // per link, then own training
@@ -242,7 +219,6 @@ class AggregatingRelay {
   std::uint64_t cut_ = 0, markers_sent_ = 0;
   std::uint64_t released_cut_ = 0;
   bool check_;
-  double progress_ = 0;  // epochs (set_training_progress)
 };
 
 }  // namespace gradshare::train

@@ -48,7 +48,7 @@ void AggregatingRelay::encode_final(std::size_t link, std::uint32_t origin, std:
   for (const std::uint32_t i : l.candidates) l.is_candidate[i] = 0;
   l.candidates.clear();
   ++l.finals_sent;
-  sent(l, 0.0);
+  sent(link, 0.0);
 }
 
 }  // namespace gradshare::train

@@ -146,8 +146,6 @@ bool SharingMaster::poll() {
     relay_during(
         [&] { reporter_.end_of_epoch(snapshot_, epoch + 1, progress_->steps(), minibatches); });
     evaluation_cpu_ += core::process_cpu_seconds() - cpu_before;
-    if (exchange_.aggregating())
-      exchange_.aggregator().set_training_progress(static_cast<double>(epoch + 1));
     if (checkpointer_.at_epoch_end()) request_checkpoint();
   }
   // (due() holds until a newer checkpoint is written: not a second one while this one is taken)

@@ -250,16 +250,11 @@ std::size_t UpdateExchange::release_cut(std::span<float> parameters, double now)
 void UpdateExchange::aggregate(const config::EncodingConfig& encoding, double wait_seconds,
                                bool trains, const topology::Tree& tree) {
   aggregation_ = Aggregation{encoding, wait_seconds, trains};
-  const auto& links = plane_->links();
-  const auto sizes = subtree_sizes(tree);
-  const int cap = aggregated_band_cap(tree);
-  std::vector<double> band_scale;
-  for (int link : links) band_scale.push_back(aggregated_band(tree, sizes, cap, self_, link));
-  aggregator_.emplace(encoding, parameter_count_, links.size(), wait_seconds, trains, band_scale);
+  aggregator_.emplace(encoding, parameter_count_, plane_->links().size(), wait_seconds, trains);
   if (const int parent = tree.parent[static_cast<std::size_t>(self_)]; parent >= 0)
     aggregator_->set_parent(relay_->index_of(parent));
   aggregator_->limit_message_bytes(plane_->max_message_bytes());
-  link_seq_.assign(links.size(), 0);
+  link_seq_.assign(plane_->links().size(), 0);
 }
 
 UpdateExchange::Unconfirmed UpdateExchange::take_unconfirmed(
@@ -285,7 +280,6 @@ UpdateExchange::Unconfirmed UpdateExchange::take_unconfirmed(
 }
 
 void UpdateExchange::restart_aggregation(const topology::Tree& tree) {
-  const double progress = aggregator_->training_progress();
   distinct_before_restarts_ = distinct_applied();
   std::fill(applied_upto_.begin(), applied_upto_.end(), 0);
   for (auto& above : applied_above_) above.clear();
@@ -294,7 +288,6 @@ void UpdateExchange::restart_aggregation(const topology::Tree& tree) {
   deferred_.clear();
   finals_.clear();
   aggregate(aggregation_->encoding, aggregation_->wait_seconds, aggregation_->trains, tree);
-  aggregator_->set_training_progress(progress);
 }
 
 void UpdateExchange::send_on_link(std::size_t l, std::uint64_t seq,

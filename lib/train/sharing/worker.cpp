@@ -297,7 +297,6 @@ void SharingWorker::train_partition(const PartitionGrant& grant) {
     const double epochs =
         static_cast<double>(schedule_step) / static_cast<double>(batches_per_epoch_);
     encoder_.set_training_progress(epochs);
-    if (exchange_.aggregating()) exchange_.aggregator().set_training_progress(epochs);
     const auto update = replica_.update();
     if (update_scale_ != 1.0f) kernels::cpu::scale(update_scale_, update.data(), update.data(), n_);
     ++steps_;

@@ -114,15 +114,15 @@ TEST(Projection, StarSaturatesOnTheMasterAndMeshSpreadsTheRelays) {
 }
 
 // The aggregating mesh: one message per directed edge per step, whatever the worker count, as
-// large as the workers it carries, at most the fan-out (8) of them and the densest message.
+// large as the workers it carries (every one behind its sender) up to the densest message.
 TEST(Traffic, AggregatingMeshCarriesOneMessagePerEdge) {
   const auto tree = topology::build_mesh(65, 8, 10);
   const auto traffic = count_aggregated_step_traffic(tree, Placement::one_per_node(65), 10, 75);
   ASSERT_EQ(traffic.edges.size(), 128u);
   for (const auto& edge : traffic.edges) {
     EXPECT_DOUBLE_EQ(edge.flow.messages, 1);
-    // Worker 9 is a leaf under 1, whose subtree has 9 workers (a band of 8, the fan-out: 80
-    // bytes, capped at 75); what 1 sends 9 carries the 63 others (the same).
+    // Worker 9 is a leaf under 1, whose subtree has 9 workers; what 1 sends up carries them (90
+    // bytes, capped at 75), what it sends 9 the 63 others (the same).
     if (edge.from == 9 && edge.to == 1) {
       EXPECT_DOUBLE_EQ(edge.flow.bytes, 10);
     }
@@ -143,26 +143,28 @@ TEST(Traffic, AggregatingMeshCarriesOneMessagePerEdge) {
     EXPECT_DOUBLE_EQ(rank.relayed.messages, r == 0 || rank.links > 1 ? rank.links : 0) << r;
   }
   EXPECT_DOUBLE_EQ(traffic.ranks[0].sent.messages, 8);
-  // 64 up-edges carrying a subtree (ranks 1..7 of 9 workers: a band of 8; 57 leaves, 8 among
-  // them, of 1) and 64 down-edges the rest (8 each).
-  EXPECT_NEAR(mean_workers_per_aggregate(tree), (7 * 8 + 57 * 1 + 64 * 8) / 128.0, 1e-9);
+  // 64 up-edges carrying a subtree (ranks 1..7 of 9 workers, rank 8 of 1 and 56 leaves of 1) and
+  // 64 down-edges the rest (64 workers less the subtree below).
+  const double up = 7 * 9 + 57 * 1;
+  const double down = 64 * 64 - up;
+  EXPECT_NEAR(mean_workers_per_aggregate(tree), (up + down) / 128.0, 1e-9);
 }
 
-TEST(Projection, AggregatingKeepsTheMastersCopiesAndALeafsBytesFlat) {
+TEST(Projection, AggregatingKeepsTheMastersCopiesAndALeafsMessagesFlat) {
   StepCosts costs{2e-3, 2e-4, 100, 1e-6, 5e-6};
   costs.max_message_bytes = 5000;
   const LinkModel link{1e10};
   for (int workers : {4096, 32768}) {
     const auto tree = topology::build_mesh(workers + 1, 8, 10);
     const auto p = project(tree, Placement::one_per_node(workers + 1), costs, link, 0, 0.0, true);
-    EXPECT_DOUBLE_EQ(p.leaf_in_bytes, 800.0) << workers << ": a fan-out's bands";
+    EXPECT_DOUBLE_EQ(p.leaf_in_bytes, 5000.0) << workers << ": every other worker's, densest";
     EXPECT_DOUBLE_EQ(p.master_copies, 8.0) << workers;
     // An inner worker: 9 links, 9 applies and 9 re-encoded messages beside its step.
     EXPECT_NEAR(p.busiest_worker_cpu_seconds, 2.2e-3 + 9 * (1e-6 + 5e-6), 1e-9) << workers;
   }
   const auto small = project(topology::build_mesh(9, 8, 10), Placement::one_per_node(9), costs,
                              link, 0, 0.0, true);
-  EXPECT_DOUBLE_EQ(small.leaf_in_bytes, 700.0) << "the 7 other workers' band, under the cap";
+  EXPECT_DOUBLE_EQ(small.leaf_in_bytes, 700.0) << "the 7 other workers', under the densest";
 }
 
 }  // namespace

@@ -14,6 +14,8 @@
 
 #include "codec/encoder.h"
 #include "codec/exact.h"
+#include "codec/message.h"
+#include "codec/values.h"
 #include "comm/inproc/in_process.h"
 #include "core/rng.h"
 #include "topology/tree.h"
@@ -178,66 +180,51 @@ AggregatingRelay leaf_owing(const config::EncodingConfig& e) {
   return relay;
 }
 
-config::EncodingConfig capped_at(std::size_t entries) {
-  config::EncodingConfig e = encoding();
-  e.warmup_epochs = 0;
-  e.max_message_sparsity = static_cast<double>(entries) / kParameters;
-  return e;
-}
-
-TEST(AggregatingRelay, ALeafsLinkSendsEverythingOwedAndWhatTheCapHeldBackNext) {
-  auto relay = leaf_owing(capped_at(2));
-  const auto first = fired(relay, 0, 1);
-  EXPECT_FLOAT_EQ(first[1], 1.5f);  // the largest two, whole
-  EXPECT_FLOAT_EQ(first[2], -1.0f);
-  EXPECT_FLOAT_EQ(first[3], 0.0f);
-  EXPECT_TRUE(relay.owes(0)) << "the cap held elements 3 and 7 back: still owed";
-  const auto second = fired(relay, 0, 2);
-  EXPECT_FLOAT_EQ(second[3], 0.5f);
-  // No tau holds content back: a threshold calibrated on these would not fire element 7.
-  EXPECT_NEAR(second[7], 1e-3f, 1e-3f / 128) << "bfloat16";
-  EXPECT_FALSE(relay.owes(0));
+TEST(AggregatingRelay, ALeafsLinkSendsEverythingItOwesInOneMessage) {
+  auto relay = leaf_owing(encoding());
+  const auto added = fired(relay, 0, 1);
+  EXPECT_FLOAT_EQ(added[1], 1.5f);  // whole values, not quanta
+  EXPECT_FLOAT_EQ(added[2], -1.0f);
+  EXPECT_FLOAT_EQ(added[3], 0.5f);
+  // No threshold holds content back: one calibrated on these would not fire element 7.
+  EXPECT_NEAR(added[7], 1e-3f, 1e-3f / 128) << "bfloat16";
+  EXPECT_FALSE(relay.owes(0)) << "what fired leaves only its rounding, not owed";
   for (float r : relay.residual(0)) EXPECT_LE(std::abs(r), 1e-3f / 128);
   EXPECT_LE(relay.conservation_error(), 1e-6);
 }
 
-// What link 0 of `relay` sends when it owes element 3 +1.0 and element 7 +1e-3.
-std::vector<float> large_and_small_fired(AggregatingRelay& relay) {
+TEST(AggregatingRelay, AnInnerLinkSendsEverythingItOwesHoweverSmall) {
+  // A rank with two links that does not train (the master, or a relay between subtrees): what
+  // one link brought goes to the other whole, the small with the large.
+  AggregatingRelay relay(encoding(), kParameters, 2, kNoWait, false);
   std::vector<float> content(kParameters, 0.0f);
   content[3] = 1.0f;
   content[7] = 1e-3f;
   relay.owe_everywhere(content, 0.0);
-  return fired(relay, 0, 1);
-}
-
-TEST(AggregatingRelay, ALinkWhoseBandReachesHalfTheParametersSendsEverythingOwed) {
-  // Band scale 1000: the band's top would be 70 % of the parameters, half at most.
-  AggregatingRelay relay(encoding(), kParameters, 2, kNoWait, false, {1000.0, 1000.0});
-  const auto added = large_and_small_fired(relay);
-  EXPECT_FLOAT_EQ(added[3], 1.0f);
-  EXPECT_NEAR(added[7], 1e-3f, 1e-3f / 128);
-  EXPECT_FALSE(relay.owes(0)) << "what fired leaves only its rounding, not owed";
+  for (std::size_t link = 0; link < 2; ++link) {
+    const auto added = fired(relay, link, 1);
+    EXPECT_FLOAT_EQ(added[3], 1.0f) << link;
+    EXPECT_NEAR(added[7], 1e-3f, 1e-3f / 128) << link;
+    EXPECT_FALSE(relay.owes(link)) << link;
+  }
   EXPECT_LE(relay.conservation_error(), 1e-6);
 }
 
-TEST(AggregatingRelay, ASmallModelsLinkOfEightWorkersSendsEverythingOwed) {
-  // 256 parameters and encoding.min_quanta 40: a worker's band settles at the densest (1/16 of
-  // the parameters), so 8 workers' reach half of them (exactly, up to rounding).
-  config::EncodingConfig e = encoding();
-  e.min_quanta = 40;
-  AggregatingRelay relay(e, kParameters, 2, kNoWait, false, {8.0, 8.0});
-  const auto added = large_and_small_fired(relay);
-  EXPECT_NEAR(added[7], 1e-3f, 1e-3f / 128);
-}
-
-TEST(AggregatingRelay, AnInnerLinksNarrowBandKeepsItsThreshold) {
-  // Two links of one worker's band each: what stays below tau waits (the cost of sending it
-  // all: design.md, "The aggregating mesh").
-  AggregatingRelay relay(capped_at(2), kParameters, 2, kNoWait, false);
-  const auto added = large_and_small_fired(relay);
-  EXPECT_FLOAT_EQ(added[3], 1.0f);
-  EXPECT_EQ(added[7], 0.0f);
-  EXPECT_FLOAT_EQ(relay.residual(0)[7], 1e-3f);
+TEST(AggregatingRelay, WhatTheTransportCannotCarryGoesWithTheNextMessage) {
+  auto relay = leaf_owing(encoding());
+  const std::size_t two = codec::kHeaderBytes + codec::values_payload_bound(2, kParameters);
+  relay.limit_message_bytes(two);
+  EXPECT_LE(relay.max_message_bytes(0), two);
+  const auto first = fired(relay, 0, 1);
+  EXPECT_FLOAT_EQ(first[1], 1.5f);  // the largest two
+  EXPECT_FLOAT_EQ(first[2], -1.0f);
+  EXPECT_EQ(first[3], 0.0f);
+  EXPECT_TRUE(relay.owes(0)) << "elements 3 and 7 held back: still owed";
+  const auto second = fired(relay, 0, 2);
+  EXPECT_FLOAT_EQ(second[3], 0.5f);
+  EXPECT_NEAR(second[7], 1e-3f, 1e-3f / 128);
+  EXPECT_FALSE(relay.owes(0));
+  EXPECT_LE(relay.conservation_error(), 1e-6);
 }
 
 // An empty exact message closing a flush round on its link, from `origin`.
