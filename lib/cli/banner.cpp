@@ -3,13 +3,13 @@
 #include "comm/mpi/library_info.h"
 #include "nn/torchscript_loader.h"
 #include "train/strategy_registry.h"
-#include "train/training_compute.h"
+#include "runtime/training_compute.h"
 
 namespace gradshare::cli {
 
 using comm::built_with_ulfm;
 using comm::mpi_library_version;
-using train::RunContext;
+using runtime::RunContext;
 
 bool built_with_cuda() {
 #ifdef GRADSHARE_HAVE_CUDA
@@ -28,7 +28,7 @@ std::string banner(const RunContext& context) {
   text += " | strategy " + cfg.training.strategy;
   const auto& strategy = train::strategy_named(cfg.training.strategy);
   if (strategy.banner) text += strategy.banner(cfg, context.worker_count());
-  const std::string device = train::resolve_compute_device(cfg);
+  const std::string device = runtime::resolve_compute_device(cfg);
   if (device != "cpu") text += " | compute " + device;
   if (!cfg.model.torchscript.empty())
     text += " | model TorchScript (" + nn::torchscript_support() + ")";

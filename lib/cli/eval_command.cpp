@@ -6,12 +6,12 @@
 #include "core/errors.h"
 #include "data/loader.h"
 #include "report/evaluation.h"
-#include "train/model_file.h"
+#include "runtime/model_file.h"
 
 namespace gradshare::cli {
 
-using train::LoadedModel;
-using train::load_model;
+using runtime::LoadedModel;
+using runtime::load_model;
 
 namespace {
 void write_predictions(const std::string& path, const std::vector<std::int32_t>& predictions) {

@@ -7,12 +7,12 @@
 #include "config/config_loader.h"
 #include "config/schema.h"
 #include "core/errors.h"
-#include "train/checkpointer.h"
+#include "runtime/checkpointer.h"
 #include "report/run_directory.h"
 
 namespace gradshare::cli {
 
-using train::newest_checkpoint;
+using runtime::newest_checkpoint;
 
 namespace {
 

@@ -26,16 +26,16 @@
 #include "comm/mpi/train/mpi_sharing_session.h"
 #include "comm/mpi/train/mpi_group_session.h"
 #include "comm/mpi/train/replacement.h"
-#include "train/gpu_binding.h"
-#include "train/model_file.h"
+#include "runtime/gpu_binding.h"
+#include "runtime/model_file.h"
 #include "train/sharing/gradient_sharing.h"
 #include "comm/mpi/train/job_failure.h"
 #include "comm/mpi/mpi_session.h"
 #include "train/normalization_message.h"
-#include "train/peak_memory.h"
+#include "runtime/peak_memory.h"
 #include "cli/resume_config_check.h"
 #include "train/master_takeover.h"
-#include "train/run_lock.h"
+#include "runtime/run_lock.h"
 #include "comm/mpi/train/startup_agreement.h"
 #include "comm/mpi/train/startup_repair.h"
 #include "comm/mpi/mpi_error.h"
@@ -45,13 +45,13 @@
 
 namespace gradshare::cli {
 
-using train::RunContext;
+using runtime::RunContext;
 using train::check_strategy_fits;
 using train::run_with_rollback;
 using train::parse_normalization;
 using train::serialize;
-using train::RunLock;
-using train::log_own_peak_memory;
+using runtime::RunLock;
+using runtime::log_own_peak_memory;
 
 namespace {
 
@@ -66,7 +66,7 @@ std::string check_resume_file(const config::ExperimentConfig& config, const nn::
   } catch (const core::UserError& error) {
     throw core::UserError(std::string("checkpoint.resume: ") + error.what());
   }
-  train::check_checkpoint_matches(checkpoint, "checkpoint.resume: " + resume, model);
+  runtime::check_checkpoint_matches(checkpoint, "checkpoint.resume: " + resume, model);
   return checkpoint.config_yaml;
 }
 
@@ -112,8 +112,8 @@ void apply_config(RunContext& context, const config::ExperimentConfig& as_given)
 }
 
 // The strategies' own traffic between MPI processes.
-train::StrategyLinks mpi_links() {
-  train::StrategyLinks links;
+runtime::StrategyLinks mpi_links() {
+  runtime::StrategyLinks links;
   links.sharing_session = [](RunContext& context) -> std::unique_ptr<train::SharingSession> {
     return std::make_unique<train::MpiSharingSession>(context);
   };
@@ -136,8 +136,8 @@ int run_replacement(const config::ExperimentConfig& config, comm::RepairedJob jo
   try {
     // A spawned replacement is local rank 0 of its own spawned job: it takes its node's first
     // GPU (compute.gpus[0]).
-    train::bind_training_gpu(context.config, /*trains=*/true,
-                             [](const char* name) { return std::getenv(name); });
+    runtime::bind_training_gpu(context.config, /*trains=*/true,
+                               [](const char* name) { return std::getenv(name); });
     return run_replacement_worker(context, std::move(joined));
   } catch (const std::exception& error) {
     core::log_error(error.what());
@@ -153,7 +153,7 @@ int run_replacement(const config::ExperimentConfig& config, comm::RepairedJob jo
 void log_job(const RunContext& context, const std::vector<std::string>& hosts,
              const std::vector<int>& gpus, const std::string& run_path,
              const std::vector<std::string>& notes) {
-  const std::string gpu_map = train::describe_gpu_map(hosts, gpus);
+  const std::string gpu_map = runtime::describe_gpu_map(hosts, gpus);
   core::log_info(banner(context) + "\nhosts " + comm::describe_hosts(hosts) +
                  (gpu_map.empty() ? "" : "\n" + gpu_map) + "\nrun directory " + run_path);
   for (const auto& note : notes) core::log_warn(note);
@@ -197,14 +197,14 @@ std::optional<int> check_config(StartupAgreement& startup, RunContext& context,
     }
     check_strategy_fits(context.config, context.size);
     // Shape mismatches in model.layers are config errors: find them before anything is written.
-    const auto model = train::build_model(context.config);
+    const auto model = runtime::build_model(context.config);
     if (context.is_master() && state.path.empty()) {
       state.path = report::RunDirectory::choose_path(context.config.run);
       state.notes = check_resume(context.config, model, state.path);
     }
     apply_config(context, config);
-    gpu = train::bind_training_gpu(context.config, !(context.is_master() && context.size > 1),
-                                   [](const char* name) { return std::getenv(name); });
+    gpu = runtime::bind_training_gpu(context.config, !(context.is_master() && context.size > 1),
+                                     [](const char* name) { return std::getenv(name); });
   });
 }
 

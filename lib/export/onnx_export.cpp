@@ -11,7 +11,7 @@
 #include "core/errors.h"
 #include "data/loader.h"
 #include "nn/layer_factory.h"
-#include "train/model_file.h"
+#include "runtime/model_file.h"
 
 namespace gradshare::onnx {
 namespace {
@@ -118,7 +118,7 @@ void write_file(const fs::path& out, const fs::path& directory, const std::strin
 
 }  // namespace
 
-Model to_onnx(const train::LoadedModel& loaded, const data::Normalization& normalization,
+Model to_onnx(const runtime::LoadedModel& loaded, const data::Normalization& normalization,
               const std::string& source) {
   const config::ModelConfig& spec = loaded.config.model;
   if (loaded.model.is_module())
@@ -189,7 +189,7 @@ int export_command(const std::string& model_path, const std::string& output_path
   const fs::path out(output_path);
   const fs::path directory = out.parent_path().empty() ? fs::path(".") : out.parent_path();
   check_writable(out, directory);
-  const train::LoadedModel loaded = train::load_model(model_path, overrides);
+  const runtime::LoadedModel loaded = runtime::load_model(model_path, overrides);
   const config::ExperimentConfig& config = loaded.config;
   const data::Normalization normalization =
       config.data.normalize == "none"

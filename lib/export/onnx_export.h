@@ -33,15 +33,15 @@
 #include "data/dataset.h"
 #include "export/onnx_model.h"
 
-namespace gradshare::train {
-struct LoadedModel;  // train/model_file.h
+namespace gradshare::runtime {
+struct LoadedModel;  // runtime/model_file.h
 }
 
 namespace gradshare::onnx {
 
 // The ONNX model of `loaded`; `source` (the model file) names it in metadata and errors.
 // UserError for a layer type the exporter does not know.
-Model to_onnx(const train::LoadedModel& loaded, const data::Normalization& normalization,
+Model to_onnx(const runtime::LoadedModel& loaded, const data::Normalization& normalization,
               const std::string& source);
 
 // Loads MODEL (overrides as for eval, e.g. data.dir), fits the normalisation, writes OUT through

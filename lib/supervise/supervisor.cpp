@@ -13,7 +13,7 @@
 #include "core/log.h"
 #include "supervise/child_process.h"
 #include "report/metrics_log.h"
-#include "train/run_lock.h"
+#include "runtime/run_lock.h"
 
 namespace gradshare::supervise {
 
@@ -51,7 +51,7 @@ std::string joined(const std::vector<std::string>& command) {
 void remove_lock_of_attempt(const std::string& run_dir, std::time_t attempt_start) {
   const std::string path = run_dir + "/run.lock";
   if (!fs::exists(path)) return;
-  const std::time_t started = train::RunLock::started_at(path);
+  const std::time_t started = runtime::RunLock::started_at(path);
   if (started < attempt_start) return;  // another job's (or unreadable): run_lock.h decides
   std::error_code error;
   fs::remove(path, error);

@@ -18,7 +18,7 @@ GroupResume GroupResume::read(comm::ByteReader& reader) {
           reader.get<std::int64_t>(), reader.get<std::int64_t>()};
 }
 
-GroupRecovery::GroupRecovery(RunContext& context, GroupSession& session)
+GroupRecovery::GroupRecovery(runtime::RunContext& context, GroupSession& session)
     : context_(context), session_(session), log_(context.metrics) {}
 
 bool GroupRecovery::repair(const comm::TransportError& error,

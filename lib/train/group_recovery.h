@@ -29,7 +29,7 @@
 #include "ft/recovery_report.h"
 #include "train/group_session.h"
 #include "train/messages.h"
-#include "train/run_context.h"
+#include "runtime/run_context.h"
 
 namespace gradshare::train {
 
@@ -47,7 +47,7 @@ struct GroupResume {
 // The master's side: repairs and records each recovery.
 class GroupRecovery {
  public:
-  GroupRecovery(RunContext& context, GroupSession& session);
+  GroupRecovery(runtime::RunContext& context, GroupSession& session);
   // A transport call failed: true once the job is repaired and `rebuild` (what the role builds on
   // the repaired job, if anything) has run (both again while more processes fail meanwhile);
   // false when the failure is not one the session can repair.
@@ -71,7 +71,7 @@ class GroupRecovery {
   void summarize() const { log_.summarize(); }
 
  private:
-  RunContext& context_;
+  runtime::RunContext& context_;
   GroupSession& session_;
   ft::RecoveryLog log_;
   // GroupResume to every live worker (stop under on_worker_failure abort).

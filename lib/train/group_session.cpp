@@ -6,7 +6,7 @@
 
 namespace gradshare::train {
 
-int run_group_strategy(RunContext& context, GroupMaster master, GroupWorker worker) {
+int run_group_strategy(runtime::RunContext& context, GroupMaster master, GroupWorker worker) {
   GS_CHECK(context.links.group_session, "no workers' group session for this job");
   const auto session = context.links.group_session(context);
   context.begin_training();

@@ -10,7 +10,7 @@
 
 #include "comm/worker_group.h"
 #include "train/job_session.h"
-#include "train/run_context.h"
+#include "runtime/run_context.h"
 
 namespace gradshare::train {
 
@@ -23,15 +23,15 @@ class GroupSession : public JobSession {
   virtual comm::WorkerGroup& workers() = 0;
   // Downpour's transport (downpour/transport.h) on the job as it is now (after a repair: the
   // repaired one), collective over it; `layout` must outlive it.
-  virtual std::unique_ptr<DownpourTransport> downpour_transport(RunContext& context,
+  virtual std::unique_ptr<DownpourTransport> downpour_transport(runtime::RunContext& context,
                                                                 const DownpourLayout& layout) = 0;
 };
 
 // A synchronous strategy on this rank, on the session context.links.group_session makes: the
 // master role, a worker, or a spare that waits to replace a worker (then runs `worker` as a
 // replacement). Returns the exit code.
-using GroupMaster = int (*)(RunContext&, GroupSession&);
-using GroupWorker = int (*)(RunContext&, GroupSession&, bool replacement);
-int run_group_strategy(RunContext& context, GroupMaster master, GroupWorker worker);
+using GroupMaster = int (*)(runtime::RunContext&, GroupSession&);
+using GroupWorker = int (*)(runtime::RunContext&, GroupSession&, bool replacement);
+int run_group_strategy(runtime::RunContext& context, GroupMaster master, GroupWorker worker);
 
 }  // namespace gradshare::train

@@ -12,7 +12,7 @@
 
 namespace gradshare::train {
 
-bool wait_as_spare(JobSession& session, const RunContext& context) {
+bool wait_as_spare(JobSession& session, const runtime::RunContext& context) {
   core::log_info("spare: waiting to replace a worker or the master that fails");
   if (!session.wait_for_assignment()) {
     core::log_info("spare: released, not needed");

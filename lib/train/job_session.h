@@ -28,7 +28,7 @@
 
 #include "comm/control_channel.h"
 #include "core/timer.h"
-#include "train/run_context.h"
+#include "runtime/run_context.h"
 
 namespace gradshare::train {
 
@@ -91,7 +91,7 @@ class JobSession {
 
 // A spare's life until it trains: logs its wait, and returns true once a repair gave it a
 // worker's place, false when the run ended without needing it.
-bool wait_as_spare(JobSession& session, const RunContext& context);
+bool wait_as_spare(JobSession& session, const runtime::RunContext& context);
 
 // Runs `attempt` (a repair and what follows it) again for as long as it fails because yet
 // another process failed; any other error propagates.

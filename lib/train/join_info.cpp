@@ -6,7 +6,7 @@
 
 namespace gradshare::train {
 
-std::vector<std::uint8_t> join_info(const RunContext& context) {
+std::vector<std::uint8_t> join_info(const runtime::RunContext& context) {
   comm::ByteWriter writer;
   writer.put_string(context.run_directory.path());
   writer.put<std::int32_t>(context.size);

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "data/dataset.h"
-#include "train/run_context.h"
+#include "runtime/run_context.h"
 
 namespace gradshare::train {
 
@@ -20,7 +20,7 @@ struct JoinInfo {
 };
 
 // {run path: string, size: i32, normalisation: u8[]}
-std::vector<std::uint8_t> join_info(const RunContext& context);
+std::vector<std::uint8_t> join_info(const runtime::RunContext& context);
 // Throws RuntimeError when malformed.
 JoinInfo parse_join_info(std::span<const std::uint8_t> bytes);
 

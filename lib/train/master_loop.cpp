@@ -5,9 +5,10 @@
 #include "core/errors.h"
 #include "core/stop_signal.h"
 #include "core/timer.h"
-#include "train/model_file.h"
-#include "train/module_file.h"
-#include "train/running_statistics.h"
+#include "runtime/model_file.h"
+#include "runtime/module_file.h"
+#include "runtime/running_statistics.h"
+#include "train/tags.h"
 
 namespace gradshare::train {
 
@@ -50,21 +51,23 @@ int MasterLoop::run(MasterRole& role) {
   }
 }
 
-void write_final_model(RunContext& context, nn::Model& model, EpochReporter& reporter,
+void write_final_model(runtime::RunContext& context, nn::Model& model,
+                       runtime::EpochReporter& reporter,
                        const std::function<ckpt::Checkpoint()>& checkpoint,
                        std::optional<std::int64_t> minibatches) {
-  refresh_running_statistics(model, context);
+  runtime::refresh_running_statistics(model, context);
   ckpt::write_checkpoint(context.run_directory.file("model.h5"), checkpoint());
-  write_module_file(context, model);
+  runtime::write_module_file(context, model);
   reporter.finish(model, minibatches);
 }
 
-void write_final_model(RunContext& context, nn::Model& model, std::int64_t step,
-                       const DataPosition& position, EpochReporter& reporter,
+void write_final_model(runtime::RunContext& context, nn::Model& model, std::int64_t step,
+                       const runtime::DataPosition& position, runtime::EpochReporter& reporter,
                        std::optional<std::int64_t> minibatches) {
   write_final_model(
       context, model, reporter,
-      [&] { return make_checkpoint(context, model, nullptr, step, position); }, minibatches);
+      [&] { return runtime::make_checkpoint(context, model, nullptr, step, position); },
+      minibatches);
 }
 
 void unexpected_message(const comm::ControlMessage& message) {

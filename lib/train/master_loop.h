@@ -13,10 +13,10 @@
 #include "comm/control_channel.h"
 #include "comm/transport_error.h"
 #include "nn/model.h"
-#include "train/checkpointer.h"
-#include "train/epoch_report.h"
-#include "train/partition_scheduler.h"
-#include "train/run_context.h"
+#include "runtime/checkpointer.h"
+#include "runtime/epoch_report.h"
+#include "runtime/partition_scheduler.h"
+#include "runtime/run_context.h"
 
 namespace gradshare::train {
 
@@ -58,12 +58,13 @@ class MasterLoop {
 // refreshed (running_statistics.h), model.h5 from `checkpoint` (and model.pt for a module),
 // then the final evaluation and summary record (with the last epoch's minibatches, where
 // counted).
-void write_final_model(RunContext& context, nn::Model& model, EpochReporter& reporter,
+void write_final_model(runtime::RunContext& context, nn::Model& model,
+                       runtime::EpochReporter& reporter,
                        const std::function<ckpt::Checkpoint()>& checkpoint,
                        std::optional<std::int64_t> minibatches = std::nullopt);
 // The same with the checkpoint of `model` at `step` and `position`.
-void write_final_model(RunContext& context, nn::Model& model, std::int64_t step,
-                       const DataPosition& position, EpochReporter& reporter,
+void write_final_model(runtime::RunContext& context, nn::Model& model, std::int64_t step,
+                       const runtime::DataPosition& position, runtime::EpochReporter& reporter,
                        std::optional<std::int64_t> minibatches = std::nullopt);
 
 // "unexpected <tag> message from rank <r>"

@@ -10,8 +10,8 @@
 #include "core/log.h"
 #include "data/loader.h"
 #include "report/json_value.h"
-#include "train/checkpointer.h"
-#include "train/model_file.h"
+#include "runtime/checkpointer.h"
+#include "runtime/model_file.h"
 
 namespace gradshare::train {
 
@@ -28,13 +28,13 @@ void end_cut_line(const std::string& path) {
 }
 
 // The newest checkpoint's position: the run directory's, else the one the run resumed from.
-std::optional<DataPosition> checkpoint_position(const RunContext& context) {
-  auto path = newest_checkpoint(context.run_directory);
+std::optional<runtime::DataPosition> checkpoint_position(const runtime::RunContext& context) {
+  auto path = runtime::newest_checkpoint(context.run_directory);
   const auto& resume = context.config.checkpoint.resume;
   if (!path && resume != "auto" && resume != "never") path = resume;
   if (!path) return std::nullopt;
   try {
-    return data_position(ckpt::read_checkpoint(*path));
+    return runtime::data_position(ckpt::read_checkpoint(*path));
   } catch (const core::UserError& error) {
     core::log_warn("cannot read checkpoint " + *path + " (" + error.what() +
                    "): partitions done before it that no worker reports are trained again");
@@ -44,12 +44,13 @@ std::optional<DataPosition> checkpoint_position(const RunContext& context) {
 
 }  // namespace
 
-DataPosition rebuilt_position(const RunContext& context, const RunSoFar& so_far,
-                              std::int64_t per_epoch, const std::vector<PartitionGrant>& reported) {
+runtime::DataPosition rebuilt_position(const runtime::RunContext& context, const RunSoFar& so_far,
+                                       std::int64_t per_epoch,
+                                       const std::vector<runtime::PartitionGrant>& reported) {
   const std::int64_t epochs = context.config.training.epochs;
   const std::int64_t first = so_far.epochs_evaluated;
   std::set<std::pair<std::int64_t, std::int64_t>> done;
-  const auto add = [&](const PartitionGrant& grant) {
+  const auto add = [&](const runtime::PartitionGrant& grant) {
     if (grant.epoch >= first && grant.epoch < epochs && grant.partition >= 0 &&
         grant.partition < per_epoch)
       done.insert({grant.epoch, grant.partition});
@@ -61,13 +62,13 @@ DataPosition rebuilt_position(const RunContext& context, const RunSoFar& so_far,
       add({checkpoint->first_epoch + index / per_epoch, index % per_epoch});
   }
   for (const auto& grant : reported) add(grant);
-  DataPosition position{first, {}};
+  runtime::DataPosition position{first, {}};
   for (const auto& [epoch, partition] : done)
     position.partitions_done.push_back((epoch - first) * per_epoch + partition);
   return position;
 }
 
-RunSoFar read_run_so_far(const RunContext& context) {
+RunSoFar read_run_so_far(const runtime::RunContext& context) {
   RunSoFar so_far;
   for (const auto& record : report::read_records(context.run_directory.file("metrics.jsonl"))) {
     const auto kind = record.string_at("kind");
@@ -83,21 +84,22 @@ RunSoFar read_run_so_far(const RunContext& context) {
   return so_far;
 }
 
-std::unique_ptr<RunLock> become_master(RunContext& context, const RepairOutcome& repair) {
+std::unique_ptr<runtime::RunLock> become_master(runtime::RunContext& context,
+                                                const RepairOutcome& repair) {
   auto& logger = core::Logger::instance();
   logger.set_tag("master");
   logger.set_terminal(true);
   logger.open_file(context.run_directory.file("rank-0.log"));
   core::log_warn("the master (rank 0) was lost: " + new_master_name(repair.former_rank) +
                  " takes its place inside the job");
-  auto lock = RunLock::take_from_lost_master(context.run_directory.path());
+  auto lock = runtime::RunLock::take_from_lost_master(context.run_directory.path());
   const auto metrics = context.run_directory.file("metrics.jsonl");
   end_cut_line(metrics);
   context.metrics = report::MetricsLog(metrics);
   return lock;
 }
 
-void load_evaluation_sets(RunContext& context) {
+void load_evaluation_sets(runtime::RunContext& context) {
   if (context.data.test.size() > 0) return;
   auto evaluation = data::load_data(context.config.data,
                                     static_cast<std::uint64_t>(context.config.run.seed),

@@ -24,9 +24,9 @@
 #include <vector>
 
 #include "train/job_session.h"
-#include "train/partition_scheduler.h"
-#include "train/run_context.h"
-#include "train/run_lock.h"
+#include "runtime/partition_scheduler.h"
+#include "runtime/run_context.h"
+#include "runtime/run_lock.h"
 
 namespace gradshare::train {
 
@@ -44,21 +44,22 @@ struct RunSoFar {
   double wall_seconds = 0;            // the newest "epoch" record's
   std::int64_t steps = 0;             // the newest record's "step" (training steps so far)
 };
-RunSoFar read_run_so_far(const RunContext& context);
+RunSoFar read_run_so_far(const runtime::RunContext& context);
 
 // A new master's schedule position: the epochs metrics.jsonl records as evaluated are done, and
 // after them the partitions done in the newest checkpoint (the run directory's, else the one
 // the run resumed from) and those the workers `reported` done.
-DataPosition rebuilt_position(const RunContext& context, const RunSoFar& so_far,
-                              std::int64_t partitions_per_epoch,
-                              const std::vector<PartitionGrant>& reported);
+runtime::DataPosition rebuilt_position(const runtime::RunContext& context, const RunSoFar& so_far,
+                                       std::int64_t partitions_per_epoch,
+                                       const std::vector<runtime::PartitionGrant>& reported);
 
 // Makes this process the job's master (see above); `repair`: the repair that made it so. The
 // lock is held until the returned object goes.
-std::unique_ptr<RunLock> become_master(RunContext& context, const RepairOutcome& repair);
+std::unique_ptr<runtime::RunLock> become_master(runtime::RunContext& context,
+                                                const RepairOutcome& repair);
 // The new master's validation and test sets, unless it holds them (the workers train
 // meanwhile).
-void load_evaluation_sets(RunContext& context);
+void load_evaluation_sets(runtime::RunContext& context);
 
 // The recovery record's account of a takeover.
 std::string takeover_note(const RepairOutcome& repair);

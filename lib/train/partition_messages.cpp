@@ -16,7 +16,8 @@ PartitionRequest PartitionRequest::read(comm::ByteReader& reader) {
   return {reader.get<bool>(), reader.get<std::uint64_t>()};
 }
 
-PartitionAssignment request_partition(comm::ControlChannel& control, bool finished_previous) {
+runtime::PartitionAssignment request_partition(comm::ControlChannel& control,
+                                               bool finished_previous) {
   send(control, 0, PartitionRequest{finished_previous, 0});
   return receive<PartitionGrantReply>(control, 0, "partition grant").assignment;
 }
@@ -44,28 +45,28 @@ PartitionGrantReply PartitionGrantReply::read(comm::ByteReader& reader) {
   return reply;
 }
 
-void put_grant(comm::ByteWriter& writer, const std::optional<PartitionGrant>& grant) {
+void put_grant(comm::ByteWriter& writer, const std::optional<runtime::PartitionGrant>& grant) {
   writer.put<std::uint8_t>(grant ? 1 : 0);
   writer.put<std::int64_t>(grant ? grant->epoch : 0);
   writer.put<std::int64_t>(grant ? grant->partition : 0);
 }
 
-std::optional<PartitionGrant> get_grant(comm::ByteReader& reader) {
+std::optional<runtime::PartitionGrant> get_grant(comm::ByteReader& reader) {
   const bool has = reader.get<std::uint8_t>() != 0;
-  PartitionGrant grant;
+  runtime::PartitionGrant grant;
   grant.epoch = reader.get<std::int64_t>();
   grant.partition = reader.get<std::int64_t>();
   if (!has) return std::nullopt;
   return grant;
 }
 
-void put_grants(comm::ByteWriter& writer, const std::vector<PartitionGrant>& grants) {
+void put_grants(comm::ByteWriter& writer, const std::vector<runtime::PartitionGrant>& grants) {
   writer.put<std::uint64_t>(grants.size());
   for (const auto& grant : grants) writer.put(grant.epoch).put(grant.partition);
 }
 
-std::vector<PartitionGrant> get_grants(comm::ByteReader& reader) {
-  std::vector<PartitionGrant> grants(reader.get_count(2 * sizeof(std::int64_t)));
+std::vector<runtime::PartitionGrant> get_grants(comm::ByteReader& reader) {
+  std::vector<runtime::PartitionGrant> grants(reader.get_count(2 * sizeof(std::int64_t)));
   for (auto& grant : grants) {
     grant.epoch = reader.get<std::int64_t>();
     grant.partition = reader.get<std::int64_t>();

@@ -15,7 +15,7 @@
 #include "comm/byte_io.h"
 #include "comm/control_channel.h"
 #include "train/messages.h"
-#include "train/partition_scheduler.h"
+#include "runtime/partition_scheduler.h"
 
 namespace gradshare::train {
 
@@ -30,20 +30,21 @@ struct PartitionRequest {
 // The master's answer: PartitionScheduler::assign's, or an empty assignment (nothing left).
 struct PartitionGrantReply {
   static constexpr comm::Tag kTag = tags::kPartitionGrant;
-  PartitionAssignment assignment;
+  runtime::PartitionAssignment assignment;
   void write(comm::ByteWriter& writer) const;
   static PartitionGrantReply read(comm::ByteReader& reader);  // at most 1024 read ahead
 };
 
 // Worker side: reports whether the previous grant is done and waits for the next one.
-PartitionAssignment request_partition(comm::ControlChannel& control, bool finished_previous);
+runtime::PartitionAssignment request_partition(comm::ControlChannel& control,
+                                               bool finished_previous);
 
 // The grant's wire form {has: u8, epoch: i64, partition: i64}, also inside other messages.
-void put_grant(comm::ByteWriter& writer, const std::optional<PartitionGrant>& grant);
-std::optional<PartitionGrant> get_grant(comm::ByteReader& reader);
+void put_grant(comm::ByteWriter& writer, const std::optional<runtime::PartitionGrant>& grant);
+std::optional<runtime::PartitionGrant> get_grant(comm::ByteReader& reader);
 // A list of partitions {count: u64, that many {epoch: i64, partition: i64}}; a count the bytes
 // cannot hold is a RuntimeError.
-void put_grants(comm::ByteWriter& writer, const std::vector<PartitionGrant>& grants);
-std::vector<PartitionGrant> get_grants(comm::ByteReader& reader);
+void put_grants(comm::ByteWriter& writer, const std::vector<runtime::PartitionGrant>& grants);
+std::vector<runtime::PartitionGrant> get_grants(comm::ByteReader& reader);
 
 }  // namespace gradshare::train

@@ -6,11 +6,11 @@
 #include <cstdio>
 #include <sstream>
 
-#include "train/model_file.h"
+#include "runtime/model_file.h"
 
 #include "core/errors.h"
 #include "kernels/cpu/elementwise.h"
-#include "train/training_compute.h"
+#include "runtime/training_compute.h"
 
 namespace gradshare::train {
 
@@ -45,12 +45,12 @@ std::string compensated_momentum_line(const config::ExperimentConfig& config, in
 
 Replica::Replica(const config::ExperimentConfig& config, std::int64_t total_steps,
                  std::int64_t steps_per_epoch, std::uint64_t dropout_substream)
-    : Replica(config, build_model(config),
-              total_steps, steps_per_epoch, dropout_substream) {}
+    : Replica(config, runtime::build_model(config), total_steps, steps_per_epoch,
+              dropout_substream) {}
 
 Replica::Replica(const config::ExperimentConfig& config, nn::Model model, std::int64_t total_steps,
                  std::int64_t steps_per_epoch, std::uint64_t dropout_substream)
-    : compute_(make_training_compute(config)),
+    : compute_(runtime::make_training_compute(config)),
       model_(std::move(model)),
       optimizer_(nn::Optimizer::create(config.optimizer, model_.parameter_count())),
       schedule_(config.optimizer, total_steps, steps_per_epoch),

@@ -83,7 +83,7 @@ class Replica {
   std::string clipping_summary() const;
 
  private:
-  // compute.device's backend (train/training_compute.h), null for the CPU; declared before the
+  // compute.device's backend (runtime/training_compute.h), null for the CPU; declared before the
   // model, whose buffers live in its memory, so it is destroyed after them.
   std::unique_ptr<nn::Compute> compute_;
   nn::Model model_;

@@ -4,7 +4,7 @@
 
 #include "core/errors.h"
 #include "core/log.h"
-#include "train/checkpointer.h"
+#include "runtime/checkpointer.h"
 #include "train/strategy_registry.h"
 
 namespace gradshare::train {
@@ -26,7 +26,7 @@ void check_strategy_fits(const config::ExperimentConfig& config, int ranks) {
                           " ranks (start at least " + std::to_string(spares + 2) + ")");
 }
 
-int run_with_rollback(RunContext& context) {
+int run_with_rollback(runtime::RunContext& context) {
   int code = run_strategy(context);
   const auto& training = context.config.training;
   if (training.on_divergence != "rollback") return code;
@@ -38,7 +38,7 @@ int run_with_rollback(RunContext& context) {
     }
     auto& rate = context.config.optimizer.learning_rate;
     rate *= training.rollback_lr_factor;
-    const auto checkpoint = newest_checkpoint(context.run_directory);
+    const auto checkpoint = runtime::newest_checkpoint(context.run_directory);
     char line[96];
     std::snprintf(line, sizeof line, " with optimizer.learning_rate %g", rate);
     core::log_warn("rollback " + std::to_string(attempt) + "/" +
@@ -51,7 +51,7 @@ int run_with_rollback(RunContext& context) {
   return code;
 }
 
-int run_strategy(RunContext& context) {
+int run_strategy(runtime::RunContext& context) {
   return strategy_named(context.config.training.strategy).run(context);
 }
 

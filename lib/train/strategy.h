@@ -2,7 +2,7 @@
 #pragma once
 
 #include "config/experiment_config.h"
-#include "train/run_context.h"
+#include "runtime/run_context.h"
 
 namespace gradshare::train {
 
@@ -11,12 +11,12 @@ namespace gradshare::train {
 void check_strategy_fits(const config::ExperimentConfig& config, int ranks);
 
 // Runs the strategy; returns the process exit code.
-int run_strategy(RunContext& context);
+int run_strategy(runtime::RunContext& context);
 
 // run_strategy, and after a divergence (core::kExitDiverged, divergence_guard.h) with
 // training.on_divergence: rollback, again from the newest checkpoint with the learning rate
 // scaled by training.rollback_lr_factor, at most training.max_rollbacks times; each try is
 // logged.
-int run_with_rollback(RunContext& context);
+int run_with_rollback(runtime::RunContext& context);
 
 }  // namespace gradshare::train

@@ -58,16 +58,16 @@ bool sharing_master_failover(const config::ExperimentConfig& config, int ranks) 
 const std::vector<Strategy>& strategies() {
   static const std::vector<Strategy> table = {
       {"gradient_sharing", run_gradient_sharing, true, nullptr, sharing_banner, nullptr,
-       [](RunContext& c, SharingSession& s) { return run_sharing_worker(c, s, true); },
+       [](runtime::RunContext& c, SharingSession& s) { return run_sharing_worker(c, s, true); },
        sharing_master_failover, nullptr},
       {"parameter_averaging", run_parameter_averaging, true, nullptr, nullptr,
-       [](RunContext& c, GroupSession& s) { return run_averaging_worker(c, s, true); }, nullptr,
-       always, nullptr},
-      {"downpour", run_downpour, true, downpour_job, downpour_banner,
-       run_downpour_replacement, nullptr, always, downpour_first_worker},
+       [](runtime::RunContext& c, GroupSession& s) { return run_averaging_worker(c, s, true); },
+       nullptr, always, nullptr},
+      {"downpour", run_downpour, true, downpour_job, downpour_banner, run_downpour_replacement,
+       nullptr, always, downpour_first_worker},
       {"allreduce", run_allreduce, true, nullptr, nullptr,
-       [](RunContext& c, GroupSession& s) { return run_allreduce_worker(c, s, true); }, nullptr,
-       always, nullptr},
+       [](runtime::RunContext& c, GroupSession& s) { return run_allreduce_worker(c, s, true); },
+       nullptr, always, nullptr},
       {"local", run_local, false, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr},
   };
   return table;

@@ -8,14 +8,14 @@
 #include <vector>
 
 #include "config/experiment_config.h"
-#include "train/run_context.h"
+#include "runtime/run_context.h"
 
 namespace gradshare::train {
 
 struct Strategy {
   const char* name;
   // Runs this rank's role (master, worker, server or spare); returns the process exit code.
-  int (*run)(RunContext& context);
+  int (*run)(runtime::RunContext& context);
   // False: one process, no master (`local`).
   bool distributed;
   // What this strategy needs of the job beyond a master and a worker: UserError naming the
@@ -25,8 +25,8 @@ struct Strategy {
   std::string (*banner)(const config::ExperimentConfig& config, int workers);
   // How a spawned or spare process joins as a worker: over the job's group session, or over
   // the sharing session; exactly one is set for a distributed strategy.
-  int (*replace_in_group)(RunContext& context, GroupSession& session);
-  int (*replace_in_sharing)(RunContext& context, SharingSession& session);
+  int (*replace_in_group)(runtime::RunContext& context, GroupSession& session);
+  int (*replace_in_sharing)(runtime::RunContext& context, SharingSession& session);
   // Whether a lost master is replaced in-job by a spare or a worker (master_takeover.h) in a job
   // of `ranks` training ranks: its workers hold everything it knows beyond the run directory.
   // Null: never.

@@ -5,38 +5,40 @@
 
 #include "core/errors.h"
 #include "core/log.h"
-#include "train/divergence_guard.h"
+#include "runtime/divergence_guard.h"
 #include "train/master_takeover.h"
-#include "train/model_file.h"
-#include "train/partition_data.h"
+#include "runtime/model_file.h"
+#include "runtime/partition_data.h"
+#include "train/worker_state.h"
 
 namespace gradshare::train {
 
-SynchronousMaster::SynchronousMaster(RunContext& context, GroupSession& session)
+SynchronousMaster::SynchronousMaster(runtime::RunContext& context, GroupSession& session)
     : context_(context),
       cfg_(context.config),
       session_(session),
-      model_(build_model(cfg_)),
-      batches_(minibatches_per_epoch(cfg_, context.data.train)),
+      model_(runtime::build_model(cfg_)),
+      batches_(runtime::minibatches_per_epoch(cfg_, context.data.train)),
       checkpointer_(context),
       reporter_(context),
       recovery_(context, session) {
-  log_model(model_);
+  runtime::log_model(model_);
 }
 
 std::int64_t SynchronousMaster::start_workers(const std::string& strategy,
                                               bool per_worker_updater) {
   if (session_.last_repair().became_master) return take_over();
-  const auto resume = Checkpointer::find_resume(context_);
+  const auto resume = runtime::Checkpointer::find_resume(context_);
   std::int64_t iteration = 0;
   if (resume) {
-    iteration = resume_iteration(*resume, strategy, batches_, cfg_.training.epochs);
-    restore_checkpoint(*resume, "checkpoint", model_, nullptr);
-    note_resize(context_, *resume,
-                "epoch " + std::to_string(iteration / batches_ + 1) + " continues at minibatch " +
-                    std::to_string(iteration % batches_) + " of " + std::to_string(batches_) +
-                    ", split over " + std::to_string(context_.worker_count()) + " workers" +
-                    updater_note(*resume));
+    iteration = runtime::resume_iteration(*resume, strategy, batches_, cfg_.training.epochs);
+    runtime::restore_checkpoint(*resume, "checkpoint", model_, nullptr);
+    runtime::note_resize(context_, *resume,
+                         "epoch " + std::to_string(iteration / batches_ + 1) +
+                             " continues at minibatch " + std::to_string(iteration % batches_) +
+                             " of " + std::to_string(batches_) + ", split over " +
+                             std::to_string(context_.worker_count()) + " workers" +
+                             updater_note(*resume));
     epochs_evaluated_ = iteration / batches_;
     reporter_.record_if_missing(model_, iteration, batches_);
   }
@@ -74,8 +76,8 @@ void SynchronousMaster::evaluate_epoch(const EpochModel& epoch_model, int worker
 }
 
 int SynchronousMaster::diverged(const Diverged& diverged, int worker) {
-  log_divergence(context_, "on rank " + std::to_string(worker) + " at its step " +
-                               std::to_string(diverged.step) + ": " + diverged.reason);
+  runtime::log_divergence(context_, "on rank " + std::to_string(worker) + " at its step " +
+                                        std::to_string(diverged.step) + ": " + diverged.reason);
   return core::kExitDiverged;
 }
 
@@ -99,8 +101,8 @@ int SynchronousMaster::end_run(bool stopped, std::int64_t step, std::int64_t min
   // The results before the Shutdown: a master lost until then is replaced in-job
   // (master_takeover.h) by the workers, which still wait for it, and they hand in again.
   if (!stopped)
-    write_final_model(context_, model_, step, DataPosition{cfg_.training.epochs, {}}, reporter_,
-                      minibatches);
+    write_final_model(context_, model_, step, runtime::DataPosition{cfg_.training.epochs, {}},
+                      reporter_, minibatches);
   send_shutdown(session_.control(), session_.live_workers(), code);
   session_.release_spares();
   peak_memory_.summarize(context_);

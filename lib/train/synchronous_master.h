@@ -11,14 +11,14 @@
 #include <string>
 
 #include "nn/model.h"
-#include "train/checkpointer.h"
-#include "train/epoch_report.h"
+#include "runtime/checkpointer.h"
+#include "runtime/epoch_report.h"
 #include "train/group_recovery.h"
 #include "train/group_session.h"
 #include "train/master_loop.h"
 #include "train/messages.h"
-#include "train/peak_memory.h"
-#include "train/run_context.h"
+#include "runtime/peak_memory.h"
+#include "runtime/run_context.h"
 
 namespace gradshare::train {
 
@@ -29,7 +29,7 @@ class SynchronousMaster : public MasterRole {
 
  protected:
   // Builds the model and logs it.
-  SynchronousMaster(RunContext& context, GroupSession& session);
+  SynchronousMaster(runtime::RunContext& context, GroupSession& session);
 
   // What the workers send again after a repair (the round or step in flight) is forgotten.
   virtual void forget_in_flight() = 0;
@@ -57,15 +57,15 @@ class SynchronousMaster : public MasterRole {
   // for a requeue, then the Shutdown with the exit code, the spares released, the summaries.
   int end_run(bool stopped, std::int64_t step, std::int64_t minibatches);
 
-  RunContext& context_;
+  runtime::RunContext& context_;
   const config::ExperimentConfig& cfg_;
   GroupSession& session_;
   nn::Model model_;
   const std::int64_t batches_;  // minibatches of an epoch
-  Checkpointer checkpointer_;
-  EpochReporter reporter_;
+  runtime::Checkpointer checkpointer_;
+  runtime::EpochReporter reporter_;
   GroupRecovery recovery_;
-  PeakMemory peak_memory_;
+  runtime::PeakMemory peak_memory_;
   std::int64_t epochs_evaluated_ = 0;  // the newest epoch model evaluated
   std::int64_t checkpoint_mark_ = -1;  // the position of the newest checkpoint written
 };

@@ -2,19 +2,19 @@
 #include "train/synchronous_worker.h"
 
 #include "train/messages.h"
-#include "train/model_file.h"
-#include "train/partition_data.h"
+#include "runtime/model_file.h"
+#include "runtime/partition_data.h"
 #include "train/worker_state.h"
 
 namespace gradshare::train {
 
-SynchronousWorker::SynchronousWorker(RunContext& context, GroupSession& session,
+SynchronousWorker::SynchronousWorker(runtime::RunContext& context, GroupSession& session,
                                      bool replacement)
     : context_(context),
       cfg_(context.config),
       session_(session),
-      batches_(minibatches_per_epoch(cfg_, context.data.train)),
-      per_epoch_(steps_per_epoch(cfg_, context.data.train, context.worker_count())),
+      batches_(runtime::minibatches_per_epoch(cfg_, context.data.train)),
+      per_epoch_(runtime::steps_per_epoch(cfg_, context.data.train, context.worker_count())),
       total_steps_(per_epoch_ * cfg_.training.epochs),
       replica_(cfg_, total_steps_, per_epoch_, static_cast<std::uint64_t>(context.rank)),
       checkpointer_(context),

@@ -22,13 +22,13 @@
 #include "comm/byte_io.h"
 #include "data/epoch_plan.h"
 #include "ft/fault_injection.h"
-#include "train/checkpointer.h"
-#include "train/divergence_guard.h"
+#include "runtime/checkpointer.h"
+#include "runtime/divergence_guard.h"
 #include "train/group_recovery.h"
 #include "train/group_session.h"
 #include "train/messages.h"
 #include "train/replica.h"
-#include "train/run_context.h"
+#include "runtime/run_context.h"
 
 namespace gradshare::train {
 
@@ -40,7 +40,7 @@ class SynchronousWorker {
 
  protected:
   // replacement: a process that takes a failed worker's place (its state comes from the others).
-  SynchronousWorker(RunContext& context, GroupSession& session, bool replacement);
+  SynchronousWorker(runtime::RunContext& context, GroupSession& session, bool replacement);
 
   // Training from where the state stands to the end of the run; the exit code.
   virtual int train() = 0;
@@ -81,7 +81,7 @@ class SynchronousWorker {
   // Counts a completed epoch's minibatches as the last epoch's.
   void end_epoch_count();
 
-  RunContext& context_;
+  runtime::RunContext& context_;
   const config::ExperimentConfig& cfg_;
   GroupSession& session_;
   const std::int64_t batches_;    // minibatches of an epoch
@@ -89,8 +89,8 @@ class SynchronousWorker {
   const std::int64_t per_epoch_;
   const std::int64_t total_steps_;
   Replica replica_;
-  Checkpointer checkpointer_;
-  DivergenceGuard divergence_;
+  runtime::Checkpointer checkpointer_;
+  runtime::DivergenceGuard divergence_;
   ft::FaultInjector injector_;  // fault_tolerance.inject
   std::int64_t steps_here_ = 0;  // training steps this process took (what injections count)
   bool started_ = false;  // holds the run's state (from the master's Start or a resync)

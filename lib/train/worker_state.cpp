@@ -4,6 +4,7 @@
 
 #include "comm/byte_io.h"
 #include "core/errors.h"
+#include "runtime/model_file.h"
 
 namespace gradshare::train {
 
@@ -62,16 +63,32 @@ WorkerState capture_worker_state(nn::Optimizer& optimizer, float tau,
 }
 
 std::size_t restore_optimizer(const WorkerState& state, nn::Optimizer& optimizer) {
-  std::size_t matched = 0;
-  for (auto& buffer : optimizer.state()) {
-    auto it = std::find_if(state.optimizer_state.begin(), state.optimizer_state.end(),
-                           [&](const ckpt::NamedBuffer& saved) { return saved.name == buffer.name; });
-    if (it == state.optimizer_state.end() || it->values.size() != buffer.values.size()) continue;
-    std::copy(it->values.begin(), it->values.end(), buffer.values.begin());
-    ++matched;
-  }
-  optimizer.set_step(state.optimizer_step);
-  return matched;
+  return runtime::copy_optimizer_state(state.optimizer_step, state.optimizer_state, optimizer);
+}
+
+void restore_optimizer_state(const WorkerState& saved, nn::Optimizer& optimizer,
+                             const std::string& source) {
+  runtime::restore_optimizer_state(saved.optimizer_step, saved.optimizer_state, optimizer, source);
+}
+
+StartState start_state(const std::optional<ckpt::Checkpoint>& resume, std::size_t worker) {
+  StartState start;
+  if (!resume) return start;
+  start.resume = true;
+  start.parameters = resume->parameters;
+  auto saved = ckpt::optimizer_for_worker(*resume, worker);
+  start.worker.optimizer_step = saved.step;
+  start.worker.optimizer_state = std::move(saved.buffers);
+  return start;
+}
+
+void apply_start_state(const StartState& start, nn::Model& model, nn::Optimizer& optimizer) {
+  if (!start.resume) return;
+  GS_CHECK(start.parameters.size() == model.parameter_count(),
+           "the master sent " + std::to_string(start.parameters.size()) + " parameters for a " +
+               std::to_string(model.parameter_count()) + "-parameter model");
+  std::copy(start.parameters.begin(), start.parameters.end(), model.parameters().begin());
+  restore_optimizer_state(start.worker, optimizer, "the resumed checkpoint");
 }
 
 void StateReply::write(comm::ByteWriter& writer) const {

@@ -6,12 +6,14 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "ckpt/checkpoint.h"
 #include "comm/byte_io.h"
 #include "comm/control_channel.h"
 #include "train/tags.h"
+#include "nn/model.h"
 #include "nn/optimizer.h"
 
 namespace gradshare::train {
@@ -45,6 +47,10 @@ WorkerState capture_worker_state(nn::Optimizer& optimizer, float tau,
                                  std::span<const float> residual = {});
 // Copies buffers whose name and size match into the optimizer; returns how many matched.
 std::size_t restore_optimizer(const WorkerState& state, nn::Optimizer& optimizer);
+// restore_optimizer, warning (naming `source`) when parts of the saved state are missing or
+// belong to another optimizer: those parts start from zero.
+void restore_optimizer_state(const WorkerState& saved, nn::Optimizer& optimizer,
+                             const std::string& source);
 
 // What the master sends every worker before training: a fresh start, or the parameters and
 // worker state of the checkpoint being resumed.
@@ -57,6 +63,13 @@ struct StartState {
   void write(comm::ByteWriter& writer) const;
   static StartState read(comm::ByteReader& reader);
 };
+
+// What worker `worker` (0-based, rank order) starts from: a fresh start without a checkpoint,
+// else the checkpoint's parameters and ckpt::optimizer_for_worker's state.
+StartState start_state(const std::optional<ckpt::Checkpoint>& resume, std::size_t worker);
+// Puts a StartState into a worker's model and optimizer (nothing for a fresh start); warns when
+// the saved optimizer state does not fit the configured optimizer.
+void apply_start_state(const StartState& start, nn::Model& model, nn::Optimizer& optimizer);
 
 // master -> worker before training: the start state and the step (or iteration) training
 // continues at: 0, or the resumed checkpoint's.

@@ -7,7 +7,7 @@
 
 namespace gradshare::train {
 
-int run_allreduce(RunContext& context) {
+int run_allreduce(runtime::RunContext& context) {
   return run_group_strategy(context, run_allreduce_master, run_allreduce_worker);
 }
 

@@ -7,10 +7,10 @@
 // (group_recovery.h).
 #pragma once
 
-#include "train/run_context.h"
+#include "runtime/run_context.h"
 
 namespace gradshare::train {
 
-int run_allreduce(RunContext& context);
+int run_allreduce(runtime::RunContext& context);
 
 }  // namespace gradshare::train

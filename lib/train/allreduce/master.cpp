@@ -9,7 +9,7 @@
 #include "core/log.h"
 #include "train/allreduce/protocol.h"
 #include "train/allreduce/roles.h"
-#include "train/model_file.h"
+#include "runtime/model_file.h"
 #include "train/synchronous_master.h"
 
 namespace gradshare::train {
@@ -18,7 +18,7 @@ namespace {
 
 class AllreduceMaster : public SynchronousMaster {
  public:
-  AllreduceMaster(RunContext& context, GroupSession& session)
+  AllreduceMaster(runtime::RunContext& context, GroupSession& session)
       : SynchronousMaster(context, session) {
     start_workers("allreduce", /*per_worker_updater=*/false);
   }
@@ -69,7 +69,7 @@ class AllreduceMaster : public SynchronousMaster {
   // What the workers send at the end comes again from the repaired group.
   void forget_in_flight() override {
     final_.reset();
-    peak_memory_ = PeakMemory{};
+    peak_memory_ = runtime::PeakMemory{};
   }
 
   // Only worker index 0 listens to the master between steps.
@@ -91,8 +91,8 @@ class AllreduceMaster : public SynchronousMaster {
   // The iteration (minibatches of the run trained) fixes the data position.
   void checkpoint(const AllreduceSnapshot& snapshot, int worker) {
     take_parameters(snapshot.parameters, worker);
-    auto c = make_checkpoint(context_, model_, nullptr, snapshot.iteration,
-                             DataPosition{snapshot.iteration / batches_, {}});
+    auto c = runtime::make_checkpoint(context_, model_, nullptr, snapshot.iteration,
+                                      runtime::DataPosition{snapshot.iteration / batches_, {}});
     c.optimizer_step = snapshot.state.optimizer_step;
     c.optimizer_state = snapshot.state.optimizer_state;
     checkpointer_.write(c);
@@ -104,7 +104,7 @@ class AllreduceMaster : public SynchronousMaster {
 
 }  // namespace
 
-int run_allreduce_master(RunContext& context, GroupSession& session) {
+int run_allreduce_master(runtime::RunContext& context, GroupSession& session) {
   AllreduceMaster master(context, session);
   return run_synchronous_master(master, session);
 }

@@ -4,12 +4,12 @@
 #pragma once
 
 #include "train/group_session.h"
-#include "train/run_context.h"
+#include "runtime/run_context.h"
 
 namespace gradshare::train {
 
-int run_allreduce_master(RunContext& context, GroupSession& session);
+int run_allreduce_master(runtime::RunContext& context, GroupSession& session);
 // replacement: a process that takes a failed worker's place (its state comes from the others).
-int run_allreduce_worker(RunContext& context, GroupSession& session, bool replacement);
+int run_allreduce_worker(runtime::RunContext& context, GroupSession& session, bool replacement);
 
 }  // namespace gradshare::train

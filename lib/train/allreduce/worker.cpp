@@ -28,7 +28,7 @@ namespace {
 
 class AllreduceWorker : public SynchronousWorker {
  public:
-  AllreduceWorker(RunContext& context, GroupSession& session, bool replacement)
+  AllreduceWorker(runtime::RunContext& context, GroupSession& session, bool replacement)
       : SynchronousWorker(context, session, replacement),
         n_(replica_.parameter_count()),
         reduced_(n_ + kFlags) {}
@@ -177,7 +177,7 @@ class AllreduceWorker : public SynchronousWorker {
 
 }  // namespace
 
-int run_allreduce_worker(RunContext& context, GroupSession& session, bool replacement) {
+int run_allreduce_worker(runtime::RunContext& context, GroupSession& session, bool replacement) {
   return AllreduceWorker(context, session, replacement).run();
 }
 

@@ -15,8 +15,8 @@
 #include "train/averaging/parameter_averaging.h"
 #include "train/averaging/protocol.h"
 #include "train/averaging/roles.h"
-#include "train/model_file.h"
-#include "train/progress_window.h"
+#include "runtime/model_file.h"
+#include "runtime/progress_window.h"
 #include "train/synchronous_master.h"
 
 namespace gradshare::train {
@@ -26,7 +26,8 @@ namespace {
 // The master's periodic progress line and "step" metrics record.
 class AveragingProgress {
  public:
-  AveragingProgress(RunContext& context, std::int64_t steps_per_epoch, std::int64_t first_step)
+  AveragingProgress(runtime::RunContext& context, std::int64_t steps_per_epoch,
+                    std::int64_t first_step)
       : context_(context), window_(context, steps_per_epoch, context.worker_count(), first_step) {}
 
   void add(const AveragingReport& report) { window_.add(report); }
@@ -37,8 +38,9 @@ class AveragingProgress {
   void maybe_log() {
     if (!window_.due()) return;
     const auto& w = window_.window();
-    const double bytes_per_step = ratio(static_cast<double>(w.bytes), static_cast<double>(w.steps));
-    const double wait_mean = ratio(w.wait_sum, static_cast<double>(w.rounds));
+    const double bytes_per_step =
+        runtime::ratio(static_cast<double>(w.bytes), static_cast<double>(w.steps));
+    const double wait_mean = runtime::ratio(w.wait_sum, static_cast<double>(w.rounds));
     const std::int64_t rounds = window_.total().rounds / context_.worker_count();
     char line[384];
     std::snprintf(
@@ -56,21 +58,21 @@ class AveragingProgress {
   }
 
  private:
-  RunContext& context_;
-  ProgressWindow<AveragingReport> window_;
+  runtime::RunContext& context_;
+  runtime::ProgressWindow<AveragingReport> window_;
 };
 
 class AveragingMaster : public SynchronousMaster {
  public:
-  AveragingMaster(RunContext& context, GroupSession& session)
+  AveragingMaster(runtime::RunContext& context, GroupSession& session)
       : SynchronousMaster(context, session),
-        first_iteration_((warn_if_rare(), start_workers("parameter_averaging",
-                                                        !cfg_.training.save_updater))),
+        first_iteration_(
+            (warn_if_rare(), start_workers("parameter_averaging", !cfg_.training.save_updater))),
         progress_(context, batches_, first_iteration_) {}
 
   void on_stop_signal() override {
-    log_stop_request("stopping after the workers' next averaging round and a checkpoint", true,
-                     *context_.job);
+    runtime::log_stop_request("stopping after the workers' next averaging round and a checkpoint",
+                              true, *context_.job);
     for (int w : session_.live_workers()) send(session_.control(), w, StateRequest{});
   }
 
@@ -147,8 +149,8 @@ class AveragingMaster : public SynchronousMaster {
                                  std::to_string(snapshot.iteration) + " (rank " +
                                  std::to_string(rank) + ") in one round");
     take_parameters(first.parameters, snapshots_.begin()->first);
-    auto c = make_checkpoint(context_, model_, nullptr, first.iteration,
-                             DataPosition{first.iteration / batches_, {}});
+    auto c = runtime::make_checkpoint(context_, model_, nullptr, first.iteration,
+                                      runtime::DataPosition{first.iteration / batches_, {}});
     if (cfg_.training.save_updater) {
       c.optimizer_step = first.state.optimizer_step;
       c.optimizer_state = first.state.optimizer_state;
@@ -189,10 +191,10 @@ class AveragingMaster : public SynchronousMaster {
   void summarize() {
     const auto& total = progress_.total();
     const double round_bytes =
-        ratio(static_cast<double>(total.bytes), static_cast<double>(total.rounds));
+        runtime::ratio(static_cast<double>(total.bytes), static_cast<double>(total.rounds));
     const double step_bytes =
-        ratio(static_cast<double>(total.bytes), static_cast<double>(total.steps));
-    const double wait_mean = ratio(total.wait_sum, static_cast<double>(total.rounds));
+        runtime::ratio(static_cast<double>(total.bytes), static_cast<double>(total.steps));
+    const double wait_mean = runtime::ratio(total.wait_sum, static_cast<double>(total.rounds));
     const bool verified = cfg_.training.verify_averaging;
     const bool identical = totals_.mismatched_rounds == 0;
     char line[512];
@@ -234,7 +236,7 @@ class AveragingMaster : public SynchronousMaster {
 
 }  // namespace
 
-int run_averaging_master(RunContext& context, GroupSession& session) {
+int run_averaging_master(runtime::RunContext& context, GroupSession& session) {
   AveragingMaster master(context, session);
   return run_synchronous_master(master, session);
 }

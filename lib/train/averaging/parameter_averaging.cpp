@@ -47,7 +47,7 @@ std::uint64_t fingerprint(std::span<const float> values) {
   return hash;
 }
 
-int run_parameter_averaging(RunContext& context) {
+int run_parameter_averaging(runtime::RunContext& context) {
   return run_group_strategy(context, run_averaging_master, run_averaging_worker);
 }
 

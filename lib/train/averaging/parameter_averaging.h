@@ -64,11 +64,11 @@
 #include <vector>
 
 #include "nn/optimizer.h"
-#include "train/run_context.h"
+#include "runtime/run_context.h"
 
 namespace gradshare::train {
 
-int run_parameter_averaging(RunContext& context);
+int run_parameter_averaging(runtime::RunContext& context);
 
 // Above this averaging_frequency the master warns (Deeplearning4j's docs: convergence suffers).
 inline constexpr std::int64_t kAveragingFrequencyWarning = 20;

@@ -59,7 +59,7 @@ RoundVotes agree(const RoundVotes& mine, comm::WorkerGroup& workers) {
 
 class AveragingWorker : public SynchronousWorker {
  public:
-  AveragingWorker(RunContext& context, GroupSession& session, bool replacement)
+  AveragingWorker(runtime::RunContext& context, GroupSession& session, bool replacement)
       : SynchronousWorker(context, session, replacement),
         buffer_(replica_.parameters(),
                 cfg_.training.save_updater ? &replica_.optimizer() : nullptr) {}
@@ -259,7 +259,7 @@ class AveragingWorker : public SynchronousWorker {
 
 }  // namespace
 
-int run_averaging_worker(RunContext& context, GroupSession& session, bool replacement) {
+int run_averaging_worker(runtime::RunContext& context, GroupSession& session, bool replacement) {
   return AveragingWorker(context, session, replacement).run();
 }
 

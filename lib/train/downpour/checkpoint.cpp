@@ -7,8 +7,8 @@
 
 #include "core/errors.h"
 #include "core/log.h"
-#include "train/checkpointer.h"
-#include "train/model_file.h"
+#include "runtime/checkpointer.h"
+#include "runtime/model_file.h"
 
 namespace gradshare::train {
 
@@ -25,7 +25,7 @@ StartState worker_start(const std::optional<ckpt::Checkpoint>& resume, std::size
 }
 }  // namespace
 
-DownpourStart share_downpour_start(RunContext& context, comm::ControlChannel& control,
+DownpourStart share_downpour_start(runtime::RunContext& context, comm::ControlChannel& control,
                                    const DownpourLayout& layout, nn::Model& model) {
   DownpourStart start;
   if (!context.is_master()) {
@@ -38,19 +38,20 @@ DownpourStart share_downpour_start(RunContext& context, comm::ControlChannel& co
     }
     return start;
   }
-  start.resume = Checkpointer::find_resume(context);
+  start.resume = runtime::Checkpointer::find_resume(context);
   const auto& resume = start.resume;
   if (resume) {
-    restore_checkpoint(*resume, "checkpoint", model, nullptr);
+    runtime::restore_checkpoint(*resume, "checkpoint", model, nullptr);
     if (resume->strategy != kStrategy)
       core::log_info("the checkpoint was written by " + resume->strategy +
                      ": the parameter servers' optimizer starts afresh");
-    note_resize(context, *resume,
-                std::to_string(layout.servers()) +
-                    " parameter server(s) cut the checkpoint's parameters and server optimizer "
-                    "state into their shards; worker w starts from saved worker (w mod " +
-                    std::to_string(std::max<std::size_t>(resume->worker_optimizers.size(), 1)) +
-                    ")'s optimizer state");
+    runtime::note_resize(
+        context, *resume,
+        std::to_string(layout.servers()) +
+            " parameter server(s) cut the checkpoint's parameters and server optimizer "
+            "state into their shards; worker w starts from saved worker (w mod " +
+            std::to_string(std::max<std::size_t>(resume->worker_optimizers.size(), 1)) +
+            ")'s optimizer state");
     start.own.resume = true;
     start.own.worker = server_shard_state(*resume, layout, 0);
   }

@@ -27,7 +27,7 @@
 #include "nn/model.h"
 #include "train/downpour/protocol.h"
 #include "train/downpour/shard_snapshot.h"
-#include "train/run_context.h"
+#include "runtime/run_context.h"
 #include "train/worker_state.h"
 
 namespace gradshare::train {
@@ -40,7 +40,7 @@ struct DownpourStart {
 // Collective over the job: rank 0 finds the checkpoint to resume from (Checkpointer) and sends
 // every other rank its start; the others receive theirs. Every rank's `model` then holds the
 // parameters to start from.
-DownpourStart share_downpour_start(RunContext& context, comm::ControlChannel& control,
+DownpourStart share_downpour_start(runtime::RunContext& context, comm::ControlChannel& control,
                                    const DownpourLayout& layout, nn::Model& model);
 
 // Puts the shards' server optimizer states (index = shard, each of its shard's size) into the

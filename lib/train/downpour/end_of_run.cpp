@@ -9,7 +9,7 @@
 
 #include "core/log.h"
 #include "train/downpour/master_progress.h"
-#include "train/progress_window.h"
+#include "runtime/progress_window.h"
 
 namespace gradshare::train {
 
@@ -53,7 +53,7 @@ int mismatched_slots(const std::map<int, DownpourFinalModel>& finals,
   return mismatched;
 }
 
-void summarize_downpour(RunContext& context, const DownpourReport& total,
+void summarize_downpour(runtime::RunContext& context, const DownpourReport& total,
                         const DownpourLayout& layout, std::size_t parameters,
                         const EndChecks& checks) {
   const Comparison& worst = checks.worst;
@@ -71,8 +71,8 @@ void summarize_downpour(RunContext& context, const DownpourReport& total,
                 mismatched == 0 ? "OK" : (std::to_string(mismatched) + " slots differ: FAILED").c_str());
   core::log_info(line);
   const double steps = static_cast<double>(total.steps);
-  const double push_bytes = ratio(static_cast<double>(total.push_bytes), steps);
-  const double pull_bytes = ratio(static_cast<double>(total.pull_bytes), steps);
+  const double push_bytes = runtime::ratio(static_cast<double>(total.push_bytes), steps);
+  const double pull_bytes = runtime::ratio(static_cast<double>(total.pull_bytes), steps);
   std::snprintf(line, sizeof line,
                 "downpour summary: %lld steps, %lld pushes (%llu applied over %d shards, %lld "
                 "postponed), %lld pulls (%lld retried), staleness mean %.2f max %lld, "

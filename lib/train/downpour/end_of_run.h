@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "train/downpour/protocol.h"
-#include "train/run_context.h"
+#include "runtime/run_context.h"
 
 namespace gradshare::train {
 
@@ -39,7 +39,7 @@ struct EndChecks {
 
 // Logs the consistency and push lines and the summary, and writes the downpour_summary record
 // (`total`: every worker's figures; `parameters`: the model's size).
-void summarize_downpour(RunContext& context, const DownpourReport& total,
+void summarize_downpour(runtime::RunContext& context, const DownpourReport& total,
                         const DownpourLayout& layout, std::size_t parameters,
                         const EndChecks& checks);
 

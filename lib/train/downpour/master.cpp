@@ -16,8 +16,8 @@
 #include "core/log.h"
 #include "core/stop_signal.h"
 #include "data/epoch_plan.h"
-#include "train/checkpointer.h"
-#include "train/divergence_guard.h"
+#include "runtime/checkpointer.h"
+#include "runtime/divergence_guard.h"
 #include "train/downpour/network.h"
 #include "train/group_recovery.h"
 #include "train/downpour/checkpoint.h"
@@ -29,14 +29,14 @@
 #include "train/downpour/state_requests.h"
 #include "train/downpour/shard_zero_file.h"
 #include "train/downpour/takeover.h"
-#include "train/epoch_report.h"
+#include "runtime/epoch_report.h"
 #include "train/master_loop.h"
 #include "train/master_takeover.h"
-#include "train/model_file.h"
-#include "train/partition_data.h"
-#include "train/peak_memory.h"
-#include "train/poll_during.h"
-#include "train/partition_scheduler.h"
+#include "runtime/model_file.h"
+#include "runtime/partition_data.h"
+#include "runtime/peak_memory.h"
+#include "runtime/poll_during.h"
+#include "runtime/partition_scheduler.h"
 #include "train/worker_state.h"
 
 namespace gradshare::train {
@@ -46,18 +46,25 @@ namespace {
 class DownpourMaster : public MasterRole {
  public:
   // Starts at `position` and `step` (a resumed checkpoint's, or a takeover's).
-  DownpourMaster(RunContext& context, nn::Model& model, DownpourNetwork& network,
-                 std::unique_ptr<ShardServer> server, const DataPosition& position,
+  DownpourMaster(runtime::RunContext& context, nn::Model& model, DownpourNetwork& network,
+                 std::unique_ptr<ShardServer> server, const runtime::DataPosition& position,
                  std::int64_t step, ShardSnapshots snapshots)
-      : context_(context), cfg_(context.config), model_(model), network_(network),
-        layout_(network.layout()), server_(std::move(server)),
-        shape_(epoch_shape(cfg_, context.data.train)),
+      : context_(context),
+        cfg_(context.config),
+        model_(model),
+        network_(network),
+        layout_(network.layout()),
+        server_(std::move(server)),
+        shape_(runtime::epoch_shape(cfg_, context.data.train)),
         scheduler_(cfg_.training.epochs, static_cast<std::int64_t>(shape_.partition_count()),
                    position, shape_.partition_sizes(), cfg_.data.prefetch_partitions),
         progress_(context, static_cast<std::int64_t>(shape_.batch_count()), layout_.workers(),
                   step),
-        reporter_(context), checkpointer_(context), requests_(network),
-        recovery_(context, network.session()), snapshots_(std::move(snapshots)) {
+        reporter_(context),
+        checkpointer_(context),
+        requests_(network),
+        recovery_(context, network.session()),
+        snapshots_(std::move(snapshots)) {
     checkpointer_.mark_written(step);
     log_setup();
   }
@@ -85,7 +92,7 @@ class DownpourMaster : public MasterRole {
       case PartitionRequest::kTag:
         if (decode<PartitionRequest>(message).finished_previous) scheduler_.complete(worker);
         send(control(), worker,
-             PartitionGrantReply{stopping_early() ? PartitionAssignment{}
+             PartitionGrantReply{stopping_early() ? runtime::PartitionAssignment{}
                                                   : scheduler_.assign(worker)});
         break;
       case DownpourState::kTag:
@@ -99,14 +106,15 @@ class DownpourMaster : public MasterRole {
         snapshots_wanted_ = true;
         break;
       case DownpourRebuildFailed::kTag:
-        throw core::JobCannotGoOn(decode<DownpourRebuildFailed>(message).why + "; rerun the same "
+        throw core::JobCannotGoOn(decode<DownpourRebuildFailed>(message).why +
+                                  "; rerun the same "
                                   "command to resume every shard from " +
-                                  resume_point(context_.run_directory));
+                                  runtime::resume_point(context_.run_directory));
       case Diverged::kTag: {
         const auto report = decode<Diverged>(message);
         if (!diverged_)
-          log_divergence(context_, "on rank " + std::to_string(worker) + " at its step " +
-                                       std::to_string(report.step) + ": " + report.reason);
+          runtime::log_divergence(context_, "on rank " + std::to_string(worker) + " at its step " +
+                                                std::to_string(report.step) + ": " + report.reason);
         diverged_ = true;
         break;
       }
@@ -146,7 +154,7 @@ class DownpourMaster : public MasterRole {
     for (const auto epoch : scheduler_.take_completed_epochs()) {
       read_servers();
       const auto minibatches = scheduler_.minibatches_in(epoch);
-      poll_during(
+      runtime::poll_during(
           [&] { reporter_.end_of_epoch(model_, epoch + 1, progress_.step(), minibatches); },
           [&] { return server_->poll(); });
       checkpoint_due = checkpoint_due || (checkpointer_.at_epoch_end() && !stopping_ &&
@@ -244,7 +252,7 @@ class DownpourMaster : public MasterRole {
     for (int w : network_.live_workers()) {
       send(control(), w,
            DownpourResume{done_.count(w) > 0, drained_.count(w) > 0,
-                          repair.was_replaced(w) ? done : std::vector<PartitionGrant>{}});
+                          repair.was_replaced(w) ? done : std::vector<runtime::PartitionGrant>{}});
     }
   }
 
@@ -284,7 +292,7 @@ class DownpourMaster : public MasterRole {
   }
 
   void log_setup() {
-    log_model(model_);
+    runtime::log_model(model_);
     core::log_info(downpour_setup_line(cfg_, layout_));
     if (const auto momentum = worker_momentum_line(cfg_, layout_.workers()); !momentum.empty())
       core::log_info(momentum);
@@ -295,7 +303,10 @@ class DownpourMaster : public MasterRole {
   void stop(const std::string& why) {
     if (stopping_) return;
     const std::string plan = "finishing the partitions in flight before the stop checkpoint";
-    if (why.empty()) log_stop_request(plan, true, *context_.job); else core::log_warn(why + ": " + plan);
+    if (why.empty())
+      runtime::log_stop_request(plan, true, *context_.job);
+    else
+      core::log_warn(why + ": " + plan);
     stopping_ = true;
   }
 
@@ -333,7 +344,8 @@ class DownpourMaster : public MasterRole {
 
   // The checkpoint of the servers' model, with every rank's state; `own`: shard 0's snapshot.
   void save_checkpoint(const std::map<int, DownpourState>& replies, const ShardSnapshot& own) {
-    auto c = make_checkpoint(context_, model_, nullptr, progress_.step(), scheduler_.position());
+    auto c = runtime::make_checkpoint(context_, model_, nullptr, progress_.step(),
+                                      scheduler_.position());
     // The shards as the servers' snapshots hold them, not read again.
     std::vector<const ShardSnapshot*> shards{&own};
     for (int s = 1; s < layout_.servers(); ++s) {
@@ -350,7 +362,7 @@ class DownpourMaster : public MasterRole {
       const auto& state = reply != replies.end() ? reply->second.state : stand_in;
       c.worker_optimizers.push_back({state.optimizer_step, state.optimizer_state});
     }
-    poll_during([&] { checkpointer_.write(c); }, [&] { return server_->poll(); });
+    runtime::poll_during([&] { checkpointer_.write(c); }, [&] { return server_->poll(); });
   }
 
   // Every worker pulled at the end and `end` is gathered: the consistency checks, the summary,
@@ -386,17 +398,17 @@ class DownpourMaster : public MasterRole {
     return exit_code;
   }
 
-  RunContext& context_;
+  runtime::RunContext& context_;
   const config::ExperimentConfig& cfg_;
   nn::Model& model_;
   DownpourNetwork& network_;
   const DownpourLayout& layout_;
   std::unique_ptr<ShardServer> server_;  // shard 0 (a repair moves it onto the new transport)
   data::EpochPlan shape_;
-  PartitionScheduler scheduler_;
+  runtime::PartitionScheduler scheduler_;
   DownpourProgress progress_;
-  EpochReporter reporter_;
-  Checkpointer checkpointer_;
+  runtime::EpochReporter reporter_;
+  runtime::Checkpointer checkpointer_;
   StateRequests requests_;
   GroupRecovery recovery_;
   std::set<int> done_;                         // workers whose DownpourDone is in
@@ -405,13 +417,13 @@ class DownpourMaster : public MasterRole {
   ShardSnapshots snapshots_;
   std::string rebuilt_;  // the servers the recovery under way rebuilds
   bool snapshots_wanted_ = false;         // a worker's log for a shard is half full
-  PeakMemory peak_memory_;
+  runtime::PeakMemory peak_memory_;
   bool stopping_ = false;
   bool diverged_ = false;  // a worker's divergence guard fired: no partition more, nothing saved
 };
 
 // Under fault tolerance shard 0's snapshots go to the run directory (shard_zero_file.h).
-std::string shard_zero_file(RunContext& context, DownpourNetwork& network) {
+std::string shard_zero_file(runtime::RunContext& context, DownpourNetwork& network) {
   return network.session().fault_tolerant() ? shard_zero_path(context.run_directory) : "";
 }
 
@@ -422,20 +434,21 @@ int run_master_loop(DownpourNetwork& network, DownpourMaster& master) {
 
 }  // namespace
 
-int run_downpour_master(RunContext& context, nn::Model& model, DownpourNetwork& network,
+int run_downpour_master(runtime::RunContext& context, nn::Model& model, DownpourNetwork& network,
                         std::unique_ptr<ShardServer> server,
                         const std::optional<ckpt::Checkpoint>& resume) {
   ShardSnapshots snapshots(network.layout(), model.parameters(), resume,
                            shard_zero_file(context, network));
   DownpourMaster master(context, model, network, std::move(server),
-                        resume ? data_position(*resume) : DataPosition{},
+                        resume ? runtime::data_position(*resume) : runtime::DataPosition{},
                         resume ? resume->iteration : 0, std::move(snapshots));
   return run_master_loop(network, master);
 }
 
-int run_downpour_takeover(RunContext& context, DownpourNetwork& network,
+int run_downpour_takeover(runtime::RunContext& context, DownpourNetwork& network,
                           const std::optional<DownpourHandover>& handover) {
-  nn::Model model = build_model(context.config);  // the servers' parameters come at each read
+  // The servers' parameters come at each read.
+  nn::Model model = runtime::build_model(context.config);
   auto takeover = take_over_downpour(context, network, handover);
   ShardSnapshots snapshots(network.layout(), takeover.server->snapshot(),
                            shard_zero_file(context, network));

@@ -16,8 +16,8 @@ void DownpourProgress::maybe_log() {
   if (!window_.due()) return;
   const auto& w = window_.window();
   const double steps = static_cast<double>(w.steps);
-  const double push_bytes = ratio(static_cast<double>(w.push_bytes), steps);
-  const double pull_bytes = ratio(static_cast<double>(w.pull_bytes), steps);
+  const double push_bytes = runtime::ratio(static_cast<double>(w.push_bytes), steps);
+  const double pull_bytes = runtime::ratio(static_cast<double>(w.pull_bytes), steps);
   char line[448];
   std::snprintf(line, sizeof line,
                 "%s  staleness mean %.1f max %lld  pushes %lld (postponed %lld)  pulls %lld "

@@ -5,8 +5,8 @@
 #include <cstdint>
 
 #include "train/downpour/protocol.h"
-#include "train/progress_window.h"
-#include "train/run_context.h"
+#include "runtime/progress_window.h"
+#include "runtime/run_context.h"
 
 namespace gradshare::train {
 
@@ -16,7 +16,7 @@ double mean_age(const DownpourReport& report);
 // The master's periodic progress line and "step" metrics record.
 class DownpourProgress {
  public:
-  DownpourProgress(RunContext& context, std::int64_t steps_per_epoch, int workers,
+  DownpourProgress(runtime::RunContext& context, std::int64_t steps_per_epoch, int workers,
                    std::int64_t first_step)
       : context_(context), window_(context, steps_per_epoch, workers, first_step) {}
 
@@ -29,8 +29,8 @@ class DownpourProgress {
   void maybe_log();
 
  private:
-  RunContext& context_;
-  ProgressWindow<DownpourReport> window_;
+  runtime::RunContext& context_;
+  runtime::ProgressWindow<DownpourReport> window_;
 };
 
 }  // namespace gradshare::train

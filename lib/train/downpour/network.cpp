@@ -5,11 +5,11 @@
 #include <string>
 
 #include "core/errors.h"
-#include "train/checkpointer.h"
+#include "runtime/checkpointer.h"
 
 namespace gradshare::train {
 
-DownpourNetwork::DownpourNetwork(RunContext& context, GroupSession& session,
+DownpourNetwork::DownpourNetwork(runtime::RunContext& context, GroupSession& session,
                                  const DownpourLayout& layout)
     : context_(context), session_(session), layout_(layout) {
   transport_ = session.downpour_transport(context, layout);
@@ -36,7 +36,7 @@ void DownpourNetwork::rebuild() {
           "; replace rebuilds a lost shard in the job): the updates it applied since the newest "
           "checkpoint are lost with it; rerun the same command (gradshare run --max-restarts "
           "does) to resume every shard from " +
-          resume_point(context_.run_directory));
+          runtime::resume_point(context_.run_directory));
   // Made first: when yet another failure breaks the making, the current transport (which this
   // rank's server or links still use) stays, and the next try carries from it.
   auto fresh = session_.downpour_transport(context_, layout_);

@@ -41,14 +41,15 @@
 #include "train/downpour/server.h"
 #include "train/downpour/transport.h"
 #include "train/group_session.h"
-#include "train/run_context.h"
+#include "runtime/run_context.h"
 
 namespace gradshare::train {
 
 class DownpourNetwork {
  public:
   // Makes the transport: collective over the session's job.
-  DownpourNetwork(RunContext& context, GroupSession& session, const DownpourLayout& layout);
+  DownpourNetwork(runtime::RunContext& context, GroupSession& session,
+                  const DownpourLayout& layout);
 
   GroupSession& session() { return session_; }
   comm::ControlChannel& control() { return session_.control(); }
@@ -75,7 +76,7 @@ class DownpourNetwork {
   void keep_alive(std::vector<std::unique_ptr<ShardLink>> links);
 
  private:
-  RunContext& context_;
+  runtime::RunContext& context_;
   GroupSession& session_;
   const DownpourLayout& layout_;
   std::unique_ptr<DownpourTransport> transport_;

@@ -9,7 +9,7 @@
 #include "core/errors.h"
 #include "core/log.h"
 #include "core/stop_signal.h"
-#include "train/checkpointer.h"
+#include "runtime/checkpointer.h"
 #include "train/replica.h"
 
 namespace gradshare::train {
@@ -134,7 +134,7 @@ void DownpourReport::add(const DownpourReport& o) {
 
 void StopNotice::check() {
   if (sent_ || !core::stop_requested()) return;
-  log_stop_request("asking the master to stop after a checkpoint", true, job_);
+  runtime::log_stop_request("asking the master to stop after a checkpoint", true, job_);
   send(control_, 0, Shutdown{core::kExitRequeue});
   sent_ = true;
 }

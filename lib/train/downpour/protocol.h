@@ -35,7 +35,7 @@
 #include "train/messages.h"
 #include "train/step_counts.h"
 #include "train/partition_messages.h"
-#include "train/partition_scheduler.h"
+#include "runtime/partition_scheduler.h"
 #include "train/worker_state.h"
 
 namespace gradshare::train {
@@ -242,7 +242,7 @@ struct DownpourResume {
   bool has_final_model = false;  // its DownpourFinalModel
   // To a replacement: every partition done so far, which it tells a new master in turn
   // (downpour/takeover.h); empty to the others, which know theirs.
-  std::vector<PartitionGrant> done;
+  std::vector<runtime::PartitionGrant> done;
   void write(comm::ByteWriter& writer) const {
     writer.put<std::uint8_t>(has_done).put<std::uint8_t>(has_final_model);
     put_grants(writer, done);
@@ -259,7 +259,7 @@ struct DownpourResume {
 // worker -> a new master (downpour/takeover.h): every partition it knows done.
 struct DownpourTakeoverStatus {
   static constexpr comm::Tag kTag = tags::kDownpourTakeoverStatus;
-  std::vector<PartitionGrant> done;
+  std::vector<runtime::PartitionGrant> done;
   void write(comm::ByteWriter& writer) const { put_grants(writer, done); }
   static DownpourTakeoverStatus read(comm::ByteReader& reader) { return {get_grants(reader)}; }
 };

@@ -13,7 +13,7 @@
 #include "core/log.h"
 #include "core/memory.h"
 #include "core/timer.h"
-#include "train/checkpointer.h"
+#include "runtime/checkpointer.h"
 #include "train/downpour/network.h"
 #include "train/group_recovery.h"
 #include "train/job_session.h"
@@ -189,7 +189,7 @@ std::size_t ShardServer::round_robin(const std::function<bool(int worker)>& try_
 namespace {
 
 // Serves until the master's Shutdown; returns its exit code.
-int serve(RunContext& context, JobSession& session, ShardServer& server, bool& stop_sent) {
+int serve(runtime::RunContext& context, JobSession& session, ShardServer& server, bool& stop_sent) {
   auto& control = session.control();
   core::Backoff backoff;
   core::Deadline deadline(control.timeout_seconds());
@@ -229,7 +229,7 @@ int serve(RunContext& context, JobSession& session, ShardServer& server, bool& s
 
 }  // namespace
 
-int run_downpour_server(RunContext& context, DownpourNetwork& network,
+int run_downpour_server(runtime::RunContext& context, DownpourNetwork& network,
                         std::unique_ptr<ShardServer> server) {
   const bool replacement = server == nullptr;
   bool stop_sent = false;
@@ -249,7 +249,7 @@ int run_downpour_server(RunContext& context, DownpourNetwork& network,
             throw core::JobCannotGoOn(
                 "another process failed while parameter server " + std::to_string(context.rank) +
                 " was being rebuilt; rerun the same command to resume every shard from " +
-                resume_point(context.run_directory));
+                runtime::resume_point(context.run_directory));
           rebuilding = true;
           try {
             server = rebuild_lost_shard(context, network);  // on the network the repair made

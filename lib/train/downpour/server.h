@@ -29,7 +29,7 @@
 #include "nn/optimizer.h"
 #include "train/downpour/protocol.h"
 #include "train/downpour/shard_rebuild.h"
-#include "train/run_context.h"
+#include "runtime/run_context.h"
 
 namespace gradshare::train {
 
@@ -137,7 +137,7 @@ class ShardServer {
 // transport. A null `server`: this rank replaces a lost server and rebuilds its shard first
 // (shard_rebuild.h).
 class DownpourNetwork;  // downpour/network.h
-int run_downpour_server(RunContext& context, DownpourNetwork& network,
+int run_downpour_server(runtime::RunContext& context, DownpourNetwork& network,
                         std::unique_ptr<ShardServer> server);
 
 }  // namespace gradshare::train

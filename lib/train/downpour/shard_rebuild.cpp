@@ -7,7 +7,7 @@
 
 #include "core/errors.h"
 #include "core/log.h"
-#include "train/checkpointer.h"
+#include "runtime/checkpointer.h"
 #include "train/downpour/network.h"
 #include "train/downpour/server.h"
 #include "train/messages.h"
@@ -202,13 +202,14 @@ ReplayCount replay_pushes(ShardUpdater& updater, const ShardSnapshot& snapshot,
   return count;
 }
 
-std::unique_ptr<ShardServer> rebuild_lost_shard(RunContext& context, DownpourNetwork& network) {
+std::unique_ptr<ShardServer> rebuild_lost_shard(runtime::RunContext& context,
+                                                DownpourNetwork& network) {
   return rebuild_shard(
       context, network,
       receive<DownpourShardRebuild>(network.control(), 0, "the lost shard's snapshot").snapshot);
 }
 
-std::unique_ptr<ShardServer> rebuild_shard(RunContext& context, DownpourNetwork& network,
+std::unique_ptr<ShardServer> rebuild_shard(runtime::RunContext& context, DownpourNetwork& network,
                                            const ShardSnapshot& snapshot,
                                            const std::map<int, DownpourPushLog>& kept) {
   const auto& layout = network.layout();

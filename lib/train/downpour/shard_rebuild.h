@@ -46,7 +46,7 @@
 #include "train/downpour/protocol.h"
 #include "train/downpour/shard_snapshot.h"
 #include "train/messages.h"
-#include "train/run_context.h"
+#include "runtime/run_context.h"
 #include "train/tags.h"
 #include "train/worker_state.h"
 
@@ -156,10 +156,11 @@ ReplayCount replay_pushes(ShardUpdater& updater, const ShardSnapshot& snapshot,
 
 // A replacement for lost server `context.rank`, on the network its repair made: the master's
 // snapshot, every live worker's log, the replay, and the server that serves the result.
-std::unique_ptr<ShardServer> rebuild_lost_shard(RunContext& context, DownpourNetwork& network);
+std::unique_ptr<ShardServer> rebuild_lost_shard(runtime::RunContext& context,
+                                                DownpourNetwork& network);
 // The same from `snapshot` (a new master's shard 0: downpour/takeover.h); `kept`, by worker
 // index, stands for what that worker's replacement sends (a former worker's own log).
-std::unique_ptr<ShardServer> rebuild_shard(RunContext& context, DownpourNetwork& network,
+std::unique_ptr<ShardServer> rebuild_shard(runtime::RunContext& context, DownpourNetwork& network,
                                            const ShardSnapshot& snapshot,
                                            const std::map<int, DownpourPushLog>& kept = {});
 

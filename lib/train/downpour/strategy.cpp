@@ -13,14 +13,14 @@
 #include "train/downpour/roles.h"
 #include "train/downpour/server.h"
 #include "train/master_takeover.h"
-#include "train/model_file.h"
+#include "runtime/model_file.h"
 
 namespace gradshare::train {
 
 namespace {
 
 // A worker's role, until a repair may make it the master (downpour/takeover.h).
-int run_worker(RunContext& context, nn::Model model, DownpourNetwork& network,
+int run_worker(runtime::RunContext& context, nn::Model model, DownpourNetwork& network,
                const StartState& start, bool replacement) {
   try {
     return run_downpour_worker(context, std::move(model), network, start, replacement);
@@ -33,9 +33,9 @@ int run_worker(RunContext& context, nn::Model model, DownpourNetwork& network,
 
 }  // namespace
 
-int run_downpour_replacement(RunContext& context, GroupSession& session) {
+int run_downpour_replacement(runtime::RunContext& context, GroupSession& session) {
   const auto& cfg = context.config;
-  nn::Model model = build_model(cfg);
+  nn::Model model = runtime::build_model(cfg);
   const DownpourLayout layout(cfg, model.parameter_count(), context.size);
   DownpourNetwork network(context, session, layout);  // collective with the survivors' rebuild
   if (context.is_master()) {
@@ -52,7 +52,7 @@ int run_downpour_replacement(RunContext& context, GroupSession& session) {
   return run_worker(context, std::move(model), network, StartState{}, /*replacement=*/true);
 }
 
-int run_downpour(RunContext& context) {
+int run_downpour(runtime::RunContext& context) {
   const auto& cfg = context.config;
   GS_CHECK(context.links.group_session, "no session for this job");
   const auto session = context.links.group_session(context);
@@ -61,7 +61,7 @@ int run_downpour(RunContext& context) {
     return wait_as_spare(*session, context) ? run_downpour_replacement(context, *session)
                                             : core::kExitOk;
   }
-  nn::Model model = build_model(cfg);
+  nn::Model model = runtime::build_model(cfg);
   const DownpourLayout layout(cfg, model.parameter_count(), context.size);
   DownpourNetwork network(context, *session, layout);
   const DownpourStart start = share_downpour_start(context, network.control(), layout, model);

@@ -54,10 +54,10 @@
 // maximum.
 #pragma once
 
-#include "train/run_context.h"
+#include "runtime/run_context.h"
 
 namespace gradshare::train {
 
-int run_downpour(RunContext& context);
+int run_downpour(runtime::RunContext& context);
 
 }  // namespace gradshare::train

@@ -35,7 +35,7 @@
 #include "train/downpour/server.h"
 #include "train/downpour/shard_rebuild.h"
 #include "train/master_takeover.h"
-#include "train/partition_scheduler.h"
+#include "runtime/partition_scheduler.h"
 
 namespace gradshare::train {
 
@@ -43,7 +43,7 @@ namespace gradshare::train {
 struct DownpourHandover {
   int worker_rank = -1;
   DownpourPushLog shard_zero_log;      // its pushes to shard 0 since the snapshot
-  std::vector<PartitionGrant> done;    // every partition it knows done
+  std::vector<runtime::PartitionGrant> done;  // every partition it knows done
 };
 
 // Thrown out of a Downpour worker's run once a repair made it the master.
@@ -57,13 +57,13 @@ class DownpourBecameMaster : public BecameMaster {
 struct DownpourTakeover {
   std::unique_ptr<ShardServer> server;  // shard 0, rebuilt
   RunSoFar so_far;
-  DataPosition position;  // the rebuilt schedule's
+  runtime::DataPosition position;  // the rebuilt schedule's
 };
 
 // The new master's first steps on the network the takeover's repair made (collective with the
 // survivors' rebuild, as for any replacement): shard 0 rebuilt and the schedule from the
 // workers' reports. JobCannotGoOn when shard 0's file cannot be read.
-DownpourTakeover take_over_downpour(RunContext& context, DownpourNetwork& network,
+DownpourTakeover take_over_downpour(runtime::RunContext& context, DownpourNetwork& network,
                                     const std::optional<DownpourHandover>& handover);
 
 }  // namespace gradshare::train

@@ -20,8 +20,8 @@
 #include "kernels/cpu/elementwise.h"
 #include "nn/optimizer.h"
 #include "nn/schedule.h"
-#include "train/checkpointer.h"
-#include "train/divergence_guard.h"
+#include "runtime/checkpointer.h"
+#include "runtime/divergence_guard.h"
 #include "ft/fault_injection.h"
 #include "train/downpour/link.h"
 #include "train/downpour/network.h"
@@ -29,8 +29,8 @@
 #include "train/downpour/roles.h"
 #include "train/downpour/shard_rebuild.h"
 #include "train/downpour/takeover.h"
-#include "train/model_file.h"
-#include "train/partition_data.h"
+#include "runtime/model_file.h"
+#include "runtime/partition_data.h"
 #include "train/replica.h"
 
 namespace gradshare::train {
@@ -39,13 +39,15 @@ namespace {
 
 class DownpourWorker {
  public:
-  DownpourWorker(RunContext& context, nn::Model model, DownpourNetwork& network,
+  DownpourWorker(runtime::RunContext& context, nn::Model model, DownpourNetwork& network,
                  const StartState& start, bool replacement)
-      : context_(context), cfg_(context.config), network_(network),
-        batches_per_epoch_(minibatches_per_epoch(cfg_, context.data.train)),
+      : context_(context),
+        cfg_(context.config),
+        network_(network),
+        batches_per_epoch_(runtime::minibatches_per_epoch(cfg_, context.data.train)),
         replica_(worker_optimizer_config(cfg_, network.layout().workers()), std::move(model),
-                 batches_per_epoch_ * cfg_.training.epochs,
-                 batches_per_epoch_, static_cast<std::uint64_t>(context.rank)),
+                 batches_per_epoch_ * cfg_.training.epochs, batches_per_epoch_,
+                 static_cast<std::uint64_t>(context.rank)),
         n_(replica_.parameter_count()),
         timeout_(network.control().timeout_seconds()),
         accumulator_(n_, 0.0f),
@@ -168,7 +170,8 @@ class DownpourWorker {
     return values.subspan(link.range().begin, link.range().size());
   }
 
-  void train_partition(const PartitionGrant& grant, std::span<const PartitionGrant> read_ahead) {
+  void train_partition(const runtime::PartitionGrant& grant,
+                       std::span<const runtime::PartitionGrant> read_ahead) {
     partitions_.read_ahead(grant, read_ahead);
     const auto& plan = partitions_.plan(grant.epoch);
     const auto range = plan.partition(static_cast<std::size_t>(grant.partition));
@@ -343,7 +346,7 @@ class DownpourWorker {
     return code;
   }
 
-  RunContext& context_;
+  runtime::RunContext& context_;
   const config::ExperimentConfig& cfg_;
   DownpourNetwork& network_;
   std::int64_t batches_per_epoch_;
@@ -355,13 +358,13 @@ class DownpourWorker {
   std::vector<std::unique_ptr<ShardLink>> links_;
   std::vector<std::unique_ptr<ShardLink>> retired_links_;  // from transports a repair replaced
   std::vector<float> accumulator_;  // updates made locally and not yet pushed
-  PartitionData partitions_;
+  runtime::PartitionData partitions_;
   std::vector<std::int64_t> since_push_, since_pull_;
   std::vector<bool> pull_started_;
   DownpourReport report_;
   core::Stopwatch report_clock_;
   std::int64_t steps_ = 0;
-  DivergenceGuard divergence_;
+  runtime::DivergenceGuard divergence_;
   bool diverged_ = false;
   std::optional<Diverged> divergence_report_;  // sent to the master (again after a repair)
   ft::FaultInjector injector_;  // fault_tolerance.inject
@@ -371,14 +374,14 @@ class DownpourWorker {
   bool finished_previous_ = false;  // the partition granted last is trained
   // Every partition this worker knows done: its own, and as a replacement those done when it
   // resumed (for a new master: downpour/takeover.h).
-  std::vector<PartitionGrant> done_partitions_;
+  std::vector<runtime::PartitionGrant> done_partitions_;
   bool unpushed_ = false;           // steps taken since the last push of everything
   bool snapshots_wanted_ = false;   // DownpourSnapshotWanted sent, no snapshot taken since
 };
 
 }  // namespace
 
-int run_downpour_worker(RunContext& context, nn::Model model, DownpourNetwork& network,
+int run_downpour_worker(runtime::RunContext& context, nn::Model model, DownpourNetwork& network,
                         const StartState& start, bool replacement) {
   return DownpourWorker(context, std::move(model), network, start, replacement).run();
 }

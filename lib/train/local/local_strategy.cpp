@@ -11,14 +11,14 @@
 #include "nn/model.h"
 #include "nn/optimizer.h"
 #include "nn/schedule.h"
-#include "train/checkpointer.h"
-#include "train/divergence_guard.h"
-#include "train/epoch_report.h"
+#include "runtime/checkpointer.h"
+#include "runtime/divergence_guard.h"
+#include "runtime/epoch_report.h"
 #include "train/master_loop.h"
-#include "train/model_file.h"
-#include "train/partition_data.h"
-#include "train/partition_scheduler.h"
-#include "train/peak_memory.h"
+#include "runtime/model_file.h"
+#include "runtime/partition_data.h"
+#include "runtime/partition_scheduler.h"
+#include "runtime/peak_memory.h"
 #include "report/progress.h"
 #include "train/replica.h"
 #include "train/sharing/update_recorder.h"
@@ -28,7 +28,7 @@ namespace gradshare::train {
 namespace {
 
 // The progress line and the "step" metrics record after `step`, minibatch `in_epoch` of `epoch`.
-void log_step(RunContext& context, report::ProgressMeter& progress, std::int64_t epoch,
+void log_step(runtime::RunContext& context, report::ProgressMeter& progress, std::int64_t epoch,
               std::int64_t in_epoch, std::int64_t batches_per_epoch, std::int64_t step,
               double learning_rate) {
   const double samples_per_second = progress.samples_per_second();
@@ -48,7 +48,7 @@ void log_step(RunContext& context, report::ProgressMeter& progress, std::int64_t
 
 }  // namespace
 
-int run_local(RunContext& context) {
+int run_local(runtime::RunContext& context) {
   context.begin_training();
   const auto& cfg = context.config;
   const auto seed = static_cast<std::uint64_t>(cfg.run.seed);
@@ -62,31 +62,33 @@ int run_local(RunContext& context) {
   auto& model = replica.model();
   auto* optimizer = &replica.optimizer();
   auto& dropout_rng = replica.dropout_rng();
-  log_model(model);
+  runtime::log_model(model);
 
-  Checkpointer checkpointer(context);
+  runtime::Checkpointer checkpointer(context);
   std::int64_t step = 0;
-  DataPosition start;
-  if (auto resume = Checkpointer::find_resume(context)) {
-    restore_checkpoint(*resume, "checkpoint", model, optimizer);
+  runtime::DataPosition start;
+  if (auto resume = runtime::Checkpointer::find_resume(context)) {
+    runtime::restore_checkpoint(*resume, "checkpoint", model, optimizer);
     step = resume->iteration;
-    start = data_position(*resume);
+    start = runtime::data_position(*resume);
     dropout_rng.set_state(resume->rng_state);
   }
-  PartitionScheduler scheduler(cfg.training.epochs, static_cast<std::int64_t>(shape.partition_count()),
-                               start, shape.partition_sizes(), cfg.data.prefetch_partitions);
-  PartitionData partitions(train_set, batch_size, partition_batches, seed, cfg.data.shuffle);
+  runtime::PartitionScheduler scheduler(cfg.training.epochs,
+                                        static_cast<std::int64_t>(shape.partition_count()), start,
+                                        shape.partition_sizes(), cfg.data.prefetch_partitions);
+  runtime::PartitionData partitions(train_set, batch_size, partition_batches, seed,
+                                    cfg.data.shuffle);
 
   UpdateRecorder recorder(model.parameter_count());
   report::ProgressMeter progress(total_steps, step);
-  EpochReporter reporter(context);
+  runtime::EpochReporter reporter(context);
   auto checkpoint = [&] {
-    auto c = make_checkpoint(context, model, optimizer, step, scheduler.position());
+    auto c = runtime::make_checkpoint(context, model, optimizer, step, scheduler.position());
     c.rng_state = dropout_rng.state();
     checkpointer.write(c);
   };
 
-  DivergenceGuard divergence(cfg.training, cfg.model.num_classes);
+  runtime::DivergenceGuard divergence(cfg.training, cfg.model.num_classes);
   for (auto assigned = scheduler.assign(1); assigned.grant; assigned = scheduler.assign(1)) {
     const auto& grant = assigned.grant;
     partitions.read_ahead(*grant, assigned.read_ahead);
@@ -95,7 +97,7 @@ int run_local(RunContext& context) {
     for (std::size_t b = range.first_batch; b < range.end_batch; ++b) {
       const auto result = replica.gradient(train_set, plan.batch_indices(b));
       if (auto reason = divergence.check(step + 1, result.loss)) {
-        log_divergence(context, "at step " + std::to_string(step + 1) + ": " + *reason);
+        runtime::log_divergence(context, "at step " + std::to_string(step + 1) + ": " + *reason);
         return core::kExitDiverged;  // the diverged model is never saved
       }
       const double learning_rate =
@@ -114,16 +116,16 @@ int run_local(RunContext& context) {
       reporter.end_of_epoch(model, epoch + 1, step, scheduler.minibatches_in(epoch));
     if (reporter.stop_early()) break;
     if (core::stop_requested()) {
-      log_stop_request("stopping after a checkpoint", false, *context.job);
+      runtime::log_stop_request("stopping after a checkpoint", false, *context.job);
       checkpoint();
       return core::kExitRequeue;
     }
     if ((!finished.empty() && checkpointer.at_epoch_end()) || checkpointer.due(step)) checkpoint();
   }
   write_final_model(context, model, reporter, [&] {
-    return make_checkpoint(context, model, optimizer, step, scheduler.position());
+    return runtime::make_checkpoint(context, model, optimizer, step, scheduler.position());
   });
-  PeakMemory().summarize(context);
+  runtime::PeakMemory().summarize(context);
   return 0;
 }
 

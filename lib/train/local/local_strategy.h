@@ -2,11 +2,11 @@
 // and every run started without mpirun). Walks each epoch's partitions in order.
 #pragma once
 
-#include "train/run_context.h"
+#include "runtime/run_context.h"
 
 namespace gradshare::train {
 
 // Returns the process exit code.
-int run_local(RunContext& context);
+int run_local(runtime::RunContext& context);
 
 }  // namespace gradshare::train

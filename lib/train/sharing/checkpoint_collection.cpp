@@ -39,7 +39,7 @@ bool CheckpointCollection::abandon() {
   return end();
 }
 
-void CheckpointCollection::finished(int worker, const PartitionGrant& partition) {
+void CheckpointCollection::finished(int worker, const runtime::PartitionGrant& partition) {
   if (cut_ && cut_->has_cut(worker)) finished_past_cut_.push_back(partition);
 }
 

@@ -20,7 +20,7 @@
 
 #include "codec/decoder.h"
 #include "comm/control_channel.h"
-#include "train/partition_scheduler.h"
+#include "runtime/partition_scheduler.h"
 #include "train/sharing/checkpoint_cut.h"
 #include "train/sharing/protocol.h"
 #include "train/worker_state.h"
@@ -49,7 +49,7 @@ class CheckpointCollection {
   }
   // `worker` finished `partition`: after its state, when its cut is known (the control channel
   // keeps a worker's messages in order), so trained past its cut and not in this checkpoint.
-  void finished(int worker, const PartitionGrant& partition);
+  void finished(int worker, const runtime::PartitionGrant& partition);
   // A piece of `worker`'s state: acknowledged; the first sets the worker's cut, the last
   // completes its reply. A piece nobody asked for, or out of order, is logged and ignored.
   void take_piece(int worker, const StateChunk& piece, comm::ControlChannel& control);
@@ -68,7 +68,9 @@ class CheckpointCollection {
     return true;
   }
   // The partitions finished past their worker's cut, and the run's steps at the request.
-  const std::vector<PartitionGrant>& finished_past_cut() const { return finished_past_cut_; }
+  const std::vector<runtime::PartitionGrant>& finished_past_cut() const {
+    return finished_past_cut_;
+  }
   std::int64_t steps() const { return steps_; }
 
   // Ends the one under way, written or abandoned; whether one had been asked for (a request
@@ -93,7 +95,7 @@ class CheckpointCollection {
   std::optional<CheckpointCut> cut_;
   std::map<int, StateReply> replies_;
   std::map<int, std::vector<std::uint8_t>> pieces_;  // replies still arriving
-  std::vector<PartitionGrant> finished_past_cut_;
+  std::vector<runtime::PartitionGrant> finished_past_cut_;
   std::int64_t started_ = 0;
   std::int64_t state_bytes_ = 0;
 };

@@ -55,7 +55,7 @@ std::string sharing_momentum_line(const config::ExperimentConfig& config, int wo
                                    "encoding.momentum");
 }
 
-int run_gradient_sharing(RunContext& context) {
+int run_gradient_sharing(runtime::RunContext& context) {
   GS_CHECK(context.links.sharing_session, "no gradient-sharing session for this job");
   const auto session = context.links.sharing_session(context);
   context.begin_training();

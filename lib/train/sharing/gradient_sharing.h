@@ -40,11 +40,11 @@
 #include <string>
 
 #include "topology/tree.h"
-#include "train/run_context.h"
+#include "runtime/run_context.h"
 
 namespace gradshare::train {
 
-int run_gradient_sharing(RunContext& context);
+int run_gradient_sharing(runtime::RunContext& context);
 
 // The config a worker steps with, one of `workers`: under combine: sum it clips as one of the
 // workers whose updates add up (one_of_summed_workers); under encoding.momentum: compensate,

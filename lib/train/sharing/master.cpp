@@ -6,14 +6,14 @@ namespace gradshare::train {
 
 // The master's state and its reactions to the workers' messages.
 
-SharingMaster::SharingMaster(RunContext& context, SharingSession& session)
+SharingMaster::SharingMaster(runtime::RunContext& context, SharingSession& session)
     : context_(context),
       cfg_(context.config),
       session_(session),
-      model_(build_model(cfg_)),
+      model_(runtime::build_model(cfg_)),
       exchange_(session.plane(), 0, context.size, model_.parameter_count(),
                 keep_budget(session, context.config)),
-      shape_(epoch_shape(cfg_, context.data.train)),
+      shape_(runtime::epoch_shape(cfg_, context.data.train)),
       checkpointer_(context),
       reporter_(context),
       recoveries_(context.metrics),
@@ -33,11 +33,11 @@ SharingMaster::SharingMaster(RunContext& context, SharingSession& session)
 }
 
 int SharingMaster::run() {
-  log_model(model_);
+  runtime::log_model(model_);
   if (const auto momentum = sharing_momentum_line(cfg_, context_.worker_count());
       !momentum.empty())
     core::log_info(momentum);
-  const auto resume = Checkpointer::find_resume(context_);
+  const auto resume = runtime::Checkpointer::find_resume(context_);
   // The checkpoint resumed from is the newest: none is due until every_steps after it.
   if (resume) checkpointer_.mark_written(resume->iteration);
   try {
@@ -90,8 +90,8 @@ int SharingMaster::end_run(int exit_code, double cpu_seconds, double wall_second
 
 void SharingMaster::on_stop_signal() {
   if (stopping_) return;  // on_worker_failure: abort stops the run already
-  log_stop_request("finishing the partitions in flight before the stop checkpoint", true,
-                   *context_.job);
+  runtime::log_stop_request("finishing the partitions in flight before the stop checkpoint", true,
+                            *context_.job);
   stopping_ = true;
 }
 
@@ -160,10 +160,10 @@ bool SharingMaster::poll() {
 
 void SharingMaster::start_workers(const std::optional<ckpt::Checkpoint>& resume) {
   StartState start;
-  DataPosition position;
+  runtime::DataPosition position;
   if (resume) {
-    restore_checkpoint(*resume, "checkpoint", model_, nullptr);
-    position = data_position(*resume);
+    runtime::restore_checkpoint(*resume, "checkpoint", model_, nullptr);
+    position = runtime::data_position(*resume);
     start.resume = true;
     start.parameters.assign(model_.parameters().begin(), model_.parameters().end());
     for (std::size_t w = 0; w < tau_.size() && !resume->thresholds.empty(); ++w)
@@ -200,7 +200,7 @@ std::optional<int> SharingMaster::handle(const comm::ControlMessage& message) {
       if (request.finished_previous) finish_partition(worker, request.last_seq);
       grant_seq_[worker] = exchange_.highest_applied(worker);
       send(control(), worker,
-           PartitionGrantReply{stopping_ || reporter_.stop_early() ? PartitionAssignment{}
+           PartitionGrantReply{stopping_ || reporter_.stop_early() ? runtime::PartitionAssignment{}
                                                                    : scheduler_->assign(worker)});
       break;
     }
@@ -245,7 +245,7 @@ std::optional<int> SharingMaster::handle(const comm::ControlMessage& message) {
 }
 
 void SharingMaster::relay_during(const std::function<void()>& work) {
-  poll_during(work, [&] { return relay(); });
+  runtime::poll_during(work, [&] { return relay(); });
   liveness_.master_was_busy();
 }
 
@@ -256,7 +256,7 @@ void SharingMaster::report_divergence(int worker, std::int64_t step, const std::
   const double staleness = progress_->total().staleness.mean();
   const auto bound = cfg_.encoding.max_staleness;
   const std::string rate_cause =
-      learning_rate_cause(context_) + " for " + std::to_string(context_.worker_count()) +
+      runtime::learning_rate_cause(context_) + " for " + std::to_string(context_.worker_count()) +
       " workers" +
       (cfg_.encoding.combine == "sum" ? " whose updates add up (encoding.combine: sum)" : "");
   char stale[200];
@@ -270,17 +270,17 @@ void SharingMaster::report_divergence(int worker, std::int64_t step, const std::
                        "off (2 keeps them fresh)"
       : bound > 4 && staleness > 2 ? std::string(stale)
                                    : rate_cause;
-  log_divergence(
+  runtime::log_divergence(
       context_,
       "on rank " + std::to_string(worker) + " at its step " + std::to_string(step) + ": " + reason,
       cause);
 }
 
-int run_sharing_master(RunContext& context, SharingSession& session) {
+int run_sharing_master(runtime::RunContext& context, SharingSession& session) {
   return SharingMaster(context, session).run();
 }
 
-int take_over_sharing_master(RunContext& context, SharingSession& session,
+int take_over_sharing_master(runtime::RunContext& context, SharingSession& session,
                              std::optional<SharingHandover> handover) {
   const auto lock = become_master(context, session.last_repair());
   return SharingMaster(context, session).take_over(std::move(handover));

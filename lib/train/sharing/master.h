@@ -26,23 +26,23 @@
 #include "core/timer.h"
 #include "data/epoch_plan.h"
 #include "nn/model.h"
-#include "train/checkpointer.h"
-#include "train/divergence_guard.h"
+#include "runtime/checkpointer.h"
+#include "runtime/divergence_guard.h"
 #include "train/master_loop.h"
 #include "train/sharing/checkpoint_collection.h"
 #include "train/sharing/drain.h"
 #include "train/sharing/encoding_debug.h"
-#include "train/epoch_report.h"
+#include "runtime/epoch_report.h"
 #include "train/sharing/gradient_sharing.h"
-#include "train/model_file.h"
+#include "runtime/model_file.h"
 #include "train/normalization_message.h"
-#include "train/partition_data.h"
+#include "runtime/partition_data.h"
 #include "train/partition_messages.h"
-#include "train/partition_scheduler.h"
-#include "train/peak_memory.h"
+#include "runtime/partition_scheduler.h"
+#include "runtime/peak_memory.h"
 #include "report/progress.h"
-#include "train/poll_during.h"
-#include "train/progress_window.h"
+#include "runtime/poll_during.h"
+#include "runtime/progress_window.h"
 #include "train/sharing/protocol.h"
 #include "train/sharing/recovery.h"
 #include "train/sharing/roles.h"
@@ -58,8 +58,8 @@ namespace gradshare::train {
 // The periodic progress line: training figures over all workers since the previous line.
 class SharingProgress {
  public:
-  SharingProgress(RunContext& context, std::int64_t steps_per_epoch, std::size_t parameter_count,
-                  std::int64_t first_step)
+  SharingProgress(runtime::RunContext& context, std::int64_t steps_per_epoch,
+                  std::size_t parameter_count, std::int64_t first_step)
       : context_(context),
         dense_bytes_(4.0 * static_cast<double>(parameter_count)),
         window_(context, steps_per_epoch, context.worker_count(), first_step) {}
@@ -72,9 +72,10 @@ class SharingProgress {
   void maybe_log(double relayed_by_master) {
     if (!window_.due()) return;
     const auto& w = window_.window();
-    const double bytes_per_step = ratio(static_cast<double>(w.bytes), static_cast<double>(w.steps));
-    const double dense_ratio = ratio(dense_bytes_, bytes_per_step);
-    const double sparsity = ratio(w.sparsity_sum, static_cast<double>(w.messages));
+    const double bytes_per_step =
+        runtime::ratio(static_cast<double>(w.bytes), static_cast<double>(w.steps));
+    const double dense_ratio = runtime::ratio(dense_bytes_, bytes_per_step);
+    const double sparsity = runtime::ratio(w.sparsity_sum, static_cast<double>(w.messages));
     char line[640];
     std::snprintf(
         line, sizeof line,
@@ -107,16 +108,16 @@ class SharingProgress {
   }
 
  private:
-  RunContext& context_;
+  runtime::RunContext& context_;
   double dense_bytes_;
-  ProgressWindow<SharingReport> window_;
+  runtime::ProgressWindow<SharingReport> window_;
 };
 
 // A MasterRole (train/master_loop.h): the loop polls the data plane and the control channel in
 // turn; a process failure under ULFM is repaired in recover() and the loop goes on.
 class SharingMaster : public MasterRole {
  public:
-  SharingMaster(RunContext& context, SharingSession& session);
+  SharingMaster(runtime::RunContext& context, SharingSession& session);
 
   int run();
   // A new master inside the job (sharing/takeover.h): `handover` from the worker this process
@@ -154,8 +155,9 @@ class SharingMaster : public MasterRole {
                    const std::map<int, ResyncStatus>& status);
   // The schedule a new master goes on with: the epochs metrics.jsonl records as evaluated, then
   // every partition the newest checkpoint or a worker (the handover's included) knows done.
-  DataPosition rebuilt_position(const RunSoFar& so_far, const std::map<int, ResyncStatus>& status,
-                                const std::optional<SharingHandover>& handover) const;
+  runtime::DataPosition rebuilt_position(const RunSoFar& so_far,
+                                         const std::map<int, ResyncStatus>& status,
+                                         const std::optional<SharingHandover>& handover) const;
 
   // `worker` finished its partition; its updates up to `last_seq` carry the training. Kept
   // until they are applied here, for reopen_lost_partitions.
@@ -181,7 +183,7 @@ class SharingMaster : public MasterRole {
   void restart_relays(const std::map<int, ResyncStatus>& survivors,
                       const topology::Tree& tree_before, const std::vector<int>& lost);
 
-  static bool same(const PartitionGrant& a, const PartitionGrant& b);
+  static bool same(const runtime::PartitionGrant& a, const runtime::PartitionGrant& b);
 
   // A replacement starts from the master's model and applied IDs, and the optimizer state of
   // live worker `donor` (the master does not train; none: a fresh optimizer); its residual
@@ -215,7 +217,7 @@ class SharingMaster : public MasterRole {
   // worker's optimizer state and residual (the single optimizer state, for older readers, is
   // the first worker's).
   ckpt::Checkpoint checkpoint_of(const nn::Model& model, std::int64_t iteration,
-                                 const DataPosition& position,
+                                 const runtime::DataPosition& position,
                                  std::vector<std::uint64_t> version_vector,
                                  const std::map<int, StateReply>& workers);
 
@@ -244,14 +246,14 @@ class SharingMaster : public MasterRole {
   // The staleness distribution over the run and the time each worker was held by the bound.
   void summarize_staleness(const SharingReport& total, report::JsonLine& record);
 
-  RunContext& context_;
+  runtime::RunContext& context_;
   const config::ExperimentConfig& cfg_;
   SharingSession& session_;
   nn::Model model_;
   UpdateExchange exchange_;
   data::EpochPlan shape_;
-  Checkpointer checkpointer_;
-  EpochReporter reporter_;
+  runtime::Checkpointer checkpointer_;
+  runtime::EpochReporter reporter_;
   ft::RecoveryLog recoveries_;
   std::vector<int> live_;  // logical ranks of the live workers
   ft::Liveness liveness_;
@@ -259,11 +261,11 @@ class SharingMaster : public MasterRole {
   double liveness_period_ =
       static_cast<double>(cfg_.fault_tolerance.heartbeat_ms) / 1000.0 / 4.0;
   std::map<int, std::uint64_t> grant_seq_;  // a worker's last update seq when granted
-  std::optional<PartitionScheduler> scheduler_;
+  std::optional<runtime::PartitionScheduler> scheduler_;
   std::optional<SharingProgress> progress_;
   SharingDrain drain_;
   std::vector<float> tau_;              // latest threshold per worker (index worker - 1)
-  PeakMemory peak_memory_;
+  runtime::PeakMemory peak_memory_;
   bool diverged_ = false;  // a worker's divergence guard fired: end the run, save nothing
   std::map<int, SharingReport> per_worker_;  // each worker's reports summed (staleness summary)
   // The newest clock (training step) applied from each origin: a replacement continues it.
@@ -279,10 +281,11 @@ class SharingMaster : public MasterRole {
   bool relays_restarted_ = false;
   CheckpointCollection checkpoint_;  // the checkpoint being collected
   // Partitions each worker finished whose updates (up to the seq) are not all applied here yet.
-  std::map<int, std::vector<std::pair<PartitionGrant, std::uint64_t>>> finished_unconfirmed_;
+  std::map<int, std::vector<std::pair<runtime::PartitionGrant, std::uint64_t>>>
+      finished_unconfirmed_;
   double conservation_error_ = -1;  // worst worker's; -1 when not checked
   double equivalence_difference_ = 0;
-  nn::Model snapshot_ = build_model(cfg_);  // evaluated while model_ moves on
+  nn::Model snapshot_ = runtime::build_model(cfg_);  // evaluated while model_ moves on
   double evaluation_cpu_ = 0;  // CPU seconds spent evaluating finished epochs
   core::Stopwatch clock_;      // the aggregating relay's clock (its waits)
 };

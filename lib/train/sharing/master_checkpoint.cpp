@@ -68,10 +68,10 @@ void SharingMaster::write_checkpoint_if_complete() {
 }
 
 ckpt::Checkpoint SharingMaster::checkpoint_of(const nn::Model& model, std::int64_t iteration,
-                                              const DataPosition& position,
+                                              const runtime::DataPosition& position,
                                               std::vector<std::uint64_t> version_vector,
                                               const std::map<int, StateReply>& workers) {
-  auto c = make_checkpoint(context_, model, nullptr, iteration, position);
+  auto c = runtime::make_checkpoint(context_, model, nullptr, iteration, position);
   if (!workers.empty()) {
     const auto& first = workers.begin()->second.state;
     c.optimizer_step = first.optimizer_step;

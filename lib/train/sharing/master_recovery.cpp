@@ -186,7 +186,7 @@ void SharingMaster::finish_resync(const std::map<int, ResyncStatus>& status,
   if (checkpoint_.abandon()) request_checkpoint();
 }
 
-bool SharingMaster::same(const PartitionGrant& a, const PartitionGrant& b) {
+bool SharingMaster::same(const runtime::PartitionGrant& a, const runtime::PartitionGrant& b) {
   return a.epoch == b.epoch && a.partition == b.partition;
 }
 

@@ -32,7 +32,7 @@ void take_residual(UpdateExchange& exchange, SharingHandover& handover) {
 }  // namespace
 
 int SharingMaster::take_over(std::optional<SharingHandover> handover) {
-  log_model(model_);
+  runtime::log_model(model_);
   GS_CHECK(!exchange_.aggregating(), "an aggregating job cannot replace its master in-job");
   if (handover) take_residual(exchange_, *handover);
   const auto so_far = read_run_so_far(context_);
@@ -122,10 +122,10 @@ void SharingMaster::adopt_model(const std::optional<SharingHandover>& handover,
   exchange_.adopt(state.applied);
 }
 
-DataPosition SharingMaster::rebuilt_position(const RunSoFar& so_far,
-                                             const std::map<int, ResyncStatus>& status,
-                                             const std::optional<SharingHandover>& handover) const {
-  std::vector<PartitionGrant> reported;
+runtime::DataPosition SharingMaster::rebuilt_position(
+    const RunSoFar& so_far, const std::map<int, ResyncStatus>& status,
+    const std::optional<SharingHandover>& handover) const {
+  std::vector<runtime::PartitionGrant> reported;
   for (const auto& [w, s] : status) reported.insert(reported.end(), s.done.begin(), s.done.end());
   if (handover) reported.insert(reported.end(), handover->status.done.begin(),
                                 handover->status.done.end());

@@ -49,7 +49,7 @@
 #include <vector>
 
 #include "train/messages.h"
-#include "train/partition_scheduler.h"
+#include "runtime/partition_scheduler.h"
 #include "train/sharing/update_exchange.h"
 #include "train/worker_state.h"
 
@@ -64,15 +64,16 @@ enum class WorkerPhase : std::uint8_t {
 
 struct ResyncStatus {
   WorkerPhase phase = WorkerPhase::kJoining;
-  std::optional<PartitionGrant> holding;   // granted and not finished
-  std::optional<PartitionGrant> finished;  // finished; no grant has answered that report yet
+  std::optional<runtime::PartitionGrant> holding;  // granted and not finished
+  std::optional<runtime::PartitionGrant>
+      finished;                            // finished; no grant has answered that report yet
   std::uint64_t last_seq = 0;              // of its own updates
   double conservation_error = -1;
   AppliedIds applied;
   // For a new master (master_takeover.h), which rebuilds the schedule and the staleness
   // clocks from them: every partition this worker knows done (its own, and those done when it
   // started as a replacement), its clock and threshold.
-  std::vector<PartitionGrant> done;
+  std::vector<runtime::PartitionGrant> done;
   std::uint64_t clock = 0;
   float tau = 0;
 
@@ -96,7 +97,8 @@ struct ReplacementStart {
   ReplicaState replica;  // the master's
   WorkerState worker;  // optimizer state and tau of a live worker; residual empty
   std::uint64_t clock = 0;  // the dead rank's newest clock the master applied (staleness.h)
-  std::vector<PartitionGrant> done;  // every partition done so far (for a new master's schedule)
+  std::vector<runtime::PartitionGrant>
+      done;  // every partition done so far (for a new master's schedule)
 
   static constexpr comm::Tag kTag = tags::kReplacementStart;
   void write(comm::ByteWriter& writer) const;

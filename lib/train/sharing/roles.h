@@ -4,18 +4,18 @@
 
 #include <optional>
 
-#include "train/run_context.h"
+#include "runtime/run_context.h"
 #include "train/sharing/session.h"
 #include "train/sharing/takeover.h"
 
 namespace gradshare::train {
 
-int run_sharing_master(RunContext& context, SharingSession& session);
+int run_sharing_master(runtime::RunContext& context, SharingSession& session);
 // This process became the master after the lost one (sharing/takeover.h): `handover` from the
 // worker it was, nothing for a spare.
-int take_over_sharing_master(RunContext& context, SharingSession& session,
+int take_over_sharing_master(runtime::RunContext& context, SharingSession& session,
                              std::optional<SharingHandover> handover);
 // replacement: this process was spawned to replace a dead worker and joined the repaired job.
-int run_sharing_worker(RunContext& context, SharingSession& session, bool replacement);
+int run_sharing_worker(runtime::RunContext& context, SharingSession& session, bool replacement);
 
 }  // namespace gradshare::train

@@ -29,18 +29,18 @@ void count_encoding(SharingReport& report, codec::Encoding encoding) {
 
 }  // namespace
 
-SharingWorker::SharingWorker(RunContext& context, SharingSession& session, bool replacement)
+SharingWorker::SharingWorker(runtime::RunContext& context, SharingSession& session,
+                             bool replacement)
     : context_(context),
       cfg_(context.config),
       session_(session),
-      batches_per_epoch_(minibatches_per_epoch(cfg_, context.data.train)),
+      batches_per_epoch_(runtime::minibatches_per_epoch(cfg_, context.data.train)),
       replica_(sharing_worker_config(cfg_, context.worker_count()),
                batches_per_epoch_ * cfg_.training.epochs, batches_per_epoch_,
                static_cast<std::uint64_t>(context.rank)),
       n_(replica_.parameter_count()),
       encoder_(cfg_.encoding, n_),
-      exchange_(session.plane(), context.rank, context.size, n_,
-                keep_budget(session, cfg_)),
+      exchange_(session.plane(), context.rank, context.size, n_, keep_budget(session, cfg_)),
       injector_(cfg_.fault_tolerance, context.rank, replacement, context.end_rank_by_fault()),
       // encoding.combine: mean shares update / workers (see the key's help).
       update_scale_(cfg_.encoding.combine == "mean"
@@ -53,8 +53,7 @@ SharingWorker::SharingWorker(RunContext& context, SharingSession& session, bool 
       sent_sum_(check_conservation_ ? n_ : 0),
       heartbeat_period_(static_cast<double>(cfg_.fault_tolerance.heartbeat_ms) / 1000.0),
       timeout_(static_cast<double>(cfg_.transport.timeout_ms) / 1000.0),
-      staleness_(context.size, context.rank,
-                 sharing_staleness_bound(cfg_, session.tree()),
+      staleness_(context.size, context.rank, sharing_staleness_bound(cfg_, session.tree()),
                  sharing_aggregates(cfg_, session.tree())) {
   encoder_.limit_message_bytes(session.plane().max_message_bytes());
   if (sharing_aggregates(cfg_, session.tree()))
@@ -236,7 +235,7 @@ void SharingWorker::wait_until_free() {
   } while (held_by_flush() && !shutdown_code_);
 }
 
-std::optional<PartitionGrant> SharingWorker::next_grant() {
+std::optional<runtime::PartitionGrant> SharingWorker::next_grant() {
   core::Deadline deadline(timeout_);
   core::Backoff backoff;
   for (;;) {
@@ -272,7 +271,7 @@ std::optional<PartitionGrant> SharingWorker::next_grant() {
   }
 }
 
-void SharingWorker::train_partition(const PartitionGrant& grant) {
+void SharingWorker::train_partition(const runtime::PartitionGrant& grant) {
   current_epoch_ = static_cast<std::uint32_t>(grant.epoch);
   partitions_.read_ahead(grant, read_ahead_);
   const auto& plan = partitions_.plan(grant.epoch);
@@ -314,7 +313,7 @@ void SharingWorker::train_partition(const PartitionGrant& grant) {
   phase_ = WorkerPhase::kRequesting;
 }
 
-void SharingWorker::share_update(const PartitionGrant& grant) {
+void SharingWorker::share_update(const runtime::PartitionGrant& grant) {
   // Room for the largest message is the common case and needs no count of what fires.
   if (!exchange_.can_publish(encoder_.max_message_bytes()) &&
       !exchange_.can_publish(encoder_.message_bytes_bound(replica_.update()))) {
@@ -419,7 +418,7 @@ std::span<const float> SharingWorker::zeros() {
   return zeros_;
 }
 
-int run_sharing_worker(RunContext& context, SharingSession& session, bool replacement) {
+int run_sharing_worker(runtime::RunContext& context, SharingSession& session, bool replacement) {
   return SharingWorker(context, session, replacement).run();
 }
 

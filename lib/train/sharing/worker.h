@@ -28,12 +28,12 @@
 #include "nn/model.h"
 #include "nn/optimizer.h"
 #include "nn/schedule.h"
-#include "train/checkpointer.h"
-#include "train/divergence_guard.h"
+#include "runtime/checkpointer.h"
+#include "runtime/divergence_guard.h"
 #include "train/job_session.h"
 #include "ft/fault_injection.h"
 #include "ft/heartbeat.h"
-#include "train/partition_data.h"
+#include "runtime/partition_data.h"
 #include "train/partition_messages.h"
 #include "train/replica.h"
 #include "train/sharing/protocol.h"
@@ -51,7 +51,7 @@ struct SharingHandover;  // sharing/takeover.h
 
 class SharingWorker {
  public:
-  SharingWorker(RunContext& context, SharingSession& session, bool replacement);
+  SharingWorker(runtime::RunContext& context, SharingSession& session, bool replacement);
 
   int run();
 
@@ -142,13 +142,13 @@ class SharingWorker {
   double now() const { return relay_clock_.seconds(); }
 
   // The next partition from the master, or nothing when every partition has been handed out.
-  std::optional<PartitionGrant> next_grant();
+  std::optional<runtime::PartitionGrant> next_grant();
 
-  void train_partition(const PartitionGrant& grant);
+  void train_partition(const runtime::PartitionGrant& grant);
 
   // Encodes this step's update and sends it, or leaves it in the residual (back-pressure) when
   // the links lack room for the message it would be (a bound from what fires now).
-  void share_update(const PartitionGrant& grant);
+  void share_update(const runtime::PartitionGrant& grant);
 
   // Encodes `update` against the residual and publishes it, stamped with this worker's clock.
   void share(std::span<const float> update, std::uint32_t epoch, std::uint32_t flags);
@@ -188,7 +188,7 @@ class SharingWorker {
 
   core::RuntimeError drain_timeout() const;
 
-  RunContext& context_;
+  runtime::RunContext& context_;
   const config::ExperimentConfig& cfg_;
   SharingSession& session_;
   std::int64_t batches_per_epoch_;
@@ -198,8 +198,8 @@ class SharingWorker {
   UpdateExchange exchange_;
   ft::FaultInjector injector_;  // mutable: remembers its first recovery
   float update_scale_;
-  PartitionData partitions_;
-  std::vector<PartitionGrant> read_ahead_;  // reserved for the next requests (last grant)
+  runtime::PartitionData partitions_;
+  std::vector<runtime::PartitionGrant> read_ahead_;  // reserved for the next requests (last grant)
   std::vector<std::uint8_t> message_;
   // encoding.momentum: mask; empty otherwise.
   std::optional<MomentumMask> momentum_mask_;
@@ -220,11 +220,11 @@ class SharingWorker {
 
   // Where this worker is, for the resync after a failure.
   WorkerPhase phase_;
-  std::optional<PartitionGrant> holding_;
-  std::optional<PartitionGrant> finished_unacknowledged_;
+  std::optional<runtime::PartitionGrant> holding_;
+  std::optional<runtime::PartitionGrant> finished_unacknowledged_;
   // Every partition this worker knows done: those it finished, and as a replacement those done
   // when it started (what a new master rebuilds the schedule from: sharing/takeover.h).
-  std::vector<PartitionGrant> done_partitions_;
+  std::vector<runtime::PartitionGrant> done_partitions_;
   bool request_pending_ = false;
   // The checkpoint state on its way to the master (see checkpoint_state).
   std::vector<std::uint8_t> outgoing_state_;
@@ -248,7 +248,7 @@ class SharingWorker {
   std::int64_t clock_ = 0;
   std::int64_t sent_clock_ = 0;
   bool was_idle_ = false;
-  DivergenceGuard divergence_{cfg_.training, cfg_.model.num_classes};
+  runtime::DivergenceGuard divergence_{cfg_.training, cfg_.model.num_classes};
   bool diverged_ = false;
   std::optional<int> shutdown_code_;  // the master's Shutdown, whenever it came
   std::uint32_t current_epoch_ = 0;

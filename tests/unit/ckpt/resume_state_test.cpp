@@ -12,7 +12,8 @@
 #include "config/experiment_config.h"
 #include "core/errors.h"
 #include "train/downpour/checkpoint.h"
-#include "train/model_file.h"
+#include "runtime/model_file.h"
+#include "train/worker_state.h"
 
 namespace gradshare::train {
 namespace {

@@ -13,7 +13,7 @@
 #include "config/config_loader.h"
 #include "core/errors.h"
 #include "proto_reader.h"
-#include "train/model_file.h"
+#include "runtime/model_file.h"
 
 namespace fs = std::filesystem;
 namespace t = gradshare::onnx::testing;
@@ -49,7 +49,7 @@ model:
     - {type: dense, units: 10, activation: sigmoid}
 )";
 
-gradshare::train::LoadedModel loaded_model(const char* yaml) {
+gradshare::runtime::LoadedModel loaded_model(const char* yaml) {
   auto config = gradshare::config::parse_experiment_text(yaml, "test.yaml");
   auto model = gradshare::nn::Model::build(config.model, 7);
   auto parameters = model.parameters();

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "comm/job.h"
-#include "train/run_context.h"
+#include "runtime/run_context.h"
 
 namespace gradshare::train {
 namespace {
@@ -30,17 +30,17 @@ class AgreeingJob : public comm::Job {
 
 TEST(BeginTraining, EntersTrainingWhenEveryRankGotThere) {
   AgreeingJob job(true);
-  RunContext context;
+  runtime::RunContext context;
   context.job = &job;
   context.phase = "setting up gradient_sharing";
   context.begin_training();
-  EXPECT_EQ(context.phase, RunContext::kTraining);
+  EXPECT_EQ(context.phase, runtime::RunContext::kTraining);
   EXPECT_EQ(job.asked, 1);
 }
 
 TEST(BeginTraining, ARankLostBeforeThrowsAndKeepsTheStartupPhase) {
   AgreeingJob job(false);
-  RunContext context;
+  runtime::RunContext context;
   context.job = &job;
   context.phase = "setting up allreduce";
   EXPECT_THROW(context.begin_training(), comm::LostBeforeTraining);

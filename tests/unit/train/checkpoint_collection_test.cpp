@@ -94,8 +94,8 @@ TEST(CheckpointCollection, CountsPartitionsFinishedPastACutOnly) {
   CheckpointCollection collection;
   collection.start(std::vector<float>(8, 0.0f), {1, 2}, 0, channel);
   collection.take_piece(1, reply_pieces(1, 7, 2)[0], channel);  // worker 1's cut is known
-  collection.finished(1, PartitionGrant{0, 3});
-  collection.finished(2, PartitionGrant{0, 4});  // worker 2's reply has not begun
+  collection.finished(1, runtime::PartitionGrant{0, 3});
+  collection.finished(2, runtime::PartitionGrant{0, 4});  // worker 2's reply has not begun
   ASSERT_EQ(collection.finished_past_cut().size(), 1u);
   EXPECT_EQ(collection.finished_past_cut()[0].partition, 3);
 }

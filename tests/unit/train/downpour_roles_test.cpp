@@ -25,7 +25,7 @@
 #include "train/downpour/shard_rebuild.h"
 #include "train/downpour/shard_zero_file.h"
 #include "train/partition_messages.h"
-#include "train/partition_scheduler.h"
+#include "runtime/partition_scheduler.h"
 
 namespace gradshare::train {
 namespace {
@@ -84,7 +84,7 @@ class DownpourRole : public testing::RoleTest {
     return {3, 0, {log.pushes().begin(), log.pushes().end()}};
   }
 
-  std::optional<RunContext> ctx_;
+  std::optional<runtime::RunContext> ctx_;
   std::vector<float> initial_;
   std::optional<DownpourLayout> layout_;
   std::optional<ScriptedChannel> channel_;
@@ -149,7 +149,7 @@ class DownpourMasterRole : public DownpourRole {
     channel_->arrive(1, PartitionRequest{false, 0});
   }
   int run_master() {
-    auto model = build_model(ctx_->config);
+    auto model = runtime::build_model(ctx_->config);
     auto server = network_->transport().serve(0, ctx_->config, initial_shard(0));
     return run_downpour_master(*ctx_, model, *network_, std::move(server), std::nullopt);
   }
@@ -220,7 +220,7 @@ class DownpourTakeoverRole : public DownpourMasterRole {
     write_shard_zero(shard_zero_path(ctx_->run_directory),
                      {0, 0, {start.begin(), start.end()}, WorkerState{}, {0}, {{}}});
     channel_->arrive(1, lost_pushes(0, lost_));
-    channel_->arrive(1, DownpourTakeoverStatus{{PartitionGrant{0, 0}}});
+    channel_->arrive(1, DownpourTakeoverStatus{{runtime::PartitionGrant{0, 0}}});
     // The script's worker goes on from its third push, as a resync makes it.
     script();
     worker_.link->resync(3);
@@ -250,7 +250,7 @@ TEST_F(DownpourTakeoverRole, RebuildsShardZeroAndTheScheduleThenTrainsToTheEnd) 
   EXPECT_TRUE(resumes[0].done.empty());  // the worker was not replaced: it knows its own
   // The partition the worker reported done is never handed out again; every other one is.
   const auto per_epoch = static_cast<std::int64_t>(
-      epoch_shape(ctx_->config, ctx_->data.train).partition_count());
+      runtime::epoch_shape(ctx_->config, ctx_->data.train).partition_count());
   std::int64_t granted = 0;
   for (const auto& reply : channel_->sent_of<PartitionGrantReply>())
     if (const auto& grant = reply.assignment.grant) {
@@ -372,7 +372,7 @@ TEST_F(DownpourRebuildRole, TellsTheMasterWhyWhenAPushIsMissing) {
 class DownpourWorkerRole : public DownpourRole {
  protected:
   std::unique_ptr<ShardServer> server_;
-  std::optional<PartitionScheduler> scheduler_;
+  std::optional<runtime::PartitionScheduler> scheduler_;
   std::optional<DownpourDone> done_;
   std::optional<DownpourFinalModel> final_;
   std::int32_t shutdown_code_ = 0;
@@ -380,8 +380,8 @@ class DownpourWorkerRole : public DownpourRole {
   void script() {
     server_ = session_->peer_transport().serve(0, ctx_->config, initial_shard(0));
     scheduler_.emplace(ctx_->config.training.epochs,
-                       static_cast<std::int64_t>(epoch_shape(ctx_->config, ctx_->data.train)
-                                                     .partition_count()));
+                       static_cast<std::int64_t>(
+                           runtime::epoch_shape(ctx_->config, ctx_->data.train).partition_count()));
     channel_->set_tick([this](ScriptedChannel&) { server_->poll(); });
     channel_->set_script([this](const SentMessage& sent, ScriptedChannel& c) {
       if (sent.message.tag == PartitionRequest::kTag) {
@@ -400,7 +400,8 @@ class DownpourWorkerRole : public DownpourRole {
     });
   }
   int run_worker() {
-    return run_downpour_worker(*ctx_, build_model(ctx_->config), *network_, StartState{}, false);
+    return run_downpour_worker(*ctx_, runtime::build_model(ctx_->config), *network_, StartState{},
+                               false);
   }
 };
 
@@ -408,7 +409,7 @@ TEST_F(DownpourWorkerRole, TrainsPushesEverythingAndEndsWithTheServersModel) {
   set_up(1, 1, 1);
   script();
   EXPECT_EQ(run_worker(), 0);
-  const auto partitions = epoch_shape(ctx_->config, ctx_->data.train).partition_count();
+  const auto partitions = runtime::epoch_shape(ctx_->config, ctx_->data.train).partition_count();
   EXPECT_EQ(channel_->sent_of<PartitionRequest>().size(), partitions + 1);
   ASSERT_TRUE(done_ && final_);
   // Every step's update reached the server: what it pulled at the end is the shard, bit for

@@ -21,8 +21,8 @@
 #include "train/averaging/protocol.h"
 #include "train/averaging/roles.h"
 #include "train/group_recovery.h"
-#include "train/model_file.h"
-#include "train/partition_data.h"
+#include "runtime/model_file.h"
+#include "runtime/partition_data.h"
 #include "train/worker_state.h"
 
 namespace gradshare::train {

@@ -14,7 +14,7 @@
 #include "core/rng.h"
 #include "report/run_directory.h"
 #include "thread_run.h"
-#include "train/checkpointer.h"
+#include "runtime/checkpointer.h"
 #include "train/replica.h"
 
 namespace gradshare::train {
@@ -75,7 +75,7 @@ class LocalView : public ::testing::Test {
   ckpt::Checkpoint sharing(const std::string& name, const std::string& local_view) {
     const auto dir = run(name, "gradient_sharing", 2,
                          {"encoding.residual=none", "encoding.local_view=" + local_view});
-    const auto newest = newest_checkpoint(report::RunDirectory::attach(dir));
+    const auto newest = runtime::newest_checkpoint(report::RunDirectory::attach(dir));
     EXPECT_TRUE(newest.has_value()) << name;
     return newest ? ckpt::read_checkpoint(*newest) : ckpt::Checkpoint{};
   }

@@ -10,7 +10,7 @@
 
 #include "core/errors.h"
 #include "train/master_takeover.h"
-#include "train/run_lock.h"
+#include "runtime/run_lock.h"
 
 namespace gradshare::train {
 namespace {
@@ -32,7 +32,7 @@ class MasterTakeover : public ::testing::Test {
   }
 
   fs::path dir_;
-  RunContext context_;
+  runtime::RunContext context_;
 };
 
 TEST_F(MasterTakeover, ReadsTheNewestEpochAndAnEarlyStopSkippingACutLine) {
@@ -57,8 +57,8 @@ TEST_F(MasterTakeover, ARunWithoutRecordsHasEvaluatedNothing) {
 TEST_F(MasterTakeover, TakesTheLostMastersLockThatAcquireRefuses) {
   // A lock refreshed just now by a process on another host: acquire cannot tell it is dead.
   write("run.lock", "pid 1\nhost another-node\nprocess_start 1\nstarted 2026-11-29T00:00:00\n");
-  EXPECT_THROW(RunLock::acquire(dir_.string(), nullptr), core::UserError);
-  const auto lock = RunLock::take_from_lost_master(dir_.string());
+  EXPECT_THROW(runtime::RunLock::acquire(dir_.string(), nullptr), core::UserError);
+  const auto lock = runtime::RunLock::take_from_lost_master(dir_.string());
   std::ifstream file(dir_ / "run.lock");
   const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("pid " + std::to_string(::getpid())), std::string::npos) << text;

@@ -50,40 +50,45 @@ auto samples() {
   drained.parameters = {1.0f, 2.0f};
   ResyncStatus status;
   status.phase = WorkerPhase::kTraining;
-  status.holding = PartitionGrant{1, 4};
+  status.holding = runtime::PartitionGrant{1, 4};
   status.last_seq = 5;
   status.applied = AppliedIds{{0, 3}, {{}, {5}}};
-  status.done = {PartitionGrant{0, 2}, PartitionGrant{1, 3}};
+  status.done = {runtime::PartitionGrant{0, 2}, runtime::PartitionGrant{1, 3}};
   status.clock = 40;
   status.tau = 1e-3f;
-  PartitionAssignment assignment{PartitionGrant{2, 7}, {PartitionGrant{2, 8}}};
+  runtime::PartitionAssignment assignment{runtime::PartitionGrant{2, 7},
+                                          {runtime::PartitionGrant{2, 8}}};
   return std::make_tuple(
       StateRequest{}, StateChunkAck{4, 2}, Finish{}, Heartbeat{}, PeakMemoryRequest{},
-      ResyncStateFetch{}, StateChunk{4, 9, 1, 3, {1, 2, 3}},
-      ResyncDone{}, DownpourFinalPull{}, Shutdown{75}, Diverged{12, "loss exploded"},
-      PeakMemoryReport{1 << 20}, EpochModel{1, 22, 7, {0.5f, 1.5f}},
-      Start{4, StartState{true, {1.0f}, sample_state()}},
+      ResyncStateFetch{}, StateChunk{4, 9, 1, 3, {1, 2, 3}}, ResyncDone{}, DownpourFinalPull{},
+      Shutdown{75}, Diverged{12, "loss exploded"}, PeakMemoryReport{1 << 20},
+      EpochModel{1, 22, 7, {0.5f, 1.5f}}, Start{4, StartState{true, {1.0f}, sample_state()}},
       AllreduceProgress{8, 0.5, 0.9, 1000.0, 1e-3, "epoch 1/2"},
       AllreduceSnapshot{8, 60, {1.0f, 2.0f}, sample_state()},
-      AllreduceFinal{false, 44, 12, {3.0f}, 99},
-      averaging_report, AveragingSnapshot{true, 64, {1.0f}, sample_state()},
+      AllreduceFinal{false, 44, 12, {3.0f}, 99}, averaging_report,
+      AveragingSnapshot{true, 64, {1.0f}, sample_state()},
       AveragingDone{averaging_report, AveragingTotals{4, 4, 0}, 77, 9, {}}, downpour_report,
-      DownpourState{sample_state(), ShardSnapshot{1, 30, {1.0f, 2.0f}, sample_state(), {4, 5}, {{}, {28, 30}}}},
+      DownpourState{sample_state(),
+                    ShardSnapshot{1, 30, {1.0f, 2.0f}, sample_state(), {4, 5}, {{}, {28, 30}}}},
       DownpourDone{downpour_report, 55},
       DownpourShardRebuild{ShardSnapshot{1, 30, {1.0f}, WorkerState{}, {4}, {{29}}}},
-      DownpourPushLog{6, 2, {LoggedPush{PushHeader{5, 1, 3, 28}, {1, 2, 3}, 7, 36},
-                             LoggedPush{PushHeader{6, 2, 0, 29}, {}, std::nullopt, 0}}},
+      DownpourPushLog{6,
+                      2,
+                      {LoggedPush{PushHeader{5, 1, 3, 28}, {1, 2, 3}, 7, 36},
+                       LoggedPush{PushHeader{6, 2, 0, 29}, {}, std::nullopt, 0}}},
       DownpourSnapshotTaken{{0, 5}}, DownpourSnapshotWanted{},
-      DownpourRebuildFailed{"cannot be rebuilt"},
-      DownpourFinalModel{{1.0f, 2.0f}, {3, 4}}, SharingDone{17, 1e-7, 33}, SharingDrainTarget{{0, 4, 6}, 3},
-      sharing_report, drained, StateReply{6, sample_state()}, status,
+      DownpourRebuildFailed{"cannot be rebuilt"}, DownpourFinalModel{{1.0f, 2.0f}, {3, 4}},
+      SharingDone{17, 1e-7, 33}, SharingDrainTarget{{0, 4, 6}, 3}, sharing_report, drained,
+      StateReply{6, sample_state()}, status,
       ReplicaState{{1.0f, 2.0f}, AppliedIds{{0, 2}, {{}, {}}}},
-      ReplacementStart{ReplicaState{{1.0f}, AppliedIds{{0, 1}, {{}, {}}}}, sample_state(), 9,
-                       {PartitionGrant{0, 1}}},
+      ReplacementStart{ReplicaState{{1.0f}, AppliedIds{{0, 1}, {{}, {}}}},
+                       sample_state(),
+                       9,
+                       {runtime::PartitionGrant{0, 1}}},
       RelayRestart{{1.0f, 2.0f}, 7}, ResyncFetch{{{1, 2}, {2, 5}}}, ResyncUpdates{{{1, 2, 3}, {}}},
       PartitionRequest{true, 8}, PartitionGrantReply{assignment}, GroupResume{true, false, 3, 120},
-      DownpourResync{41}, DownpourResume{true, false, {PartitionGrant{1, 2}}},
-      DownpourTakeoverStatus{{PartitionGrant{0, 3}, PartitionGrant{1, 0}}},
+      DownpourResync{41}, DownpourResume{true, false, {runtime::PartitionGrant{1, 2}}},
+      DownpourTakeoverStatus{{runtime::PartitionGrant{0, 3}, runtime::PartitionGrant{1, 0}}},
       DownpourServerEnd{1 << 20, {5, 6, 7}});
 }
 
@@ -145,7 +150,7 @@ TEST(Messages, FieldsComeBack) {
   const auto diverged = decode<Diverged>(encode(Diverged{12, "loss exploded"}));
   EXPECT_EQ(diverged.reason, "loss exploded");
   const auto grant =
-      decode<PartitionGrantReply>(encode(PartitionGrantReply{{PartitionGrant{2, 7}, {}}}));
+      decode<PartitionGrantReply>(encode(PartitionGrantReply{{runtime::PartitionGrant{2, 7}, {}}}));
   ASSERT_TRUE(grant.assignment.grant);
   EXPECT_EQ(grant.assignment.grant->partition, 7);
 }

@@ -3,10 +3,10 @@
 #include <set>
 
 #include "train/partition_messages.h"
-#include "train/partition_scheduler.h"
+#include "runtime/partition_scheduler.h"
 
-using gradshare::train::PartitionGrant;
-using gradshare::train::PartitionScheduler;
+using gradshare::runtime::PartitionGrant;
+using gradshare::runtime::PartitionScheduler;
 
 TEST(PartitionScheduler, HandsOutEveryPartitionOnceInEpochOrder) {
   PartitionScheduler scheduler(3, 4);
@@ -75,7 +75,7 @@ TEST(PartitionScheduler, DeadWorkersPartitionIsHandedOutAgain) {
 }
 
 TEST(PartitionScheduler, ResumesFromAFirstEpoch) {
-  PartitionScheduler scheduler(5, 2, gradshare::train::DataPosition{3, {}});
+  PartitionScheduler scheduler(5, 2, gradshare::runtime::DataPosition{3, {}});
   auto grant = scheduler.next(1);
   ASSERT_TRUE(grant.has_value());
   EXPECT_EQ(grant->epoch, 3);
@@ -92,7 +92,7 @@ TEST(PartitionScheduler, ResumesFromAFirstEpoch) {
 // A new master's schedule from the workers' reports: epoch 1 (first here) lacks partition 1,
 // which worker 2 holds; epoch 2 is complete; epoch 3 has partition 0 done.
 TEST(PartitionScheduler, RebuiltScheduleKeepsHeldPartitionsAndCompleteEpochs) {
-  PartitionScheduler scheduler(4, 3, gradshare::train::DataPosition{1, {0, 2, 3, 4, 5, 6}},
+  PartitionScheduler scheduler(4, 3, gradshare::runtime::DataPosition{1, {0, 2, 3, 4, 5, 6}},
                                {2, 2, 1});
   scheduler.adopt_in_flight(2, {1, 1});
   ASSERT_EQ(scheduler.in_flight(2)->partition, 1);
@@ -115,7 +115,7 @@ TEST(PartitionScheduler, RebuiltScheduleKeepsHeldPartitionsAndCompleteEpochs) {
 // A partition finished twice (held by a worker when it was already done) counts once toward
 // its epoch's completion.
 TEST(PartitionScheduler, PartitionDoneTwiceCompletesItsEpochOnce) {
-  PartitionScheduler scheduler(2, 2, gradshare::train::DataPosition{0, {0}});
+  PartitionScheduler scheduler(2, 2, gradshare::runtime::DataPosition{0, {0}});
   scheduler.adopt_in_flight(1, {0, 0});
   scheduler.complete(1);
   EXPECT_TRUE(scheduler.take_completed_epochs().empty());
@@ -125,7 +125,7 @@ TEST(PartitionScheduler, PartitionDoneTwiceCompletesItsEpochOnce) {
 }
 
 TEST(PartitionScheduler, PositionRoundTripsThroughAResume) {
-  using gradshare::train::DataPosition;
+  using gradshare::runtime::DataPosition;
   PartitionScheduler first(3, 4);
   // Epoch 0 done; epoch 1: partitions 0 and 2 done, 1 in flight and lost.
   for (int i = 0; i < 4; ++i) {
@@ -156,8 +156,8 @@ TEST(PartitionScheduler, PositionRoundTripsThroughAResume) {
 // A checkpoint at a cut leaves out partitions finished past it, even the one that completed an
 // epoch (the position goes back to that epoch).
 TEST(PartitionScheduler, PositionWithoutPartitionsFinishedPastACut) {
-  using gradshare::train::DataPosition;
-  using gradshare::train::PartitionGrant;
+  using gradshare::runtime::DataPosition;
+  using gradshare::runtime::PartitionGrant;
   PartitionScheduler scheduler(3, 4);
   for (int i = 0; i < 5; ++i) {  // epoch 0 whole, then (1, 0)
     scheduler.next(1);
@@ -184,7 +184,7 @@ TEST(PartitionScheduler, CountsTrainedMinibatchesPerEpoch) {
   EXPECT_EQ(scheduler.minibatches_in(0), 47);
   EXPECT_EQ(scheduler.minibatches_in(1), 0);
   // A resumed run counts the partitions done before the checkpoint once, from its position.
-  PartitionScheduler resumed(2, 3, gradshare::train::DataPosition{1, {0, 2}}, {20, 20, 7});
+  PartitionScheduler resumed(2, 3, gradshare::runtime::DataPosition{1, {0, 2}}, {20, 20, 7});
   EXPECT_EQ(resumed.minibatches_in(1), 27);
 }
 
@@ -267,7 +267,7 @@ TEST(PartitionScheduler, ReservesTheNextPartitionForReadAhead) {
 }
 
 TEST(PartitionMessages, GrantWithReadAheadRoundTripsAndRejectsBadBytes) {
-  using gradshare::train::PartitionAssignment;
+  using gradshare::runtime::PartitionAssignment;
   const PartitionAssignment sent{PartitionGrant{2, 7}, {PartitionGrant{2, 8}, PartitionGrant{3, 0}}};
   using gradshare::train::PartitionGrantReply;
   using gradshare::train::decode;

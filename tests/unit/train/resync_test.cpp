@@ -180,10 +180,10 @@ TEST(Resync, WholeStateStandsInForUpdatesNoLongerKept) {
 TEST(RecoveryMessages, RoundTrip) {
   ResyncStatus status;
   status.phase = WorkerPhase::kRequesting;
-  status.finished = PartitionGrant{1, 7};
+  status.finished = runtime::PartitionGrant{1, 7};
   status.last_seq = 42;
   status.applied = AppliedIds{{0, 3}, {{}, {5}}};
-  status.done = {PartitionGrant{0, 5}, PartitionGrant{1, 7}};
+  status.done = {runtime::PartitionGrant{0, 5}, runtime::PartitionGrant{1, 7}};
   status.clock = 123;
   status.tau = 2e-3f;
   const auto back = decode<ResyncStatus>(encode(status));

@@ -14,9 +14,9 @@
 #include "report/run_directory.h"
 #include "scripted_session.h"
 #include "thread_run.h"
-#include "train/model_file.h"
-#include "train/partition_data.h"
-#include "train/run_context.h"
+#include "runtime/model_file.h"
+#include "runtime/partition_data.h"
+#include "runtime/run_context.h"
 
 namespace gradshare::train::testing {
 
@@ -33,9 +33,9 @@ class RoleTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
   // Rank `rank` of 1 master + `workers` workers; the master alone writes metrics.jsonl.
-  RunContext context(const std::string& strategy, int rank, int workers,
-                     const std::vector<std::string>& overrides = {}) {
-    RunContext context;
+  runtime::RunContext context(const std::string& strategy, int rank, int workers,
+                              const std::vector<std::string>& overrides = {}) {
+    runtime::RunContext context;
     context.config = blobs_config(strategy, dir_.string(), overrides);
     context.config_yaml = config::to_yaml(context.config);
     const auto path = report::RunDirectory::choose_path(context.config.run);
@@ -45,20 +45,20 @@ class RoleTest : public ::testing::Test {
     context.data = data_;
     context.rank = rank;
     context.size = workers + 1;
-    context.phase = RunContext::kTraining;
+    context.phase = runtime::RunContext::kTraining;
     job_.place(rank, workers + 1);
     context.job = &job_;
     return context;
   }
 
-  std::int64_t batches(const RunContext& context) const {
-    return minibatches_per_epoch(context.config, context.data.train);
+  std::int64_t batches(const runtime::RunContext& context) const {
+    return runtime::minibatches_per_epoch(context.config, context.data.train);
   }
-  std::vector<float> initial_parameters(const RunContext& context) const {
-    auto model = build_model(context.config);
+  std::vector<float> initial_parameters(const runtime::RunContext& context) const {
+    auto model = runtime::build_model(context.config);
     return {model.parameters().begin(), model.parameters().end()};
   }
-  bool model_written(const RunContext& context) const {
+  bool model_written(const runtime::RunContext& context) const {
     return std::filesystem::exists(context.run_directory.file("model.h5"));
   }
 

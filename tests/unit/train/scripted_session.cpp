@@ -60,7 +60,7 @@ class RoleDownpourTransport final : public DownpourTransport {
 }  // namespace
 
 std::unique_ptr<DownpourTransport> ScriptedGroupSession::downpour_transport(
-    RunContext&, const DownpourLayout& layout) {
+    runtime::RunContext&, const DownpourLayout& layout) {
   hub_ = std::make_unique<InProcessDownpourHub>(layout);
   peer_transport_ = std::make_unique<RoleDownpourTransport>(*hub_, layout);
   return std::make_unique<RoleDownpourTransport>(*hub_, layout);

@@ -135,7 +135,7 @@ class ScriptedGroupSession : public GroupSession {
   RepairOutcome repair(const std::vector<std::uint8_t>&) override;
   // The role starts as if `repair` (a takeover's: became_master) had just made it what it is.
   void after_repair(RepairOutcome repair) { last_repair_ = std::move(repair); }
-  std::unique_ptr<DownpourTransport> downpour_transport(RunContext&,
+  std::unique_ptr<DownpourTransport> downpour_transport(runtime::RunContext&,
                                                         const DownpourLayout& layout) override;
   // The script's side of the transport the role got (made by downpour_transport).
   DownpourTransport& peer_transport();

@@ -19,7 +19,7 @@
 #include "role_fixture.h"
 #include "scripted_session.h"
 #include "train/partition_messages.h"
-#include "train/partition_scheduler.h"
+#include "runtime/partition_scheduler.h"
 #include "train/sharing/gradient_sharing.h"
 #include "train/sharing/master.h"
 #include "train/sharing/recovery.h"
@@ -113,7 +113,7 @@ class SharingMasterRole : public SharingRole {
     channel.set_tick([this](ScriptedChannel& c) { script.tick(c); });
   }
 
-  RunContext ctx;
+  runtime::RunContext ctx;
   std::vector<float> initial;
   ScriptedChannel channel;
   ScriptedSharingSession session;
@@ -125,7 +125,7 @@ TEST_F(SharingMasterRole, AppliesRelaysAndDrainsEveryWorkersUpdates) {
   EXPECT_EQ(run_sharing_master(ctx, session), 0);
 
   // Every partition of the epoch granted once, to one worker or the other.
-  const auto partitions = epoch_shape(ctx.config, ctx.data.train).partition_count();
+  const auto partitions = runtime::epoch_shape(ctx.config, ctx.data.train).partition_count();
   EXPECT_EQ(static_cast<std::size_t>(script.granted[1] + script.granted[2]), partitions);
   // The drain target names every update each worker published; each worker had the other's
   // through the master's relay (the workers' planes link only to the master).
@@ -184,14 +184,14 @@ TEST_F(SharingTakeoverRole, SpareGoesOnWithTheScheduleTheWorkersReport) {
   }
   session.after_repair({{0}, {0}, 1, /*became_master=*/true, /*former_rank=*/-1,
                         core::Clock::now()});
-  const auto shape = epoch_shape(ctx.config, ctx.data.train);
+  const auto shape = runtime::epoch_shape(ctx.config, ctx.data.train);
   const auto partitions = static_cast<std::int64_t>(shape.partition_count());
   ASSERT_GE(partitions, 4);
   // Worker 1 holds epoch 2's partition 0 and reports epoch 1 done (the epoch recorded) and
   // partition 1 of epoch 2; worker 2 waits for a grant and reports partition 2 done.
   ResyncStatus one, two;
   one.phase = WorkerPhase::kTraining;
-  one.holding = PartitionGrant{1, 0};
+  one.holding = runtime::PartitionGrant{1, 0};
   one.done = {{0, 0}, {1, 1}};
   one.applied = script.replicas.at(1).exchange().applied_ids();
   two.phase = WorkerPhase::kRequesting;
@@ -313,7 +313,7 @@ TEST_F(SharingRole, MasterEndsADivergedRunWithoutAModel) {
 // order, relays between the worker and the peer (a replica of its own on rank 0's plane), and
 // answers SharingDone with the drain target and the drained report with Shutdown.
 struct MasterScript {
-  PartitionScheduler scheduler;
+  runtime::PartitionScheduler scheduler;
   PeerReplica master;
   PeerReplica peer;
   std::optional<SharingDone> done;
@@ -343,14 +343,17 @@ struct MasterScript {
 class SharingWorkerRole : public SharingRole {
  protected:
   std::optional<MasterScript> script_;
-  void script(ScriptedChannel& channel, ScriptedSharingSession& session, const RunContext& ctx) {
+  void script(ScriptedChannel& channel, ScriptedSharingSession& session,
+              const runtime::RunContext& ctx) {
     const auto initial = initial_parameters(ctx);
-    const auto partitions =
-        static_cast<std::int64_t>(epoch_shape(ctx.config, ctx.data.train).partition_count());
-    script_.emplace(MasterScript{
-        PartitionScheduler(1, partitions),
-        PeerReplica(session.peer_plane(0), 0, 3, initial, ctx.config.encoding),
-        PeerReplica(session.peer_plane(2), 2, 3, initial, ctx.config.encoding), {}, {}});
+    const auto partitions = static_cast<std::int64_t>(
+        runtime::epoch_shape(ctx.config, ctx.data.train).partition_count());
+    script_.emplace(
+        MasterScript{runtime::PartitionScheduler(1, partitions),
+                     PeerReplica(session.peer_plane(0), 0, 3, initial, ctx.config.encoding),
+                     PeerReplica(session.peer_plane(2), 2, 3, initial, ctx.config.encoding),
+                     {},
+                     {}});
     channel.set_script([this](const SentMessage& sent, ScriptedChannel& c) {
       script_->on_sent(sent, c);
     });
@@ -372,7 +375,7 @@ TEST_F(SharingWorkerRole, TrainsItsGrantsSharesEveryUpdateAndDrains) {
 
   // Every partition of the epoch asked for and trained (the last request finds none left).
   const auto requests = channel.sent_of<PartitionRequest>();
-  const auto partitions = epoch_shape(ctx.config, ctx.data.train).partition_count();
+  const auto partitions = runtime::epoch_shape(ctx.config, ctx.data.train).partition_count();
   ASSERT_EQ(requests.size(), partitions + 1);
   EXPECT_FALSE(requests[0].finished_previous);
   EXPECT_TRUE(requests.back().finished_previous);
@@ -435,7 +438,7 @@ TEST_F(SharingWorkerRole, HoldsUpdatesInItsResidualWhileItsRingIsFullAndLosesNon
 // anything after it) holds nothing the worker trained; the drain's flush round (the target)
 // leaves the master's replica equal to the worker's.
 struct AggregatingMasterScript {
-  PartitionScheduler scheduler;
+  runtime::PartitionScheduler scheduler;
   PeerReplica master;
   PeerReplica peer;
   bool asked = false;
@@ -487,11 +490,16 @@ TEST_F(SharingWorkerRole, AggregatingPausesForACheckpointsCutUntilItsMarkerIsSen
   ScriptedSharingSession session(channel, ctx.config);
   const auto initial = initial_parameters(ctx);
   AggregatingMasterScript script{
-      PartitionScheduler(1, static_cast<std::int64_t>(
-                                epoch_shape(ctx.config, ctx.data.train).partition_count())),
+      runtime::PartitionScheduler(
+          1, static_cast<std::int64_t>(
+                 runtime::epoch_shape(ctx.config, ctx.data.train).partition_count())),
       PeerReplica(session.peer_plane(0), 0, 3, initial, ctx.config.encoding),
       PeerReplica(session.peer_plane(2), 2, 3, initial, ctx.config.encoding),
-      false, false, std::nullopt, 0, std::nullopt};
+      false,
+      false,
+      std::nullopt,
+      0,
+      std::nullopt};
   script.master.aggregate(ctx.config.encoding, session.tree());
   script.peer.aggregate(ctx.config.encoding, session.tree());
   channel.set_script([&](const SentMessage& sent, ScriptedChannel& c) { script.on_sent(sent, c); });

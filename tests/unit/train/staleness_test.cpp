@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "train/divergence_guard.h"
+#include "runtime/divergence_guard.h"
 #include "train/sharing/staleness.h"
 
 namespace gradshare::train {
@@ -80,7 +80,7 @@ config::TrainingConfig training(double factor) {
 }
 
 TEST(DivergenceGuard, NonFiniteLossAtOnce) {
-  DivergenceGuard guard(training(10), 10);
+  runtime::DivergenceGuard guard(training(10), 10);
   EXPECT_FALSE(guard.check(1, 2.3));
   const auto reason = guard.check(2, std::numeric_limits<double>::quiet_NaN());
   ASSERT_TRUE(reason);
@@ -89,7 +89,7 @@ TEST(DivergenceGuard, NonFiniteLossAtOnce) {
 }
 
 TEST(DivergenceGuard, ExplodingLoss) {
-  DivergenceGuard guard(training(10), 10);
+  runtime::DivergenceGuard guard(training(10), 10);
   std::int64_t step = 0;
   for (int i = 0; i < 200; ++i) EXPECT_FALSE(guard.check(++step, 2.3 - 0.01 * i)) << i;  // to 0.31
   // One hard minibatch is no alarm; a sustained explosion is.
@@ -103,7 +103,7 @@ TEST(DivergenceGuard, ExplodingLoss) {
 // An asynchronous worker's first minibatch may already meet a model the other workers' updates
 // blew up: its running minimum starts no higher than the loss of guessing (ln 10 = 2.303 here).
 TEST(DivergenceGuard, AnExplosionFromTheFirstStepIsMeasuredAgainstGuessing) {
-  DivergenceGuard guard(training(10), 10);
+  runtime::DivergenceGuard guard(training(10), 10);
   std::optional<std::string> reason;
   std::int64_t step = 0;
   while (!reason && step < 100) reason = guard.check(++step, 100.0);
@@ -111,14 +111,14 @@ TEST(DivergenceGuard, AnExplosionFromTheFirstStepIsMeasuredAgainstGuessing) {
   EXPECT_EQ(step, 1);  // the first loss is the average: 100, over 10 x 2.303
   EXPECT_NE(reason->find("the loss of guessing"), std::string::npos) << *reason;
   // Below factor x ln(classes) from the start is no alarm (a slow start, not an explosion).
-  DivergenceGuard slow(training(10), 10);
+  runtime::DivergenceGuard slow(training(10), 10);
   for (int i = 0; i < 200; ++i) EXPECT_FALSE(slow.check(i + 1, 20.0)) << i;
 }
 
 // Near-zero losses (separable data) move by orders of magnitude without anything wrong: the
 // minimum is floored at 1 % of ln(classes), 0.023 here; a real explosion still raises the alarm.
 TEST(DivergenceGuard, AConvergedLossWigglingIsNoExplosion) {
-  DivergenceGuard guard(training(10), 10);
+  runtime::DivergenceGuard guard(training(10), 10);
   std::int64_t step = 0;
   EXPECT_FALSE(guard.check(++step, 3e-5));
   for (int i = 0; i < 50; ++i) EXPECT_FALSE(guard.check(++step, 2e-3)) << i;
@@ -129,9 +129,9 @@ TEST(DivergenceGuard, AConvergedLossWigglingIsNoExplosion) {
 }
 
 TEST(DivergenceGuard, NoiseAndFactorZero) {
-  DivergenceGuard guard(training(10), 10);
+  runtime::DivergenceGuard guard(training(10), 10);
   for (int i = 0; i < 1000; ++i) EXPECT_FALSE(guard.check(i + 1, i % 2 == 0 ? 0.05 : 0.9));
-  DivergenceGuard finite_only(training(0), 10);
+  runtime::DivergenceGuard finite_only(training(0), 10);
   for (int i = 0; i < 100; ++i) EXPECT_FALSE(finite_only.check(i + 1, i < 50 ? 1.0 : 1e9));
   EXPECT_TRUE(finite_only.check(101, std::numeric_limits<double>::infinity()));
 }

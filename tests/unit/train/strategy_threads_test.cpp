@@ -13,7 +13,7 @@
 #include "ckpt/checkpoint.h"
 #include "nn/model.h"
 #include "thread_run.h"
-#include "train/checkpointer.h"
+#include "runtime/checkpointer.h"
 #include "report/run_directory.h"
 
 namespace gradshare::train {
@@ -59,7 +59,7 @@ class StrategyThreads : public ::testing::Test {
   // first): its step, parameters and optimizer state.
   ckpt::Checkpoint epoch_checkpoint(const testing::ThreadRun& result, std::int64_t epoch,
                                     bool or_later = false) {
-    const auto newest = newest_checkpoint(report::RunDirectory::attach(result.run_dir));
+    const auto newest = runtime::newest_checkpoint(report::RunDirectory::attach(result.run_dir));
     EXPECT_TRUE(newest.has_value());
     if (!newest) return {};
     auto checkpoint = ckpt::read_checkpoint(*newest);

@@ -11,7 +11,7 @@
 #include "core/rng.h"
 #include "nn/model.h"
 #include "report/evaluation.h"
-#include "train/run_context.h"
+#include "runtime/run_context.h"
 #include "report/run_directory.h"
 #include "comm/inproc/train/in_process_group_session.h"
 #include "comm/inproc/train/in_process_sharing_session.h"
@@ -84,15 +84,15 @@ ThreadRun run_as_threads(const config::ExperimentConfig& config, const data::Dat
   for (int r = 0; r < ranks; ++r)
     threads.emplace_back([&, r] {
       try {
-        RunContext context;
+        runtime::RunContext context;
         context.config = config;
         context.config_yaml = yaml;
         auto& job = hub.job(r);
         context.job = &job;
-        context.links.sharing_session = [&job](RunContext& c) {
+        context.links.sharing_session = [&job](runtime::RunContext& c) {
           return std::unique_ptr<SharingSession>(std::make_unique<InProcessSharingSession>(c, job));
         };
-        context.links.group_session = [&job](RunContext& c) {
+        context.links.group_session = [&job](runtime::RunContext& c) {
           return std::unique_ptr<GroupSession>(std::make_unique<InProcessGroupSession>(c, job));
         };
         context.rank = r;
@@ -100,7 +100,7 @@ ThreadRun run_as_threads(const config::ExperimentConfig& config, const data::Dat
         context.data = data;
         context.run_directory = report::RunDirectory::attach(run.run_dir);
         if (r == 0) context.metrics = report::MetricsLog(directory.file("metrics.jsonl"));
-        context.phase = RunContext::kTraining;
+        context.phase = runtime::RunContext::kTraining;
         run.exit_codes[static_cast<std::size_t>(r)] = run_strategy(context);
       } catch (const comm::ThreadRankEnded&) {
         run.exit_codes[static_cast<std::size_t>(r)] = kEndedByFault;

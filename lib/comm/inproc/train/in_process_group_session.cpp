@@ -7,7 +7,7 @@
 
 namespace gradshare::train {
 
-InProcessGroupSession::InProcessGroupSession(RunContext& context, comm::InProcessJob& job)
+InProcessGroupSession::InProcessGroupSession(runtime::RunContext& context, comm::InProcessJob& job)
     : context_(context), job_(job) {
   GS_CHECK(context.config.fault_tolerance.spares == 0 || job.fault_tolerant(),
            "spares in an in-process job that cannot repair");
@@ -57,7 +57,7 @@ void InProcessGroupSession::release_spares() {
 }
 
 std::unique_ptr<DownpourTransport> InProcessGroupSession::downpour_transport(
-    RunContext&, const DownpourLayout& layout) {
+    runtime::RunContext&, const DownpourLayout& layout) {
   return make_in_process_downpour_transport(job_, layout);
 }
 

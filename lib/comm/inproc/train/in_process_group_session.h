@@ -9,13 +9,13 @@
 
 #include "comm/inproc/in_process_job.h"
 #include "train/group_session.h"
-#include "train/run_context.h"
+#include "runtime/run_context.h"
 
 namespace gradshare::train {
 
 class InProcessGroupSession : public GroupSession {
  public:
-  InProcessGroupSession(RunContext& context, comm::InProcessJob& job);
+  InProcessGroupSession(runtime::RunContext& context, comm::InProcessJob& job);
 
   bool is_spare() const override { return context_.rank < 0; }
   bool wait_for_assignment() override;
@@ -25,14 +25,14 @@ class InProcessGroupSession : public GroupSession {
   bool fault_tolerant() const override { return job_.fault_tolerant(); }
   RepairOutcome repair(const std::vector<std::uint8_t>& join_info) override;
   void release_spares() override;
-  std::unique_ptr<DownpourTransport> downpour_transport(RunContext& context,
+  std::unique_ptr<DownpourTransport> downpour_transport(runtime::RunContext& context,
                                                         const DownpourLayout& layout) override;
 
  private:
   // The live workers after `repair`, then this rank's channel and group.
   void adopt(const comm::InProcessRepair& repair);
 
-  RunContext& context_;
+  runtime::RunContext& context_;
   comm::InProcessJob& job_;
   std::vector<int> live_;  // logical ranks of the live workers
   std::unique_ptr<comm::ControlChannel> control_;

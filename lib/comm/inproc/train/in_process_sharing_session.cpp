@@ -6,15 +6,14 @@
 namespace gradshare::train {
 
 namespace {
-int job_size(const RunContext& context) {
+int job_size(const runtime::RunContext& context) {
   return context.size - static_cast<int>(context.config.fault_tolerance.spares);
 }
 }  // namespace
 
-InProcessSharingSession::InProcessSharingSession(RunContext& context, comm::InProcessJob& job)
-    : context_(context),
-      job_(job),
-      job_tree_(job.shared<topology::Tree>("sharing tree", [&] {
+InProcessSharingSession::InProcessSharingSession(runtime::RunContext& context,
+                                                 comm::InProcessJob& job)
+    : context_(context), job_(job), job_tree_(job.shared<topology::Tree>("sharing tree", [&] {
         return std::make_unique<topology::Tree>(
             topology::build_tree(context.config.topology, job_size(context)));
       })) {

@@ -11,14 +11,14 @@
 
 #include "comm/inproc/in_process_job.h"
 #include "topology/mode.h"
-#include "train/run_context.h"
+#include "runtime/run_context.h"
 #include "train/sharing/session.h"
 
 namespace gradshare::train {
 
 class InProcessSharingSession : public SharingSession {
  public:
-  InProcessSharingSession(RunContext& context, comm::InProcessJob& job);
+  InProcessSharingSession(runtime::RunContext& context, comm::InProcessJob& job);
 
   bool is_spare() const override { return context_.rank < 0; }
   bool wait_for_assignment() override;
@@ -39,7 +39,7 @@ class InProcessSharingSession : public SharingSession {
   // The tree after `repair`, as every rank's thread reads it from the one the repair made.
   void adopt(const comm::InProcessRepair& repair);
 
-  RunContext& context_;
+  runtime::RunContext& context_;
   comm::InProcessJob& job_;
   // The job's current tree, one object for every thread: made new by whichever thread completes
   // a repair, copied by every thread once the repair returns (the repair's lock orders the two).

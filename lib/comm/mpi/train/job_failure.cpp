@@ -18,7 +18,7 @@
 #include "comm/mpi/train/startup_repair.h"
 #include "core/errors.h"
 #include "core/log.h"
-#include "train/checkpointer.h"
+#include "runtime/checkpointer.h"
 #include "train/strategy_registry.h"
 
 namespace gradshare::cli {
@@ -29,7 +29,7 @@ std::string rank_names(const std::vector<int>& ranks) {
   return (ranks.size() == 1 ? "rank " : "ranks ") + names;
 }
 
-using train::RunContext;
+using runtime::RunContext;
 
 namespace {
 
@@ -61,7 +61,7 @@ std::string describe_fatal_error(const std::exception& error, const RunContext& 
     return error.what();
   const auto failed = known_failed(context);
   const std::string resume =
-      "rerun the same command to resume from " + train::resume_point(context.run_directory);
+      "rerun the same command to resume from " + runtime::resume_point(context.run_directory);
   const auto& strategy = context.config.training.strategy;
   if (std::find(failed.begin(), failed.end(), 0) != failed.end())
     return strategy + " lost its master (rank 0); " + resume;

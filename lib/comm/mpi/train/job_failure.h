@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "config/experiment_config.h"
-#include "train/run_context.h"
+#include "runtime/run_context.h"
 
 namespace gradshare::cli {
 
@@ -27,21 +27,22 @@ std::string rank_names(const std::vector<int>& ranks);
 // goes to end_job_lost_at_startup; one lost where nothing repairs it (no ULFM) gives
 // "<strategy> lost rank N and repairs in-job only under `mpirun --with-ft ulfm`; rerun the same
 // command to resume from <checkpoint>", exit 1.
-int end_run_after(const std::exception& error, const train::RunContext& context);
+int end_run_after(const std::exception& error, const runtime::RunContext& context);
 
 // A start-up collective failed with `rc` (under ULFM: a rank was lost before training began).
 // One line names the lost ranks and context.phase, and the job ends with exit 1. Under ULFM the
 // survivors agree on the lost ranks (comm::agree_on_lost) and the first survivor speaks;
 // otherwise the lowest rank that knows speaks first.
-[[noreturn]] void end_job_lost_at_startup(const train::RunContext& context, int rc);
+[[noreturn]] void end_job_lost_at_startup(const runtime::RunContext& context, int rc);
 
 // Ends the job with exit 1 and `line`, said by the master (every rank knows the same `line`
 // and the master is alive): the others leave at once.
-[[noreturn]] void end_job_said_by_master(const train::RunContext& context, const std::string& line);
+[[noreturn]] void end_job_said_by_master(const runtime::RunContext& context,
+                                         const std::string& line);
 
 // Ends the job with exit 1 and `line`, said once: the live ranks take turns by rank, and the
 // first one's MPI_Abort ends the others before theirs.
-[[noreturn]] void end_job_in_turns(const train::RunContext& context, const std::string& line);
+[[noreturn]] void end_job_in_turns(const runtime::RunContext& context, const std::string& line);
 
 // Ends the whole job with `code`, or only this process for a worker whose loss the master
 // repairs (see above).

@@ -8,11 +8,11 @@
 #include "core/errors.h"
 #include "train/downpour/transport.h"
 #include "train/join_info.h"
-#include "train/worker_log.h"
+#include "runtime/worker_log.h"
 
 namespace gradshare::train {
 
-MpiGroupSession::MpiGroupSession(RunContext& context)
+MpiGroupSession::MpiGroupSession(runtime::RunContext& context)
     : context_(context),
       fault_tolerant_(comm::fault_tolerance_active()),
       job_(comm::mpi_comm(*context.job), static_cast<int>(context.config.fault_tolerance.spares)) {
@@ -21,7 +21,7 @@ MpiGroupSession::MpiGroupSession(RunContext& context)
   if (!is_spare()) build();
 }
 
-MpiGroupSession::MpiGroupSession(RunContext& context, comm::RepairedJob& joined)
+MpiGroupSession::MpiGroupSession(runtime::RunContext& context, comm::RepairedJob& joined)
     : context_(context), fault_tolerant_(true), job_(joined) {
   last_repair_ = cli::repair_outcome(joined);
   context.rank = job_.my_logical();
@@ -53,7 +53,7 @@ bool MpiGroupSession::wait_for_assignment() {
   context_.rank = job_.my_logical();
   build();
   // This process's log is now the worker's (a new master's log is set up by its takeover).
-  if (!last_repair_.became_master) log_as_worker(context_);
+  if (!last_repair_.became_master) runtime::log_as_worker(context_);
   return true;
 }
 
@@ -75,7 +75,7 @@ RepairOutcome MpiGroupSession::repair(const std::vector<std::uint8_t>& join_info
 }
 
 std::unique_ptr<DownpourTransport> MpiGroupSession::downpour_transport(
-    RunContext& context, const DownpourLayout& layout) {
+    runtime::RunContext& context, const DownpourLayout& layout) {
   return cli::make_mpi_downpour_transport(context, *this, layout);
 }
 

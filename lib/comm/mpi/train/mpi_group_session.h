@@ -13,7 +13,7 @@
 #include "comm/mpi/mpi_worker_group.h"
 #include "comm/mpi/repairable_job.h"
 #include "train/group_session.h"
-#include "train/run_context.h"
+#include "runtime/run_context.h"
 
 namespace gradshare::train {
 
@@ -21,10 +21,10 @@ class MpiGroupSession : public GroupSession {
  public:
   // Collective over context.job's communicator. Sets context.size to the job's size (spares
   // excluded) and context.rank to the logical rank (-1 on a spare).
-  explicit MpiGroupSession(RunContext& context);
+  explicit MpiGroupSession(runtime::RunContext& context);
   // A process spawned to replace a dead worker: adopts the job it joined; collective with the
   // survivors' repair().
-  MpiGroupSession(RunContext& context, comm::RepairedJob& joined);
+  MpiGroupSession(runtime::RunContext& context, comm::RepairedJob& joined);
 
   bool is_spare() const override { return job_.is_spare(); }
   bool wait_for_assignment() override;
@@ -36,7 +36,7 @@ class MpiGroupSession : public GroupSession {
   void release_spares() override { job_.release_spares(); }
   // RMA windows or two-sided messages, as transport.data_plane says for where the ranks are
   // (downpour/mpi_transport.h).
-  std::unique_ptr<DownpourTransport> downpour_transport(RunContext& context,
+  std::unique_ptr<DownpourTransport> downpour_transport(runtime::RunContext& context,
                                                         const DownpourLayout& layout) override;
 
   // The job's communicator now (a repair replaces it) and the logical rank of each of its ranks.
@@ -47,7 +47,7 @@ class MpiGroupSession : public GroupSession {
   // The channel and the group on the job's current communicator (collective over it).
   void build();
 
-  RunContext& context_;
+  runtime::RunContext& context_;
   bool fault_tolerant_;
   comm::RepairableJob job_;
   std::unique_ptr<comm::MpiControlChannel> control_;

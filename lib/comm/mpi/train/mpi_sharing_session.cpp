@@ -18,11 +18,11 @@
 #include "core/timer.h"
 #include "topology/render.h"
 #include "train/join_info.h"
-#include "train/worker_log.h"
+#include "runtime/worker_log.h"
 
 namespace gradshare::train {
 
-MpiSharingSession::MpiSharingSession(RunContext& context)
+MpiSharingSession::MpiSharingSession(runtime::RunContext& context)
     : context_(context),
       fault_tolerant_(comm::fault_tolerance_active()),
       job_(comm::mpi_comm(*context.job), static_cast<int>(context.config.fault_tolerance.spares)) {
@@ -38,7 +38,7 @@ MpiSharingSession::MpiSharingSession(RunContext& context)
   build_planes();
 }
 
-MpiSharingSession::MpiSharingSession(RunContext& context, comm::RepairedJob joined)
+MpiSharingSession::MpiSharingSession(runtime::RunContext& context, comm::RepairedJob joined)
     : context_(context),
       mode_(topology::resolve_mode(context.config.topology, context.worker_count())),
       fault_tolerant_(true),
@@ -133,7 +133,7 @@ bool MpiSharingSession::wait_for_assignment() {
   last_repair_ = cli::repair_outcome(repaired);
   adopt(repaired);
   // This process's log is now the worker's (a new master's log is set up by its takeover).
-  if (!repaired.became_master) log_as_worker(context_);
+  if (!repaired.became_master) runtime::log_as_worker(context_);
   return true;
 }
 

@@ -24,7 +24,7 @@
 #include "comm/mpi/repairable_job.h"
 #include "topology/mode.h"
 #include "topology/tree.h"
-#include "train/run_context.h"
+#include "runtime/run_context.h"
 #include "train/sharing/session.h"
 
 namespace gradshare::train {
@@ -32,10 +32,10 @@ namespace gradshare::train {
 class MpiSharingSession : public SharingSession {
  public:
   // Collective over context.world. Sets context.size to the job's size (spares excluded).
-  explicit MpiSharingSession(RunContext& context);
+  explicit MpiSharingSession(runtime::RunContext& context);
   // A process spawned to replace a dead worker: adopts the job it joined; collective with the
   // survivors' repair().
-  MpiSharingSession(RunContext& context, comm::RepairedJob joined);
+  MpiSharingSession(runtime::RunContext& context, comm::RepairedJob joined);
   ~MpiSharingSession() override;
 
   bool is_spare() const override { return job_.is_spare(); }
@@ -68,7 +68,7 @@ class MpiSharingSession : public SharingSession {
   // Host and pid of every job process to the master (collective over the job).
   void gather_identities();
 
-  RunContext& context_;
+  runtime::RunContext& context_;
   topology::Mode mode_;
   bool fault_tolerant_;
   comm::RepairableJob job_;

@@ -9,7 +9,7 @@
 #include "core/errors.h"
 #include "train/join_info.h"
 #include "train/strategy_registry.h"
-#include "train/worker_log.h"
+#include "runtime/worker_log.h"
 
 namespace gradshare::cli {
 
@@ -17,20 +17,20 @@ namespace {
 
 // The training split with the master's normalisation (partitioned reading then reads no
 // feature at start-up), and this process's log as the worker's.
-void become_worker(train::RunContext& context, const train::JoinInfo& info) {
+void become_worker(runtime::RunContext& context, const train::JoinInfo& info) {
   context.data = data::load_data(context.config.data,
                                  static_cast<std::uint64_t>(context.config.run.seed),
                                  /*evaluation_sets=*/false, info.normalization);
   context.run_directory = report::RunDirectory::attach(info.run_path);
-  train::log_as_worker(context);
+  runtime::log_as_worker(context);
 }
 
 }  // namespace
 
-int run_replacement_worker(train::RunContext& context, comm::RepairedJob joined) {
+int run_replacement_worker(runtime::RunContext& context, comm::RepairedJob joined) {
   const auto info = train::parse_join_info(joined.join_info);
   context.size = info.size;
-  context.phase = train::RunContext::kTraining;
+  context.phase = runtime::RunContext::kTraining;
   const auto& strategy = train::strategy_named(context.config.training.strategy);
   if (strategy.replace_in_sharing) {
     // Collective with the survivors' repair.

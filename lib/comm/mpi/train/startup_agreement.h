@@ -18,14 +18,14 @@
 #include "comm/job.h"
 #include "core/errors.h"
 #include "ft/fault_injection.h"
-#include "train/run_context.h"
+#include "runtime/run_context.h"
 
 namespace gradshare::cli {
 
 class StartupAgreement {
  public:
   // repairs: a lost rank throws comm::LostBeforeTraining instead of ending the job.
-  StartupAgreement(train::RunContext& context, const ft::FaultInjector& injector, bool repairs)
+  StartupAgreement(runtime::RunContext& context, const ft::FaultInjector& injector, bool repairs)
       : context_(context), injector_(injector), repairs_(repairs) {}
 
   // Runs `work` on this rank as phase `name` (context.phase), start-up point `point`; returns
@@ -55,7 +55,7 @@ class StartupAgreement {
   // A failed start-up collective: a rank was lost; ends the job.
   void check(int rc);
 
-  train::RunContext& context_;
+  runtime::RunContext& context_;
   const ft::FaultInjector& injector_;
   bool repairs_;
 };

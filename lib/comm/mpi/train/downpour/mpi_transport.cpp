@@ -39,7 +39,7 @@ TransportChoice choose_transport(MPI_Comm comm, const std::string& data_plane) {
 }  // namespace
 
 std::unique_ptr<train::DownpourTransport> make_mpi_downpour_transport(
-    train::RunContext& context, train::MpiGroupSession& session,
+    runtime::RunContext& context, train::MpiGroupSession& session,
     const train::DownpourLayout& layout) {
   const MPI_Comm comm = session.job_comm();
   // Servers are never lost in-job, and the job keeps logical order: ranks 0..K-1 serve.

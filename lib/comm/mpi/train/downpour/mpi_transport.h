@@ -7,14 +7,14 @@
 
 #include "comm/mpi/train/mpi_group_session.h"
 #include "train/downpour/transport.h"
-#include "train/run_context.h"
+#include "runtime/run_context.h"
 
 namespace gradshare::cli {
 
 // Collective over the session's job as it is now (after a repair: the repaired one); the master
 // logs the choice. `layout` must outlive the transport.
 std::unique_ptr<train::DownpourTransport> make_mpi_downpour_transport(
-    train::RunContext& context, train::MpiGroupSession& session,
+    runtime::RunContext& context, train::MpiGroupSession& session,
     const train::DownpourLayout& layout);
 
 }  // namespace gradshare::cli
