@@ -1,8 +1,10 @@
 // model_file.h: turning a model (and optimizer) into a checkpoint and back.
 #pragma once
 
-#include <optional>
+#include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ckpt/checkpoint.h"
 #include "nn/model.h"
