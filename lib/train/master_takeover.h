@@ -1,7 +1,6 @@
 // master_takeover.h: a new master inside the job. Under `mpirun --with-ft ulfm` a strategy whose
 // workers hold, or can tell, everything its master knows beyond the run directory
-// (Strategy::master_failover: the dense all-reduce, parameter averaging, and gradient sharing
-// without aggregating relays) replaces a lost master without a restart:
+// (every distributed strategy) replaces a lost master without a restart:
 //
 //   the survivors' repair (comm/repair.h) gives logical rank 0 to a spare, or with none to the
 //     lowest worker, whose own rank then counts as lost (replaced like a worker's);

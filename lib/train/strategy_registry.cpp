@@ -40,17 +40,9 @@ void downpour_job(const config::ExperimentConfig& config, int ranks) {
                           " (start more ranks or use fewer servers)");
 }
 
-bool always(const config::ExperimentConfig&, int) { return true; }
-
 // Ranks 1..K-1 serve shards: a lost master's place goes to a spare or to a worker.
 int downpour_first_worker(const config::ExperimentConfig& config) {
   return config.downpour.servers;
-}
-
-// An aggregating relay's state (what its subtree sent it and it has not passed on) dies with
-// the master: that master's loss ends the job (it resumes from its newest checkpoint).
-bool sharing_master_failover(const config::ExperimentConfig& config, int ranks) {
-  return !topology::aggregates(config.topology, ranks);
 }
 
 }  // namespace
@@ -59,16 +51,16 @@ const std::vector<Strategy>& strategies() {
   static const std::vector<Strategy> table = {
       {"gradient_sharing", run_gradient_sharing, true, nullptr, sharing_banner, nullptr,
        [](runtime::RunContext& c, SharingSession& s) { return run_sharing_worker(c, s, true); },
-       sharing_master_failover, nullptr},
+       nullptr},
       {"parameter_averaging", run_parameter_averaging, true, nullptr, nullptr,
        [](runtime::RunContext& c, GroupSession& s) { return run_averaging_worker(c, s, true); },
-       nullptr, always, nullptr},
+       nullptr, nullptr},
       {"downpour", run_downpour, true, downpour_job, downpour_banner, run_downpour_replacement,
-       nullptr, always, downpour_first_worker},
+       nullptr, downpour_first_worker},
       {"allreduce", run_allreduce, true, nullptr, nullptr,
        [](runtime::RunContext& c, GroupSession& s) { return run_allreduce_worker(c, s, true); },
-       nullptr, always, nullptr},
-      {"local", run_local, false, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr},
+       nullptr, nullptr},
+      {"local", run_local, false, nullptr, nullptr, nullptr, nullptr, nullptr},
   };
   return table;
 }

@@ -27,10 +27,6 @@ struct Strategy {
   // the sharing session; exactly one is set for a distributed strategy.
   int (*replace_in_group)(runtime::RunContext& context, GroupSession& session);
   int (*replace_in_sharing)(runtime::RunContext& context, SharingSession& session);
-  // Whether a lost master is replaced in-job by a spare or a worker (master_takeover.h) in a job
-  // of `ranks` training ranks: its workers hold everything it knows beyond the run directory.
-  // Null: never.
-  bool (*master_failover)(const config::ExperimentConfig& config, int ranks);
   // The lowest logical rank of a worker (the repair's RepairOptions::first_worker); null: 1.
   int (*first_worker)(const config::ExperimentConfig& config);
 };

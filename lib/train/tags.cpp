@@ -55,7 +55,9 @@ constexpr std::array<const char*, kTagCount> kNames = {
     "snapshot taken",
     "snapshot wanted",
     "rebuild failed",
-    "takeover status"};
+    "takeover status",
+    "relay upward fetch",
+    "relay upward"};
 
 // The channels' errors name the tags too (comm::tag_label), from the start of the program.
 const bool named = (comm::name_tags(&tag_name), true);

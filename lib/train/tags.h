@@ -72,9 +72,12 @@ inline constexpr comm::Tag kDownpourSnapshotWanted{45};
 inline constexpr comm::Tag kDownpourRebuildFailed{46};
 // a Downpour master lost: each worker tells the new master the partitions it knows done
 inline constexpr comm::Tag kDownpourTakeoverStatus{47};
+// a sharing master lost, aggregating: a new master asks its old children what they sent it
+inline constexpr comm::Tag kRelayUpwardFetch{48};
+inline constexpr comm::Tag kRelayUpward{49};
 }  // namespace tags
 
-inline constexpr int kTagCount = 47;
+inline constexpr int kTagCount = 49;
 static_assert(kTagCount <= comm::kLastTag, "comm carries tags up to comm::kLastTag");
 
 // "partition request", "heartbeat", ...; "tag N" for a number no message has.

@@ -121,7 +121,7 @@ void AggregatingRelay::add_to_links(std::size_t source, double now) {
     for (std::size_t e = 0; e < entries_.size(); ++e) {
       const std::uint32_t i = entries_[e];
       residual[i] += values_[e];
-      if (check_) link.contributed[i] += values_[e];
+      if (!link.contributed.empty()) link.contributed[i] += values_[e];
       if (!link.is_candidate[i]) {
         link.is_candidate[i] = 1;
         link.candidates.push_back(i);
@@ -131,6 +131,16 @@ void AggregatingRelay::add_to_links(std::size_t source, double now) {
     link.owed = true;
     link.heard[source] = true;
   }
+}
+
+void AggregatingRelay::set_parent(std::optional<std::size_t> parent) {
+  parent_ = parent;
+  if (parent_) links_[*parent_].contributed.resize(scratch_.size(), 0.0f);
+}
+
+std::span<const float> AggregatingRelay::upward() const {
+  GS_CHECK(parent_, "the master's relay has no link toward a parent");
+  return links_[*parent_].contributed;
 }
 
 bool AggregatingRelay::due(std::size_t link, double now) const {

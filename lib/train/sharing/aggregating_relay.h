@@ -157,8 +157,12 @@ class AggregatingRelay {
                     std::size_t max_bytes, std::vector<std::vector<std::uint8_t>>& out);
 
   // Checkpoint cuts (see above). `parent`: the link toward the master (none at the master).
-  void set_parent(std::optional<std::size_t> parent) { parent_ = parent; }
+  void set_parent(std::optional<std::size_t> parent);
   std::optional<std::size_t> parent() const { return parent_; }
+  // Everything contributed to the parent link since the relay started: what reached this rank
+  // from all but its parent (its training, its children, what it owed at a restart), sent up or
+  // still owed. A lost master's children hand it to the new master (sharing/takeover.h).
+  std::span<const float> upward() const;
   // This rank's own training is paused for the next cut; returns its number, from 1.
   std::uint64_t begin_cut();
   // Begun here, every child link's marker in, this rank's not yet sent.
@@ -181,7 +185,7 @@ class AggregatingRelay {
  private:
   struct Link {
     codec::Encoder encoder;
-    std::vector<float> contributed;  // kept only for the conservation check
+    std::vector<float> contributed;  // kept for the conservation check, and on the parent link
     std::vector<float> sent;
     std::vector<bool> heard;  // sources that contributed since this link's last message
     std::vector<std::uint32_t> candidates;  // elements changed since they last fired

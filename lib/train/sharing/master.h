@@ -150,9 +150,12 @@ class SharingMaster : public MasterRole {
   // another process fails meanwhile.
   void adopt_run(const std::optional<SharingHandover>& handover, const RunSoFar& so_far,
                  ft::RecoveryRecord& record);
-  // The model a new master starts from: the handover's replica, or the fullest survivor's.
+  // The model a new master starts from: the handover's replica, or the fullest survivor's;
+  // aggregating, the lost master's children's upward sums (adopt_aggregated_model).
   void adopt_model(const std::optional<SharingHandover>& handover,
                    const std::map<int, ResyncStatus>& status);
+  void adopt_aggregated_model(const std::optional<SharingHandover>& handover,
+                              const std::map<int, ResyncStatus>& status);
   // The schedule a new master goes on with: the epochs metrics.jsonl records as evaluated, then
   // every partition the newest checkpoint or a worker (the handover's included) knows done.
   runtime::DataPosition rebuilt_position(const RunSoFar& so_far,
@@ -171,17 +174,16 @@ class SharingMaster : public MasterRole {
   // produced updates will be trained again (counted, not hidden).
   void forget_worker(int worker, ft::RecoveryRecord& record);
 
-  void resync(ft::RecoveryRecord& record, const topology::Tree& tree_before);
+  void resync(ft::RecoveryRecord& record);
   // Its steps: every live worker's status; the schedule reconciled with what the survivors
   // hold; then the updates, the go-ahead and the replacements' start.
   std::map<int, ResyncStatus> collect_statuses();
   void reconcile_schedule(const std::map<int, ResyncStatus>& status);
-  void finish_resync(const std::map<int, ResyncStatus>& status, ft::RecoveryRecord& record,
-                     const topology::Tree& tree_before);
-  // Aggregating: what the survivors' old parents took in, for their RelayRestart (the master's
-  // own relay starts again first), and the lost ranks' relay residuals named in the log.
-  void restart_relays(const std::map<int, ResyncStatus>& survivors,
-                      const topology::Tree& tree_before, const std::vector<int>& lost);
+  void finish_resync(const std::map<int, ResyncStatus>& status, ft::RecoveryRecord& record);
+  // Aggregating: what the survivors' old parents (ResyncStatus::relay_parent) took in, for
+  // their RelayRestart (the master's own relay starts again first), and the lost ranks' relay
+  // residuals named in the log.
+  void restart_relays(const std::map<int, ResyncStatus>& survivors, const std::vector<int>& lost);
 
   static bool same(const runtime::PartitionGrant& a, const runtime::PartitionGrant& b);
 
@@ -279,6 +281,14 @@ class SharingMaster : public MasterRole {
   // cannot be repaired: the old parents' applied IDs are gone (the job ends; it resumes from its
   // newest checkpoint).
   bool relays_restarted_ = false;
+  // Aggregating, while this master takes a lost one's place: the lost master's children owe
+  // nothing (their upward sums made its parameters); a promoted worker's children learn what it
+  // had taken in of theirs from its status (restart_relays).
+  struct LostMasterRelays {
+    int former_rank = -1;  // the promoted worker's rank, -1 for a spare
+    AppliedIds former_applied;
+  };
+  std::optional<LostMasterRelays> lost_master_relays_;
   CheckpointCollection checkpoint_;  // the checkpoint being collected
   // Partitions each worker finished whose updates (up to the seq) are not all applied here yet.
   std::map<int, std::vector<std::pair<runtime::PartitionGrant, std::uint64_t>>>

@@ -31,7 +31,7 @@ void SharingMaster::repair_and_resync(const std::string& cause) {
     record.rounds = job.rounds;
     record.tree_version = session_.tree().version;
     for (int w : job.lost) forget_worker(w, record);
-    resync(record, tree_before);
+    resync(record);
     record.seconds = clock.seconds();
     recoveries_.add(record);
   });
@@ -88,38 +88,46 @@ void SharingMaster::forget_worker(int worker, ft::RecoveryRecord& record) {
 }
 
 void SharingMaster::restart_relays(const std::map<int, ResyncStatus>& survivors,
-                                   const topology::Tree& tree_before,
                                    const std::vector<int>& lost) {
-  std::map<int, std::optional<std::uint64_t>> parent_applied;
+  // Each survivor's RelayRestart but the parameters: what its old parent took in of its.
+  std::map<int, RelayRestart> restarts;
   const auto applied_here = exchange_.applied_ids();
   for (const auto& [w, s] : survivors) {
-    const int parent = tree_before.parent[static_cast<std::size_t>(w)];
-    if (parent == 0)
-      parent_applied[w] = applied_here.highest(w);
+    auto& restart = restarts[w];
+    const int parent = s.relay_parent;
+    if (parent == 0 && lost_master_relays_)
+      restart.parent_took_all = true;
+    else if (parent == 0)
+      restart.parent_applied = applied_here.highest(w);
     else if (const auto found = survivors.find(parent); found != survivors.end())
-      parent_applied[w] = found->second.applied.highest(w);
-    else
-      parent_applied[w] = std::nullopt;
+      restart.parent_applied = found->second.applied.highest(w);
+    else if (lost_master_relays_ && parent == lost_master_relays_->former_rank)
+      restart.parent_applied = lost_master_relays_->former_applied.highest(w);
   }
+  // A lost master's relay residuals, and a promoted worker's, are in the children's sums.
+  const auto accounted = [&](int dead) {
+    return lost_master_relays_ && (dead == 0 || dead == lost_master_relays_->former_rank);
+  };
   for (int dead : lost)
-    core::log_warn("rank " + std::to_string(dead) +
-                   " died holding its relay residuals: what its subtree had sent it and it had "
-                   "not passed on, and what it had not trained on into its own messages, is lost");
+    if (!accounted(dead))
+      core::log_warn("rank " + std::to_string(dead) +
+                     " died holding its relay residuals: what its subtree had sent it and it had "
+                     "not passed on, and what it had not trained on into its own messages, is "
+                     "lost");
   // The master's parameters hold what reached it; the survivors start again from them and send
   // again what the master lacks of theirs (RelayRestart).
   relays_restarted_ = true;
   exchange_.restart_aggregation(session_.tree());
-  RelayRestart restart{{model_.parameters().begin(), model_.parameters().end()}, std::nullopt};
-  for (const auto& [w, applied] : parent_applied) {
-    restart.parent_applied = applied;
+  for (auto& [w, restart] : restarts) {
+    restart.parameters.assign(model_.parameters().begin(), model_.parameters().end());
     send(control(), w, restart);
   }
 }
 
-void SharingMaster::resync(ft::RecoveryRecord& record, const topology::Tree& tree_before) {
+void SharingMaster::resync(ft::RecoveryRecord& record) {
   const auto status = collect_statuses();
   reconcile_schedule(status);
-  finish_resync(status, record, tree_before);
+  finish_resync(status, record);
 }
 
 std::map<int, ResyncStatus> SharingMaster::collect_statuses() {
@@ -142,7 +150,7 @@ void SharingMaster::reconcile_schedule(const std::map<int, ResyncStatus>& status
 }
 
 void SharingMaster::finish_resync(const std::map<int, ResyncStatus>& status,
-                                  ft::RecoveryRecord& record, const topology::Tree& tree_before) {
+                                  ft::RecoveryRecord& record) {
   std::vector<int> joining;
   std::map<int, ResyncStatus> survivors;
   for (const auto& [w, s] : status) {
@@ -152,7 +160,7 @@ void SharingMaster::finish_resync(const std::map<int, ResyncStatus>& status,
       survivors.emplace(w, s);
   }
   if (exchange_.aggregating()) {
-    restart_relays(survivors, tree_before, record.lost);
+    restart_relays(survivors, record.lost);
     record.resync_whole_states += static_cast<int>(survivors.size());
   } else {
     const auto moved = resync_updates(control(), exchange_, model_.parameters(), survivors);

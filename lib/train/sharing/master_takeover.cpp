@@ -4,6 +4,7 @@
 #include <chrono>
 #include <set>
 
+#include "codec/decoder.h"
 #include "train/join_info.h"
 #include "train/sharing/master.h"
 
@@ -29,12 +30,25 @@ void take_residual(UpdateExchange& exchange, SharingHandover& handover) {
   handover.replica.applied = exchange.applied_ids();
 }
 
+// Aggregating, the former worker's residual is this master's own content: its parameters take
+// it and its fresh relay owes it to every link (as a survivor owes what its parent lacked).
+void owe_residual(UpdateExchange& exchange, const SharingHandover& handover,
+                  std::span<float> parameters, double now) {
+  std::vector<float> residual(parameters.size(), 0.0f);
+  for (const auto& message : handover.residual) {
+    std::string error;
+    GS_CHECK(codec::accumulate_message(message, residual, &error),
+             "the new master's residual does not decode: " + error);
+  }
+  for (std::size_t i = 0; i < parameters.size(); ++i) parameters[i] -= residual[i];
+  exchange.aggregator().owe_everywhere(residual, now);
+}
+
 }  // namespace
 
 int SharingMaster::take_over(std::optional<SharingHandover> handover) {
   runtime::log_model(model_);
-  GS_CHECK(!exchange_.aggregating(), "an aggregating job cannot replace its master in-job");
-  if (handover) take_residual(exchange_, *handover);
+  if (handover && !exchange_.aggregating()) take_residual(exchange_, *handover);
   const auto so_far = read_run_so_far(context_);
   reporter_.continue_from(so_far.wall_seconds, so_far.stopped_early);
   const auto& repair = session_.last_repair();
@@ -45,6 +59,11 @@ int SharingMaster::take_over(std::optional<SharingHandover> handover) {
   record.rounds = repair.rounds;
   bool again = false;
   repeat_while_processes_fail([&] {
+    if (again && relays_restarted_)
+      throw core::RuntimeError(
+          "a process failed while the aggregating relays restarted under a new master: what "
+          "was on its way can no longer be accounted for; the job ends, and the same command "
+          "resumes it from its newest checkpoint");
     if (again) {  // another process failed during the takeover: repaired, it starts over
       const auto more = session_.repair(join_info(context_));
       exchange_.attach(session_.plane());
@@ -55,6 +74,10 @@ int SharingMaster::take_over(std::optional<SharingHandover> handover) {
     again = true;
     adopt_run(handover, so_far, record);
   });
+  relays_restarted_ = false;
+  lost_master_relays_.reset();
+  if (handover && exchange_.aggregating() && !handover->residual.empty())
+    owe_residual(exchange_, *handover, model_.parameters(), clock_.seconds());
   record.tree_version = session_.tree().version;
   record.seconds = std::chrono::duration<double>(core::Clock::now() - began).count();
   recoveries_.add(record);
@@ -66,7 +89,6 @@ int SharingMaster::take_over(std::optional<SharingHandover> handover) {
 void SharingMaster::adopt_run(const std::optional<SharingHandover>& handover,
                               const RunSoFar& so_far, ft::RecoveryRecord& record) {
   live_ = session_.live_workers();
-  const auto tree_before = session_.tree();
   const auto status = collect_statuses();
   adopt_model(handover, status);
   scheduler_.emplace(cfg_.training.epochs, static_cast<std::int64_t>(shape_.partition_count()),
@@ -84,7 +106,7 @@ void SharingMaster::adopt_run(const std::optional<SharingHandover>& handover,
     tau_[static_cast<std::size_t>(w - 1)] = s.tau;
   }
   if (handover) record.retrained_minibatches = handover->trained_of_held;
-  finish_resync(status, record, tree_before);
+  finish_resync(status, record);
   for (int w : live_) grant_seq_[w] = exchange_.highest_applied(w);
   liveness_.restart(live_);
   const auto position = scheduler_->position();
@@ -96,6 +118,10 @@ void SharingMaster::adopt_run(const std::optional<SharingHandover>& handover,
 
 void SharingMaster::adopt_model(const std::optional<SharingHandover>& handover,
                                 const std::map<int, ResyncStatus>& status) {
+  if (exchange_.aggregating()) {
+    adopt_aggregated_model(handover, status);
+    return;
+  }
   ReplicaState state;
   if (handover) {
     state = handover->replica;
@@ -120,6 +146,30 @@ void SharingMaster::adopt_model(const std::optional<SharingHandover>& handover,
                              std::to_string(model_.parameter_count()));
   std::copy(state.parameters.begin(), state.parameters.end(), model_.parameters().begin());
   exchange_.adopt(state.applied);
+}
+
+void SharingMaster::adopt_aggregated_model(const std::optional<SharingHandover>& handover,
+                                           const std::map<int, ResyncStatus>& status) {
+  std::vector<RelayUpward> children;
+  if (handover && handover->status.relay_parent != 0)
+    throw core::RuntimeError(
+        "the master was lost and its place went to rank " + std::to_string(handover->former_rank) +
+        ", which was not its child on the aggregating tree: what that rank's parent held is "
+        "lost; the job ends, and the same command resumes it from its newest checkpoint");
+  if (handover) children.push_back(*handover->relay);
+  for (const auto& [w, s] : status) {
+    if (s.phase == WorkerPhase::kJoining || s.relay_parent != 0) continue;
+    send(control(), w, RelayUpwardFetch{});
+    children.push_back(receive<RelayUpward>(control(), w, "what it sent the lost master"));
+  }
+  const auto parameters = parameters_from_children(children, model_.parameter_count());
+  std::copy(parameters.begin(), parameters.end(), model_.parameters().begin());
+  lost_master_relays_ = LostMasterRelays{};
+  if (handover)
+    lost_master_relays_ = LostMasterRelays{handover->former_rank, handover->status.applied};
+  core::log_info("the new master's model: what the lost master's " +
+                 std::to_string(children.size()) +
+                 " surviving child(ren) on the aggregating tree had taken in");
 }
 
 runtime::DataPosition SharingMaster::rebuilt_position(

@@ -14,7 +14,7 @@ void ResyncStatus::write(comm::ByteWriter& writer) const {
   writer.put(last_seq).put(conservation_error);
   writer.put_vector(applied.serialize());
   put_grants(writer, done);
-  writer.put(clock).put(tau);
+  writer.put(clock).put(tau).put(relay_parent);
 }
 
 ResyncStatus ResyncStatus::read(comm::ByteReader& reader) {
@@ -31,21 +31,25 @@ ResyncStatus ResyncStatus::read(comm::ByteReader& reader) {
   status.done = get_grants(reader);
   status.clock = reader.get<std::uint64_t>();
   status.tau = reader.get<float>();
+  status.relay_parent = reader.get<std::int32_t>();
   return status;
 }
 
 void RelayRestart::write(comm::ByteWriter& writer) const {
   writer.put_vector(parameters);
-  writer.put<std::uint8_t>(parent_applied ? 1 : 0).put<std::uint64_t>(parent_applied.value_or(0));
+  // The parent: 0 died, 1 took in up to the seq that follows, 2 took everything.
+  const std::uint8_t parent = parent_took_all ? 2 : parent_applied ? 1 : 0;
+  writer.put(parent).put<std::uint64_t>(parent_applied.value_or(0));
 }
 
 RelayRestart RelayRestart::read(comm::ByteReader& reader) {
   RelayRestart restart;
   restart.parameters = reader.get_vector<float>();
-  const auto alive = reader.get<std::uint8_t>();
-  GS_CHECK(alive <= 1, "relay restart with a parent flag of " + std::to_string(alive));
+  const auto parent = reader.get<std::uint8_t>();
+  GS_CHECK(parent <= 2, "relay restart with a parent flag of " + std::to_string(parent));
   const auto applied = reader.get<std::uint64_t>();
-  if (alive) restart.parent_applied = applied;
+  if (parent == 1) restart.parent_applied = applied;
+  restart.parent_took_all = parent == 2;
   return restart;
 }
 

@@ -76,6 +76,9 @@ struct ResyncStatus {
   std::vector<runtime::PartitionGrant> done;
   std::uint64_t clock = 0;
   float tau = 0;
+  // Aggregating: the parent on the tree its relay ran on (-1: none, or not aggregating); a new
+  // master asks the lost master's children what they sent it (sharing/takeover.h).
+  std::int32_t relay_parent = -1;
 
   static constexpr comm::Tag kTag = tags::kRecovery;
   void write(comm::ByteWriter& writer) const;
@@ -109,10 +112,13 @@ struct ReplacementStart {
 // tree. The survivor adds to its own residual what its link toward its old parent still owed
 // and what it sent that parent past `parent_applied` (the newest of its messages that parent
 // took in; none when the parent died: what it held died with it), takes the master's
-// parameters and starts a fresh relay (UpdateExchange::restart_aggregation).
+// parameters and starts a fresh relay (UpdateExchange::restart_aggregation). After a lost
+// master, its children owe nothing: the new master's parameters hold all they had taken in
+// (`parent_took_all`, sharing/takeover.h).
 struct RelayRestart {
   std::vector<float> parameters;  // the master's
   std::optional<std::uint64_t> parent_applied;
+  bool parent_took_all = false;
 
   static constexpr comm::Tag kTag = tags::kRelayRestart;
   void write(comm::ByteWriter& writer) const;

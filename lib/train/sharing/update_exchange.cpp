@@ -251,8 +251,8 @@ void UpdateExchange::aggregate(const config::EncodingConfig& encoding, double wa
                                bool trains, const topology::Tree& tree) {
   aggregation_ = Aggregation{encoding, wait_seconds, trains};
   aggregator_.emplace(encoding, parameter_count_, plane_->links().size(), wait_seconds, trains);
-  if (const int parent = tree.parent[static_cast<std::size_t>(self_)]; parent >= 0)
-    aggregator_->set_parent(relay_->index_of(parent));
+  relay_parent_ = tree.parent[static_cast<std::size_t>(self_)];
+  if (relay_parent_ >= 0) aggregator_->set_parent(relay_->index_of(relay_parent_));
   aggregator_->limit_message_bytes(plane_->max_message_bytes());
   link_seq_.assign(plane_->links().size(), 0);
 }

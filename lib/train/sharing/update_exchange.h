@@ -83,6 +83,8 @@ class UpdateExchange {
   void aggregate(const config::EncodingConfig& encoding, double wait_seconds, bool trains,
                  const topology::Tree& tree);
   bool aggregating() const { return aggregator_.has_value(); }
+  // Aggregating: this rank's parent on the tree its relay (re)started on (-1: the master).
+  int relay_parent() const { return relay_parent_; }
   // Aggregating: sends every link's message that is due at `now` (flush: every link contributed
   // to since its last message) and has room, and every link's final and the cut's marker once due (queued
   // behind what the link has queued); returns the messages sent.
@@ -197,6 +199,7 @@ class UpdateExchange {
   std::optional<Aggregation> aggregation_;
   std::uint64_t distinct_before_restarts_ = 0;  // update IDs applied before the relay restarted
   std::vector<std::uint64_t> link_seq_;  // aggregating: messages sent per link
+  int relay_parent_ = -1;
   std::vector<std::uint8_t> aggregate_;  // aggregating: the message being sent
   std::vector<std::vector<std::uint8_t>> finals_;  // aggregating: a link's final, in pieces
   struct Deferred {

@@ -93,7 +93,10 @@ void SharingWorker::start() {
   if (!guarded([&] { received = receive<Start>(control(), 0, "initial model").state; })) return;
   phase_ = WorkerPhase::kRequesting;
   const auto& start = *received;
-  if (!start.resume) return;
+  if (!start.resume) {
+    note_relay_base();
+    return;
+  }
   GS_CHECK(start.parameters.size() == n_, "the master sent a wrong-sized model");
   std::copy(start.parameters.begin(), start.parameters.end(), replica_.parameters().begin());
   restore_optimizer(start.worker, replica_.optimizer());
@@ -103,6 +106,7 @@ void SharingWorker::start() {
     std::copy(start.worker.residual.begin(), start.worker.residual.end(),
               encoder_.residual().begin());
   }
+  note_relay_base();
 }
 
 StateReply SharingWorker::current_state() {

@@ -91,8 +91,9 @@ class SharingWorker {
   void resync();
   // What this worker would report in the resync.
   ResyncStatus status() const;
-  // A repair made this worker the master: what it brings to the role (sharing/takeover.h).
-  SharingHandover handover() const;
+  // A repair made this worker, logical rank `former_rank` until then, the master: what it
+  // brings to the role (sharing/takeover.h).
+  SharingHandover handover(int former_rank) const;
 
   // Aggregating: the relay starts again on the repaired tree from the master's parameters;
   // what the master lacks of this subtree's training becomes this worker's to send again.
@@ -102,6 +103,9 @@ class SharingWorker {
   void take_parameters(const ReplicaState& state);
 
   void adopt(const ReplacementStart& start);
+  // Aggregating: the parameters the relay (re)starts from, for a lost master (RelayUpward).
+  void note_relay_base();
+  RelayUpward relay_upward() const;
 
   // This worker's state and the seq of its last update sent (a donor's reply, a checkpoint's).
   StateReply current_state();
@@ -203,6 +207,8 @@ class SharingWorker {
   std::vector<std::uint8_t> message_;
   // encoding.momentum: mask; empty otherwise.
   std::optional<MomentumMask> momentum_mask_;
+  // Aggregating: the replica's parameters when its relay last (re)started (sharing/takeover.h).
+  std::vector<float> relay_base_;
 
   // encoding.check_conservation: every update summed, and every quantum this worker sent.
   bool check_conservation_;

@@ -18,7 +18,8 @@ void SharingWorker::recover() {
   injector_.at_recovery();
   if (heartbeat_) heartbeat_->pause();  // the repair replaces the channel the beats go on
   repeat_while_processes_fail([&] {
-    if (session_.repair({}).became_master) throw SharingBecameMaster(handover());
+    if (const auto repaired = session_.repair({}); repaired.became_master)
+      throw SharingBecameMaster(handover(repaired.former_rank));
     exchange_.attach(session_.plane());
     // The dead are gone; a replacement counts from its first update (aggregating, the relay's
     // restart starts every link again: restart_relay).
@@ -29,7 +30,7 @@ void SharingWorker::recover() {
   log_recovery_pause(paused.seconds());
 }
 
-SharingHandover SharingWorker::handover() const {
+SharingHandover SharingWorker::handover(int former_rank) const {
   // The residual leaves as this worker's last updates, exact: the new master applies them and
   // the resync hands them to every replica (sharing/takeover.h).
   std::vector<std::vector<std::uint8_t>> residual;
@@ -46,8 +47,20 @@ SharingHandover SharingWorker::handover() const {
                  std::to_string(norms.max_abs) + ", " + std::to_string(carried.size()) +
                  " elements) goes to every replica as " + std::to_string(residual.size()) +
                  " exact update(s)");
-  return {ReplicaState{replica_.copy_parameters(), exchange_.applied_ids()}, status(),
-          holding_ ? trained_of_held_ : 0, std::move(residual)};
+  SharingHandover handed{ReplicaState{replica_.copy_parameters(), exchange_.applied_ids()},
+                         status(), holding_ ? trained_of_held_ : 0, std::move(residual),
+                         former_rank, std::nullopt};
+  if (exchange_.aggregating() && exchange_.relay_parent() == 0) handed.relay = relay_upward();
+  return handed;
+}
+
+void SharingWorker::note_relay_base() {
+  if (exchange_.aggregating()) relay_base_ = replica_.copy_parameters();
+}
+
+RelayUpward SharingWorker::relay_upward() const {
+  const auto upward = exchange_.aggregator().upward();
+  return {relay_base_, {upward.begin(), upward.end()}};
 }
 
 ResyncStatus SharingWorker::status() const {
@@ -61,6 +74,7 @@ ResyncStatus SharingWorker::status() const {
   status.done = done_partitions_;
   status.clock = static_cast<std::uint64_t>(clock_);
   status.tau = encoder_.threshold();
+  if (exchange_.aggregating()) status.relay_parent = exchange_.relay_parent();
   return status;
 }
 
@@ -80,6 +94,9 @@ void SharingWorker::resync() {
       case ResyncUpdates::kTag:
         for (const auto& update : decode<ResyncUpdates>(message).messages)
           GS_CHECK(exchange_.deliver(update, replica_.parameters()), exchange_.last_error());
+        break;
+      case RelayUpwardFetch::kTag:
+        send(control(), 0, relay_upward());
         break;
       case ResyncStateFetch::kTag:
         send(control(), 0, ReplicaState{replica_.copy_parameters(), exchange_.applied_ids()});
@@ -128,16 +145,28 @@ void SharingWorker::restart_relay(const RelayRestart& restart) {
   // replica starts from the master's parameters, which lack it too, and applies it as an own
   // update; the fresh relay owes it whole to every link (not through this worker's encoder,
   // whose residual is clipped).
+  // After a lost master, its children owe nothing (sharing/takeover.h).
   std::vector<float> unconfirmed(n_, 0.0f);
-  const auto taken = exchange_.take_unconfirmed(restart.parent_applied, unconfirmed);
+  const auto taken = restart.parent_took_all
+                         ? UpdateExchange::Unconfirmed{}
+                         : exchange_.take_unconfirmed(restart.parent_applied, unconfirmed);
   std::copy(restart.parameters.begin(), restart.parameters.end(), replica_.parameters().begin());
+  note_relay_base();
   exchange_.restart_aggregation(session_.tree());
   staleness_.restart(sharing_staleness_bound(cfg_, session_.tree()));
   auto parameters = replica_.parameters();
   for (std::size_t i = 0; i < n_; ++i) parameters[i] -= unconfirmed[i];
   exchange_.aggregator().owe_everywhere(unconfirmed, now());
-  core::log_info("relay restarted on tree version " + std::to_string(session_.tree().version) +
-                 ": what the link toward the master owed and " + std::to_string(taken.added_back) +
+  const std::string restarted =
+      "relay restarted on tree version " + std::to_string(session_.tree().version) + ": ";
+  if (restart.parent_took_all) {
+    core::log_info(restarted +
+                   "the new master's parameters hold all this worker had taken in "
+                   "(sharing/takeover.h): it owes nothing up");
+    return;
+  }
+  core::log_info(restarted + "what the link toward the master owed and " +
+                 std::to_string(taken.added_back) +
                  " message(s) the old parent lacked are this worker's to send again");
   if (!restart.parent_applied)
     core::log_warn("the old parent died: what this worker had sent it and it had not passed on "
@@ -154,6 +183,7 @@ void SharingWorker::take_parameters(const ReplicaState& state) {
 
 void SharingWorker::adopt(const ReplacementStart& start) {
   take_parameters(start.replica);
+  note_relay_base();
   if (exchange_.aggregating()) {  // on the repaired tree; the IDs are the links', all new
     exchange_.restart_aggregation(session_.tree());
     staleness_.restart(sharing_staleness_bound(cfg_, session_.tree()));

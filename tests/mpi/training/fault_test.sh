@@ -4,8 +4,8 @@
 # equal to the master (the replacements included) and no update applied twice; allreduce and
 # parameter averaging repair in-job too (the lost-allreduce, lost-averaging and group-*
 # scenarios) and replace a lost master in-job (failover-*), and so does Downpour for a worker
-# (lost-downpour) and a parameter server (lost-server); aggregating relays' lost master and a
-# Downpour shard that cannot be rebuilt end the job with a line, and the rerun resumes.
+# (lost-downpour) and a parameter server (lost-server); a Downpour shard that cannot be rebuilt
+# ends the job with a line, and the rerun resumes.
 #   fault_test.sh GRADSHARE MPIEXEC CONFIG SCENARIO
 # SCENARIO:
 #   plain-kill        4 workers + 1 spare, `kill -9` of worker 2 from outside mid-epoch; final
@@ -81,18 +81,18 @@
 #                     checkpoint). Then with fault_tolerance.keep_bytes too small to keep the
 #                     pushes between checkpoints: exit 1 with one line saying why, and the same
 #                     command resumes and finishes
-#   lost-master       gradient sharing with aggregating relays (topology.aggregate: true), 4
-#                     workers + 1 spare, the master killed from outside: the relays' state died
-#                     with it, nothing can repair the job, so it must end non-zero (before: every
-#                     survivor killed itself as a replaceable worker and mpirun, under ULFM,
-#                     ended with 0, which `gradshare run` took for a finished job); the same
-#                     command resumes and finishes
 #   failover-sharing  gradient sharing, 4 workers, the master killed from outside mid-run, once
 #                     with a spare (it becomes the master) and once without (worker rank 1 does
 #                     and a spawned process takes rank 1): exit 0, no restart, one recovery naming
 #                     rank 0, the replicas equal, nothing applied twice, every epoch's
 #                     minibatches, within 1 pp of an undisturbed run (before: the job ended and
 #                     the rerun resumed from the newest checkpoint)
+#   failover-aggregate
+#                     the same with aggregating relays on a mesh of fan-out 2 (the master's
+#                     children 1 and 2, worker 1 an inner node over 3 and 4): the new master's
+#                     model is the lost master's children's upward sums (sharing/takeover.h);
+#                     without a spare, worker 1 itself becomes the master and 3 and 4 owe it what
+#                     it lacked (before: the job ended and the rerun resumed)
 #   failover-allreduce
 #                     the dense all-reduce, 4 workers + 1 spare, the master killed from outside
 #                     mid-run: the spare becomes the master inside the job (no restart, no
@@ -543,23 +543,12 @@ case "$scenario" in
     grep -q '"kind":"resume"' "$work/short/metrics.jsonl" || fail "the rerun did not resume"
     python3 "$here/check_run.py" "$work/short" --min-accuracy 0.8 || fail "checks"
     ;;
-  lost-master)
-    args=(training.epochs=2 fault_tolerance.spares=1 checkpoint.every_steps=100
-          topology.aggregate=true) ranks=6
-    lost_line="the master (rank 0) failed: the job cannot be repaired"
-    run killed "$ranks" "${args[@]}" &
-    job=$!
-    kill_when killed 0 200 || fail "could not kill rank 0"
-    wait_ranks "$job" killed
-    [ "$code" -ne 0 ] || fail "exit code 0 after the master was lost"
-    grep -aq "$lost_line" "$work/killed.log" || fail "no line: $lost_line"
-    run killed "$ranks" "${args[@]}" || fail "the rerun failed"
-    grep -q '"kind":"resume"' "$work/killed/metrics.jsonl" || fail "the rerun did not resume"
-    python3 "$here/check_run.py" "$work/killed" --min-accuracy 0.8 --equivalent || fail "checks"
-    ;;
-  failover-sharing|failover-downpour)
+  failover-sharing|failover-aggregate|failover-downpour)
     if [ "$scenario" = failover-sharing ]; then
       args=(training.epochs=6) first_worker=1 kill_at=1500 expect=("${checks[@]}")
+    elif [ "$scenario" = failover-aggregate ]; then
+      args=(training.epochs=6 topology.mode=mesh topology.max_children=2 topology.aggregate=true)
+      first_worker=1 kill_at=1500 expect=("${checks[@]}")
     else
       # Shard 0 lives with the master: the new master rebuilds it from its snapshot in the run
       # directory and the pushes the workers kept, and the schedule from what they report.
@@ -589,7 +578,18 @@ case "$scenario" in
         grep -aq "parameter server 0 rebuilt: its snapshot at version [0-9]* plus [0-9]* acknowledged" \
           "$work/$name/rank-0.log" || fail "$name: no line from the rebuilt shard 0"
         [ ! -e "$work/$name/downpour-shard-0.snapshot" ] || fail "$name: shard 0's snapshot was left"
-      elif [ "$name" = spawn ]; then
+      fi
+      if [ "$scenario" = failover-aggregate ]; then
+        # Children 1 and 2 (without a spare, 1 as the new master) made the model; 3 and 4
+        # owed their parent what it lacked.
+        grep -aq "the new master's model: what the lost master's 2 surviving child(ren)" \
+          "$work/$name"/rank-*.log || fail "$name: the model was not the children's sums"
+        grep -aq "it owes nothing up" "$work/$name"/rank-*.log ||
+          fail "$name: no child of the lost master restarted its relay owing nothing"
+        grep -aq "relay restarted on tree version [0-9]*: what the link toward the master owed" \
+          "$work/$name/rank-3.log" || fail "$name: rank 3's relay did not restart"
+      fi
+      if [ "$scenario" != failover-downpour ] && [ "$name" = spawn ]; then
         # The former worker's residual is not lost: its last updates, which the equivalence
         # check below then finds on every replica.
         grep -aqE "its residual .* goes to every replica as [1-9][0-9]* exact update" \

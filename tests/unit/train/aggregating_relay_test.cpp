@@ -20,6 +20,7 @@
 #include "core/rng.h"
 #include "topology/tree.h"
 #include "train/sharing/staleness.h"
+#include "train/sharing/takeover.h"
 #include "train/sharing/update_exchange.h"
 
 namespace gradshare::train {
@@ -541,88 +542,145 @@ TEST(AggregatingExchange, ACutsMasterCopyAndOwedLinksHoldEverythingPublishedWhil
 // survivor takes back as its own to send again hold every update trained, once: messages lost in
 // flight on the abandoned plane included. Then, restarted from the master's parameters, the
 // replicas end equal and hold it all.
-TEST(AggregatingExchange, ARelayRestartKeepsEverythingTrainedOnceWhateverWasInFlight) {
-  Mesh mesh(std::size_t{1} << 20);
-  auto kept_whole = encoding();  // the workers' own residuals lose nothing to clipping here
-  kept_whole.residual = "none";
-  for (auto& encoder : mesh.encoders) encoder = std::make_unique<codec::Encoder>(kept_whole, kParameters);
-  core::Rng rng(11);
-  std::vector<double> trained(kParameters, 0.0);  // every update given to an encoder
-  std::vector<std::uint64_t> seq(Mesh::kRanks, 0);
-  const auto train = [&](int r, bool zero) {
+// A Mesh whose workers keep their whole residual (no clipping) and that sums every update
+// trained, to show what a failure loses and applies twice: nothing.
+struct TrainedMesh : Mesh {
+  explicit TrainedMesh(std::uint64_t seed) : Mesh(std::size_t{1} << 20), rng(seed) {
+    auto kept_whole = encoding();
+    kept_whole.residual = "none";
+    for (auto& encoder : encoders)
+      encoder = std::make_unique<codec::Encoder>(kept_whole, kParameters);
+  }
+  // Worker r trains a step (zero: an update of zeros, so that its residual drains).
+  void train(int r, bool zero) {
     std::vector<float> update(kParameters, 0.0f);
     if (!zero)
       for (auto& u : update) u = rng.normal() * 0.01f;
     for (std::size_t i = 0; i < kParameters; ++i) trained[i] += update[i];
     std::vector<std::uint8_t> out;
-    auto& encoder = *mesh.encoders[static_cast<std::size_t>(r)];
-    const std::uint64_t next = seq[static_cast<std::size_t>(r)] + 1;
-    encoder.encode(update, {static_cast<std::uint32_t>(r), next, next, 0, 0}, out);
-    if (!out.empty()) {
-      seq[static_cast<std::size_t>(r)] = next;
-      mesh.exchanges[static_cast<std::size_t>(r)]->publish(out, mesh.parameters[static_cast<std::size_t>(r)]);
+    const auto w = static_cast<std::size_t>(r);
+    encoders[w]->encode(update, {static_cast<std::uint32_t>(r), seq[w] + 1, seq[w] + 1, 0, 0}, out);
+    if (out.empty()) return;
+    ++seq[w];
+    exchanges[w]->publish(out, parameters[w]);
+  }
+  // 12 steps, then a 13th sent and never received: the plane is abandoned for a repaired one.
+  void fail_with_messages_in_flight() {
+    for (int step = 1; step <= 13; ++step) {
+      for (int r = 1; r < kRanks; ++r) train(r, false);
+      if (step < 13) settle(false);
     }
-  };
-  for (int step = 1; step <= 12; ++step) {
-    for (int r = 1; r < Mesh::kRanks; ++r) train(r, false);
-    mesh.settle(false);
+    for (auto& exchange : exchanges) exchange->send_aggregates(0.0, true);
+    repaired = std::make_unique<comm::InProcessFabric>(kRanks, tree, 1 << 20);
+    for (int r = 0; r < kRanks; ++r)
+      exchanges[static_cast<std::size_t>(r)]->attach(repaired->plane(r));
   }
-  // A last step whose messages are sent and never received: the plane is abandoned.
-  for (int r = 1; r < Mesh::kRanks; ++r) train(r, false);
-  for (auto& exchange : mesh.exchanges) exchange->send_aggregates(0.0, true);
-  comm::InProcessFabric repaired(Mesh::kRanks, mesh.tree, 1 << 20);
-  for (int r = 0; r < Mesh::kRanks; ++r) mesh.exchanges[static_cast<std::size_t>(r)]->attach(repaired.plane(r));
-
-  std::vector<std::optional<std::uint64_t>> parent_applied(Mesh::kRanks);
-  for (int r = 1; r < Mesh::kRanks; ++r) {
-    const int parent = mesh.tree.parent[static_cast<std::size_t>(r)];
-    parent_applied[static_cast<std::size_t>(r)] =
-        mesh.exchanges[static_cast<std::size_t>(parent)]->applied_ids().highest(r);
-  }
-  // The master's parameters, every survivor's to send again and what its encoder still holds.
-  std::vector<double> held(kParameters, 0.0);
-  for (std::size_t i = 0; i < kParameters; ++i) held[i] = -mesh.parameters[0][i];
-  std::vector<std::vector<float>> unconfirmed(Mesh::kRanks, std::vector<float>(kParameters, 0.0f));
-  std::size_t added_back = 0;
-  for (int r = 1; r < Mesh::kRanks; ++r) {
-    auto& exchange = *mesh.exchanges[static_cast<std::size_t>(r)];
-    auto& mine = unconfirmed[static_cast<std::size_t>(r)];
-    const auto taken = exchange.take_unconfirmed(parent_applied[static_cast<std::size_t>(r)], mine);
+  // Survivor r's content its parent lacks (parent_applied: the newest of r's messages it took in).
+  std::vector<float> unconfirmed(int r, std::optional<std::uint64_t> parent_applied) {
+    std::vector<float> mine(kParameters, 0.0f);
+    const auto taken =
+        exchanges[static_cast<std::size_t>(r)]->take_unconfirmed(parent_applied, mine);
     EXPECT_EQ(taken.not_kept, 0u);
     added_back += taken.added_back;
-    const auto residual = mesh.encoders[static_cast<std::size_t>(r)]->residual();
-    for (std::size_t i = 0; i < kParameters; ++i) held[i] += mine[i] + residual[i];
+    return mine;
   }
-  EXPECT_GT(added_back, 0u) << "messages were in flight: the test needs them";
-  for (std::size_t i = 0; i < kParameters; ++i) EXPECT_NEAR(held[i], trained[i], 1e-5) << "element " << i;
+  // What the master holds (its parameters), what each survivor owes, and the encoders'
+  // residuals together hold every update trained, once.
+  void expect_everything_once(std::span<const float> master,
+                              const std::vector<std::vector<float>>& owed) const {
+    for (std::size_t i = 0; i < kParameters; ++i) {
+      double held = -master[i];
+      for (int r = 1; r < kRanks; ++r)
+        held += owed[static_cast<std::size_t>(r)][i] +
+                encoders[static_cast<std::size_t>(r)]->residual()[i];
+      EXPECT_NEAR(held, trained[i], 1e-5) << "element " << i;
+    }
+  }
+  // Every replica starts again from `master` and a survivor owes what it sends again to every
+  // link (as SharingWorker::restart_relay does); training goes on to a flush round, after which
+  // the master holds every update trained but the encoders' residuals, and every replica
+  // equals it.
+  void restart_and_train_on(const std::vector<float>& master,
+                            const std::vector<std::vector<float>>& owed) {
+    for (int r = 0; r < kRanks; ++r) {
+      const auto w = static_cast<std::size_t>(r);
+      exchanges[w]->restart_aggregation(tree);
+      parameters[w] = master;
+      for (std::size_t i = 0; i < kParameters; ++i) parameters[w][i] -= owed[w][i];
+      exchanges[w]->aggregator().owe_everywhere(owed[w], 0.0);
+    }
+    for (int step = 1; step <= 20; ++step) {
+      for (int r = 1; r < kRanks; ++r) train(r, step > 5);
+      settle(false);
+    }
+    flush(1);
+    for (std::size_t i = 0; i < kParameters; ++i) {
+      double unsent = 0;
+      for (int r = 1; r < kRanks; ++r)
+        unsent += encoders[static_cast<std::size_t>(r)]->residual()[i];
+      EXPECT_NEAR(-parameters[0][i], trained[i] - unsent, 1e-5) << "element " << i;
+      for (int r = 1; r < kRanks; ++r)
+        EXPECT_NEAR(parameters[static_cast<std::size_t>(r)][i], parameters[0][i], 1e-5);
+    }
+    for (int r = 1; r < kRanks; ++r)
+      EXPECT_EQ(exchanges[static_cast<std::size_t>(r)]->applied_twice(), 0);
+  }
+  core::Rng rng;
+  std::vector<double> trained = std::vector<double>(kParameters, 0.0);
+  std::vector<std::uint64_t> seq = std::vector<std::uint64_t>(kRanks, 0);
+  std::unique_ptr<comm::InProcessFabric> repaired;
+  std::size_t added_back = 0;  // kept messages unconfirmed() added back
+};
 
-  // Every replica starts again from the master's parameters; a survivor applies what it sends
-  // again and owes it to every link (as SharingWorker::restart_relay does).
-  const auto master = mesh.parameters[0];
-  for (int r = 0; r < Mesh::kRanks; ++r) {
-    auto& exchange = *mesh.exchanges[static_cast<std::size_t>(r)];
-    auto& parameters = mesh.parameters[static_cast<std::size_t>(r)];
-    exchange.restart_aggregation(mesh.tree);
-    parameters = master;
-    for (std::size_t i = 0; i < kParameters; ++i) parameters[i] -= unconfirmed[static_cast<std::size_t>(r)][i];
-    exchange.aggregator().owe_everywhere(unconfirmed[static_cast<std::size_t>(r)], 0.0);
-  }
-  for (int step = 1; step <= 20; ++step) {
-    for (int r = 1; r < Mesh::kRanks; ++r) train(r, step > 5);
-    mesh.settle(false);
-  }
-  mesh.flush(1);
-  std::vector<double> unsent(kParameters, 0.0);  // what the encoders still hold below tau
-  for (int r = 1; r < Mesh::kRanks; ++r)
-    for (std::size_t i = 0; i < kParameters; ++i)
-      unsent[i] += mesh.encoders[static_cast<std::size_t>(r)]->residual()[i];
-  for (std::size_t i = 0; i < kParameters; ++i)
-    EXPECT_NEAR(-mesh.parameters[0][i], trained[i] - unsent[i], 1e-5) << "element " << i;
+TEST(AggregatingExchange, ARelayRestartKeepsEverythingTrainedOnceWhateverWasInFlight) {
+  TrainedMesh mesh(11);
+  mesh.fail_with_messages_in_flight();
+  std::vector<std::vector<float>> owed(Mesh::kRanks, std::vector<float>(kParameters, 0.0f));
   for (int r = 1; r < Mesh::kRanks; ++r) {
-    EXPECT_EQ(mesh.exchanges[static_cast<std::size_t>(r)]->applied_twice(), 0);
-    for (std::size_t i = 0; i < kParameters; ++i)
-      EXPECT_NEAR(mesh.parameters[static_cast<std::size_t>(r)][i], mesh.parameters[0][i], 1e-5);
+    const int parent = mesh.tree.parent[static_cast<std::size_t>(r)];
+    owed[static_cast<std::size_t>(r)] = mesh.unconfirmed(
+        r, mesh.exchanges[static_cast<std::size_t>(parent)]->applied_ids().highest(r));
   }
+  EXPECT_GT(mesh.added_back, 0u) << "messages were in flight: the test needs them";
+  mesh.expect_everything_once(mesh.parameters[0], owed);
+  mesh.restart_and_train_on(mesh.parameters[0], owed);
+}
+
+TEST(AggregatingExchange, ALostMastersChildrenHoldEverythingItHadAndTheirSubtreesOweTheRest) {
+  TrainedMesh mesh(12);
+  mesh.fail_with_messages_in_flight();
+  // The master is lost with its relay residuals: the new one's parameters come from its
+  // children (every replica started at 0), who owe nothing; deeper survivors owe their parents.
+  std::vector<RelayUpward> children;
+  for (int child : mesh.tree.children[0]) {
+    const auto upward = mesh.exchanges[static_cast<std::size_t>(child)]->aggregator().upward();
+    children.push_back({std::vector<float>(kParameters, 0.0f), {upward.begin(), upward.end()}});
+  }
+  const auto taken_over = parameters_from_children(children, kParameters);
+  double beyond_lost = 0;  // what the children had that the lost master lacked
+  for (std::size_t i = 0; i < kParameters; ++i)
+    beyond_lost += std::abs(taken_over[i] - mesh.parameters[0][i]);
+  EXPECT_GT(beyond_lost, 0.0) << "messages were in flight to the master: the test needs them";
+  std::vector<std::vector<float>> owed(Mesh::kRanks, std::vector<float>(kParameters, 0.0f));
+  for (int r = 1; r < Mesh::kRanks; ++r)
+    if (const int parent = mesh.tree.parent[static_cast<std::size_t>(r)]; parent != 0)
+      owed[static_cast<std::size_t>(r)] = mesh.unconfirmed(
+          r, mesh.exchanges[static_cast<std::size_t>(parent)]->applied_ids().highest(r));
+  mesh.expect_everything_once(taken_over, owed);
+  mesh.restart_and_train_on(taken_over, owed);
+}
+
+TEST(Takeover, TheNewMastersParametersAreTheBaseLessEveryChildsUpwardSum) {
+  const std::vector<RelayUpward> children = {{{1.0f, 2.0f}, {0.25f, -0.5f}},
+                                             {{1.0f, 2.0f}, {0.5f, 0.25f}}};
+  EXPECT_EQ(parameters_from_children(children, 2), (std::vector<float>{0.25f, 2.25f}));
+  EXPECT_THROW(parameters_from_children({}, 2), core::RuntimeError) << "no child survived";
+  EXPECT_THROW(
+      parameters_from_children({{{1.0f, 2.0f}, {0.0f, 0.0f}}, {{1.0f, 3.0f}, {0.0f, 0.0f}}}, 2),
+      core::RuntimeError)
+      << "the bases differ";
+  EXPECT_THROW(parameters_from_children({{{1.0f}, {0.0f}}}, 2), core::RuntimeError)
+      << "a wrong size";
 }
 
 }  // namespace

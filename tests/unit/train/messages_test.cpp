@@ -20,6 +20,7 @@
 #include "train/sharing/protocol.h"
 #include "train/sharing/recovery.h"
 #include "train/sharing/report.h"
+#include "train/sharing/takeover.h"
 #include "train/worker_state.h"
 
 namespace gradshare::train {
@@ -85,9 +86,10 @@ auto samples() {
                        sample_state(),
                        9,
                        {runtime::PartitionGrant{0, 1}}},
-      RelayRestart{{1.0f, 2.0f}, 7}, ResyncFetch{{{1, 2}, {2, 5}}}, ResyncUpdates{{{1, 2, 3}, {}}},
-      PartitionRequest{true, 8}, PartitionGrantReply{assignment}, GroupResume{true, false, 3, 120},
-      DownpourResync{41}, DownpourResume{true, false, {runtime::PartitionGrant{1, 2}}},
+      RelayRestart{{1.0f, 2.0f}, 7}, RelayUpwardFetch{}, RelayUpward{{1.0f, 2.0f}, {0.5f, -0.25f}},
+      ResyncFetch{{{1, 2}, {2, 5}}}, ResyncUpdates{{{1, 2, 3}, {}}}, PartitionRequest{true, 8},
+      PartitionGrantReply{assignment}, GroupResume{true, false, 3, 120}, DownpourResync{41},
+      DownpourResume{true, false, {runtime::PartitionGrant{1, 2}}},
       DownpourTakeoverStatus{{runtime::PartitionGrant{0, 3}, runtime::PartitionGrant{1, 0}}},
       DownpourServerEnd{1 << 20, {5, 6, 7}});
 }
@@ -153,6 +155,15 @@ TEST(Messages, FieldsComeBack) {
       decode<PartitionGrantReply>(encode(PartitionGrantReply{{runtime::PartitionGrant{2, 7}, {}}}));
   ASSERT_TRUE(grant.assignment.grant);
   EXPECT_EQ(grant.assignment.grant->partition, 7);
+  // A relay restart's three kinds of parent: died, took in up to a seq, took everything.
+  EXPECT_FALSE(decode<RelayRestart>(encode(RelayRestart{{1.0f}, std::nullopt})).parent_applied);
+  EXPECT_EQ(decode<RelayRestart>(encode(RelayRestart{{1.0f}, 7})).parent_applied, 7u);
+  const auto took_all = decode<RelayRestart>(encode(RelayRestart{{1.0f}, std::nullopt, true}));
+  EXPECT_TRUE(took_all.parent_took_all);
+  EXPECT_FALSE(took_all.parent_applied);
+  ResyncStatus status;
+  status.relay_parent = 3;
+  EXPECT_EQ(decode<ResyncStatus>(encode(status)).relay_parent, 3);
 }
 
 }  // namespace

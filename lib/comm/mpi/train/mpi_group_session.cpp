@@ -46,9 +46,7 @@ void MpiGroupSession::build() {
 
 bool MpiGroupSession::wait_for_assignment() {
   comm::RepairedJob repaired;
-  if (!job_.wait_for_assignment(cli::repair_options(context_.config, context_.size, {}),
-                                &repaired))
-    return false;
+  if (!job_.wait_for_assignment(cli::repair_options(context_.config, {}), &repaired)) return false;
   last_repair_ = cli::repair_outcome(repaired);
   context_.rank = job_.my_logical();
   build();
@@ -66,8 +64,7 @@ RepairOutcome MpiGroupSession::repair(const std::vector<std::uint8_t>& join_info
   workers_.reset();
   // Any worker may decide the repair once the master is lost: each offers the join info.
   const auto repaired = job_.repair(cli::repair_options(
-      context_.config, context_.size,
-      join_info.empty() && !is_spare() ? train::join_info(context_) : join_info));
+      context_.config, join_info.empty() && !is_spare() ? train::join_info(context_) : join_info));
   context_.rank = job_.my_logical();
   if (!is_spare()) build();
   last_repair_ = cli::repair_outcome(repaired);

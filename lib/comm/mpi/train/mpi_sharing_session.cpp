@@ -126,9 +126,7 @@ void MpiSharingSession::release_spares() { job_.release_spares(); }
 
 bool MpiSharingSession::wait_for_assignment() {
   comm::RepairedJob repaired;
-  if (!job_.wait_for_assignment(cli::repair_options(context_.config, context_.size, {}),
-                                &repaired))
-    return false;
+  if (!job_.wait_for_assignment(cli::repair_options(context_.config, {}), &repaired)) return false;
   context_.rank = job_.my_logical();
   last_repair_ = cli::repair_outcome(repaired);
   adopt(repaired);
@@ -148,8 +146,7 @@ RepairOutcome MpiSharingSession::repair(const std::vector<std::uint8_t>& join_in
   core::Stopwatch clock;
   // Any worker may decide the repair once the master is lost: each offers the join info.
   auto repaired = job_.repair(cli::repair_options(
-      context_.config, context_.size,
-      join_info.empty() && !is_spare() ? train::join_info(context_) : join_info));
+      context_.config, join_info.empty() && !is_spare() ? train::join_info(context_) : join_info));
   const double communicators = clock.seconds();
   context_.rank = job_.my_logical();
   if (!is_spare()) adopt(repaired);

@@ -5,7 +5,7 @@
 
 namespace gradshare::cli {
 
-comm::RepairOptions repair_options(const config::ExperimentConfig& config, int ranks,
+comm::RepairOptions repair_options(const config::ExperimentConfig& config,
                                    std::vector<std::uint8_t> join_info) {
   comm::RepairOptions options;
   options.mode = config.fault_tolerance.on_worker_failure == "replace" ? comm::RepairMode::kReplace
@@ -14,8 +14,7 @@ comm::RepairOptions repair_options(const config::ExperimentConfig& config, int r
   options.join_info = std::move(join_info);
   options.deadline_seconds = static_cast<double>(config.transport.timeout_ms) / 1000.0;
   const auto& strategy = train::strategy_named(config.training.strategy);
-  options.master_failover =
-      strategy.master_failover != nullptr && strategy.master_failover(config, ranks);
+  options.master_failover = strategy.distributed;
   if (strategy.first_worker != nullptr) options.first_worker = strategy.first_worker(config);
   return options;
 }

@@ -13,9 +13,9 @@ namespace gradshare::cli {
 
 // on_worker_failure replace: spares, or MPI_Comm_spawn without them; shrink and abort: shrink
 // (abort then stops the run with a checkpoint). The deadline is transport.timeout_ms.
-// join_info goes to newcomers (the decider's matters only). `ranks`: the job's training ranks
-// (spares excluded), on which the strategy's master failover may depend.
-comm::RepairOptions repair_options(const config::ExperimentConfig& config, int ranks,
+// join_info goes to newcomers (the decider's matters only). Every distributed strategy
+// replaces a lost master in the job (train/master_takeover.h).
+comm::RepairOptions repair_options(const config::ExperimentConfig& config,
                                    std::vector<std::uint8_t> join_info);
 
 // What a repair did, as the training sessions report it (job_session.h).

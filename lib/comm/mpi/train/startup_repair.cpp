@@ -105,8 +105,7 @@ RepairedStartup repair_startup(MPI_Comm world, int spares, const std::function<v
   const int mine = rank < size - spares ? rank : -1;
   comm::RepairedJob repaired;
   try {
-    repaired = comm::repair_job(world, mine, logical,
-                                repair_options(config, size - spares, startup_join_info()));
+    repaired = comm::repair_job(world, mine, logical, repair_options(config, startup_join_info()));
   } catch (const comm::MasterLost&) {
     throw MasterLostAtStartup();
   }
