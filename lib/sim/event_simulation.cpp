@@ -24,20 +24,33 @@ constexpr double kNever = std::numeric_limits<double>::infinity();
 
 // The cores the ranks share, as the kernel shares them: when more ranks want to run than there
 // are cores, each runs slower by runnable / cores (processor sharing). A rank asleep until its
-// next message does not count. No cores given: every rank has its own.
+// next message does not count. No cores given: every rank has its own. `reserved`: a share of
+// a core taken all along (EventSetup::master_cpu_share), which the others cannot use. The
+// slowdown is fixed when a burst starts, so ranks that sleep and wake meanwhile can make the
+// cores seem to do more than they have: the CPU asked for while counting bounds the step time
+// (EventResult).
 class Cores {
  public:
-  explicit Cores(int cores) : cores_(cores) {}
+  Cores(int cores, double reserved)
+      : cores_(cores), available_(std::max(cores - reserved, 0.1)) {}
   void set_runnable(int runnable) { runnable_ = runnable; }
   // Runs `seconds` of CPU from `at`; returns when it ends.
-  double run(double at, double seconds) const {
-    if (cores_ <= 0 || runnable_ <= cores_) return at + seconds;
-    return at + seconds * static_cast<double>(runnable_) / cores_;
+  double run(double at, double seconds) {
+    if (counting_) demanded_ += seconds;
+    if (cores_ <= 0 || runnable_ <= available_) return at + seconds;
+    return at + seconds * static_cast<double>(runnable_) / available_;
   }
+  double available() const { return available_; }
+  void count(bool on) { counting_ = on; }
+  bool counting() const { return counting_; }
+  double demanded() const { return demanded_; }  // CPU seconds run while counting
 
  private:
   int cores_;
+  double available_;
   int runnable_ = 0;
+  bool counting_ = false;
+  double demanded_ = 0;
 };
 
 struct Replica {
@@ -76,7 +89,7 @@ class EventSimulation {
         n_(sample.parameter_count),
         network_(setup.tree, setup.placement, setup.link,
                  static_cast<std::size_t>(config.transport.ring_bytes)),
-        cores_(setup.cores),
+        cores_(setup.cores, setup.master_cpu_share),
         scale_(config.encoding.combine == "mean" ? 1.0f / static_cast<float>(ranks_ - 1) : 1.0f),
         untimed_(setup.steps / 5),
         replicas_(static_cast<std::size_t>(ranks_)),
@@ -189,7 +202,8 @@ class EventSimulation {
       const auto& replica = replicas_[static_cast<std::size_t>(r)];
       const double ready = replica.waiting ? wake_up(r) : network_.clock(r);
       if (ready < at) at = ready, next = r;
-      if (!replica.waiting) ++runnable;
+      // The master's reserved share stands for it (EventSetup::master_cpu_share).
+      if (!replica.waiting && (r > 0 || setup_.master_cpu_share <= 0)) ++runnable;
     }
     if (next < 0)
       throw core::RuntimeError("simulation stalled: every rank waits and nothing is in flight");
@@ -211,12 +225,16 @@ class EventSimulation {
       ++replica.step;
       clock = cores_.run(clock, cpu + sample_.compute_seconds + setup_.step_overhead_seconds);
       clock = cores_.run(clock, send(next, replica, false));
+      if (cores_.counting()) ++counted_steps_;
       if (replica.step == untimed_) {
         replica.timed_from = clock;
         if (++past_untimed_ == ranks_ - 1) note_timed_start(clock);
       }
       if (collection_start_ != kNever) replica.steps_collecting.push_back(clock);
-      if (replica.step == setup_.steps) replica.finished_at = clock;
+      if (replica.step == setup_.steps) {
+        replica.finished_at = clock;
+        cores_.count(false);  // the window ends with the first worker's last timed step
+      }
       if (setup_.aggregate && !trains(replica)) replica.exchange->aggregator().set_training(false);
       clock = cores_.run(clock, send_aggregates(replica, clock, false));
       return;
@@ -238,6 +256,7 @@ class EventSimulation {
   // collection starts.
   void note_timed_start(double clock) {
     timed_from_ = counts();
+    cores_.count(true);
     if (setup_.state_bytes > 0) start_collection(clock);
   }
 
@@ -344,6 +363,11 @@ class EventSimulation {
       timed += (w.finished_at - w.timed_from) / static_cast<double>(setup_.steps - untimed_);
     }
     result.step_seconds = timed / workers;
+    if (setup_.cores > 0 && counted_steps_ > 0) {
+      result.cpu_seconds_per_step = cores_.demanded() / static_cast<double>(counted_steps_);
+      result.step_seconds = std::max(result.step_seconds,
+                                     result.cpu_seconds_per_step * workers / cores_.available());
+    }
     result.wait_seconds = waited_ / workers;
     result.backpressure = backpressure_;
     const auto& reference = replicas_[0].parameters;
@@ -425,6 +449,7 @@ class EventSimulation {
   std::uint64_t backpressure_ = 0;
   double waited_ = 0;
   int past_untimed_ = 0;  // workers past the untimed steps
+  std::int64_t counted_steps_ = 0;  // worker steps while the cores counted their CPU
   double collection_start_ = kNever;
   double collection_end_ = kNever;  // the arrival of the last piece sent so far
   std::vector<ExchangeCounts> timed_from_ =
@@ -439,6 +464,19 @@ EventResult simulate_events(const config::ExperimentConfig& config, const ModelS
   GS_CHECK(setup.tree.size() >= 2 && !sample.updates.empty(),
            "simulate_events needs a worker and updates");
   return EventSimulation(config, sample, setup).run();
+}
+
+double charged_cpu_per_step(const EventResult& result) {
+  double per_step = 0;
+  int workers = 0;
+  for (std::size_t r = 1; r < result.ranks.size(); ++r) {
+    const auto& rank = result.ranks[r];
+    if (rank.published == 0) continue;
+    per_step += (rank.encode_cpu_seconds + rank.exchange_cpu_seconds) /
+                static_cast<double>(rank.published);
+    ++workers;
+  }
+  return result.costs.compute_seconds + (workers > 0 ? per_step / workers : 0.0);
 }
 
 }  // namespace gradshare::sim

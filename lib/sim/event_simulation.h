@@ -49,6 +49,10 @@ struct EventSetup {
   // trains on meanwhile; the workers train past `steps` until the last piece is in.
   std::size_t state_bytes = 0;
   std::size_t state_piece_bytes = std::size_t{16} << 10;
+  // With shared cores: the share of a core the master's loop takes beyond what the simulation
+  // charges it (a run's measured share: polling, MPI progress, the TCP stack of its relay); the
+  // other ranks share the rest, as the flow model's master does (projection.h).
+  double master_cpu_share = 0;
 };
 
 struct RankResult {
@@ -63,7 +67,12 @@ struct RankResult {
 };
 
 struct EventResult {
-  double step_seconds = 0;  // mean time per step over the timed steps of every worker
+  // Mean time per step over the timed steps of every worker; with shared cores at least every
+  // rank's CPU per worker step times the workers over the cores (no faster than the cores run).
+  double step_seconds = 0;
+  // Shared cores: every rank's CPU (the master's included) from the end of the untimed steps to
+  // the first worker's last step, per worker step then.
+  double cpu_seconds_per_step = 0;
   double wait_seconds = 0;  // per worker, held by the staleness bound
   std::vector<RankResult> ranks;
   std::vector<DirectedEdge> edges;  // payload bytes and messages per directed link
@@ -78,6 +87,12 @@ struct EventResult {
   double collection_step_seconds = 0;
   StepCosts costs;  // compute as given; encode, message bytes, apply and copy as measured here
 };
+
+// The CPU the simulation charged a worker per step besides the step overhead: the model's
+// compute and what its encoder and exchange took, per update published (mean over the workers).
+// A run's CPU per worker step less this is the overhead that makes the simulation's workers
+// use what the run's did.
+double charged_cpu_per_step(const EventResult& result);
 
 EventResult simulate_events(const config::ExperimentConfig& config, const ModelSample& sample,
                             const EventSetup& setup);

@@ -72,6 +72,11 @@ TEST(EventSimulation, SharedCoresSlowEveryWorker) {
   EXPECT_GT(b.step_seconds, 1.6 * a.step_seconds);
   const auto flow = project(tree, shared.placement, b.costs, shared.link, 2);
   EXPECT_NEAR(b.step_seconds / flow.step_seconds, 1.0, 0.25);
+  // The CPU counted holds each worker step's compute and overhead; the cores run no more than
+  // they have: 4 workers' steps take at least their CPU over 2 cores.
+  EXPECT_GE(b.cpu_seconds_per_step, sample().compute_seconds + shared.step_overhead_seconds);
+  EXPECT_GE(b.step_seconds * 2, b.cpu_seconds_per_step * 4 * (1 - 1e-12));
+  EXPECT_EQ(a.cpu_seconds_per_step, 0.0) << "own cores: nothing shared to count";
 }
 
 // The aggregating mesh in virtual time: nothing applied twice, replicas equal to rounding after
