@@ -3,19 +3,17 @@
 // end ("recovery_summary": count, recovery time median and max, minibatches trained twice).
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "ft/repaired_ranks.h"
 #include "report/metrics_log.h"
 
 namespace gradshare::ft {
 
-struct RecoveryRecord {
-  std::vector<int> lost;      // logical ranks whose processes died
-  std::vector<int> replaced;  // logical ranks given to new processes
-  int rounds = 0;             // repair rounds (> 1: a failure hit the repair itself)
+// Its ranks are the repair's: `RecoveryRecord record{repair};`.
+struct RecoveryRecord : RepairedRanks {
   int tree_version = 0;
   double seconds = 0;         // from the master seeing the failure to training going on
   std::int64_t retrained_minibatches = 0;  // of dead workers' partitions, already shared
@@ -26,11 +24,7 @@ struct RecoveryRecord {
   int late_starts = 0;
   // A synchronous strategy's recovery (no tree, no update resync): how the workers resumed,
   // which the line gives instead of the figures above.
-  std::string resumed_from;
-
-  bool was_replaced(int rank) const {
-    return std::find(replaced.begin(), replaced.end(), rank) != replaced.end();
-  }
+  std::string resumed_from{};
 };
 
 class RecoveryLog {

@@ -8,10 +8,10 @@
 
 #include "config/config_loader.h"
 #include "core/errors.h"
-#include "sim/checkpoint_time.h"
 #include "sim/event_simulation.h"
 #include "sim/model_sample.h"
 #include "sim/projection.h"
+#include "sim/run_like_simulation.h"
 #include "sim/run_records.h"
 #include "sim/validation_aggregated.h"
 #include "sim/traffic.h"
@@ -55,41 +55,33 @@ void compare_time_per_step(const ValidationOptions& o, const config::ExperimentC
     return;
   }
   const ModelSample sample = sample_model(config, SampleData::kConfigured, 300, 20, 16);
-  EventSetup probe{tree, placement, o.link, o.cores, o.steps};
-  const EventResult probed = simulate_events(config, sample, probe);
-  StepCosts costs = probed.costs;
-  // What the run's workers used beyond the modelled work (MPI, TCP stack, batches, reports):
-  // the run's own figure replaces the default, as its message size does. The flow model's
-  // work is its cost model's; the event simulation's what it charged a step in the probe.
+  const auto simulation = simulate_like_run(
+      config, sample, EventSetup{tree, placement, o.link, o.cores, o.steps}, run, cpu / steps);
+  const EventResult& events = simulation.events;
+  StepCosts costs = simulation.probe.costs;
+  // What the run's workers used beyond the flow model's work (MPI, TCP stack, batches,
+  // reports): the run's own figure replaces the default, as its message size does.
   const auto& w = traffic.ranks[1];
   const double w_steps = std::max(run.ranks.at(1).steps, 1.0);
-  const double modelled = costs.compute_seconds + costs.encode_seconds +
-                          costs.apply_seconds * w.applied.messages / w_steps +
-                          costs.copy_seconds * w.sent.messages / w_steps;
-  const double overhead = std::max(cpu / steps - modelled, 0.0);
-  EventSetup setup{tree, placement, o.link, o.cores, o.steps};
-  setup.step_overhead_seconds = std::max(cpu / steps - charged_cpu_per_step(probed), 0.0);
-  setup.master_cpu_share = run.master_cpu_share;
-  const EventResult events = simulate_events(config, sample, setup);
+  const auto work =
+      flow_work(costs, w.applied.messages / w_steps, w.sent.messages / w_steps, cpu / steps);
   costs.message_bytes = message_bytes;
-  costs.step_overhead_seconds = overhead;
+  costs.step_overhead_seconds = work.overhead;
   // With shared cores, the master's polling loop takes the share of a core it took in the run.
   const Projection flow = project(tree, placement, costs, o.link, o.cores, run.master_cpu_share);
   // Over the workers: the wall time of their reports over their steps.
-  const double measured = seconds / steps;
-  print_time_per_step(o.link, measured, events.step_seconds, flow);
-  print_time_with_checkpoints(
-      o.link, measured, time_with_checkpoints(config, sample, setup, run, events.step_seconds));
+  print_times(config, sample, run, simulation, seconds / steps, flow);
   std::printf(
       "  per worker step: compute %.3f ms (real model), encode %.3f ms, apply %.2f us per "
       "message, copy %.2f us; CPU measured %.3f ms, modelled %.3f ms + %.3f ms overhead "
       "(MPI, TCP stack, batches)\n",
       1e3 * costs.compute_seconds, 1e3 * costs.encode_seconds, 1e6 * costs.apply_seconds,
-      1e6 * costs.copy_seconds, 1e3 * cpu / steps, 1e3 * modelled, 1e3 * overhead);
+      1e6 * costs.copy_seconds, 1e3 * cpu / steps, 1e3 * work.modelled, 1e3 * work.overhead);
   std::printf(
       "  event simulation: messages of %.0f bytes, %.1f ms per worker held by the bound, "
       "%.3f ms overhead per step; master CPU share in the run %.0f %%\n",
-      events.costs.message_bytes, 1e3 * events.wait_seconds, 1e3 * setup.step_overhead_seconds,
+      events.costs.message_bytes, 1e3 * events.wait_seconds,
+      1e3 * simulation.setup.step_overhead_seconds,
       100.0 * run.master_cpu_share);
 }
 

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "sim/checkpoint_time.h"
 #include "sim/event_simulation.h"
 #include "sim/model_sample.h"
 #include "sim/projection.h"
+#include "sim/run_like_simulation.h"
 
 namespace gradshare::sim {
 
@@ -47,22 +47,17 @@ int validate_aggregated(const ValidationOptions& o, const config::ExperimentConf
   EventSetup setup{tree, placement, o.link, o.cores, o.steps};
   setup.aggregate = true;
   setup.aggregate_wait_seconds = config.topology.aggregate_wait_ms / 1000.0;
-  const EventResult probed = simulate_events(config, sample, setup);
-  StepCosts costs = probed.costs;
-  // What the run's workers used beyond the modelled work, as for a relaying run: worker 1's
+  const auto simulation = simulate_like_run(config, sample, setup, run, cpu / steps);
+  const EventResult& events = simulation.events;
+  StepCosts costs = simulation.probe.costs;
+  // What the run's workers used beyond the flow model's work, as for a relaying run: worker 1's
   // CPU per step less compute, encoding, the messages it received and the aggregates it sent.
   const auto& w = run.ranks.at(1);
   const double w_steps = std::max(w.steps, 1.0);
-  const double modelled = costs.compute_seconds + costs.encode_seconds +
-                          costs.apply_seconds * w.received.messages / w_steps +
-                          costs.copy_seconds * aggregates_sent(w).messages / w_steps;
-  const double overhead = std::max(cpu / steps - modelled, 0.0);
-  // The event simulation's overhead: beyond what it charged a step in the probe.
-  setup.step_overhead_seconds = std::max(cpu / steps - charged_cpu_per_step(probed), 0.0);
-  setup.master_cpu_share = run.master_cpu_share;
-  const EventResult events = simulate_events(config, sample, setup);
+  const auto work = flow_work(costs, w.received.messages / w_steps,
+                              aggregates_sent(w).messages / w_steps, cpu / steps);
   costs = events.costs;
-  costs.step_overhead_seconds = overhead;  // the flow model's, beyond its cost model's work
+  costs.step_overhead_seconds = work.overhead;
   costs.message_bytes = message_bytes / mean_workers_per_aggregate(tree);
   const Projection flow =
       project(tree, placement, costs, o.link, o.cores, run.master_cpu_share, /*aggregate=*/true);
@@ -71,17 +66,14 @@ int validate_aggregated(const ValidationOptions& o, const config::ExperimentConf
       "simulation %.2f of %.0f bytes\n",
       per_link_step, message_bytes, events.aggregates_per_link_step,
       events.costs.message_bytes * mean_workers_per_aggregate(tree));
-  const double measured = seconds / steps;
-  print_time_per_step(o.link, measured, events.step_seconds, flow);
-  print_time_with_checkpoints(
-      o.link, measured, time_with_checkpoints(config, sample, setup, run, events.step_seconds));
+  print_times(config, sample, run, simulation, seconds / steps, flow);
   std::printf(
       "  per worker step: compute %.3f ms (real model), encode %.3f ms, %.2f us per message "
       "received, %.2f us per aggregate sent; CPU measured %.3f ms, modelled %.3f ms + %.3f ms "
       "overhead (event simulation: %.3f ms overhead; master CPU share in the run %.0f %%)\n",
       1e3 * costs.compute_seconds, 1e3 * costs.encode_seconds, 1e6 * costs.apply_seconds,
-      1e6 * costs.copy_seconds, 1e3 * cpu / steps, 1e3 * modelled, 1e3 * overhead,
-      1e3 * setup.step_overhead_seconds, 100.0 * run.master_cpu_share);
+      1e6 * costs.copy_seconds, 1e3 * cpu / steps, 1e3 * work.modelled, 1e3 * work.overhead,
+      1e3 * simulation.setup.step_overhead_seconds, 100.0 * run.master_cpu_share);
   return 0;
 }
 

@@ -64,10 +64,7 @@ void GroupRecovery::resume_after_takeover(const RepairOutcome& repair, bool fini
 }
 
 void GroupRecovery::record_takeover(const RepairOutcome& repair, const std::string& detail) {
-  pending_ = {};
-  pending_.lost = repair.lost;
-  pending_.replaced = repair.replaced;
-  pending_.rounds = repair.rounds;
+  pending_ = {repair};
   earlier_seconds_ = std::chrono::duration<double>(core::Clock::now() - repair.began).count();
   clock_.restart();
   record(takeover_note(repair) + detail);

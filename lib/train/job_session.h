@@ -20,7 +20,6 @@
 // Ranks are logical: a replacement takes the logical rank of the process it replaces.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -28,26 +27,19 @@
 
 #include "comm/control_channel.h"
 #include "core/timer.h"
+#include "ft/repaired_ranks.h"
 #include "runtime/run_context.h"
 
 namespace gradshare::train {
 
-// What a repair did: the logical ranks whose processes died and those a new process took (each
-// ascending), and how many rounds it took (a failure during a repair starts another).
-struct RepairOutcome {
-  std::vector<int> lost;
-  std::vector<int> replaced;
-  int rounds = 0;
+// What a repair did: the logical ranks whose processes died and those a new process took, and
+// how many rounds it took (a failure during a repair starts another).
+struct RepairOutcome : ft::RepairedRanks {
   // The master was lost and this process is the new one (master_takeover.h); it held logical
   // rank `former_rank` before (-1: a spare).
   bool became_master = false;
   int former_rank = -1;
   core::Clock::time_point began{};  // when this process entered the repair
-
-  // A new process holds `rank` since this repair: it has posted nothing and knows nothing yet.
-  bool was_replaced(int rank) const {
-    return std::find(replaced.begin(), replaced.end(), rank) != replaced.end();
-  }
 };
 
 class JobSession {

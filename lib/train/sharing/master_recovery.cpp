@@ -25,10 +25,7 @@ void SharingMaster::repair_and_resync(const std::string& cause) {
                    topology::parent_changes(tree_before, session_.tree()));
     exchange_.attach(session_.plane());
     live_ = session_.live_workers();
-    ft::RecoveryRecord record;
-    record.lost = job.lost;
-    record.replaced = job.replaced;
-    record.rounds = job.rounds;
+    ft::RecoveryRecord record{job};
     record.tree_version = session_.tree().version;
     for (int w : job.lost) forget_worker(w, record);
     resync(record);

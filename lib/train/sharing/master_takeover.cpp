@@ -53,10 +53,7 @@ int SharingMaster::take_over(std::optional<SharingHandover> handover) {
   reporter_.continue_from(so_far.wall_seconds, so_far.stopped_early);
   const auto& repair = session_.last_repair();
   const auto began = repair.began;
-  ft::RecoveryRecord record;
-  record.lost = repair.lost;
-  record.replaced = repair.replaced;
-  record.rounds = repair.rounds;
+  ft::RecoveryRecord record{repair};
   bool again = false;
   repeat_while_processes_fail([&] {
     if (again && relays_restarted_)

@@ -215,7 +215,7 @@ class DownpourTakeoverRole : public DownpourMasterRole {
   void SetUp() override {
     set_up(0, 1, 1);
     session_->set_fault_tolerant();
-    session_->after_repair(RepairOutcome{{0}, {0}, 1, true, -1, core::Clock::now()});
+    session_->after_repair(RepairOutcome{{{0}, {0}, 1}, true, -1, core::Clock::now()});
     const auto start = initial_shard(0);
     write_shard_zero(shard_zero_path(ctx_->run_directory),
                      {0, 0, {start.begin(), start.end()}, WorkerState{}, {0}, {{}}});

@@ -178,7 +178,7 @@ TEST_F(GroupRole, AllreduceMasterTakingOverResumesTheWorkersFromTheRunSoFar) {
   }
   ScriptedChannel channel(0, 3);
   ScriptedGroupSession session(channel, {1, 2});
-  session.after_repair({{0, 2}, {0, 2}, 1, /*became_master=*/true, /*former_rank=*/-1,
+  session.after_repair({{{0, 2}, {0, 2}, 1}, /*became_master=*/true, /*former_rank=*/-1,
                         core::Clock::now()});
   channel.set_script([&](const SentMessage& sent, ScriptedChannel& channel) {
     if (sent.message.tag != GroupResume::kTag || sent.dest != 2) return;

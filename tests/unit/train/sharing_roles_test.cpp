@@ -182,7 +182,7 @@ TEST_F(SharingTakeoverRole, SpareGoesOnWithTheScheduleTheWorkersReport) {
             << "\n"
             << R"({"kind":"step","step":400,"wall_seconds":1)" << "\n";  // cut short
   }
-  session.after_repair({{0}, {0}, 1, /*became_master=*/true, /*former_rank=*/-1,
+  session.after_repair({{{0}, {0}, 1}, /*became_master=*/true, /*former_rank=*/-1,
                         core::Clock::now()});
   const auto shape = runtime::epoch_shape(ctx.config, ctx.data.train);
   const auto partitions = static_cast<std::int64_t>(shape.partition_count());
@@ -248,7 +248,7 @@ TEST_F(SharingTakeoverRole, SpareGoesOnWithTheScheduleTheWorkersReport) {
 TEST_F(SharingTakeoverRole, AFormerWorkersResidualReachesTheModelAndEverySurvivor) {
   session.set_fault_tolerant();
   session.set_live_workers({2});
-  session.after_repair({{0, 1}, {0}, 1, /*became_master=*/true, /*former_rank=*/1,
+  session.after_repair({{{0, 1}, {0}, 1}, /*became_master=*/true, /*former_rank=*/1,
                         core::Clock::now()});
   // Below the script's threshold at parameters no update of worker 2's touches (update_of).
   const auto in_residual = [](std::size_t i) { return i % 97 >= 40 && i % 97 < 60; };

@@ -55,7 +55,7 @@ RepairOutcome InProcessSharingSession::repair(const std::vector<std::uint8_t>&) 
                                                               job_tree_, done.lost, done.replaced);
                                   });
   adopt(repair);
-  return {repair.lost, repair.replaced, repair.rounds};
+  return {{repair.lost, repair.replaced, repair.rounds}};
 }
 
 void InProcessSharingSession::adopt(const comm::InProcessRepair& repair) {

@@ -20,8 +20,10 @@ comm::RepairOptions repair_options(const config::ExperimentConfig& config,
 }
 
 train::RepairOutcome repair_outcome(const comm::RepairedJob& repaired) {
-  return {repaired.lost,          repaired.replaced,       repaired.rounds,
-          repaired.became_master, repaired.former_logical, repaired.began};
+  return {{repaired.lost, repaired.replaced, repaired.rounds},
+          repaired.became_master,
+          repaired.former_logical,
+          repaired.began};
 }
 
 }  // namespace gradshare::cli
