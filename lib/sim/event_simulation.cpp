@@ -233,7 +233,8 @@ class EventSimulation {
       if (collection_start_ != kNever) replica.steps_collecting.push_back(clock);
       if (replica.step == setup_.steps) {
         replica.finished_at = clock;
-        cores_.count(false);  // the window ends with the first worker's last timed step
+        count_window_over_ = true;  // the window ends with the first worker's last timed step
+        cores_.count(false);
       }
       if (setup_.aggregate && !trains(replica)) replica.exchange->aggregator().set_training(false);
       clock = cores_.run(clock, send_aggregates(replica, clock, false));
@@ -256,7 +257,7 @@ class EventSimulation {
   // collection starts.
   void note_timed_start(double clock) {
     timed_from_ = counts();
-    cores_.count(true);
+    cores_.count(!count_window_over_);
     if (setup_.state_bytes > 0) start_collection(clock);
   }
 
@@ -450,6 +451,7 @@ class EventSimulation {
   double waited_ = 0;
   int past_untimed_ = 0;  // workers past the untimed steps
   std::int64_t counted_steps_ = 0;  // worker steps while the cores counted their CPU
+  bool count_window_over_ = false;   // a worker finished its timed steps
   double collection_start_ = kNever;
   double collection_end_ = kNever;  // the arrival of the last piece sent so far
   std::vector<ExchangeCounts> timed_from_ =

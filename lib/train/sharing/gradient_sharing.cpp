@@ -9,7 +9,6 @@
 #include "train/replica.h"
 #include "train/sharing/aggregating_relay.h"
 #include "train/sharing/roles.h"
-#include "train/sharing/takeover.h"
 
 namespace gradshare::train {
 
@@ -66,11 +65,7 @@ int run_gradient_sharing(runtime::RunContext& context) {
                                : run_sharing_worker(context, *session, /*replacement=*/true);
   }
   if (context.is_master()) return run_sharing_master(context, *session);
-  try {
-    return run_sharing_worker(context, *session, /*replacement=*/false);
-  } catch (SharingBecameMaster& became) {
-    return take_over_sharing_master(context, *session, std::move(became.handover));
-  }
+  return run_sharing_worker(context, *session, /*replacement=*/false);
 }
 
 }  // namespace gradshare::train

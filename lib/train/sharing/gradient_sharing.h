@@ -32,7 +32,8 @@
 // With topology.aggregate every relay (the master, a mesh's inner workers) sends each link one
 // re-encoded sum instead (sharing/aggregating_relay.h); checkpoints are then cuts (markers up the
 // tree), the drain a flush round after which the replicas are the same to rounding, and a failed
-// rank ends the job.
+// rank restarts the relays from the master's parameters (a lost master's from its children's
+// sums: sharing/takeover.h).
 #pragma once
 
 #include <cstdint>

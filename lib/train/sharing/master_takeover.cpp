@@ -30,18 +30,30 @@ void take_residual(UpdateExchange& exchange, SharingHandover& handover) {
   handover.replica.applied = exchange.applied_ids();
 }
 
-// Aggregating, the former worker's residual is this master's own content: its parameters take
-// it and its fresh relay owes it to every link (as a survivor owes what its parent lacked).
-void owe_residual(UpdateExchange& exchange, const SharingHandover& handover,
-                  std::span<float> parameters, double now) {
-  std::vector<float> residual(parameters.size(), 0.0f);
+// Aggregating, the former worker's residual goes into the parameters every relay restarts
+// from: applied here, it is in every replica and in every later base.
+void apply_residual(const SharingHandover& handover, std::span<float> parameters) {
   for (const auto& message : handover.residual) {
     std::string error;
-    GS_CHECK(codec::accumulate_message(message, residual, &error),
+    GS_CHECK(codec::apply_message(message, parameters, &error),
              "the new master's residual does not decode: " + error);
   }
-  for (std::size_t i = 0; i < parameters.size(); ++i) parameters[i] -= residual[i];
-  exchange.aggregator().owe_everywhere(residual, now);
+}
+
+// Aggregating: every survivor's relay (re)started from the same parameters, or the failure
+// caught the relays mid-restart (sharing/takeover.h).
+void check_relay_bases(const std::optional<SharingHandover>& handover,
+                       const std::map<int, ResyncStatus>& status) {
+  std::set<std::uint64_t> bases;
+  if (handover && handover->status.phase != WorkerPhase::kJoining)
+    bases.insert(handover->status.relay_base);
+  for (const auto& [w, s] : status)
+    if (s.phase != WorkerPhase::kJoining) bases.insert(s.relay_base);
+  if (bases.size() > 1)
+    throw core::RuntimeError(
+        "the master was lost while it restarted the aggregating relays: some survivors had "
+        "restarted and some not, so what their parents took in can no longer be told; the job "
+        "ends, and the same command resumes it from its newest checkpoint");
 }
 
 }  // namespace
@@ -73,8 +85,6 @@ int SharingMaster::take_over(std::optional<SharingHandover> handover) {
   });
   relays_restarted_ = false;
   lost_master_relays_.reset();
-  if (handover && exchange_.aggregating() && !handover->residual.empty())
-    owe_residual(exchange_, *handover, model_.parameters(), clock_.seconds());
   record.tree_version = session_.tree().version;
   record.seconds = std::chrono::duration<double>(core::Clock::now() - began).count();
   recoveries_.add(record);
@@ -147,13 +157,16 @@ void SharingMaster::adopt_model(const std::optional<SharingHandover>& handover,
 
 void SharingMaster::adopt_aggregated_model(const std::optional<SharingHandover>& handover,
                                            const std::map<int, ResyncStatus>& status) {
+  check_relay_bases(handover, status);
+  // A promoted worker that had not started (kJoining) brings no relay, and no residual.
+  const bool brings_relay = handover && handover->status.phase != WorkerPhase::kJoining;
   std::vector<RelayUpward> children;
-  if (handover && handover->status.relay_parent != 0)
+  if (brings_relay && handover->status.relay_parent != 0)
     throw core::RuntimeError(
         "the master was lost and its place went to rank " + std::to_string(handover->former_rank) +
         ", which was not its child on the aggregating tree: what that rank's parent held is "
         "lost; the job ends, and the same command resumes it from its newest checkpoint");
-  if (handover) children.push_back(*handover->relay);
+  if (brings_relay) children.push_back(*handover->relay);
   for (const auto& [w, s] : status) {
     if (s.phase == WorkerPhase::kJoining || s.relay_parent != 0) continue;
     send(control(), w, RelayUpwardFetch{});
@@ -161,6 +174,7 @@ void SharingMaster::adopt_aggregated_model(const std::optional<SharingHandover>&
   }
   const auto parameters = parameters_from_children(children, model_.parameter_count());
   std::copy(parameters.begin(), parameters.end(), model_.parameters().begin());
+  if (brings_relay) apply_residual(*handover, model_.parameters());
   lost_master_relays_ = LostMasterRelays{};
   if (handover)
     lost_master_relays_ = LostMasterRelays{handover->former_rank, handover->status.applied};

@@ -14,7 +14,7 @@ void ResyncStatus::write(comm::ByteWriter& writer) const {
   writer.put(last_seq).put(conservation_error);
   writer.put_vector(applied.serialize());
   put_grants(writer, done);
-  writer.put(clock).put(tau).put(relay_parent);
+  writer.put(clock).put(tau).put(relay_parent).put(relay_base);
 }
 
 ResyncStatus ResyncStatus::read(comm::ByteReader& reader) {
@@ -32,6 +32,7 @@ ResyncStatus ResyncStatus::read(comm::ByteReader& reader) {
   status.clock = reader.get<std::uint64_t>();
   status.tau = reader.get<float>();
   status.relay_parent = reader.get<std::int32_t>();
+  status.relay_base = reader.get<std::uint64_t>();
   return status;
 }
 

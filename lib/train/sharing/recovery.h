@@ -79,6 +79,9 @@ struct ResyncStatus {
   // Aggregating: the parent on the tree its relay ran on (-1: none, or not aggregating); a new
   // master asks the lost master's children what they sent it (sharing/takeover.h).
   std::int32_t relay_parent = -1;
+  // Aggregating: a fingerprint of the parameters its relay last (re)started from. Every relay
+  // restarts from the same ones; survivors that differ were caught mid-restart by the failure.
+  std::uint64_t relay_base = 0;
 
   static constexpr comm::Tag kTag = tags::kRecovery;
   void write(comm::ByteWriter& writer) const;

@@ -16,6 +16,7 @@ int run_sharing_master(runtime::RunContext& context, SharingSession& session);
 int take_over_sharing_master(runtime::RunContext& context, SharingSession& session,
                              std::optional<SharingHandover> handover);
 // replacement: this process was spawned to replace a dead worker and joined the repaired job.
+// A repair that makes it the master goes on as take_over_sharing_master.
 int run_sharing_worker(runtime::RunContext& context, SharingSession& session, bool replacement);
 
 }  // namespace gradshare::train

@@ -41,9 +41,16 @@
 //
 // A deeper survivor owes again what its own parent lacks, as after any repair. Lost: only what
 // a child that died with the master had not passed on. A promoted worker must have been a
-// child of the lost master (the lowest worker, on the trees topology builds); its residual
-// goes out as the new master's own content, owed to every link.
+// child of the lost master (the lowest worker, on the trees topology builds); its residual is
+// in the parameters every relay restarts from. Every survivor's relay must have started from
+// the same parameters (ResyncStatus::relay_base): a master lost while it restarted the relays
+// leaves some restarted and some not, whose applied IDs no longer tell what their parents
+// took in, and the job ends (it resumes from its newest checkpoint).
 #pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
 
 #include "train/master_takeover.h"
 #include "train/sharing/recovery.h"
@@ -74,6 +81,9 @@ struct RelayUpward {
 // size is wrong, or the bases differ.
 std::vector<float> parameters_from_children(const std::vector<RelayUpward>& children,
                                             std::size_t parameter_count);
+
+// ResyncStatus::relay_base: FNV-1a over the parameters' bytes.
+std::uint64_t relay_base_fingerprint(std::span<const float> base);
 
 // What a worker that became the master brings to the role.
 struct SharingHandover {

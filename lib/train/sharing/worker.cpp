@@ -3,6 +3,7 @@
 #include "train/sharing/worker.h"
 
 #include "train/sharing/gradient_sharing.h"
+#include "train/sharing/roles.h"
 
 namespace gradshare::train {
 
@@ -423,7 +424,11 @@ std::span<const float> SharingWorker::zeros() {
 }
 
 int run_sharing_worker(runtime::RunContext& context, SharingSession& session, bool replacement) {
-  return SharingWorker(context, session, replacement).run();
+  try {
+    return SharingWorker(context, session, replacement).run();
+  } catch (SharingBecameMaster& became) {  // a repair gave this worker the lost master's place
+    return take_over_sharing_master(context, session, std::move(became.handover));
+  }
 }
 
 }  // namespace gradshare::train

@@ -74,7 +74,10 @@ ResyncStatus SharingWorker::status() const {
   status.done = done_partitions_;
   status.clock = static_cast<std::uint64_t>(clock_);
   status.tau = encoder_.threshold();
-  if (exchange_.aggregating()) status.relay_parent = exchange_.relay_parent();
+  if (exchange_.aggregating()) {
+    status.relay_parent = exchange_.relay_parent();
+    status.relay_base = relay_base_fingerprint(relay_base_);
+  }
   return status;
 }
 

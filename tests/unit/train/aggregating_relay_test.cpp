@@ -681,6 +681,13 @@ TEST(Takeover, TheNewMastersParametersAreTheBaseLessEveryChildsUpwardSum) {
       << "the bases differ";
   EXPECT_THROW(parameters_from_children({{{1.0f}, {0.0f}}}, 2), core::RuntimeError)
       << "a wrong size";
+  // The survivors' bases are told apart by their fingerprints: one bit is enough.
+  const std::vector<float> base = {1.0f, 2.0f, 3.0f};
+  auto other = base;
+  other[2] = std::nextafter(other[2], 4.0f);
+  EXPECT_EQ(relay_base_fingerprint(base), relay_base_fingerprint(std::vector<float>(base)));
+  EXPECT_NE(relay_base_fingerprint(base), relay_base_fingerprint(other));
+  EXPECT_NE(relay_base_fingerprint(base), relay_base_fingerprint({}));
 }
 
 }  // namespace

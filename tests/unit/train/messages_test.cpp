@@ -163,7 +163,10 @@ TEST(Messages, FieldsComeBack) {
   EXPECT_FALSE(took_all.parent_applied);
   ResyncStatus status;
   status.relay_parent = 3;
-  EXPECT_EQ(decode<ResyncStatus>(encode(status)).relay_parent, 3);
+  status.relay_base = 0x0123456789abcdefull;
+  const auto back = decode<ResyncStatus>(encode(status));
+  EXPECT_EQ(back.relay_parent, 3);
+  EXPECT_EQ(back.relay_base, 0x0123456789abcdefull);
 }
 
 }  // namespace

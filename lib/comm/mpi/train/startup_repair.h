@@ -48,8 +48,8 @@ struct RepairedStartup {
   int former_rank = -1;
 };
 
-// The master was lost during start-up and the strategy cannot replace it: nothing repairs the
-// job.
+// The master was lost during start-up and no process could take its place: nothing repairs
+// the job.
 class MasterLostAtStartup : public core::JobCannotGoOn {
  public:
   MasterLostAtStartup()
