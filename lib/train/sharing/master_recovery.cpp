@@ -86,7 +86,8 @@ void SharingMaster::forget_worker(int worker, ft::RecoveryRecord& record) {
 
 void SharingMaster::restart_relays(const std::map<int, ResyncStatus>& survivors,
                                    const std::vector<int>& lost) {
-  // Each survivor's RelayRestart but the parameters: what its old parent took in of its.
+  // Each survivor's RelayRestart but the parameters (one copy, sent to all): what its old
+  // parent took in of its.
   std::map<int, RelayRestart> restarts;
   const auto applied_here = exchange_.applied_ids();
   for (const auto& [w, s] : survivors) {
@@ -115,9 +116,11 @@ void SharingMaster::restart_relays(const std::map<int, ResyncStatus>& survivors,
   // again what the master lacks of theirs (RelayRestart).
   relays_restarted_ = true;
   exchange_.restart_aggregation(session_.tree());
-  for (auto& [w, restart] : restarts) {
-    restart.parameters.assign(model_.parameters().begin(), model_.parameters().end());
-    send(control(), w, restart);
+  RelayRestart message{{model_.parameters().begin(), model_.parameters().end()}, std::nullopt};
+  for (const auto& [w, restart] : restarts) {
+    message.parent_applied = restart.parent_applied;
+    message.parent_took_all = restart.parent_took_all;
+    send(control(), w, message);
   }
 }
 

@@ -175,9 +175,8 @@ void SharingMaster::adopt_aggregated_model(const std::optional<SharingHandover>&
   const auto parameters = parameters_from_children(children, model_.parameter_count());
   std::copy(parameters.begin(), parameters.end(), model_.parameters().begin());
   if (brings_relay) apply_residual(*handover, model_.parameters());
-  lost_master_relays_ = LostMasterRelays{};
-  if (handover)
-    lost_master_relays_ = LostMasterRelays{handover->former_rank, handover->status.applied};
+  lost_master_relays_ = handover ? LostMasterRelays{handover->former_rank, handover->status.applied}
+                                 : LostMasterRelays{};
   core::log_info("the new master's model: what the lost master's " +
                  std::to_string(children.size()) +
                  " surviving child(ren) on the aggregating tree had taken in");
