@@ -12,6 +12,8 @@
 #include "core/cpu_time.h"
 #include "core/errors.h"
 #include "sim/exchange_costs.h"
+#include "sim/shared_cores.h"
+#include "sim/state_collection.h"
 #include "sim/virtual_network.h"
 #include "train/sharing/aggregating_relay.h"
 #include "train/sharing/staleness.h"
@@ -21,37 +23,6 @@ namespace gradshare::sim {
 namespace {
 
 constexpr double kNever = std::numeric_limits<double>::infinity();
-
-// The cores the ranks share, as the kernel shares them: when more ranks want to run than there
-// are cores, each runs slower by runnable / cores (processor sharing). A rank asleep until its
-// next message does not count. No cores given: every rank has its own. `reserved`: a share of
-// a core taken all along (EventSetup::master_cpu_share), which the others cannot use. The
-// slowdown is fixed when a burst starts, so ranks that sleep and wake meanwhile can make the
-// cores seem to do more than they have: the CPU asked for while counting bounds the step time
-// (EventResult).
-class Cores {
- public:
-  Cores(int cores, double reserved)
-      : cores_(cores), available_(std::max(cores - reserved, 0.1)) {}
-  void set_runnable(int runnable) { runnable_ = runnable; }
-  // Runs `seconds` of CPU from `at`; returns when it ends.
-  double run(double at, double seconds) {
-    if (counting_) demanded_ += seconds;
-    if (cores_ <= 0 || runnable_ <= available_) return at + seconds;
-    return at + seconds * static_cast<double>(runnable_) / available_;
-  }
-  double available() const { return available_; }
-  void count(bool on) { counting_ = on; }
-  bool counting() const { return counting_; }
-  double demanded() const { return demanded_; }  // CPU seconds run while counting
-
- private:
-  int cores_;
-  double available_;
-  int runnable_ = 0;
-  bool counting_ = false;
-  double demanded_ = 0;
-};
 
 struct Replica {
   std::vector<float> parameters;
@@ -66,17 +37,8 @@ struct Replica {
   double finished_at = 0;  // clock at the last step
   bool waiting = false;    // asleep until a message arrives
   double wait_started = 0;
-  // Its checkpoint state still to send, when it may send the next piece, and the ends of its
-  // steps since the collection started.
-  std::size_t state_left = 0;
-  double piece_due = kNever;
-  std::vector<double> steps_collecting;
   RankResult result;
 };
-
-// Control-channel framing of a state piece and the size of its acknowledgement (protocol.h).
-constexpr std::size_t kStatePieceHeaderBytes = 32;
-constexpr std::size_t kStateAckBytes = 16;
 
 // One simulation: the ranks' replicas over one virtual network, driven in clock order.
 class EventSimulation {
@@ -146,51 +108,14 @@ class EventSimulation {
   }
 
   bool done() const {
-    if (collecting()) return false;
+    if (collection_.ongoing()) return false;
     for (int r = 1; r < ranks_; ++r)
       if (replicas_[static_cast<std::size_t>(r)].step < setup_.steps) return false;
     return network_.idle();
   }
 
   // Whether worker `w` takes another step: until `steps`, and on while a collection lasts.
-  bool trains(const Replica& w) const { return w.step < setup_.steps || collecting(); }
-
-  // A checkpoint collection has started and not every worker's clock has passed its last piece.
-  bool collecting() const {
-    if (collection_start_ == kNever) return false;
-    for (int r = 1; r < ranks_; ++r) {
-      const auto& w = replicas_[static_cast<std::size_t>(r)];
-      if (w.state_left > 0 || network_.clock(r) < collection_end_) return true;
-    }
-    return false;
-  }
-
-  // Every worker past the untimed steps: each sends its state from its next turn on.
-  void start_collection(double clock) {
-    collection_start_ = collection_end_ = clock;
-    for (int r = 1; r < ranks_; ++r) {
-      auto& w = replicas_[static_cast<std::size_t>(r)];
-      w.state_left = setup_.state_bytes;
-      w.piece_due = clock;
-    }
-  }
-
-  // Worker r's next piece of state, when the master has acknowledged the one before; on the
-  // master's node the state goes whole (sharing/worker.cpp).
-  void send_state_piece(int r, Replica& w, double clock) {
-    if (w.state_left == 0 || w.piece_due > clock) return;
-    const auto& node = setup_.placement.node;
-    const std::size_t piece = node[static_cast<std::size_t>(r)] == node[0]
-                                  ? w.state_left
-                                  : std::min(setup_.state_piece_bytes, w.state_left);
-    w.state_left -= piece;
-    const double arrival = network_.transfer(r, 0, piece + kStatePieceHeaderBytes, clock);
-    collection_end_ = std::max(collection_end_, arrival);
-    // The acknowledgement leaves when the piece is in; stamping it on the master's link now
-    // would hold everything the master sends before then behind it, so it is charged its wire
-    // time alone (16 bytes).
-    w.piece_due = w.state_left > 0 ? arrival + setup_.link.seconds(kStateAckBytes, 1.0) : kNever;
-  }
+  bool trains(const Replica& w) const { return w.step < setup_.steps || collection_.ongoing(); }
 
   // Runs the rank whose clock is earliest (a sleeping one at its next arrival): it polls, then a
   // worker takes a step unless the staleness bound holds it; one with nothing to do sleeps.
@@ -216,7 +141,7 @@ class EventSimulation {
       clock = std::max(clock, at);
       replica.waiting = false;
     }
-    if (next > 0) send_state_piece(next, replica, clock);
+    if (next > 0) collection_.send_piece(next, clock);
     std::size_t received = 0;
     double cpu = exchange(replica, [&] { received = replica.exchange->poll(replica.parameters, clock); });
 
@@ -230,7 +155,7 @@ class EventSimulation {
         replica.timed_from = clock;
         if (++past_untimed_ == ranks_ - 1) note_timed_start(clock);
       }
-      if (collection_start_ != kNever) replica.steps_collecting.push_back(clock);
+      collection_.note_step(next, clock);
       if (replica.step == setup_.steps) {
         replica.finished_at = clock;
         count_window_over_ = true;  // the window ends with the first worker's last timed step
@@ -258,7 +183,7 @@ class EventSimulation {
   void note_timed_start(double clock) {
     timed_from_ = counts();
     cores_.count(!count_window_over_);
-    if (setup_.state_bytes > 0) start_collection(clock);
+    if (setup_.state_bytes > 0) collection_.start(clock);
   }
 
   std::vector<ExchangeCounts> counts() {
@@ -295,8 +220,7 @@ class EventSimulation {
 
   // When a waiting rank runs next: its next message, or an aggregate's wait running out.
   double wake_up(int r) {
-    const double arrival = std::min(network_.next_arrival(r),
-                                    replicas_[static_cast<std::size_t>(r)].piece_due);
+    const double arrival = std::min(network_.next_arrival(r), collection_.piece_due(r));
     if (!setup_.aggregate) return arrival;
     const double deadline = replicas_[static_cast<std::size_t>(r)].exchange->aggregator().next_deadline();
     // A deadline at or before the clock has been tried: its link was full; an arrival frees it.
@@ -417,15 +341,9 @@ class EventSimulation {
           static_cast<double>(codec::kHeaderBytes + codec::values_payload_bound(n_, n_));
       result.aggregates_per_link_step = aggregates / links / static_cast<double>(setup_.steps);
     }
-    if (collection_start_ != kNever) {
-      // Each worker's steps that ended while the state crossed.
-      double steps = 0;
-      for (int r = 1; r < ranks_; ++r)
-        for (double end : replicas_[static_cast<std::size_t>(r)].steps_collecting)
-          steps += end <= collection_end_ ? 1 : 0;
-      result.collection_seconds = collection_end_ - collection_start_;
-      result.collection_step_seconds =
-          steps > 0 ? result.collection_seconds * workers / steps : result.collection_seconds;
+    if (collection_.started()) {
+      result.collection_seconds = collection_.seconds();
+      result.collection_step_seconds = collection_.step_seconds();
     }
     if (setup_.aggregate)
       measure_aggregate_costs(timed_from_, before_drain_, result.costs);
@@ -452,8 +370,7 @@ class EventSimulation {
   int past_untimed_ = 0;  // workers past the untimed steps
   std::int64_t counted_steps_ = 0;  // worker steps while the cores counted their CPU
   bool count_window_over_ = false;   // a worker finished its timed steps
-  double collection_start_ = kNever;
-  double collection_end_ = kNever;  // the arrival of the last piece sent so far
+  StateCollection collection_{setup_, network_};
   std::vector<ExchangeCounts> timed_from_ =
       std::vector<ExchangeCounts>(static_cast<std::size_t>(ranks_));
   std::vector<ExchangeCounts> before_drain_;

@@ -8,16 +8,6 @@
 
 namespace gradshare::train {
 
-void GroupResume::write(comm::ByteWriter& writer) const {
-  writer.put<std::uint8_t>(stop).put<std::uint8_t>(finish);
-  writer.put(epochs_evaluated).put(checkpoint_mark);
-}
-
-GroupResume GroupResume::read(comm::ByteReader& reader) {
-  return {reader.get<std::uint8_t>() != 0, reader.get<std::uint8_t>() != 0,
-          reader.get<std::int64_t>(), reader.get<std::int64_t>()};
-}
-
 GroupRecovery::GroupRecovery(runtime::RunContext& context, GroupSession& session)
     : context_(context), session_(session), log_(context.metrics) {}
 

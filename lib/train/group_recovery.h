@@ -40,8 +40,9 @@ struct GroupResume {
   bool finish = false;                 // early stopping asked the workers to finish
   std::int64_t epochs_evaluated = 0;   // epoch models it has evaluated
   std::int64_t checkpoint_mark = -1;   // the position of its newest checkpoint (-1: none)
-  void write(comm::ByteWriter& writer) const;
-  static GroupResume read(comm::ByteReader& reader);
+  static auto fields(auto& self) {
+    return std::tie(self.stop, self.finish, self.epochs_evaluated, self.checkpoint_mark);
+  }
 };
 
 // The master's side: repairs and records each recovery.

@@ -1,14 +1,18 @@
 // messages.h: the payload of every control message as a struct, and the typed calls that send
-// and receive them. A payload type M names its tag and its wire form:
+// and receive them. A payload type M names its tag and its wire form, as a list of its fields
+// (comm/wire_fields.h) or, where the form is more than the fields in order, write and read:
 //
 //   struct M {
 //     static constexpr comm::Tag kTag = tags::k...;
-//     void write(comm::ByteWriter& writer) const;
-//     static M read(comm::ByteReader& reader);  // throws RuntimeError when malformed
+//     std::int64_t step = 0;
+//     std::vector<float> parameters;
+//     static auto fields(auto& self) { return std::tie(self.step, self.parameters); }
 //   };
-//
-// read() builds the struct with one braced initializer where it can: its elements are
-// evaluated in order, so the fields are read in their wire order.
+//   struct N {
+//     static constexpr comm::Tag kTag = tags::k...;
+//     void write(comm::ByteWriter& writer) const;
+//     static N read(comm::ByteReader& reader);  // throws RuntimeError when malformed
+//   };
 //
 // Every tag has exactly one payload type, so a message cannot be decoded as something else:
 // decode<M> refuses a message of another tag, and a payload with bytes left over or too few
@@ -26,29 +30,28 @@
 
 #include "comm/byte_io.h"
 #include "comm/control_channel.h"
+#include "comm/wire_fields.h"
 #include "train/tags.h"
 
 namespace gradshare::train {
 
+// A message: its tag, and its wire form as a field list or write/read (comm/wire_fields.h).
 template <typename M>
-concept ControlPayload = requires(const M& message, comm::ByteWriter& writer,
-                                  comm::ByteReader& reader) {
+concept ControlPayload = comm::Payload<M> && requires {
   { M::kTag } -> std::convertible_to<comm::Tag>;
-  message.write(writer);
-  { M::read(reader) } -> std::same_as<M>;
 };
 
 template <ControlPayload M>
 std::vector<std::uint8_t> encode(const M& message) {
   comm::ByteWriter writer;
-  message.write(writer);
+  comm::write_payload(writer, message);
   return writer.take();
 }
 
 template <ControlPayload M>
 M decode(std::span<const std::uint8_t> payload) {
   comm::ByteReader reader(payload, tag_name(M::kTag));
-  M message = M::read(reader);
+  M message = comm::read_payload<M>(reader);
   reader.expect_end();
   return message;
 }
@@ -101,8 +104,7 @@ using PeakMemoryRequest = Signal<tags::kPeakMemoryRequest>;
 struct Shutdown {
   static constexpr comm::Tag kTag = tags::kShutdown;
   std::int32_t exit_code = 0;
-  void write(comm::ByteWriter& writer) const;
-  static Shutdown read(comm::ByteReader& reader);
+  static auto fields(auto& self) { return std::tie(self.exit_code); }
 };
 
 // worker -> master: the divergence guard tripped at `step` (divergence_guard.h).
@@ -110,16 +112,14 @@ struct Diverged {
   static constexpr comm::Tag kTag = tags::kDiverged;
   std::int64_t step = 0;
   std::string reason;
-  void write(comm::ByteWriter& writer) const;
-  static Diverged read(comm::ByteReader& reader);
+  static auto fields(auto& self) { return std::tie(self.step, self.reason); }
 };
 
 // rank -> master at the end: its peak resident memory.
 struct PeakMemoryReport {
   static constexpr comm::Tag kTag = tags::kPeakMemory;
   std::int64_t bytes = 0;
-  void write(comm::ByteWriter& writer) const;
-  static PeakMemoryReport read(comm::ByteReader& reader);
+  static auto fields(auto& self) { return std::tie(self.bytes); }
 };
 
 // worker -> master after an epoch of a synchronous strategy: the model to evaluate.
@@ -129,8 +129,9 @@ struct EpochModel {
   std::int64_t step = 0;
   std::int64_t minibatches = 0;  // trained in the epoch (each once), counted by the workers
   std::vector<float> parameters;
-  void write(comm::ByteWriter& writer) const;
-  static EpochModel read(comm::ByteReader& reader);
+  static auto fields(auto& self) {
+    return std::tie(self.epoch, self.step, self.minibatches, self.parameters);
+  }
 };
 
 }  // namespace gradshare::train

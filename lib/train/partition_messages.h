@@ -23,8 +23,7 @@ struct PartitionRequest {
   static constexpr comm::Tag kTag = tags::kPartitionRequest;
   bool finished_previous = false;
   std::uint64_t last_seq = 0;
-  void write(comm::ByteWriter& writer) const;
-  static PartitionRequest read(comm::ByteReader& reader);
+  static auto fields(auto& self) { return std::tie(self.finished_previous, self.last_seq); }
 };
 
 // The master's answer: PartitionScheduler::assign's, or an empty assignment (nothing left).
@@ -42,9 +41,6 @@ runtime::PartitionAssignment request_partition(comm::ControlChannel& control,
 // The grant's wire form {has: u8, epoch: i64, partition: i64}, also inside other messages.
 void put_grant(comm::ByteWriter& writer, const std::optional<runtime::PartitionGrant>& grant);
 std::optional<runtime::PartitionGrant> get_grant(comm::ByteReader& reader);
-// A list of partitions {count: u64, that many {epoch: i64, partition: i64}}; a count the bytes
-// cannot hold is a RuntimeError.
-void put_grants(comm::ByteWriter& writer, const std::vector<runtime::PartitionGrant>& grants);
-std::vector<runtime::PartitionGrant> get_grants(comm::ByteReader& reader);
+// A list of partitions travels as a vector of PartitionGrant {epoch: i64, partition: i64}.
 
 }  // namespace gradshare::train

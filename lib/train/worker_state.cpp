@@ -33,24 +33,6 @@ WorkerState WorkerState::read(comm::ByteReader& reader) {
   return state;
 }
 
-void StartState::write(comm::ByteWriter& writer) const {
-  writer.put<std::uint8_t>(resume ? 1 : 0).put_vector(parameters);
-  worker.write(writer);
-}
-
-StartState StartState::read(comm::ByteReader& reader) {
-  return {reader.get<std::uint8_t>() != 0, reader.get_vector<float>(), WorkerState::read(reader)};
-}
-
-void Start::write(comm::ByteWriter& writer) const {
-  writer.put(step);
-  state.write(writer);
-}
-
-Start Start::read(comm::ByteReader& reader) {
-  return {reader.get<std::int64_t>(), StartState::read(reader)};
-}
-
 WorkerState capture_worker_state(nn::Optimizer& optimizer, float tau,
                                  std::span<const float> residual) {
   WorkerState state;
@@ -89,15 +71,6 @@ void apply_start_state(const StartState& start, nn::Model& model, nn::Optimizer&
                std::to_string(model.parameter_count()) + "-parameter model");
   std::copy(start.parameters.begin(), start.parameters.end(), model.parameters().begin());
   restore_optimizer_state(start.worker, optimizer, "the resumed checkpoint");
-}
-
-void StateReply::write(comm::ByteWriter& writer) const {
-  writer.put(sent_seq);
-  state.write(writer);
-}
-
-StateReply StateReply::read(comm::ByteReader& reader) {
-  return {reader.get<std::uint64_t>(), WorkerState::read(reader)};
 }
 
 }  // namespace gradshare::train

@@ -39,8 +39,7 @@ struct StateReply {
   static constexpr comm::Tag kTag = tags::kSharingState;
   std::uint64_t sent_seq = 0;
   WorkerState state;
-  void write(comm::ByteWriter& writer) const;
-  static StateReply read(comm::ByteReader& reader);
+  static auto fields(auto& self) { return std::tie(self.sent_seq, self.state); }
 };
 
 WorkerState capture_worker_state(nn::Optimizer& optimizer, float tau,
@@ -60,8 +59,7 @@ struct StartState {
   WorkerState worker;
 
   // {resume: u8, parameters: f32[], worker state}
-  void write(comm::ByteWriter& writer) const;
-  static StartState read(comm::ByteReader& reader);
+  static auto fields(auto& self) { return std::tie(self.resume, self.parameters, self.worker); }
 };
 
 // What worker `worker` (0-based, rank order) starts from: a fresh start without a checkpoint,
@@ -77,8 +75,7 @@ struct Start {
   static constexpr comm::Tag kTag = tags::kStart;
   std::int64_t step = 0;
   StartState state;
-  void write(comm::ByteWriter& writer) const;
-  static Start read(comm::ByteReader& reader);
+  static auto fields(auto& self) { return std::tie(self.step, self.state); }
 };
 
 }  // namespace gradshare::train

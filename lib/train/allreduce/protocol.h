@@ -34,8 +34,10 @@ struct AllreduceProgress {
   double samples_per_second = 0;
   double learning_rate = 0;
   std::string line;  // the progress line, as the worker formats it
-  void write(comm::ByteWriter& writer) const;
-  static AllreduceProgress read(comm::ByteReader& reader);
+  static auto fields(auto& self) {
+    return std::tie(self.step, self.loss, self.accuracy, self.samples_per_second,
+                    self.learning_rate, self.line);
+  }
 };
 
 // Worker index 0's state for a checkpoint: the step, the minibatches of the run trained,
@@ -46,8 +48,9 @@ struct AllreduceSnapshot {
   std::int64_t iteration = 0;
   std::vector<float> parameters;
   WorkerState state;
-  void write(comm::ByteWriter& writer) const;
-  static AllreduceSnapshot read(comm::ByteReader& reader);
+  static auto fields(auto& self) {
+    return std::tie(self.step, self.iteration, self.parameters, self.state);
+  }
 };
 
 struct AllreduceFinal {
@@ -57,8 +60,10 @@ struct AllreduceFinal {
   std::int64_t minibatches = 0;  // trained in the last epoch (so far, after a stop)
   std::vector<float> parameters;
   std::int64_t peak_bytes = 0;  // worker index 0's peak resident memory
-  void write(comm::ByteWriter& writer) const;
-  static AllreduceFinal read(comm::ByteReader& reader);
+  static auto fields(auto& self) {
+    return std::tie(self.stopped, self.iteration, self.minibatches, self.parameters,
+                    self.peak_bytes);
+  }
 };
 
 }  // namespace gradshare::train

@@ -43,8 +43,9 @@ struct AveragingSnapshot {
   std::int64_t iteration = 0;     // minibatches of the run trained by all workers together
   std::vector<float> parameters;  // worker 0 only
   WorkerState state;
-  void write(comm::ByteWriter& writer) const;
-  static AveragingSnapshot read(comm::ByteReader& reader);
+  static auto fields(auto& self) {
+    return std::tie(self.stop, self.iteration, self.parameters, self.state);
+  }
 };
 
 // worker -> master at its end: the last report, the run's totals, its peak memory, the last
@@ -56,8 +57,9 @@ struct AveragingDone {
   std::int64_t peak_bytes = 0;
   std::int64_t minibatches = 0;  // the group trained in the last epoch
   std::vector<float> parameters;
-  void write(comm::ByteWriter& writer) const;
-  static AveragingDone read(comm::ByteReader& reader);
+  static auto fields(auto& self) {
+    return std::tie(self.report, self.totals, self.peak_bytes, self.minibatches, self.parameters);
+  }
 };
 
 }  // namespace gradshare::train

@@ -123,6 +123,24 @@ void put_servers(ckpt::Checkpoint& checkpoint, const std::vector<const ShardSnap
   put_server_state(checkpoint, states, layout);
 }
 
+void put_rank_states(ckpt::Checkpoint& checkpoint, const ShardSnapshot& own,
+                     const std::map<int, DownpourState>& replies, const DownpourLayout& layout,
+                     int stand_in) {
+  std::vector<const ShardSnapshot*> shards{&own};
+  for (int s = 1; s < layout.servers(); ++s) {
+    const auto& reply = replies.at(s);
+    GS_CHECK(reply.shard, "server " + std::to_string(s) + " answered without its shard");
+    shards.push_back(&*reply.shard);
+  }
+  put_servers(checkpoint, shards, layout);
+  const auto& stand_in_state = replies.at(stand_in).state;
+  for (int w = 0; w < layout.workers(); ++w) {
+    const auto reply = replies.find(layout.worker_rank(w));
+    const auto& state = reply != replies.end() ? reply->second.state : stand_in_state;
+    checkpoint.worker_optimizers.push_back({state.optimizer_step, state.optimizer_state});
+  }
+}
+
 WorkerState server_shard_state(const ckpt::Checkpoint& checkpoint, const DownpourLayout& layout,
                                int shard) {
   WorkerState state;

@@ -19,6 +19,7 @@
 // checkpoint it writes holds everything.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -53,6 +54,14 @@ void put_server_state(ckpt::Checkpoint& checkpoint, const std::vector<WorkerStat
 // parameters are from the same moment as its optimizer state.
 void put_servers(ckpt::Checkpoint& checkpoint, const std::vector<const ShardSnapshot*>& shards,
                  const DownpourLayout& layout);
+
+// Puts what the ranks answered a state request with into the checkpoint: the servers' shards
+// (`own`: shard 0's snapshot; `replies`: the other servers' and the workers') as put_servers
+// does, and every worker's optimizer. A worker gone in a shrink has no state: the optimizer of
+// `stand_in`, a live worker, stands in for it (a resume gives every worker one).
+void put_rank_states(ckpt::Checkpoint& checkpoint, const ShardSnapshot& own,
+                     const std::map<int, DownpourState>& replies, const DownpourLayout& layout,
+                     int stand_in);
 
 // Shard `shard`'s slice of a Downpour checkpoint's server optimizer state (nothing for a
 // checkpoint of another strategy, whose /optimizer is a worker's).

@@ -346,22 +346,7 @@ class DownpourMaster : public MasterRole {
   void save_checkpoint(const std::map<int, DownpourState>& replies, const ShardSnapshot& own) {
     auto c = runtime::make_checkpoint(context_, model_, nullptr, progress_.step(),
                                       scheduler_.position());
-    // The shards as the servers' snapshots hold them, not read again.
-    std::vector<const ShardSnapshot*> shards{&own};
-    for (int s = 1; s < layout_.servers(); ++s) {
-      const auto& reply = replies.at(s);
-      GS_CHECK(reply.shard, "server " + std::to_string(s) + " answered without its shard");
-      shards.push_back(&*reply.shard);
-    }
-    put_servers(c, shards, layout_);
-    // A worker gone in a shrink has no state: the first live worker's optimizer stands in for
-    // it (a resume gives every worker one).
-    const auto& stand_in = replies.at(network_.live_workers().at(0)).state;
-    for (int w = 0; w < layout_.workers(); ++w) {
-      const auto reply = replies.find(layout_.worker_rank(w));
-      const auto& state = reply != replies.end() ? reply->second.state : stand_in;
-      c.worker_optimizers.push_back({state.optimizer_step, state.optimizer_state});
-    }
+    put_rank_states(c, own, replies, layout_, network_.live_workers().at(0));
     runtime::poll_during([&] { checkpointer_.write(c); }, [&] { return server_->poll(); });
   }
 

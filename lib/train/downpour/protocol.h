@@ -177,13 +177,7 @@ struct DownpourDone {
   static constexpr comm::Tag kTag = tags::kDownpourDone;
   DownpourReport report;  // since its previous one
   std::int64_t peak_bytes = 0;
-  void write(comm::ByteWriter& writer) const { writer.put(report).put(peak_bytes); }
-  static DownpourDone read(comm::ByteReader& reader) {
-    DownpourDone done;
-    done.report = reader.get<DownpourReport>();
-    done.peak_bytes = reader.get<std::int64_t>();
-    return done;
-  }
+  static auto fields(auto& self) { return std::tie(self.report, self.peak_bytes); }
 };
 
 using DownpourFinalPull = Signal<tags::kDownpourFinalPull>;
@@ -196,14 +190,7 @@ struct DownpourFinalModel {
   static constexpr comm::Tag kTag = tags::kDownpourFinalModel;
   std::vector<float> parameters;
   std::vector<std::uint64_t> pushed;  // per shard
-  void write(comm::ByteWriter& writer) const {
-    writer.put_vector(parameters);
-    writer.put_vector(pushed);
-  }
-  static DownpourFinalModel read(comm::ByteReader& reader) {
-    auto parameters = reader.get_vector<float>();
-    return {std::move(parameters), reader.get_vector<std::uint64_t>()};
-  }
+  static auto fields(auto& self) { return std::tie(self.parameters, self.pushed); }
 };
 
 // A server 1..K-1 at the master's PeakMemoryRequest (the end): its peak memory and the seq of
@@ -212,14 +199,7 @@ struct DownpourServerEnd {
   static constexpr comm::Tag kTag = tags::kDownpourServerEnd;
   std::int64_t peak_bytes = 0;
   std::vector<std::uint64_t> applied;  // per worker index
-  void write(comm::ByteWriter& writer) const {
-    writer.put(peak_bytes);
-    writer.put_vector(applied);
-  }
-  static DownpourServerEnd read(comm::ByteReader& reader) {
-    const auto peak = reader.get<std::int64_t>();
-    return {peak, reader.get_vector<std::uint64_t>()};
-  }
+  static auto fields(auto& self) { return std::tie(self.peak_bytes, self.applied); }
 };
 
 // Recovery (downpour/network.h), after every repair:
@@ -229,10 +209,7 @@ struct DownpourServerEnd {
 struct DownpourResync {
   static constexpr comm::Tag kTag = tags::kDownpourResync;
   std::uint64_t applied = 0;  // seq of the worker's last push the shard applied
-  void write(comm::ByteWriter& writer) const { writer.put(applied); }
-  static DownpourResync read(comm::ByteReader& reader) {
-    return {reader.get<std::uint64_t>()};
-  }
+  static auto fields(auto& self) { return std::tie(self.applied); }
 };
 
 //   {has_done: u8, has_final_model: u8, partitions done: grants}
@@ -243,16 +220,8 @@ struct DownpourResume {
   // To a replacement: every partition done so far, which it tells a new master in turn
   // (downpour/takeover.h); empty to the others, which know theirs.
   std::vector<runtime::PartitionGrant> done;
-  void write(comm::ByteWriter& writer) const {
-    writer.put<std::uint8_t>(has_done).put<std::uint8_t>(has_final_model);
-    put_grants(writer, done);
-  }
-  static DownpourResume read(comm::ByteReader& reader) {
-    DownpourResume resume;
-    resume.has_done = reader.get<std::uint8_t>() != 0;
-    resume.has_final_model = reader.get<std::uint8_t>() != 0;
-    resume.done = get_grants(reader);
-    return resume;
+  static auto fields(auto& self) {
+    return std::tie(self.has_done, self.has_final_model, self.done);
   }
 };
 
@@ -260,8 +229,7 @@ struct DownpourResume {
 struct DownpourTakeoverStatus {
   static constexpr comm::Tag kTag = tags::kDownpourTakeoverStatus;
   std::vector<runtime::PartitionGrant> done;
-  void write(comm::ByteWriter& writer) const { put_grants(writer, done); }
-  static DownpourTakeoverStatus read(comm::ByteReader& reader) { return {get_grants(reader)}; }
+  static auto fields(auto& self) { return std::tie(self.done); }
 };
 
 // Stopping (SIGTERM or SIGUSR1 on any rank): a rank other than the master that gets the signal

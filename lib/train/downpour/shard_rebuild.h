@@ -100,10 +100,7 @@ class PushLog {
 struct DownpourShardRebuild {
   static constexpr comm::Tag kTag = tags::kDownpourShardRebuild;
   ShardSnapshot snapshot;
-  void write(comm::ByteWriter& writer) const { snapshot.write(writer); }
-  static DownpourShardRebuild read(comm::ByteReader& reader) {
-    return {ShardSnapshot::read(reader)};
-  }
+  static auto fields(auto& self) { return std::tie(self.snapshot); }
 };
 
 // worker -> a server's replacement: its pushes to the shard that the snapshot may not hold.
@@ -127,10 +124,7 @@ using DownpourSnapshotWanted = Signal<tags::kDownpourSnapshotWanted>;
 struct DownpourSnapshotTaken {
   static constexpr comm::Tag kTag = tags::kDownpourSnapshotTaken;
   std::vector<std::uint64_t> held;
-  void write(comm::ByteWriter& writer) const { writer.put_vector(held); }
-  static DownpourSnapshotTaken read(comm::ByteReader& reader) {
-    return {reader.get_vector<std::uint64_t>()};
-  }
+  static auto fields(auto& self) { return std::tie(self.held); }
 };
 
 // replacement -> master: the shard cannot be rebuilt, and why; the master ends the job with it
@@ -138,8 +132,7 @@ struct DownpourSnapshotTaken {
 struct DownpourRebuildFailed {
   static constexpr comm::Tag kTag = tags::kDownpourRebuildFailed;
   std::string why;
-  void write(comm::ByteWriter& writer) const { writer.put_string(why); }
-  static DownpourRebuildFailed read(comm::ByteReader& reader) { return {reader.get_string()}; }
+  static auto fields(auto& self) { return std::tie(self.why); }
 };
 
 // What a replay did.

@@ -43,8 +43,9 @@ struct SharingDone {
   std::uint64_t last_seq = 0;     // of its own updates: every replica must apply up to it
   double conservation_error = 0;  // largest relative error of its residual's bookkeeping
   std::int64_t peak_bytes = 0;    // its peak resident memory
-  void write(comm::ByteWriter& writer) const;
-  static SharingDone read(comm::ByteReader& reader);
+  static auto fields(auto& self) {
+    return std::tie(self.last_seq, self.conservation_error, self.peak_bytes);
+  }
 };
 
 // worker -> master: a piece of its checkpoint state (a StateReply's bytes). The next piece goes
@@ -58,8 +59,9 @@ struct StateChunk {
   std::uint32_t index = 0;
   std::uint32_t count = 0;
   std::vector<std::uint8_t> bytes;
-  void write(comm::ByteWriter& writer) const;
-  static StateChunk read(comm::ByteReader& reader);
+  static auto fields(auto& self) {
+    return std::tie(self.checkpoint, self.sent_seq, self.index, self.count, self.bytes);
+  }
 };
 // The size of a StateChunk's piece of a `state_bytes` state. Across a network: 16 KiB at least,
 // at most 256 pieces: an update behind a piece on the link waits 1.3 ms at 100 Mbit/s at most,
@@ -73,13 +75,7 @@ struct StateChunkAck {
   static constexpr comm::Tag kTag = tags::kStateChunkAck;
   std::uint64_t checkpoint = 0;
   std::uint32_t index = 0;
-  void write(comm::ByteWriter& writer) const { writer.put(checkpoint).put(index); }
-  static StateChunkAck read(comm::ByteReader& reader) {
-    StateChunkAck ack;
-    ack.checkpoint = reader.get<std::uint64_t>();
-    ack.index = reader.get<std::uint32_t>();
-    return ack;
-  }
+  static auto fields(auto& self) { return std::tie(self.checkpoint, self.index); }
 };
 
 // master -> workers: the last seq of every origin (index = rank) each replica must reach;
@@ -89,13 +85,7 @@ struct SharingDrainTarget {
   static constexpr comm::Tag kTag = tags::kSharingDrainTarget;
   std::vector<std::uint64_t> last_seq;
   std::uint64_t flush_round = 0;
-  void write(comm::ByteWriter& writer) const { writer.put_vector(last_seq).put(flush_round); }
-  static SharingDrainTarget read(comm::ByteReader& reader) {
-    SharingDrainTarget target;
-    target.last_seq = reader.get_vector<std::uint64_t>();
-    target.flush_round = reader.get<std::uint64_t>();
-    return target;
-  }
+  static auto fields(auto& self) { return std::tie(self.last_seq, self.flush_round); }
 };
 
 }  // namespace gradshare::train

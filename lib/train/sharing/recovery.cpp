@@ -13,7 +13,7 @@ void ResyncStatus::write(comm::ByteWriter& writer) const {
   put_grant(writer, finished);
   writer.put(last_seq).put(conservation_error);
   writer.put_vector(applied.serialize());
-  put_grants(writer, done);
+  writer.put_vector(done);
   writer.put(clock).put(tau).put(relay_parent).put(relay_base);
 }
 
@@ -28,7 +28,7 @@ ResyncStatus ResyncStatus::read(comm::ByteReader& reader) {
   status.last_seq = reader.get<std::uint64_t>();
   status.conservation_error = reader.get<double>();
   status.applied = AppliedIds::deserialize(reader.get_vector<std::uint8_t>());
-  status.done = get_grants(reader);
+  status.done = reader.get_vector<runtime::PartitionGrant>();
   status.clock = reader.get<std::uint64_t>();
   status.tau = reader.get<float>();
   status.relay_parent = reader.get<std::int32_t>();
@@ -52,20 +52,6 @@ RelayRestart RelayRestart::read(comm::ByteReader& reader) {
   if (parent == 1) restart.parent_applied = applied;
   restart.parent_took_all = parent == 2;
   return restart;
-}
-
-void ReplacementStart::write(comm::ByteWriter& writer) const {
-  replica.write(writer);
-  worker.write(writer);
-  writer.put<std::uint64_t>(clock);
-  put_grants(writer, done);
-}
-
-ReplacementStart ReplacementStart::read(comm::ByteReader& reader) {
-  ReplacementStart start{ReplicaState::read(reader), WorkerState::read(reader),
-                         reader.get<std::uint64_t>(), {}};
-  start.done = get_grants(reader);
-  return start;
 }
 
 void ReplicaState::write(comm::ByteWriter& writer) const {

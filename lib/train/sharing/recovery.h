@@ -107,8 +107,9 @@ struct ReplacementStart {
       done;  // every partition done so far (for a new master's schedule)
 
   static constexpr comm::Tag kTag = tags::kReplacementStart;
-  void write(comm::ByteWriter& writer) const;
-  static ReplacementStart read(comm::ByteReader& reader);
+  static auto fields(auto& self) {
+    return std::tie(self.replica, self.worker, self.clock, self.done);
+  }
 };
 
 // master -> survivor, aggregating (topology.aggregate): the relays start again on the repaired

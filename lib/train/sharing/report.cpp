@@ -23,30 +23,4 @@ void SharingReport::add(const SharingReport& o) {
   }
 }
 
-void DrainedReport::write(comm::ByteWriter& writer) const {
-  writer.put(applied_twice).put(published).put(relayed).put(links).put(bytes_published);
-  writer.put(transport.messages_sent).put(transport.bytes_sent);
-  writer.put(transport.messages_received).put(transport.bytes_received).put(cpu_seconds);
-  writer.put(flush_messages).put(flush_bytes);
-  writer.put_vector(std::span<const float>(parameters));
-}
-
-DrainedReport DrainedReport::read(comm::ByteReader& reader) {
-  DrainedReport report;
-  report.applied_twice = reader.get<std::int64_t>();
-  report.published = reader.get<std::uint64_t>();
-  report.relayed = reader.get<std::uint64_t>();
-  report.links = reader.get<std::int32_t>();
-  report.bytes_published = reader.get<std::uint64_t>();
-  report.transport.messages_sent = reader.get<std::uint64_t>();
-  report.transport.bytes_sent = reader.get<std::uint64_t>();
-  report.transport.messages_received = reader.get<std::uint64_t>();
-  report.transport.bytes_received = reader.get<std::uint64_t>();
-  report.cpu_seconds = reader.get<double>();
-  report.flush_messages = reader.get<std::uint64_t>();
-  report.flush_bytes = reader.get<std::uint64_t>();
-  report.parameters = reader.get_vector<float>();
-  return report;
-}
-
 }  // namespace gradshare::train

@@ -63,8 +63,12 @@ struct DrainedReport {
   std::vector<float> parameters;
 
   static constexpr comm::Tag kTag = tags::kSharingDrained;
-  void write(comm::ByteWriter& writer) const;
-  static DrainedReport read(comm::ByteReader& reader);
+  static auto fields(auto& self) {
+    return std::tie(self.applied_twice, self.published, self.relayed, self.links,
+                    self.bytes_published, self.transport.messages_sent, self.transport.bytes_sent,
+                    self.transport.messages_received, self.transport.bytes_received,
+                    self.cpu_seconds, self.flush_messages, self.flush_bytes, self.parameters);
+  }
 };
 
 }  // namespace gradshare::train

@@ -67,13 +67,7 @@ struct RelayUpward {
   std::vector<float> upward;
 
   static constexpr comm::Tag kTag = tags::kRelayUpward;
-  void write(comm::ByteWriter& writer) const { writer.put_vector(base).put_vector(upward); }
-  static RelayUpward read(comm::ByteReader& reader) {
-    RelayUpward sums;
-    sums.base = reader.get_vector<float>();
-    sums.upward = reader.get_vector<float>();
-    return sums;
-  }
+  static auto fields(auto& self) { return std::tie(self.base, self.upward); }
 };
 
 // The new master's parameters from the lost master's children: base - sum of upward, each of

@@ -1,10 +1,11 @@
 // resume_state_test.cpp: what the ranks of a resumed run start from, without an MPI job: every
 // worker's own optimizer state (train::start_state) and Downpour's server optimizer state cut
 // into shards and put back together (train::put_server_state, train::server_shard_state,
-// train::put_servers from the servers' snapshots), also when the number of workers or servers
-// changed.
+// train::put_servers from the servers' snapshots, train::put_rank_states), also when the number of
+// workers or servers changed.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <numeric>
 #include <vector>
 
@@ -81,6 +82,35 @@ TEST(ServerState, SnapshotsGiveEachShardItsParametersAndState) {
   EXPECT_THROW(put_servers(c, {&snapshots[0], &snapshots[1]}, two), core::RuntimeError);
   snapshots[1] = snapshots[0];  // shard 0's where shard 1's belongs
   EXPECT_THROW(put_servers(c, {&snapshots[0], &snapshots[1]}, two), core::RuntimeError);
+}
+
+// What the ranks answer a state request with: the servers' shards, and each worker's optimizer;
+// a worker lost in a shrink gets the stand-in's.
+TEST(ServerState, RankStatesGiveALostWorkerTheStandInsOptimizer) {
+  const auto two = layout_of(2, 5);
+  ASSERT_EQ(two.workers(), 3);
+  ckpt::Checkpoint c = checkpoint_of("downpour");
+  const auto snapshot = [&](int s) {
+    ShardSnapshot snapshot;
+    snapshot.shard = s;
+    snapshot.parameters.assign(two.shard(s).size(), static_cast<float>(s + 1));
+    snapshot.optimizer = shard_state(two, s, 40);
+    return snapshot;
+  };
+  std::map<int, DownpourState> replies;
+  replies[1].shard = snapshot(1);
+  replies[two.worker_rank(0)].state.optimizer_step = 5;
+  replies[two.worker_rank(2)].state.optimizer_step = 9;  // worker 1 was lost
+  put_rank_states(c, snapshot(0), replies, two, two.worker_rank(2));
+  EXPECT_EQ(c.parameters.back(), 2.0f);
+  ASSERT_EQ(c.worker_optimizers.size(), 3u);
+  EXPECT_EQ(c.worker_optimizers[0].step, 5);
+  EXPECT_EQ(c.worker_optimizers[1].step, 9);
+  EXPECT_EQ(c.worker_optimizers[2].step, 9);
+
+  replies[1].shard.reset();  // a server that answered without its shard
+  EXPECT_THROW(put_rank_states(c, snapshot(0), replies, two, two.worker_rank(0)),
+               core::RuntimeError);
 }
 
 TEST(ServerState, ThreeServersCutTheStateOfTwo) {
