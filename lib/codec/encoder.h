@@ -138,8 +138,6 @@ class Encoder {
   // when uncapped.
   std::size_t message_cap() const { return cap_; }
   float threshold() const { return tau_; }
-  // No tau yet: the next encode step calibrates one (encoding.initial_threshold 0).
-  bool calibrating() const { return calibrate_; }
   // Clamped to [min_threshold, max_threshold] (checkpoints); 0 (encoding.initial_threshold's
   // default): the next encode step picks tau so that the band's middle of its r + u fires.
   void set_threshold(float tau);

@@ -43,10 +43,4 @@ double largest_band_scale(const config::EncodingConfig& config) {
   return std::max(1.0, kDensestBand / upper);
 }
 
-double band_top(const config::EncodingConfig& config) { return band_end(config, /*upper=*/true); }
-
-double settled_band_scale(const config::EncodingConfig& config, std::size_t n) {
-  return std::min(small_model_band_scale(config, n), largest_band_scale(config));
-}
-
 }  // namespace gradshare::codec

@@ -26,11 +26,4 @@ double small_model_band_scale(const config::EncodingConfig& config, std::size_t 
 // tau would then shrink forever, the quanta with it.
 double largest_band_scale(const config::EncodingConfig& config);
 
-// The band's upper end as a fraction of the parameters (adaptive: max_sparsity; target_sparsity:
-// the target; 0 for the fixed threshold).
-double band_top(const config::EncodingConfig& config);
-
-// The band's factor once any warm-up is over: the small model's, at most the largest.
-double settled_band_scale(const config::EncodingConfig& config, std::size_t n);
-
 }  // namespace gradshare::codec

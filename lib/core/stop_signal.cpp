@@ -35,6 +35,4 @@ const char* stop_signal_name() {
   }
 }
 
-void request_stop(int signal_number) { on_stop_signal(signal_number); }
-
 }  // namespace gradshare::core

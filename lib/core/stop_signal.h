@@ -9,7 +9,5 @@ void install_stop_signal_handlers();
 bool stop_requested();
 // The signal that asked to stop ("SIGTERM", "SIGUSR1"), or "" when none did.
 const char* stop_signal_name();
-// For tests and for a master relaying a stop to its workers.
-void request_stop(int signal_number);
 
 }  // namespace gradshare::core

@@ -23,9 +23,6 @@ class Deadline {
       : end_(Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                 std::chrono::duration<double>(seconds_from_now))) {}
   bool expired() const { return Clock::now() >= end_; }
-  double seconds_left() const {
-    return std::chrono::duration<double>(end_ - Clock::now()).count();
-  }
 
  private:
   Clock::time_point end_;

@@ -46,7 +46,6 @@ class FaultInjector {
   // Called as the rank starts the start-up phase `point` (config, data, run_directory, hosts,
   // setup).
   void at_startup(const std::string& point) const;
-  bool armed() const { return !mine_.empty(); }
 
  private:
   void fire(const config::FaultInjection& injection, const std::string& when) const;

@@ -32,7 +32,6 @@ class Checkpointer {
   bool at_epoch_end() const { return every_epoch_; }
   // Writes atomically, logs size and time, prunes old ones; returns the path.
   std::string write(const ckpt::Checkpoint& checkpoint);
-  std::int64_t last_step() const { return last_step_; }
   // For a rank that decides when to checkpoint but leaves the writing to the master.
   void mark_written(std::int64_t step);
 

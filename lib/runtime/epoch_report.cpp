@@ -124,7 +124,6 @@ void EpochReporter::end_of_epoch(nn::Model& model, std::int64_t epoch, std::int6
     message += buffer;
   }
   const auto test = report::evaluate(model, context_.data.test);
-  last_test_accuracy_ = test.accuracy;
   line.add("test_accuracy", test.accuracy).add("test_loss", test.loss);
   std::snprintf(buffer, sizeof buffer, "  test acc %.2f%%  test loss %.4f  elapsed %s",
                 100.0 * test.accuracy, test.loss, report::format_duration(wall_seconds()).c_str());
@@ -142,7 +141,6 @@ void EpochReporter::end_of_epoch(nn::Model& model, std::int64_t epoch, std::int6
 
 void EpochReporter::finish(nn::Model& model, std::optional<std::int64_t> minibatches) {
   const auto test = report::evaluate(model, context_.data.test);
-  last_test_accuracy_ = test.accuracy;
   char buffer[160];
   std::snprintf(buffer, sizeof buffer, "final test accuracy %.2f%% on %lld samples (%s)",
                 100.0 * test.accuracy, static_cast<long long>(test.samples),

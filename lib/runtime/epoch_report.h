@@ -34,7 +34,6 @@ class EpochReporter {
   // Final test evaluation: logs it and writes a "final" metrics line (with "minibatches": those
   // trained in the last epoch, where the strategy counts them).
   void finish(nn::Model& model, std::optional<std::int64_t> minibatches = std::nullopt);
-  double last_test_accuracy() const { return last_test_accuracy_; }
   // A new master (master_takeover.h): the run's wall time so far, which its records go on from,
   // and whether early stopping ended the training already.
   void continue_from(double seconds, bool stopped_early) {
@@ -58,7 +57,6 @@ class EpochReporter {
   RunContext& context_;
   core::Stopwatch clock_;
   double earlier_seconds_ = 0;
-  double last_test_accuracy_ = 0;
   EarlyStopping early_stopping_;
   bool best_restored_ = false;
   bool stop_early_ = false;

@@ -41,7 +41,6 @@ class CheckpointCut {
   CheckpointCut(std::span<const float> parameters, const std::vector<int>& workers);
   // Aggregating: the cut is the relays' cut number `cut`; parameters() is empty until copy().
   CheckpointCut(std::uint64_t cut, const std::vector<int>& workers);
-  std::optional<std::uint64_t> aggregated_cut() const { return aggregated_cut_; }
 
   // An update the master has just applied (to its own parameters).
   void applied(const codec::ParsedMessage& message);
