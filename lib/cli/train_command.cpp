@@ -173,7 +173,7 @@ void log_job(const RunContext& context, const std::vector<std::string>& hosts,
 // What a start-up keeps when a rank lost during it makes it run again (startup_repair.h): the
 // master's run directory and the data every rank loaded stay in the RunContext.
 struct Startup {
-  comm::Communicator world;  // null: MPI_COMM_WORLD
+  comm::Communicator world;  // null: the world
   int spares = 0;            // how many of its last ranks wait as spares
   int attempt = 0;           // start-ups begun before this one
   std::string path;          // the master's run directory, once chosen
@@ -373,7 +373,7 @@ int train_in_session(const config::ExperimentConfig& config, MpiSession& mpi) {
   RunContext context;
   context.links = mpi_links();
   for (;;) {
-    comm::MpiJob job(state.world ? state.world.get() : MPI_COMM_WORLD, repairs_in_job(config));
+    comm::MpiJob job(state.world.get_or_world(), repairs_in_job(config));
     context.job = &job;
     context.rank = job.rank();
     context.size = job.size();

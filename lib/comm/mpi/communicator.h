@@ -20,6 +20,8 @@ class Communicator {
   Communicator& operator=(const Communicator&) = delete;
 
   MPI_Comm get() const { return comm_; }
+  // The communicator, or MPI_COMM_WORLD where there is none.
+  MPI_Comm get_or_world() const { return comm_ != MPI_COMM_NULL ? comm_ : MPI_COMM_WORLD; }
   explicit operator bool() const { return comm_ != MPI_COMM_NULL; }
   int rank() const;
   int size() const;
