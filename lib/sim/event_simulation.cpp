@@ -287,12 +287,13 @@ class EventSimulation {
       const auto& w = replicas_[static_cast<std::size_t>(r)];
       timed += (w.finished_at - w.timed_from) / static_cast<double>(setup_.steps - untimed_);
     }
-    result.step_seconds = timed / workers;
+    // No faster than the cores run, during a collection as at other times.
+    double cpu_floor = 0;
     if (setup_.cores > 0 && counted_steps_ > 0) {
       result.cpu_seconds_per_step = cores_.demanded() / static_cast<double>(counted_steps_);
-      result.step_seconds = std::max(result.step_seconds,
-                                     result.cpu_seconds_per_step * workers / cores_.available());
+      cpu_floor = result.cpu_seconds_per_step * workers / cores_.available();
     }
+    result.step_seconds = std::max(timed / workers, cpu_floor);
     result.wait_seconds = waited_ / workers;
     result.backpressure = backpressure_;
     const auto& reference = replicas_[0].parameters;
@@ -343,7 +344,7 @@ class EventSimulation {
     }
     if (collection_.started()) {
       result.collection_seconds = collection_.seconds();
-      result.collection_step_seconds = collection_.step_seconds();
+      result.collection_step_seconds = std::max(collection_.step_seconds(), cpu_floor);
     }
     if (setup_.aggregate)
       measure_aggregate_costs(timed_from_, before_drain_, result.costs);

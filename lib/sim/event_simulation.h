@@ -82,7 +82,7 @@ struct EventResult {
   double max_replica_difference = 0;
   double aggregates_per_link_step = 0;  // aggregate messages per directed link per worker step
   // With a checkpoint collection: from its start to its last piece's arrival, and the mean
-  // time per worker step meanwhile.
+  // time per worker step meanwhile (with shared cores, at least step_seconds' CPU bound).
   double collection_seconds = 0;
   double collection_step_seconds = 0;
   StepCosts costs;  // compute as given; encode, message bytes, apply and copy as measured here
