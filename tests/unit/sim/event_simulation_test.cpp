@@ -143,6 +143,5 @@ TEST(EventSimulation, ACollectionsStepsAreNoFasterThanTheSharedCoresRun) {
   EXPECT_GE(result.collection_step_seconds, floor * (1 - 1e-12));
 }
 
-
 }  // namespace
 }  // namespace gradshare::sim
