@@ -85,9 +85,10 @@ T read_fields(ByteReader& reader) {
   return payload;
 }
 
-// A payload's wire form, whichever way it states it.
+// A payload's wire form, whichever way it states it; a trivially copyable struct with neither
+// travels as its bytes (reports of counters and figures).
 template <typename T>
-concept Payload = WithFields<T> || SelfSerializing<T>;
+concept Payload = WithFields<T> || SelfSerializing<T> || Pod<T>;
 
 template <Payload T>
 void write_payload(ByteWriter& writer, const T& payload) {

@@ -1,6 +1,7 @@
 // messages.h: the payload of every control message as a struct, and the typed calls that send
 // and receive them. A payload type M names its tag and its wire form, as a list of its fields
-// (comm/wire_fields.h) or, where the form is more than the fields in order, write and read:
+// (comm/wire_fields.h) or, where the form is more than the fields in order, write and read (a
+// trivially copyable struct of counters needs neither: it travels as its bytes):
 //
 //   struct M {
 //     static constexpr comm::Tag kTag = tags::k...;

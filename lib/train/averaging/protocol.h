@@ -25,8 +25,6 @@ struct AveragingReport : StepCounts {
   double seconds = 0;  // the worker's wall time these figures cover
 
   void add(const AveragingReport& o);
-  void write(comm::ByteWriter& writer) const { writer.put(*this); }
-  static AveragingReport read(comm::ByteReader& reader) { return reader.get<AveragingReport>(); }
 };
 
 // Whole-run figures every worker knows alike (rounds are collective).

@@ -153,8 +153,6 @@ struct DownpourReport : StepCounts {
 
   void add(const DownpourReport& other);
   static constexpr comm::Tag kTag = tags::kDownpourReport;
-  void write(comm::ByteWriter& writer) const { writer.put(*this); }
-  static DownpourReport read(comm::ByteReader& reader) { return reader.get<DownpourReport>(); }
 };
 
 // Control messages (train/messages.h for the shared ones):

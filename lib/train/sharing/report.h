@@ -43,8 +43,6 @@ struct SharingReport : StepCounts {
 
   void add(const SharingReport& other);
   static constexpr comm::Tag kTag = tags::kSharingReport;
-  void write(comm::ByteWriter& writer) const { writer.put(*this); }
-  static SharingReport read(comm::ByteReader& reader) { return reader.get<SharingReport>(); }
 };
 
 // DrainedReport: a worker's replica once every update of the run has arrived there, for the
