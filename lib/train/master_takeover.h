@@ -2,8 +2,9 @@
 // workers hold, or can tell, everything its master knows beyond the run directory
 // (every distributed strategy) replaces a lost master without a restart:
 //
-//   the survivors' repair (comm/repair.h) gives logical rank 0 to a spare, or with none to the
-//     lowest worker, whose own rank then counts as lost (replaced like a worker's);
+//   the survivors' repair (comm/mpi/repair.h) gives logical rank 0 to a spare, or with none to
+//     the lowest worker (under Downpour by node: comm/new_master.h), whose own rank then counts
+//     as lost (replaced like a worker's);
 //   the new master takes the run directory over: the log rank-0.log and the terminal,
 //     metrics.jsonl (appended, after ending a line the lost master left cut short), run.lock;
 //   its strategy's master starts from what the run directory and the workers know: the epochs

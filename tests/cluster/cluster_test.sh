@@ -17,6 +17,12 @@
 #                    fault-kill over an aggregating mesh of fan-out 2 (the default on a mesh):
 #                    rank 1 on node2 is an inner node; the survivors' relays start again from
 #                    the master's parameters and the job finishes equal, nothing applied twice
+#   failover-downpour
+#                    --with-ft ulfm, Downpour with 2 servers: node1 [0 3], node2 [1 4], node3 [2],
+#                    rank 4 the spare, beside server 1; the master killed mid-run: worker 2 (on
+#                    node3, away from the servers) becomes the master and the spare takes rank
+#                    2 (comm/new_master.h), so the two shards stay on two nodes; every push
+#                    applied once, no restart
 #   sbatch           `sbatch -N 3 slurm/train.sbatch` on the cluster's Slurm: the job runs its
 #                    ranks on node1..node3 under ULFM with a spare; a worker on node2 killed
 #                    mid-run is replaced inside the job, which completes with the floor's
@@ -176,6 +182,24 @@ case "$case" in
       grep -q "relay restarted on tree version 2" "$work/killed/rank-3.log" ||
         fail "rank 3's relay did not restart"
     fi
+    ;;
+  failover-downpour)
+    # shellcheck disable=SC2086
+    "$mpiexec" --with-ft ulfm $GRADSHARE_CLUSTER_MPIRUN_ARGS -n 5 "$gradshare" train "$config" \
+      run.dir="$work/killed" data.test_subset=2000 training.epochs=3 logging.every_steps=20 \
+      training.strategy=downpour downpour.servers=2 fault_tolerance.spares=1 \
+      checkpoint.every_steps=200 transport.timeout_ms=60000 >"$work/killed.log" 2>&1 &
+    job=$!
+    kill_mid_run "$work/killed" 0 "$job" node1
+    wait "$job" || { tail -n 30 "$work/killed.log"; fail "the job did not survive its master's loss"; }
+    expect_three_nodes "$work/killed"
+    grep -aq "the master (rank 0) was lost: worker rank 2 takes its place inside the job" \
+      "$work/killed/rank-0.log" ||
+      fail "the new master is not worker 2 on node3: $(grep -a 'takes its place' "$work/killed/rank-0.log")"
+    ! grep -q '"kind":"resume"' "$work/killed/metrics.jsonl" || fail "the job was restarted"
+    python3 "$tools/check_run.py" "$work/killed" --downpour-consistent --recoveries 1 \
+      --replaced 2 --min-accuracy 0.70 ||
+      { grep -v "^ |^--|^$" "$work/killed.log" | tail -n 40; fail "checks"; }
     ;;
   sbatch)
     cp "$gradshare" "$work/gradshare"

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
@@ -11,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <mutex>
 #include <string>
@@ -18,6 +20,7 @@
 
 #include "comm/mpi/mpi_error.h"
 #include "comm/mpi/ulfm.h"
+#include "comm/new_master.h"
 #include "core/errors.h"
 #include "core/log.h"
 #include "core/timer.h"
@@ -50,6 +53,19 @@ std::vector<int> allgather_int(MPI_Comm comm, int value) {
   check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
   std::vector<int> all(static_cast<std::size_t>(size));
   check_mpi(MPI_Allgather(&value, 1, MPI_INT, all.data(), 1, MPI_INT, comm), "MPI_Allgather");
+  return all;
+}
+
+// Each rank's node, as a hash of its host name (equal on ranks of one node).
+std::vector<std::uint64_t> allgather_node_keys(MPI_Comm comm) {
+  std::array<char, 256> name{};
+  gethostname(name.data(), name.size() - 1);
+  const std::uint64_t mine = std::hash<std::string>{}(name.data());
+  int size = 0;
+  check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+  std::vector<std::uint64_t> all(static_cast<std::size_t>(size));
+  check_mpi(MPI_Allgather(&mine, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, comm),
+            "MPI_Allgather");
   return all;
 }
 
@@ -233,8 +249,11 @@ class RepairLoop {
     int me = 0;
     MPI_Comm_rank(survivors, &me);
     const int decider = decider_of(logical);
+    // After the master's loss the new one is chosen by node (comm/new_master.h).
+    const bool master_lost = std::find(logical.begin(), logical.end(), 0) == logical.end();
+    const auto nodes = master_lost ? allgather_node_keys(survivors) : std::vector<std::uint64_t>{};
     Plan plan;
-    if (me == decider) plan = decide(logical, me);
+    if (me == decider) plan = decide(logical, nodes, me);
     plan.broadcast(survivors, decider);
     next_logical_ = job_.my_logical;
     std::vector<int> members;
@@ -280,8 +299,9 @@ class RepairLoop {
   }
 
   // The decider's plan (see repair.h): the lost logical ranks; a new master first if the old
-  // one is lost, then spares for the others (replace mode).
-  Plan decide(const std::vector<int>& logical, int me) const {
+  // one is lost (by node: `nodes`, each round rank's), then spares for the others (replace mode).
+  Plan decide(const std::vector<int>& logical, const std::vector<std::uint64_t>& nodes,
+              int me) const {
     Plan plan;
     for (int rank : expected_)
       if (std::find(logical.begin(), logical.end(), rank) == logical.end()) plan.lost.push_back(rank);
@@ -291,11 +311,14 @@ class RepairLoop {
     const bool replace = options_.mode == RepairMode::kReplace;
     std::size_t next_spare = 0;
     if (logical[static_cast<std::size_t>(me)] != 0) {  // the master is lost
-      if (replace && !spares.empty()) {
-        plan.assigned.emplace_back(spares[next_spare++], 0);
+      std::vector<Survivor> survivors;
+      for (std::size_t r = 0; r < logical.size(); ++r) survivors.push_back({logical[r], nodes[r]});
+      const int chosen = choose_new_master(survivors, options_.first_worker, me, replace);
+      plan.assigned.emplace_back(chosen, 0);
+      if (logical[static_cast<std::size_t>(chosen)] < 0) {
+        spares.erase(std::find(spares.begin(), spares.end(), chosen));
       } else {
-        plan.assigned.emplace_back(me, 0);
-        plan.lost.push_back(logical[static_cast<std::size_t>(me)]);
+        plan.lost.push_back(logical[static_cast<std::size_t>(chosen)]);
       }
     }
     std::sort(plan.lost.begin(), plan.lost.end());

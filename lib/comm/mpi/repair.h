@@ -12,10 +12,11 @@
 //   logical rank; MPIX_Comm_agree over S on the outcome.
 //   With the master among the lost, a job whose strategy can replace its master
 //   (RepairOptions::master_failover) lets its lowest surviving worker (logical rank
-//   RepairOptions::first_worker or above) decide instead: a spare
-//   takes logical rank 0 (replace mode), or, with none, that worker does and its own logical
-//   rank counts as lost (then replaced like any other: a spawned process, or left empty under
-//   shrink). Every job process passes the job's logical ranks, so any worker can decide.
+//   RepairOptions::first_worker or above) decide instead who takes logical rank 0, by node
+//   (comm/new_master.h: not beside a Downpour server): a spare (replace mode), or a worker,
+//   whose own logical rank then counts as lost (and is replaced like any other: by a spare, a
+//   spawned process, or left empty under shrink). Every job process passes the job's logical
+//   ranks and its host, so any worker can decide.
 //   A failure inside a round revokes S, the agreement then fails everywhere, and the next round
 //   starts from S: a failure during recovery is repaired too.
 // A job started without spares replaces by MPI_Comm_spawn instead (after a successful round;

@@ -2,8 +2,8 @@
 // shard 0 and hands out partitions; everything else it knows the workers, the other servers and
 // the run directory hold, so under `mpirun --with-ft ulfm` its loss costs a repair, not a restart:
 //
-//  every surviving worker                      the new master (a spare, or the lowest worker)
-//  ----------------------                      ----------------------------------------------
+//  every surviving worker                      the new master (a spare or a worker, by node)
+//  ----------------------                      ---------------------------------------------
 //  network rebuilt, links carried over  <-->   network made (rebuilt, for a former worker)
 //  DownpourPushLog {its pushes to shard 0 -->  shard 0 rebuilt (shard_rebuild.h): shard 0's
 //    that its newest snapshot lacks}           newest snapshot from the run directory
