@@ -60,6 +60,18 @@ void write_view(Hdf5File& file, const std::vector<float>& flat, const TensorView
   file.write_attribute(dataset, offset_name, static_cast<std::int64_t>(view.offset));
 }
 
+// `group` with attribute `step` and a dataset of n floats per buffer.
+void write_optimizer(Hdf5File& file, const std::string& group, const OptimizerState& state,
+                     std::size_t n, const std::string& whose) {
+  file.create_group(group);
+  file.write_attribute(group, "step", state.step);
+  for (const auto& buffer : state.buffers) {
+    GS_CHECK(buffer.values.size() == n,
+             whose + "'s optimizer state '" + buffer.name + "' has the wrong size");
+    file.write_floats(group + "/" + buffer.name, buffer.values.data(), {n});
+  }
+}
+
 void write_contents(Hdf5File& file, const Checkpoint& c) {
   const std::size_t n = c.parameters.size();
   GS_CHECK(n > 0, "a checkpoint needs parameters");
@@ -71,16 +83,13 @@ void write_contents(Hdf5File& file, const Checkpoint& c) {
     GS_CHECK(buffer.values.size() == n, "optimizer state '" + buffer.name + "' has the wrong size");
     file.write_floats("/optimizer/" + buffer.name, buffer.values.data(), {n});
   }
-  for (std::size_t w = 0; w < c.worker_optimizers.size(); ++w) {
-    const std::string group = "/workers/" + std::to_string(w) + "/optimizer";
-    file.create_group(group);
-    file.write_attribute(group, "step", c.worker_optimizers[w].step);
-    for (const auto& buffer : c.worker_optimizers[w].buffers) {
-      GS_CHECK(buffer.values.size() == n, "worker " + std::to_string(w) + "'s optimizer state '" +
-                                              buffer.name + "' has the wrong size");
-      file.write_floats(group + "/" + buffer.name, buffer.values.data(), {n});
-    }
-  }
+  for (std::size_t w = 0; w < c.worker_optimizers.size(); ++w)
+    write_optimizer(file, "/workers/" + std::to_string(w) + "/optimizer", c.worker_optimizers[w], n,
+                    "worker " + std::to_string(w));
+  GS_CHECK(c.worker_parts.empty() || (c.worker_optimizers.empty() && c.residuals.empty()),
+           "a checkpoint with worker parts holds no worker state itself");
+  for (std::size_t w = 0; w < c.worker_parts.size(); ++w)
+    file.link_external("/workers/" + std::to_string(w), c.worker_parts[w]);
   if (!c.thresholds.empty())
     file.write_floats("/encoding/thresholds", c.thresholds.data(), {c.thresholds.size()});
   if (!c.residuals.empty()) {
@@ -141,6 +150,19 @@ std::vector<OptimizerState> read_worker_optimizers(const Hdf5File& file, std::si
   return states;
 }
 
+// Every /workers/<w> that links to a part file finds it (HDF5 resolves a relative link from
+// the checkpoint's directory): a missing part is named, not read as an absent residual.
+void require_parts(const Hdf5File& file) {
+  const auto directory = fs::path(file.path()).parent_path();
+  for (const auto& name : file.list_group("/workers")) {
+    const auto target = file.external_target("/workers/" + name);
+    if (target &&
+        !fs::exists(fs::path(*target).is_absolute() ? fs::path(*target) : directory / *target))
+      throw std::runtime_error(file.path() + ": worker " + name + "'s part " + *target +
+                               " is missing");
+  }
+}
+
 Checkpoint read_contents(const Hdf5File& file) {
   Checkpoint c;
   if (!file.has_attribute("/", "complete"))
@@ -197,10 +219,24 @@ Checkpoint read_contents(const Hdf5File& file) {
     std::sort(c.buffer_views.begin(), c.buffer_views.end(), by_offset);
   }
   if (file.has_object("/optimizer")) c.optimizer_state = read_buffers(file, "/optimizer", n);
-  if (file.has_object("/workers")) c.worker_optimizers = read_worker_optimizers(file, n);
+  if (file.has_object("/workers")) {
+    require_parts(file);
+    c.worker_optimizers = read_worker_optimizers(file, n);
+  }
   if (file.has_object("/encoding/thresholds"))
     c.thresholds = file.read_floats("/encoding/thresholds");
-  if (file.has_object("/encoding/residuals")) {
+  if (!c.worker_optimizers.empty() && file.has_object("/workers/0/residual")) {
+    // Parts: the single state is worker 0's, as a file without parts holds it.
+    if (c.optimizer_state.empty()) c.optimizer_state = c.worker_optimizers.front().buffers;
+    for (std::size_t w = 0; w < c.worker_optimizers.size(); ++w) {
+      const std::string dataset = "/workers/" + std::to_string(w) + "/residual";
+      const auto residual = file.read_floats(dataset);
+      if (residual.size() != n)
+        throw std::runtime_error(file.path() + ": '" + dataset + "' must hold " +
+                                 std::to_string(n) + " values");
+      c.residuals.insert(c.residuals.end(), residual.begin(), residual.end());
+    }
+  } else if (file.has_object("/encoding/residuals")) {
     std::vector<hsize_t> residual_shape;
     c.residuals = file.read_floats("/encoding/residuals", &residual_shape);
     if (residual_shape.size() != 2 || residual_shape[1] != n)
@@ -211,9 +247,11 @@ Checkpoint read_contents(const Hdf5File& file) {
   return c;
 }
 
-}  // namespace
-
-void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
+// Writes `path` through `contents` under a temporary name, fsyncs, renames, fsyncs the
+// directory; RuntimeError "<what> not written: ..." on failure, the temporary file removed.
+template <typename Contents>
+void write_atomically(const std::string& path, const char* what, std::uintmax_t bytes,
+                      Contents&& contents) {
   const fs::path final_path(path);
   const fs::path directory =
       final_path.has_parent_path() ? final_path.parent_path() : fs::path(".");
@@ -223,7 +261,7 @@ void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
   try {
     {
       Hdf5File file = Hdf5File::create(temporary);
-      write_contents(file, checkpoint);
+      contents(file);
       file.flush();
     }
     fsync_path(temporary, O_RDONLY);
@@ -233,9 +271,30 @@ void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
     const int saved_errno = errno;
     std::error_code ignored;
     fs::remove(temporary, ignored);
-    throw core::RuntimeError(std::string("checkpoint not written: ") + error.what() +
-                             space_cause(directory, payload_bytes(checkpoint), saved_errno));
+    throw core::RuntimeError(std::string(what) + " not written: " + error.what() +
+                             space_cause(directory, bytes, saved_errno));
   }
+}
+
+}  // namespace
+
+void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
+  write_atomically(path, "checkpoint", payload_bytes(checkpoint),
+                   [&](Hdf5File& file) { write_contents(file, checkpoint); });
+}
+
+void write_worker_part(const std::string& path, const WorkerPart& part) {
+  const std::size_t n = part.residual.size();
+  std::uintmax_t floats = n;
+  for (const auto& buffer : part.optimizer.buffers) floats += buffer.values.size();
+  std::error_code error;
+  fs::create_directories(fs::path(path).parent_path(), error);
+  write_atomically(path, "checkpoint part", 4 * floats, [&](Hdf5File& file) {
+    GS_CHECK(n > 0, "a worker part needs a residual");
+    write_optimizer(file, "/optimizer", part.optimizer, n, "the worker");
+    file.write_floats("/residual", part.residual.data(), {n});
+    file.write_attribute("/", "complete", std::int64_t{1});
+  });
 }
 
 void skip_hdf5_exit_cleanup() { H5dont_atexit(); }

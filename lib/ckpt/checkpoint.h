@@ -5,7 +5,8 @@
 //                           strategy, iteration, epoch, partitions_done (int64 list), rng_state
 //                           (4 x uint64), world_size, created (ISO time), complete (written last)
 //   /parameters             float32 [n]: the flat parameter vector
-//   /model/<layer>/<role>   float32 with the layer's shape (kernel | bias), a copy in Keras' spirit;
+//   /model/<layer>/<role>   float32 with the layer's shape (kernel | bias), a copy in Keras'
+//   spirit;
 //                           attribute `offset` into /parameters. A TorchScript module's tensors
 //                           go under their module path and name (/model/stage1.bn1/weight), its
 //                           buffers too, with attribute `buffer_offset` into /buffers instead
@@ -16,13 +17,19 @@
 //   /workers/<w>/optimizer  optional: worker w's own updater state (w = 0, 1, ... in rank
 //                           order), where workers keep different ones: attribute `step`,
 //                           datasets <name> float32 [n]
+//   /workers/<w>            or, with worker parts (gradient sharing), an external link to the
+//                           root of worker w's part file, which the worker wrote itself beside
+//                           this one (checkpoints/ckpt-<iteration>.parts/worker-<rank>.h5, the
+//                           link relative to this file's directory): /optimizer as above and
+//                           /residual float32 [n]; /encoding/residuals is then absent
 //   /encoding/thresholds    float32 [workers]: per-worker tau (gradient sharing)
 //   /encoding/residuals     float32 [workers, n]: every worker's residual (gradient sharing:
 //                           the quanta not sent yet; most of an element's updates wait there)
 //   /version_vector         uint64 [ranks]: highest update seq applied per origin
 // Every dataset is chunked with a Fletcher32 checksum. Files are written to a temporary name in
 // the same directory, fsynced, renamed, and the directory fsynced, so a crash never leaves a
-// half-written checkpoint under the final name.
+// half-written checkpoint under the final name. Worker parts are written so too, each before
+// the master's file that links them: a checkpoint file exists only once its parts do.
 #pragma once
 
 #include <array>
@@ -75,7 +82,23 @@ struct Checkpoint {
   std::vector<float> thresholds;
   std::vector<float> residuals;  // worker-major [workers][n], flattened
   std::vector<std::uint64_t> version_vector;
+  // Written only: worker w's part file (relative to the checkpoint's directory), where its
+  // optimizer state and residual are (worker_optimizers and residuals are then empty). Reading
+  // brings the parts' contents into worker_optimizers and residuals and leaves this empty.
+  std::vector<std::string> worker_parts;
 };
+
+// One worker's part of a checkpoint: what it alone holds. A gradient-sharing worker writes it
+// itself, so that three parameter vectors per worker (Adam's two moments and the residual) do
+// not cross the network to the master at every checkpoint.
+struct WorkerPart {
+  OptimizerState optimizer;
+  std::vector<float> residual;
+};
+
+// Writes atomically, as write_checkpoint (creating the parent directory). Throws
+// core::RuntimeError naming the file.
+void write_worker_part(const std::string& path, const WorkerPart& part);
 
 // Writes atomically (see above). Throws core::RuntimeError naming the file on failure; the
 // temporary file is removed then.

@@ -276,6 +276,29 @@ std::vector<std::uint64_t> Hdf5File::read_uints(const std::string& path) const {
   return read_dataset<std::uint64_t>(file_.get(), path_, path, H5T_NATIVE_UINT64, nullptr);
 }
 
+void Hdf5File::link_external(const std::string& path, const std::string& target) {
+  Hid link(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
+  H5Pset_create_intermediate_group(link.get(), 1);
+  check_status(
+      H5Lcreate_external(target.c_str(), "/", file_.get(), path.c_str(), link.get(), H5P_DEFAULT),
+      path_, "cannot link '" + path + "' to " + target);
+}
+
+std::optional<std::string> Hdf5File::external_target(const std::string& path) const {
+  H5L_info_t info;
+  if (!has_object(path) || H5Lget_info(file_.get(), path.c_str(), &info, H5P_DEFAULT) < 0 ||
+      info.type != H5L_TYPE_EXTERNAL)
+    return std::nullopt;
+  std::vector<char> value(info.u.val_size);
+  const char* file = nullptr;
+  const char* object = nullptr;
+  unsigned flags = 0;
+  if (H5Lget_val(file_.get(), path.c_str(), value.data(), value.size(), H5P_DEFAULT) < 0 ||
+      H5Lunpack_elink_val(value.data(), value.size(), &flags, &file, &object) < 0)
+    fail(path_, "cannot read the external link '" + path + "'");
+  return std::string(file);
+}
+
 std::vector<std::string> Hdf5File::list_group(const std::string& path) const {
   std::vector<std::string> names;
   Hid group = check(H5Gopen2(file_.get(), path.c_str(), H5P_DEFAULT), H5Gclose, path_,

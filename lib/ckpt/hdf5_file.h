@@ -67,6 +67,10 @@ class Hdf5File {
   std::vector<std::uint64_t> read_uints(const std::string& path) const;
   // Names of the members of a group, in HDF5's order.
   std::vector<std::string> list_group(const std::string& path) const;
+  // A link at `path` to the root of file `target` (relative: to this file's directory).
+  void link_external(const std::string& path, const std::string& target);
+  // The file an external link at `path` points to; nullopt for anything else.
+  std::optional<std::string> external_target(const std::string& path) const;
 
  private:
   Hdf5File(std::string path, Hid file) : path_(std::move(path)), file_(std::move(file)) {}

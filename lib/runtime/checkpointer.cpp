@@ -39,6 +39,19 @@ void log_stop_request(const std::string& plan, bool other_ranks, const comm::Job
   core::log_warn(line);
 }
 
+std::string checkpoint_file_name(std::int64_t iteration) {
+  char name[64];
+  std::snprintf(name, sizeof name, "%s%012lld.h5", kPrefix, static_cast<long long>(iteration));
+  return name;
+}
+
+std::string worker_part_name(std::int64_t iteration, int rank) {
+  char name[96];
+  std::snprintf(name, sizeof name, "%s%012lld.parts/worker-%d.h5", kPrefix,
+                static_cast<long long>(iteration), rank);
+  return name;
+}
+
 std::optional<std::string> newest_checkpoint(const report::RunDirectory& directory) {
   const auto files = list_checkpoints(directory.checkpoint_dir());
   if (files.empty()) return std::nullopt;
@@ -72,32 +85,52 @@ void Checkpointer::mark_written(std::int64_t step) {
 }
 
 std::string Checkpointer::write(const ckpt::Checkpoint& checkpoint) {
-  char name[64];
-  std::snprintf(name, sizeof name, "%s%012lld.h5", kPrefix,
-                static_cast<long long>(checkpoint.iteration));
+  const std::string name = checkpoint_file_name(checkpoint.iteration);
   const std::string path = directory_ + "/" + name;
   core::Stopwatch clock;
   ckpt::write_checkpoint(path, checkpoint);
   const double seconds = clock.seconds();
   const auto bytes = static_cast<std::int64_t>(fs::file_size(path));
-  char line[256];
-  std::snprintf(line, sizeof line, "checkpoint %s (%.1f MB, %.3f s)", path.c_str(),
-                static_cast<double>(bytes) / 1e6, seconds);
+  std::int64_t part_bytes = 0;
+  for (const auto& part : checkpoint.worker_parts)
+    part_bytes += static_cast<std::int64_t>(fs::file_size(directory_ + "/" + part));
+  char line[512];
+  if (checkpoint.worker_parts.empty())
+    std::snprintf(line, sizeof line, "checkpoint %s (%.1f MB, %.3f s)", path.c_str(),
+                  static_cast<double>(bytes) / 1e6, seconds);
+  else
+    std::snprintf(line, sizeof line, "checkpoint %s (%.1f MB, %.3f s; %zu workers' parts %.1f MB)",
+                  path.c_str(), static_cast<double>(bytes) / 1e6, seconds,
+                  checkpoint.worker_parts.size(), static_cast<double>(part_bytes) / 1e6);
   core::log_info(line);
   metrics_.write(report::JsonLine()
                      .add("kind", "checkpoint")
                      .add("step", checkpoint.iteration)
                      .add("epochs_done", checkpoint.epoch)
-                     .add("file", std::string(name))
-                     .add("bytes", bytes)
+                     .add("file", name)
+                     .add("bytes", bytes + part_bytes)
+                     .add("part_bytes", part_bytes)
                      .add("seconds", seconds));
   mark_written(checkpoint.iteration);
-  const auto files = list_checkpoints(directory_);
-  for (std::size_t i = static_cast<std::size_t>(keep_); i < files.size(); ++i) {
-    std::error_code error;
-    fs::remove(files[i], error);
-  }
+  prune(checkpoint.iteration);
   return path;
+}
+
+void Checkpointer::prune(std::int64_t iteration) const {
+  const auto files = list_checkpoints(directory_);
+  std::error_code error;
+  for (std::size_t i = static_cast<std::size_t>(keep_); i < files.size(); ++i) {
+    fs::remove(files[i], error);
+    fs::remove_all(fs::path(files[i]).replace_extension(".parts"), error);
+  }
+  // Parts no checkpoint links: left by a checkpoint whose master did not get to write it.
+  for (const auto& entry : fs::directory_iterator(directory_, error)) {
+    const auto& parts = entry.path();
+    if (parts.extension() != ".parts" || parts.filename().string().rfind(kPrefix, 0) != 0) continue;
+    const auto of = fs::path(parts).replace_extension(".h5");
+    if (!fs::exists(of) && of.filename().string() < checkpoint_file_name(iteration))
+      fs::remove_all(parts, error);
+  }
 }
 
 namespace {

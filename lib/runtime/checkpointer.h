@@ -1,6 +1,7 @@
 // checkpointer.h: when the master writes checkpoints, where, how many it keeps, and which one a
 // run resumes from.
-//   <run dir>/checkpoints/ckpt-<iteration, 12 digits>.h5, newest checkpoint.keep kept.
+//   <run dir>/checkpoints/ckpt-<iteration, 12 digits>.h5, newest checkpoint.keep kept, with the
+//   parts its workers wrote beside it (ckpt-<iteration>.parts/, ckpt/checkpoint.h), if any.
 //   Written at every multiple of checkpoint.every_steps steps (once the master's step passes
 //   it), every checkpoint.every_seconds seconds, at the
 //   end of every epoch (checkpoint.every_epoch) and when a stop signal arrives.
@@ -8,7 +9,7 @@
 //   reported and skipped), never, or the path of a checkpoint.
 //   Every checkpoint written is logged and recorded in metrics.jsonl (on the master):
 //   {"kind":"checkpoint","step","epochs_done" (the epochs whose every minibatch it holds),
-//    "file","bytes","seconds" (the write's)}.
+//    "file","bytes" (with the workers' parts),"part_bytes","seconds" (the master's write's)}.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +35,7 @@ class Checkpointer {
   std::string write(const ckpt::Checkpoint& checkpoint);
   // For a rank that decides when to checkpoint but leaves the writing to the master.
   void mark_written(std::int64_t step);
+  const std::string& directory() const { return directory_; }
 
   // The checkpoint to resume from, if any (see above). UserError for an explicit path that
   // cannot be read.
@@ -41,6 +43,10 @@ class Checkpointer {
   static std::optional<ckpt::Checkpoint> find_resume(RunContext& context);
 
  private:
+  // Keeps the newest checkpoint.keep (with their parts) and removes parts older than
+  // `iteration` that no checkpoint links.
+  void prune(std::int64_t iteration) const;
+
   std::string directory_;
   report::MetricsLog& metrics_;
   std::int64_t every_steps_;
@@ -60,6 +66,11 @@ class Checkpointer {
 // the signal may be mpirun ending the job because a rank was lost, which kills this rank before
 // any checkpoint; with `other_ranks` the line then says what would have kept the job alive.
 void log_stop_request(const std::string& plan, bool other_ranks, const comm::Job& job);
+// A checkpoint's file name, and the name of worker rank `rank`'s part of it, both relative to
+// the checkpoint directory.
+std::string checkpoint_file_name(std::int64_t iteration);
+std::string worker_part_name(std::int64_t iteration, int rank);
+
 // The run directory's newest checkpoint file, if any.
 std::optional<std::string> newest_checkpoint(const report::RunDirectory& directory);
 // Where a rerun resumes, for the line that ends a run: the newest checkpoint file, or "the

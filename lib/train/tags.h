@@ -75,9 +75,11 @@ inline constexpr comm::Tag kDownpourTakeoverStatus{47};
 // a sharing master lost, aggregating: a new master asks its old children what they sent it
 inline constexpr comm::Tag kRelayUpwardFetch{48};
 inline constexpr comm::Tag kRelayUpward{49};
+// a sharing checkpoint: the master asks each worker for its state, written to its part file
+inline constexpr comm::Tag kCheckpointRequest{50};
 }  // namespace tags
 
-inline constexpr int kTagCount = 49;
+inline constexpr int kTagCount = 50;
 static_assert(kTagCount <= comm::kLastTag, "comm carries tags up to comm::kLastTag");
 
 // "partition request", "heartbeat", ...; "tag N" for a number no message has.

@@ -33,13 +33,19 @@ struct WorkerState {
 // A gradient-sharing worker's reply to a state request: its state, and the seq of the last
 // update it sent before replying (for a checkpoint, the master applies every update up to it
 // before taking its snapshot, so the saved parameters hold exactly what the saved residual
-// does not).
-//   {sent_seq: u64, state}
+// does not). For a checkpoint whose part the worker wrote itself (sharing/protocol.h,
+// CheckpointRequest), `part` names it (relative to the checkpoint directory, `part_bytes` its
+// size) and the state holds no optimizer buffers and no residual.
+//   {sent_seq: u64, state, part: string, part_bytes: u64}
 struct StateReply {
   static constexpr comm::Tag kTag = tags::kSharingState;
   std::uint64_t sent_seq = 0;
   WorkerState state;
-  static auto fields(auto& self) { return std::tie(self.sent_seq, self.state); }
+  std::string part;
+  std::uint64_t part_bytes = 0;
+  static auto fields(auto& self) {
+    return std::tie(self.sent_seq, self.state, self.part, self.part_bytes);
+  }
 };
 
 WorkerState capture_worker_state(nn::Optimizer& optimizer, float tau,

@@ -7,6 +7,7 @@
 
 #include "core/log.h"
 #include "train/messages.h"
+#include "train/sharing/protocol.h"
 
 namespace gradshare::train {
 
@@ -29,7 +30,7 @@ void CheckpointCollection::ask(const std::vector<int>& workers, std::int64_t ste
   finished_past_cut_.clear();
   requested_ = true;
   ++started_;
-  for (int w : workers) send(control, w, StateRequest{});
+  for (int w : workers) send(control, w, CheckpointRequest{steps, parts_});
 }
 
 bool CheckpointCollection::take_due_again() { return std::exchange(again_, false); }
@@ -65,7 +66,9 @@ void CheckpointCollection::take_piece(int worker, const StateChunk& piece,
   state_bytes_ += static_cast<std::int64_t>(piece.bytes.size());
   send(control, worker, StateChunkAck{piece.checkpoint, piece.index});
   if (piece.index + 1 < piece.count) return;
-  replies_[worker] = decode<StateReply>(bytes);
+  auto reply = decode<StateReply>(bytes);
+  part_bytes_ += static_cast<std::int64_t>(reply.part_bytes);
+  replies_[worker] = std::move(reply);
   pieces_.erase(worker);
 }
 

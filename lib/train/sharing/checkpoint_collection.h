@@ -3,7 +3,7 @@
 // worker's state arriving in pieces, acknowledged one at a time
 //
 //   master                                    worker w
-//   StateRequest                          -->
+//   CheckpointRequest {iteration, parts}  -->  (with parts: its part file written)
 //                                         <-- StateChunk {cut, piece i of n}
 //   StateChunkAck {i}                     -->  (the next piece may go)
 //
@@ -32,7 +32,7 @@ class CheckpointCollection {
   // Whether one is being collected.
   bool under_way() const { return requested_; }
   // Starts one: the cut of `parameters` (before any worker can see the request), then a
-  // StateRequest to each of `workers`; `steps`: the run's steps at the request.
+  // CheckpointRequest to each of `workers`; `steps`: the run's steps at the request.
   void start(std::span<const float> parameters, const std::vector<int>& workers,
              std::int64_t steps, comm::ControlChannel& control);
   // Aggregating: the same, the cut being the relays' cut number `cut` (checkpoint_cut.h).
@@ -80,11 +80,16 @@ class CheckpointCollection {
   // meanwhile is dropped (the one asked for again covers it).
   bool abandon();
 
-  // The collections started over the run and the bytes of worker state taken in: what
-  // checkpoints add to the links beside the updates (each worker's residual and optimizer
-  // state every time).
+  // The collections started over the run, the bytes of worker state taken in (what checkpoints
+  // add to the links beside the updates: each worker's residual and optimizer state every
+  // time, unless it wrote them to its part) and the bytes the workers wrote to their parts.
   std::int64_t started() const { return started_; }
   std::int64_t state_bytes() const { return state_bytes_; }
+  std::int64_t part_bytes() const { return part_bytes_; }
+  // Whether workers are asked to write their parts (true until the master found one it cannot
+  // see: then every state comes whole).
+  bool asks_for_parts() const { return parts_; }
+  void stop_asking_for_parts() { parts_ = false; }
 
  private:
   void ask(const std::vector<int>& workers, std::int64_t steps, comm::ControlChannel& control);
@@ -98,6 +103,8 @@ class CheckpointCollection {
   std::vector<runtime::PartitionGrant> finished_past_cut_;
   std::int64_t started_ = 0;
   std::int64_t state_bytes_ = 0;
+  std::int64_t part_bytes_ = 0;
+  bool parts_ = true;
 };
 
 }  // namespace gradshare::train

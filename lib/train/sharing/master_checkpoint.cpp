@@ -3,6 +3,10 @@
 // on (aggregating: while they pause for the cut) and written while relaying goes on.
 #include "train/sharing/master.h"
 
+#include <algorithm>
+#include <filesystem>
+#include <optional>
+#include <string>
 #include <utility>
 
 namespace gradshare::train {
@@ -72,15 +76,23 @@ ckpt::Checkpoint SharingMaster::checkpoint_of(const nn::Model& model, std::int64
                                               std::vector<std::uint64_t> version_vector,
                                               const std::map<int, StateReply>& workers) {
   auto c = runtime::make_checkpoint(context_, model, nullptr, iteration, position);
+  // Parts as soon as one worker wrote its own: the master writes those of the others.
+  const bool parts = std::any_of(workers.begin(), workers.end(),
+                                 [](const auto& reply) { return !reply.second.part.empty(); });
   if (!workers.empty()) {
     const auto& first = workers.begin()->second.state;
     c.optimizer_step = first.optimizer_step;
-    c.optimizer_state = first.optimizer_state;
+    if (!parts) c.optimizer_state = first.optimizer_state;
     for (const auto& [worker, reply] : workers) {
       const auto& state = reply.state;
+      tau_[static_cast<std::size_t>(worker - 1)] = state.tau;
+      if (parts) {
+        c.worker_parts.push_back(reply.part.empty() ? write_part(iteration, worker, state)
+                                                    : reply.part);
+        continue;
+      }
       c.worker_optimizers.push_back(
           ckpt::OptimizerState{state.optimizer_step, state.optimizer_state});
-      tau_[static_cast<std::size_t>(worker - 1)] = state.tau;
       c.residuals.insert(c.residuals.end(), state.residual.begin(), state.residual.end());
     }
   }
@@ -89,7 +101,37 @@ ckpt::Checkpoint SharingMaster::checkpoint_of(const nn::Model& model, std::int64
   return c;
 }
 
+std::string SharingMaster::write_part(std::int64_t iteration, int worker,
+                                      const WorkerState& state) const {
+  const std::string part = runtime::worker_part_name(iteration, worker);
+  ckpt::write_worker_part(checkpointer_.directory() + "/" + part,
+                          {{state.optimizer_step, state.optimizer_state}, state.residual});
+  return part;
+}
+
+std::optional<std::pair<int, std::string>> SharingMaster::unseen_part(
+    const std::map<int, StateReply>& workers) const {
+  for (const auto& [worker, reply] : workers)
+    if (!reply.part.empty() &&
+        !std::filesystem::exists(checkpointer_.directory() + "/" + reply.part))
+      return std::make_pair(worker, reply.part);
+  return std::nullopt;
+}
+
 void SharingMaster::write_checkpoint(const std::map<int, StateReply>& workers) {
+  if (const auto unseen = unseen_part(workers)) {
+    // The workers write where the master cannot read: a run directory each node has its own
+    // of. From now on their states come whole; this checkpoint is taken again so.
+    core::log_warn("rank " + std::to_string(unseen->first) + " wrote its part of the checkpoint (" +
+                   unseen->second +
+                   ") where the master does not see it (is the run directory "
+                   "on a file system every node shares?): the workers' state comes to the master "
+                   "from now on");
+    checkpoint_.stop_asking_for_parts();
+    checkpoint_.abandon();
+    write_checkpoint(fetch_worker_states());
+    return;
+  }
   complete_cut();
   // The cut's parameters go through the evaluation model, which is idle outside relay_during.
   const auto& cut = checkpoint_.cut();

@@ -57,17 +57,20 @@ void SharingMaster::summarize(double cpu_seconds, double wall_seconds, bool equi
                 100.0 * cpu_share, 100.0 * (cpu_share - evaluation_share),
                 100.0 * evaluation_share);
   core::log_info(line);
-  // Updates are not all the links carry: each checkpoint gathers every worker's state.
-  const double checkpoint_bytes_per_step =
-      static_cast<double>(checkpoint_.state_bytes()) /
-      std::max<double>(1, static_cast<double>(total.steps));
+  // Updates are not all the links carry: each checkpoint gathers every worker's state, or
+  // what of it the worker did not write to its part beside the checkpoint.
+  const double steps = std::max<double>(1, static_cast<double>(total.steps));
+  const double checkpoint_bytes_per_step = static_cast<double>(checkpoint_.state_bytes()) / steps;
+  const double part_bytes_per_step = static_cast<double>(checkpoint_.part_bytes()) / steps;
   if (checkpoint_.started() > 0) {
     std::snprintf(line, sizeof line,
-                  "checkpoints: %lld collections of the workers' state, %.1f MB = %.0f "
-                  "bytes/worker/step beside the updates' %.1f",
+                  "checkpoints: %lld collections of the workers' state, %.1f kB to the master = "
+                  "%.1f bytes/worker/step beside the updates' %.1f; the workers wrote %.1f MB "
+                  "of it to their parts of the checkpoints (%.0f bytes/worker/step)",
                   static_cast<long long>(checkpoint_.started()),
-                  static_cast<double>(checkpoint_.state_bytes()) / 1e6,
-                  checkpoint_bytes_per_step, bytes_per_step);
+                  static_cast<double>(checkpoint_.state_bytes()) / 1e3, checkpoint_bytes_per_step,
+                  bytes_per_step, static_cast<double>(checkpoint_.part_bytes()) / 1e6,
+                  part_bytes_per_step);
     core::log_info(line);
   }
   report::JsonLine record;
@@ -77,6 +80,7 @@ void SharingMaster::summarize(double cpu_seconds, double wall_seconds, bool equi
       .add("bytes_per_worker_step", bytes_per_step)
       .add("checkpoint_collections", checkpoint_.started())
       .add("checkpoint_bytes_per_worker_step", checkpoint_bytes_per_step)
+      .add("checkpoint_part_bytes_per_worker_step", part_bytes_per_step)
       .add("dense_bytes", static_cast<std::int64_t>(dense))
       .add("backpressure", total.backpressure)
       .add("duplicates", duplicates)

@@ -9,11 +9,13 @@
 //                                             <--  PartitionGrant (nothing left: empty)
 //  SharingReport every logging.every_steps     -->  progress line, metrics.jsonl
 //  Heartbeat while it waits                   -->  liveness
-//                                             <--  StateRequest (a checkpoint is due; a
+//                                             <--  CheckpointRequest (a checkpoint is due; a
 //                                                    copy of its parameters starts the cut)
 //    aggregating (topology.aggregate): the worker pauses at its next step, its reply waits for
 //    its marker (sharing/aggregating_relay.h) and it trains on; the cut is a copy of the
 //    master's parameters once every child's marker is in
+//  its part file written (optimizer state and
+//    residual, in the run directory)
 //  StateChunk {sent seq, piece of a StateReply} the cut takes every update up to the seq
 //    one at a time, training on               -->  (sharing/checkpoint_cut.h); a partition
 //                                                  reported after the first piece is not done
@@ -46,6 +48,18 @@ struct SharingDone {
   static auto fields(auto& self) {
     return std::tie(self.last_seq, self.conservation_error, self.peak_bytes);
   }
+};
+
+// master -> worker: a checkpoint at the run's step `iteration` is taken (a copy of the
+// master's parameters starts the cut). With `parts` the worker writes its optimizer state and
+// residual to its part file (runtime::worker_part_name) beside the checkpoint and replies with
+// a StateReply that names the part and holds the rest; without, or when the write fails, the
+// StateReply holds the whole state.
+struct CheckpointRequest {
+  static constexpr comm::Tag kTag = tags::kCheckpointRequest;
+  std::int64_t iteration = 0;
+  bool parts = false;
+  static auto fields(auto& self) { return std::tie(self.iteration, self.parts); }
 };
 
 // worker -> master: a piece of its checkpoint state (a StateReply's bytes). The next piece goes

@@ -2,6 +2,8 @@
 // peers and the master (the class is in sharing/worker.h).
 #include "train/sharing/worker.h"
 
+#include <filesystem>
+
 #include "train/sharing/gradient_sharing.h"
 #include "train/sharing/roles.h"
 
@@ -112,20 +114,40 @@ void SharingWorker::start() {
 
 StateReply SharingWorker::current_state() {
   if (!exchange_.aggregating() || !exchange_.aggregator().parent())
-    return {seq_, capture_worker_state(replica_.optimizer(), encoder_.threshold(),
-                                       encoder_.residual())};
+    return {seq_,
+            capture_worker_state(replica_.optimizer(), encoder_.threshold(), encoder_.residual()),
+            "", 0};
   // Aggregating, what the link toward the master still owes is this subtree's training the
   // master lacks: it travels with this worker's residual (aggregating_relay.h, checkpoint cuts).
   std::vector<float> residual(encoder_.residual().begin(), encoder_.residual().end());
   const auto owed = exchange_.aggregator().residual(*exchange_.aggregator().parent());
   for (std::size_t i = 0; i < n_; ++i) residual[i] += owed[i];
-  return {seq_, capture_worker_state(replica_.optimizer(), encoder_.threshold(), residual)};
+  return {seq_, capture_worker_state(replica_.optimizer(), encoder_.threshold(), residual), "", 0};
 }
 
 void SharingWorker::send_state() { send(control(), 0, current_state()); }
 
+StateReply SharingWorker::part_of(StateReply state, std::int64_t iteration) {
+  const std::string part = runtime::worker_part_name(iteration, context_.rank);
+  const std::string path = context_.run_directory.checkpoint_dir() + "/" + part;
+  try {
+    ckpt::write_worker_part(
+        path, {{state.state.optimizer_step, state.state.optimizer_state}, state.state.residual});
+  } catch (const std::exception& error) {
+    core::log_warn(std::string(error.what()) + ": the state goes to the master instead");
+    return state;
+  }
+  state.state.optimizer_state.clear();
+  state.state.residual.clear();
+  state.part = part;
+  state.part_bytes = static_cast<std::uint64_t>(std::filesystem::file_size(path));
+  return state;
+}
+
 void SharingWorker::checkpoint_state() {
-  outgoing_state_ = encode(current_state());
+  outgoing_state_ =
+      encode(checkpoint_request_.parts ? part_of(current_state(), checkpoint_request_.iteration)
+                                       : current_state());
   state_cut_seq_ = seq_;
   ++states_sent_;
   // In pieces one at a time across a network, whole on the master's node (protocol.h).
@@ -176,7 +198,8 @@ bool SharingWorker::serve_peers() {
 
 bool SharingWorker::service() {
   const bool progress = serve_peers();
-  while (try_receive<StateRequest>(control(), 0)) {
+  while (const auto request = try_receive<CheckpointRequest>(control(), 0)) {
+    checkpoint_request_ = *request;
     if (exchange_.aggregating())
       pause_for_checkpoint();
     else

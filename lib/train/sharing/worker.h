@@ -113,8 +113,13 @@ class SharingWorker {
 
   // A checkpoint: this worker's state with the seq of its last update sent (its cut: the
   // master's parameters at the cut and this residual add up to everything it trained, nothing
-  // twice; sharing/checkpoint_cut.h), sent in pieces while training goes on.
+  // twice; sharing/checkpoint_cut.h), sent in pieces while training goes on. Where the request
+  // asked for parts, the optimizer state and residual go to this worker's part file instead
+  // (part_of), and the reply names it.
   void checkpoint_state();
+  // `state` with its optimizer buffers and residual moved to its part of the checkpoint at
+  // `iteration`; unchanged, with a warning, when the part cannot be written.
+  StateReply part_of(StateReply state, std::int64_t iteration);
   void send_state_piece();
   // The master's acknowledgements of pieces; each lets the next piece go.
   void take_state_acknowledgements();
@@ -242,6 +247,7 @@ class SharingWorker {
   std::uint64_t drain_round_ = 0;       // aggregating: the flush round that drains
   std::uint64_t checkpoint_cut_ = 0;    // aggregating: the cut of the newest checkpoint
   bool state_owed_ = false;             // aggregating: asked, not sent (the marker first)
+  CheckpointRequest checkpoint_request_;  // the newest
   core::Stopwatch relay_clock_;         // aggregating: the relay's clock (its waits)
   bool drained_sent_ = false;
   std::uint64_t seq_ = 0;

@@ -113,6 +113,8 @@ void SharingWorker::resync() {
       case RelayRestart::kTag:
         restart_relay(decode<RelayRestart>(message));
         break;
+      case CheckpointRequest::kTag:  // sent before the failure: asked again after the resync
+        break;
       case StateRequest::kTag:  // a live worker's optimizer state for a replacement
         send_state();
         break;

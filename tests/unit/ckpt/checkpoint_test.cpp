@@ -305,3 +305,91 @@ TEST_F(CheckpointTest, FailedWriteLeavesNoFile) {
 }
 
 }  // namespace
+
+// Worker parts: each worker's optimizer state and residual in its own file beside the
+// checkpoint, linked from /workers/<w>; read back as if they were in the checkpoint itself.
+class WorkerPartsTest : public CheckpointTest {
+ protected:
+  // sample() with 3 workers whose states are in parts under ckpt-1234.parts/.
+  Checkpoint with_parts(const std::string& main) {
+    auto c = sample();
+    c.worker_optimizers.resize(3);
+    expected_ = c;
+    expected_.optimizer_state = c.worker_optimizers.front().buffers;
+    for (std::size_t w = 0; w < 3; ++w) {
+      const std::string part = "ckpt-1234.parts/worker-" + std::to_string(w + 1) + ".h5";
+      WorkerPart contents{c.worker_optimizers[w],
+                          std::vector<float>(70, 0.001f * static_cast<float>(w + 1))};
+      write_worker_part(path(part), contents);
+      c.worker_parts.push_back(part);
+      std::copy(contents.residual.begin(), contents.residual.end(),
+                expected_.residuals.begin() + static_cast<std::ptrdiff_t>(70 * w));
+    }
+    c.worker_optimizers.clear();
+    c.residuals.clear();
+    c.optimizer_state.clear();
+    write_checkpoint(path(main), c);
+    return c;
+  }
+  Checkpoint expected_;
+};
+
+TEST_F(WorkerPartsTest, ReadBackAsIfInline) {
+  with_parts("ckpt-1234.h5");
+  // From another working directory: the links resolve from the checkpoint's own.
+  const auto cwd = fs::current_path();
+  fs::current_path(fs::temp_directory_path());
+  const auto read = read_checkpoint(path("ckpt-1234.h5"));
+  fs::current_path(cwd);
+  ASSERT_EQ(read.worker_optimizers.size(), 3u);
+  for (std::size_t w = 0; w < 3; ++w) {
+    EXPECT_EQ(read.worker_optimizers[w].step, expected_.worker_optimizers[w].step);
+    ASSERT_EQ(read.worker_optimizers[w].buffers.size(), 2u);
+    EXPECT_EQ(read.worker_optimizers[w].buffers[1].values,
+              expected_.worker_optimizers[w].buffers[1].values);
+  }
+  EXPECT_EQ(read.residuals, expected_.residuals);
+  ASSERT_EQ(read.optimizer_state.size(), 2u);
+  EXPECT_EQ(read.optimizer_state[0].values, expected_.optimizer_state[0].values);
+  EXPECT_EQ(read.parameters, expected_.parameters);
+  EXPECT_TRUE(read.worker_parts.empty());
+}
+
+TEST_F(WorkerPartsTest, TheRunDirectoryMovedAsAWholeStillReads) {
+  with_parts("ckpt-1234.h5");
+  const auto moved = dir_.string() + "-moved";
+  fs::remove_all(moved);
+  fs::rename(dir_, moved);
+  const auto read = read_checkpoint(moved + "/ckpt-1234.h5");
+  fs::rename(moved, dir_);
+  EXPECT_EQ(read.residuals, expected_.residuals);
+}
+
+TEST_F(WorkerPartsTest, AMissingPartIsNamed) {
+  with_parts("ckpt-1234.h5");
+  fs::remove(path("ckpt-1234.parts/worker-2.h5"));
+  try {
+    read_checkpoint(path("ckpt-1234.h5"));
+    FAIL() << "a checkpoint without one of its parts was read";
+  } catch (const gradshare::core::UserError& error) {
+    EXPECT_NE(
+        std::string(error.what()).find("worker 1's part ckpt-1234.parts/worker-2.h5 is missing"),
+        std::string::npos)
+        << error.what();
+  }
+}
+
+TEST_F(WorkerPartsTest, ACorruptPartIsDetected) {
+  with_parts("ckpt-1234.h5");
+  const auto part = path("ckpt-1234.parts/worker-3.h5");
+  const auto size = fs::file_size(part);
+  fs::resize_file(part, size / 2);
+  EXPECT_THROW(read_checkpoint(path("ckpt-1234.h5")), gradshare::core::UserError);
+}
+
+TEST_F(WorkerPartsTest, ACheckpointHoldsStateInlineOrInPartsNotBoth) {
+  auto c = sample();
+  c.worker_parts = {"ckpt-1234.parts/worker-1.h5"};
+  EXPECT_THROW(write_checkpoint(path("ckpt-1234.h5"), c), gradshare::core::RuntimeError);
+  EXPECT_FALSE(fs::exists(path("ckpt-1234.h5")));
+}

@@ -41,7 +41,10 @@ TEST(CheckpointCollection, AsksEveryWorkerAndCompletesEachReplyAtItsLastPiece) {
   collection.start(parameters, {1, 2}, 40, channel);
   EXPECT_TRUE(collection.under_way());
   EXPECT_EQ(collection.steps(), 40);
-  ASSERT_EQ(channel.sent_of<StateRequest>().size(), 2u);
+  const auto requests = channel.sent_of<CheckpointRequest>();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[0].iteration, 40);
+  EXPECT_TRUE(requests[0].parts) << "workers write their parts unless the master cannot see them";
 
   const auto one = reply_pieces(1, 7, 3), two = reply_pieces(2, 9, 1);
   collection.take_piece(1, one[0], channel);

@@ -14,11 +14,14 @@
 #include <string>
 #include <vector>
 
+#include "ckpt/checkpoint.h"
+#include "ckpt/hdf5_file.h"
 #include "codec/exact.h"
 #include "core/errors.h"
 #include "role_fixture.h"
 #include "scripted_session.h"
 #include "train/partition_messages.h"
+#include "runtime/checkpointer.h"
 #include "runtime/partition_scheduler.h"
 #include "train/sharing/gradient_sharing.h"
 #include "train/sharing/master.h"
@@ -162,6 +165,93 @@ TEST_F(SharingMasterRole, FailsWhenAReplicaEndsWithAnotherModel) {
         << error.what();
   }
   EXPECT_EQ(channel.sent_of<Shutdown>().size(), 2u);  // the workers are ended all the same
+}
+
+// The master's checkpoint at the epoch's end: the script's workers answer a CheckpointRequest
+// with their state, written to their parts where asked (unless `hide_parts`: a part named but
+// written where the master does not see it, as on a run directory each node has its own of).
+class SharingCheckpointRole : public SharingMasterRole {
+ protected:
+  SharingCheckpointRole() : SharingMasterRole({"training.epochs=1"}) {
+    channel.set_script([this](const SentMessage& sent, ScriptedChannel& c) {
+      script.on_sent(sent, c);
+      if (sent.message.tag == CheckpointRequest::kTag) answer(sent.dest, c, sent);
+    });
+  }
+
+  WorkerState state_of(int w) const {
+    const std::size_t n = initial.size();
+    return {
+        7, {{"m", std::vector<float>(n, 0.1f * w)}}, 1e-3f * w, std::vector<float>(n, 0.01f * w)};
+  }
+
+  void answer(int w, ScriptedChannel& c, const SentMessage& sent) {
+    const auto request = decode<CheckpointRequest>(sent.message.payload);
+    requests.push_back(request);
+    StateReply reply{script.replicas.at(w).seq(), state_of(w), "", 0};
+    if (request.parts) {
+      reply.part = runtime::worker_part_name(request.iteration, w);
+      if (!hide_parts)
+        ckpt::write_worker_part(ctx.run_directory.checkpoint_dir() + "/" + reply.part,
+                                {{7, reply.state.optimizer_state}, reply.state.residual});
+      reply.state.optimizer_state.clear();
+      reply.state.residual.clear();
+      reply.part_bytes = 1;
+    }
+    const auto bytes = encode(reply);
+    c.arrive(w, StateChunk{++answered[w], reply.sent_seq, 0, 1, {bytes.begin(), bytes.end()}});
+  }
+
+  // The run's only checkpoint, read back.
+  ckpt::Checkpoint written() const {
+    const auto newest = runtime::newest_checkpoint(ctx.run_directory);
+    EXPECT_TRUE(newest.has_value());
+    return ckpt::read_checkpoint(*newest);
+  }
+  // Every worker's state as the checkpoint must hold it.
+  void expect_states(const ckpt::Checkpoint& c) const {
+    const std::size_t n = initial.size();
+    ASSERT_EQ(c.residuals.size(), 2 * n);
+    ASSERT_EQ(c.worker_optimizers.size(), 2u);
+    for (int w : {1, 2}) {
+      const auto expected = state_of(w);
+      const auto at = static_cast<std::ptrdiff_t>((w - 1) * n);
+      EXPECT_TRUE(
+          std::equal(expected.residual.begin(), expected.residual.end(), c.residuals.begin() + at));
+      EXPECT_EQ(c.worker_optimizers[static_cast<std::size_t>(w - 1)].buffers.at(0).values,
+                expected.optimizer_state.at(0).values);
+      EXPECT_EQ(c.thresholds.at(static_cast<std::size_t>(w - 1)), expected.tau);
+    }
+  }
+
+  bool hide_parts = false;
+  std::vector<CheckpointRequest> requests;
+  std::map<int, std::uint64_t> answered;
+};
+
+TEST_F(SharingCheckpointRole, WorkersWriteTheirPartsAndTheCheckpointLinksThem) {
+  EXPECT_EQ(run_sharing_master(ctx, session), 0);
+  ASSERT_EQ(requests.size(), 2u);  // one checkpoint, both workers asked for parts
+  EXPECT_TRUE(requests[0].parts && requests[1].parts);
+  const auto c = written();
+  expect_states(c);
+  ckpt::Hdf5File file = ckpt::Hdf5File::open_read(*runtime::newest_checkpoint(ctx.run_directory));
+  EXPECT_EQ(file.external_target("/workers/1"),
+            runtime::worker_part_name(requests[1].iteration, 2));
+  EXPECT_FALSE(file.has_object("/encoding/residuals"));
+}
+
+TEST_F(SharingCheckpointRole, APartTheMasterCannotSeeTurnsPartsOffAndTheCheckpointIsTakenWhole) {
+  hide_parts = true;
+  EXPECT_EQ(run_sharing_master(ctx, session), 0);
+  // Asked for parts, then again for whole states, which the checkpoint holds.
+  ASSERT_EQ(requests.size(), 4u);
+  EXPECT_TRUE(requests[0].parts && requests[1].parts);
+  EXPECT_FALSE(requests[2].parts || requests[3].parts);
+  expect_states(written());
+  ckpt::Hdf5File file = ckpt::Hdf5File::open_read(*runtime::newest_checkpoint(ctx.run_directory));
+  EXPECT_TRUE(file.has_object("/encoding/residuals"));
+  EXPECT_FALSE(file.external_target("/workers/0").has_value());
 }
 
 // A spare that took a lost master's place (sharing/takeover.h) starts nobody: it takes the
@@ -453,7 +543,7 @@ struct AggregatingMasterScript {
         asked = true;
         master.exchange().begin_cut();
         peer.exchange().begin_cut();
-        channel.arrive(0, StateRequest{});
+        channel.arrive(0, CheckpointRequest{0, /*parts=*/false});
       }
       if (decode<PartitionRequest>(sent.message.payload).finished_previous) scheduler.complete(1);
       channel.arrive(0, PartitionGrantReply{scheduler.assign(1)});
