@@ -111,10 +111,17 @@ std::string SharingMaster::write_part(std::int64_t iteration, int worker,
 
 std::optional<std::pair<int, std::string>> SharingMaster::unseen_part(
     const std::map<int, StateReply>& workers) const {
-  for (const auto& [worker, reply] : workers)
-    if (!reply.part.empty() &&
-        !std::filesystem::exists(checkpointer_.directory() + "/" + reply.part))
-      return std::make_pair(worker, reply.part);
+  // A shared file system may cache a lookup that failed (NFS keeps negative entries for a
+  // while): a part is given a second before it counts as unseen.
+  core::Deadline grace(1.0);
+  core::Backoff backoff(50'000);
+  for (const auto& [worker, reply] : workers) {
+    const std::string path = checkpointer_.directory() + "/" + reply.part;
+    while (!reply.part.empty() && !std::filesystem::exists(path)) {
+      if (grace.expired()) return std::make_pair(worker, reply.part);
+      backoff.wait();
+    }
+  }
   return std::nullopt;
 }
 
