@@ -1,4 +1,4 @@
-// host_names.cpp: gather_labels, gather_host_names, describe_hosts.
+// host_names.cpp: gather_labels, gather_host_names, allgather_host_keys, describe_hosts.
 #include "comm/mpi/host_names.h"
 
 #include <unistd.h>
@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <functional>
 
 #include "comm/mpi/mpi_error.h"
 
@@ -35,6 +36,18 @@ std::vector<std::string> gather_host_names(MPI_Comm comm) {
   std::array<char, 256> name{};
   gethostname(name.data(), name.size() - 1);
   return gather_labels(comm, name.data());
+}
+
+std::vector<std::uint64_t> allgather_host_keys(MPI_Comm comm) {
+  std::array<char, 256> name{};
+  gethostname(name.data(), name.size() - 1);
+  const std::uint64_t mine = std::hash<std::string>{}(name.data());
+  int size = 0;
+  check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+  std::vector<std::uint64_t> all(static_cast<std::size_t>(size));
+  check_mpi(MPI_Allgather(&mine, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, comm),
+            "MPI_Allgather");
+  return all;
 }
 
 std::string describe_hosts(const std::vector<std::string>& host_of_rank) {

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
@@ -12,12 +11,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <functional>
 #include <iterator>
 #include <mutex>
 #include <string>
 #include <thread>
 
+#include "comm/mpi/host_names.h"
 #include "comm/mpi/mpi_error.h"
 #include "comm/mpi/ulfm.h"
 #include "comm/new_master.h"
@@ -53,19 +52,6 @@ std::vector<int> allgather_int(MPI_Comm comm, int value) {
   check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
   std::vector<int> all(static_cast<std::size_t>(size));
   check_mpi(MPI_Allgather(&value, 1, MPI_INT, all.data(), 1, MPI_INT, comm), "MPI_Allgather");
-  return all;
-}
-
-// Each rank's node, as a hash of its host name (equal on ranks of one node).
-std::vector<std::uint64_t> allgather_node_keys(MPI_Comm comm) {
-  std::array<char, 256> name{};
-  gethostname(name.data(), name.size() - 1);
-  const std::uint64_t mine = std::hash<std::string>{}(name.data());
-  int size = 0;
-  check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
-  std::vector<std::uint64_t> all(static_cast<std::size_t>(size));
-  check_mpi(MPI_Allgather(&mine, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, comm),
-            "MPI_Allgather");
   return all;
 }
 
@@ -251,7 +237,7 @@ class RepairLoop {
     const int decider = decider_of(logical);
     // After the master's loss the new one is chosen by node (comm/new_master.h).
     const bool master_lost = std::find(logical.begin(), logical.end(), 0) == logical.end();
-    const auto nodes = master_lost ? allgather_node_keys(survivors) : std::vector<std::uint64_t>{};
+    const auto nodes = master_lost ? allgather_host_keys(survivors) : std::vector<std::uint64_t>{};
     Plan plan;
     if (me == decider) plan = decide(logical, nodes, me);
     plan.broadcast(survivors, decider);
