@@ -26,12 +26,14 @@ run run.dir="$work/run" "${subset[@]}" training.epochs=1 >"$work/good.log" 2>&1 
   { cat "$work/good.log"; fail "the good epoch failed"; }
 evaluate_newest() {
   local newest
-  newest=$(ls "$work/run/checkpoints" | sort | tail -1)
+  newest=$(cd "$work/run/checkpoints" && ls -- *.h5 | sort | tail -1)
   "$gradshare" eval "$work/run/checkpoints/$newest" data.test_subset=2000 |
     sed -n 's/^test accuracy \([0-9.]*\)%.*/\1/p'
 }
 good_accuracy=$(evaluate_newest)
-before=$(cd "$work/run" && md5sum model.h5 checkpoints/*)
+# Every file: the checkpoints and the parts their workers wrote beside them.
+fingerprint() { (cd "$work/run" && find model.h5 checkpoints -type f | sort | xargs md5sum); }
+before=$(fingerprint)
 
 echo "== resumed with optimizer.learning_rate=50"
 code=0
@@ -45,7 +47,7 @@ echo "$line"
 for word in "training diverged on rank" "at its step" "optimizer.learning_rate 50" "newest good checkpoint kept"; do
   [[ $line == *"$word"* ]] || fail "the error line does not say '$word'"
 done
-after=$(cd "$work/run" && md5sum model.h5 checkpoints/*)
+after=$(fingerprint)
 [ "$before" = "$after" ] || { echo "before: $before"; echo "after: $after"; fail "the diverged run changed the checkpoints or model.h5"; }
 evaluated=$(evaluate_newest)
 echo "the newest checkpoint evaluates to $evaluated % (before the diverged run: $good_accuracy %)"

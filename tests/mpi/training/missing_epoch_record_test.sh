@@ -20,9 +20,16 @@ run "$work/first" >"$work/first.log" 2>&1 || { cat "$work/first.log"; exit 1; }
 epoch_record() { grep '"kind":"epoch","epoch":1,' "$1/metrics.jsonl" || true; }
 first=$(epoch_record "$work/first")
 [ -n "$first" ] || { echo "FAIL: the first run has no epoch-1 record"; exit 1; }
-checkpoint=$(ls "$work/first/checkpoints" | head -1)
-mkdir -p "$work/resumed/checkpoints"
-cp "$work/first/checkpoints/$checkpoint" "$work/resumed/checkpoints/"
+# copy_checkpoint NAME DEST: the checkpoint and the parts its workers wrote beside it, if any.
+copy_checkpoint() {
+  mkdir -p "$2/checkpoints"
+  cp "$work/first/checkpoints/$1" "$2/checkpoints/"
+  [ ! -d "$work/first/checkpoints/${1%.h5}.parts" ] ||
+    cp -r "$work/first/checkpoints/${1%.h5}.parts" "$2/checkpoints/"
+}
+checkpoints() { (cd "$work/first/checkpoints" && ls -- *.h5 | sort); }
+checkpoint=$(checkpoints | head -1)
+copy_checkpoint "$checkpoint" "$work/resumed"
 
 run "$work/resumed" >"$work/resumed.log" 2>&1 || { cat "$work/resumed.log"; exit 1; }
 resumed=$(epoch_record "$work/resumed")
@@ -39,10 +46,9 @@ grep -q '"kind":"final"' "$work/resumed/metrics.jsonl" || { echo "FAIL: no final
 
 # A checkpoint at the very end (allreduce writes one; averaging ends with model.h5 only): the
 # rerun only evaluates, and its final record, the last epoch's, counts every minibatch of it.
-last=$(ls "$work/first/checkpoints" | tail -1)
+last=$(checkpoints | tail -1)
 if [ "$last" != "$checkpoint" ]; then
-  mkdir -p "$work/at-end/checkpoints"
-  cp "$work/first/checkpoints/$last" "$work/at-end/checkpoints/"
+  copy_checkpoint "$last" "$work/at-end"
   run "$work/at-end" >"$work/at-end.log" 2>&1 || { cat "$work/at-end.log"; exit 1; }
   final_first=$(grep '"kind":"final"' "$work/first/metrics.jsonl")
   final_end=$(grep '"kind":"final"' "$work/at-end/metrics.jsonl" || true)
