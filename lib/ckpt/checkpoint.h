@@ -6,10 +6,9 @@
 //                           (4 x uint64), world_size, created (ISO time), complete (written last)
 //   /parameters             float32 [n]: the flat parameter vector
 //   /model/<layer>/<role>   float32 with the layer's shape (kernel | bias), a copy in Keras'
-//   spirit;
-//                           attribute `offset` into /parameters. A TorchScript module's tensors
-//                           go under their module path and name (/model/stage1.bn1/weight), its
-//                           buffers too, with attribute `buffer_offset` into /buffers instead
+//                           spirit; attribute `offset` into /parameters. A TorchScript module's
+//                           tensors go under their module path and name (/model/stage1.bn1/weight),
+//                           its buffers too, with attribute `buffer_offset` into /buffers instead
 //   /buffers                optional float32 [m]: a TorchScript module's buffers (batch norm's
 //                           running statistics, num_batches_tracked as float), in module order
 //   /optimizer/<name>       float32 [n]: updater state (root attribute `optimizer_step`); for

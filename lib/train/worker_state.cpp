@@ -4,6 +4,7 @@
 
 #include "comm/byte_io.h"
 #include "core/errors.h"
+#include "runtime/checkpointer.h"
 #include "runtime/model_file.h"
 
 namespace gradshare::train {
@@ -71,6 +72,14 @@ void apply_start_state(const StartState& start, nn::Model& model, nn::Optimizer&
                std::to_string(model.parameter_count()) + "-parameter model");
   std::copy(start.parameters.begin(), start.parameters.end(), model.parameters().begin());
   restore_optimizer_state(start.worker, optimizer, "the resumed checkpoint");
+}
+
+std::string write_worker_part(const std::string& directory, std::int64_t iteration, int rank,
+                              const WorkerState& state) {
+  const std::string part = runtime::worker_part_name(iteration, rank);
+  ckpt::write_worker_part(directory + "/" + part,
+                          {{state.optimizer_step, state.optimizer_state}, state.residual});
+  return part;
 }
 
 }  // namespace gradshare::train

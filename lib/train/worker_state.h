@@ -30,6 +30,12 @@ struct WorkerState {
   static WorkerState read(comm::ByteReader& reader);
 };
 
+// Writes worker rank `rank`'s `state` (optimizer state and residual) as its part of the
+// checkpoint at `iteration` in `directory` (runtime::worker_part_name); returns the part's name.
+// Throws core::RuntimeError naming the file.
+std::string write_worker_part(const std::string& directory, std::int64_t iteration, int rank,
+                              const WorkerState& state);
+
 // A gradient-sharing worker's reply to a state request: its state, and the seq of the last
 // update it sent before replying (for a checkpoint, the master applies every update up to it
 // before taking its snapshot, so the saved parameters hold exactly what the saved residual

@@ -32,16 +32,20 @@ std::vector<std::string> gather_labels(MPI_Comm comm, const std::string& mine) {
   return labels;
 }
 
-std::vector<std::string> gather_host_names(MPI_Comm comm) {
+namespace {
+std::string this_host() {
   std::array<char, 256> name{};
   gethostname(name.data(), name.size() - 1);
-  return gather_labels(comm, name.data());
+  return name.data();
+}
+}  // namespace
+
+std::vector<std::string> gather_host_names(MPI_Comm comm) {
+  return gather_labels(comm, this_host());
 }
 
 std::vector<std::uint64_t> allgather_host_keys(MPI_Comm comm) {
-  std::array<char, 256> name{};
-  gethostname(name.data(), name.size() - 1);
-  const std::uint64_t mine = std::hash<std::string>{}(name.data());
+  const std::uint64_t mine = std::hash<std::string>{}(this_host());
   int size = 0;
   check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
   std::vector<std::uint64_t> all(static_cast<std::size_t>(size));

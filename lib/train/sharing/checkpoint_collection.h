@@ -86,9 +86,8 @@ class CheckpointCollection {
   std::int64_t started() const { return started_; }
   std::int64_t state_bytes() const { return state_bytes_; }
   std::int64_t part_bytes() const { return part_bytes_; }
-  // Whether workers are asked to write their parts (true until the master found one it cannot
-  // see: then every state comes whole).
-  bool asks_for_parts() const { return parts_; }
+  // Workers are asked to write their parts until the master finds one it cannot see: then
+  // every state comes whole.
   void stop_asking_for_parts() { parts_ = false; }
 
  private:

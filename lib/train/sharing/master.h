@@ -215,15 +215,13 @@ class SharingMaster : public MasterRole {
   // Writes the checkpoint once every reply is in and the cut complete.
   void write_checkpoint_if_complete();
 
-  // Parameters from `model`, `iteration`, `position`, `version_vector`, thresholds; every
-  // worker's optimizer state and residual (the single optimizer state, for older readers, is
-  // the first worker's).
-  // Worker `worker`'s part of the checkpoint at `iteration`, written by the master from the
-  // state it sent whole; its name.
-  std::string write_part(std::int64_t iteration, int worker, const WorkerState& state) const;
   // A part a worker wrote that the master does not see: the worker and the part.
   std::optional<std::pair<int, std::string>> unseen_part(
       const std::map<int, StateReply>& workers) const;
+  // Parameters from `model`, `iteration`, `position`, `version_vector`, thresholds; every
+  // worker's optimizer state and residual, inline or, once any worker wrote its part, in parts
+  // (the master writing those of states sent whole). Inline, the single optimizer state, for
+  // older readers, is the first worker's; a reader of parts takes worker 0's.
   ckpt::Checkpoint checkpoint_of(const nn::Model& model, std::int64_t iteration,
                                  const runtime::DataPosition& position,
                                  std::vector<std::uint64_t> version_vector,

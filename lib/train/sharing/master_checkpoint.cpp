@@ -87,7 +87,8 @@ ckpt::Checkpoint SharingMaster::checkpoint_of(const nn::Model& model, std::int64
       const auto& state = reply.state;
       tau_[static_cast<std::size_t>(worker - 1)] = state.tau;
       if (parts) {
-        c.worker_parts.push_back(reply.part.empty() ? write_part(iteration, worker, state)
+        c.worker_parts.push_back(reply.part.empty() ? write_worker_part(checkpointer_.directory(),
+                                                                        iteration, worker, state)
                                                     : reply.part);
         continue;
       }
@@ -99,14 +100,6 @@ ckpt::Checkpoint SharingMaster::checkpoint_of(const nn::Model& model, std::int64
   c.thresholds = tau_;
   c.version_vector = std::move(version_vector);
   return c;
-}
-
-std::string SharingMaster::write_part(std::int64_t iteration, int worker,
-                                      const WorkerState& state) const {
-  const std::string part = runtime::worker_part_name(iteration, worker);
-  ckpt::write_worker_part(checkpointer_.directory() + "/" + part,
-                          {{state.optimizer_step, state.optimizer_state}, state.residual});
-  return part;
 }
 
 std::optional<std::pair<int, std::string>> SharingMaster::unseen_part(

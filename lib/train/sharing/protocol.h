@@ -14,8 +14,8 @@
 //    aggregating (topology.aggregate): the worker pauses at its next step, its reply waits for
 //    its marker (sharing/aggregating_relay.h) and it trains on; the cut is a copy of the
 //    master's parameters once every child's marker is in
-//  its part file written (optimizer state and
-//    residual, in the run directory)
+//  with parts: optimizer state and residual
+//    written to its part of the checkpoint
 //  StateChunk {sent seq, piece of a StateReply} the cut takes every update up to the seq
 //    one at a time, training on               -->  (sharing/checkpoint_cut.h); a partition
 //                                                  reported after the first piece is not done

@@ -24,19 +24,17 @@ StateReply SharingWorker::current_state() {
 void SharingWorker::send_state() { send(control(), 0, current_state()); }
 
 StateReply SharingWorker::part_of(StateReply state, std::int64_t iteration) {
-  const std::string part = runtime::worker_part_name(iteration, context_.rank);
-  const std::string path = context_.run_directory.checkpoint_dir() + "/" + part;
+  const std::string directory = context_.run_directory.checkpoint_dir();
   try {
-    ckpt::write_worker_part(
-        path, {{state.state.optimizer_step, state.state.optimizer_state}, state.state.residual});
+    state.part = write_worker_part(directory, iteration, context_.rank, state.state);
   } catch (const std::exception& error) {
     core::log_warn(std::string(error.what()) + ": the state goes to the master instead");
     return state;
   }
   state.state.optimizer_state.clear();
   state.state.residual.clear();
-  state.part = part;
-  state.part_bytes = static_cast<std::uint64_t>(std::filesystem::file_size(path));
+  state.part_bytes =
+      static_cast<std::uint64_t>(std::filesystem::file_size(directory + "/" + state.part));
   return state;
 }
 
