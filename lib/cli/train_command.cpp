@@ -373,7 +373,10 @@ int train_in_session(const config::ExperimentConfig& config, MpiSession& mpi) {
   RunContext context;
   context.links = mpi_links();
   for (;;) {
-    comm::MpiJob job(state.world.get_or_world(), repairs_in_job(config));
+    comm::MpiJob job(state.world.get_or_world(),
+                     repairs_in_job(config)
+                         ? std::optional(static_cast<double>(config.transport.timeout_ms) / 1000.0)
+                         : std::nullopt);
     context.job = &job;
     context.rank = job.rank();
     context.size = job.size();

@@ -46,7 +46,7 @@ void CollectiveWatchdog::run() {
     if (since == 0 || static_cast<double>(now_ns() - since) / 1e9 < timeout_seconds_) continue;
     std::fprintf(stderr,
                  "gradshare: error: %s did not complete within %.0f s (transport.timeout_ms): "
-                 "a member of the workers' group is gone; ending this process so the job ends\n",
+                 "a process it waits for is gone; ending this process so the job ends\n",
                  what_.load(std::memory_order_relaxed), timeout_seconds_);
     std::fflush(nullptr);
     std::_Exit(core::kExitRuntimeFailure);

@@ -1,8 +1,10 @@
 // deadline_wait.cpp: wait_all.
 #include "comm/mpi/deadline_wait.h"
 
+#include <algorithm>
 #include <vector>
 
+#include "comm/mpi/abandoned_requests.h"
 #include "comm/mpi/mpi_error.h"
 #include "core/errors.h"
 #include "core/timer.h"
@@ -15,13 +17,16 @@ void wait_all(std::span<MPI_Request> requests, std::span<const int> peers, doubl
   core::Deadline deadline(timeout_seconds);
   core::Backoff backoff;
   std::vector<int> indices(requests.size());
+  std::vector<MPI_Status> statuses(requests.size());
   while (true) {
     // MPI_Testsome (unlike MPI_Testall) nulls each completed request, so what is left at a
     // timeout is exactly what is still pending.
     int completed = 0;
-    check_mpi(MPI_Testsome(static_cast<int>(requests.size()), requests.data(), &completed,
-                           indices.data(), MPI_STATUSES_IGNORE),
-              "MPI_Testsome");
+    const int code = MPI_Testsome(static_cast<int>(requests.size()), requests.data(), &completed,
+                                  indices.data(), statuses.data());
+    check_mpi_statuses(code,
+                       std::span(statuses).first(static_cast<std::size_t>(std::max(completed, 0))),
+                       "MPI_Testsome");
     if (completed == MPI_UNDEFINED) return;  // no active request left
     if (completed > 0) {
       backoff.reset();
@@ -35,7 +40,7 @@ void wait_all(std::span<MPI_Request> requests, std::span<const int> peers, doubl
     if (requests[i] == MPI_REQUEST_NULL) continue;
     if (first_pending < 0) first_pending = peers[i];
     MPI_Cancel(&requests[i]);
-    MPI_Request_free(&requests[i]);
+    abandon_send(requests[i], {});  // kept, not freed: see abandoned_requests.h
   }
   throw core::RuntimeError(timeout_message(timeout_seconds, first_pending, awaited));
 }

@@ -14,7 +14,8 @@
 namespace gradshare::comm {
 
 // Waits until every request has completed. On timeout the pending requests are cancelled and
-// freed, and the error names the first pending one's peer (peers[i] belongs to requests[i]).
+// abandoned (abandoned_requests.h), and the error names the first pending one's peer (peers[i]
+// belongs to requests[i]).
 void wait_all(std::span<MPI_Request> requests, std::span<const int> peers, double timeout_seconds,
               std::string_view awaited);
 

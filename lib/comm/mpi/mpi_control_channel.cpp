@@ -8,7 +8,7 @@
 
 #include "comm/mpi/deadline_wait.h"
 #include "comm/mpi/mpi_error.h"
-#include "comm/mpi/orphaned_sends.h"
+#include "comm/mpi/abandoned_requests.h"
 #include "comm/transport_error.h"
 #include "comm/mpi/ulfm.h"
 #include "core/errors.h"
@@ -39,7 +39,7 @@ MpiControlChannel::~MpiControlChannel() {
   if (!mpi_active()) return;
   for (Pending& send : pending_) abandon_send(send.request, std::move(send.bytes));
   for (Arriving& receive : arriving_)
-    abandon_send(receive.request, std::move(receive.message.payload));
+    abandon_receive(receive.request, std::move(receive.message.payload));
 }
 
 void MpiControlChannel::send(int logical_dest, Tag tag, std::span<const std::uint8_t> payload) {

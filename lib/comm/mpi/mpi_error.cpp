@@ -32,4 +32,12 @@ void throw_mpi_error(int rc, const char* call) {
                  rc, error_class);
 }
 
+void check_mpi_statuses(int rc, std::span<const MPI_Status> statuses, const char* call) {
+  if (rc == MPI_ERR_IN_STATUS)
+    for (const MPI_Status& status : statuses)
+      if (status.MPI_ERROR != MPI_SUCCESS && status.MPI_ERROR != MPI_ERR_PENDING)
+        throw_mpi_error(status.MPI_ERROR, call);
+  check_mpi(rc, call);
+}
+
 }  // namespace gradshare::comm

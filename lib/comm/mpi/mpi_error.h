@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 
+#include <span>
 #include <string>
 
 #include "comm/transport_error.h"
@@ -42,5 +43,10 @@ inline void check_mpi(int rc, const char* call) {
   if (rc != MPI_SUCCESS) [[unlikely]]
     throw_mpi_error(rc, call);
 }
+
+// check_mpi for the calls on several requests (MPI_Testall, MPI_Testsome): their
+// MPI_ERR_IN_STATUS says only that some request failed; the first failed request's own code
+// is thrown instead, so that a lost peer under ULFM is seen as the process failure it is.
+void check_mpi_statuses(int rc, std::span<const MPI_Status> statuses, const char* call);
 
 }  // namespace gradshare::comm

@@ -1,6 +1,7 @@
 // mpi_job.cpp: MpiJob.
 #include "comm/mpi/mpi_job.h"
 
+#include "comm/collective_watchdog.h"
 #include "comm/mpi/mpi_control_channel.h"
 #include "comm/mpi/mpi_error.h"
 #include "comm/mpi/ulfm.h"
@@ -8,7 +9,8 @@
 
 namespace gradshare::comm {
 
-MpiJob::MpiJob(MPI_Comm comm, bool agree_at_start) : comm_(comm), agree_at_start_(agree_at_start) {
+MpiJob::MpiJob(MPI_Comm comm, std::optional<double> start_agreement_timeout)
+    : comm_(comm), start_agreement_timeout_(start_agreement_timeout) {
   check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
   check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
 }
@@ -22,8 +24,12 @@ bool MpiJob::fault_tolerant() const { return fault_tolerance_active(); }
 void MpiJob::barrier() { check_mpi(MPI_Barrier(comm_), "MPI_Barrier"); }
 
 bool MpiJob::all_started(bool ok) {
-  if (!agree_at_start_) return ok;
-  if (started_ < 0) started_ = agree(comm_, ok) ? 1 : 0;
+  if (!start_agreement_timeout_) return ok;
+  if (started_ < 0) {
+    CollectiveWatchdog watchdog(*start_agreement_timeout_);
+    const CollectiveWatchdog::Watch watch(watchdog, "the start-up's closing agreement");
+    started_ = agree(comm_, ok) ? 1 : 0;
+  }
   return started_ == 1;
 }
 

@@ -4,6 +4,8 @@
 
 #include <mpi.h>
 
+#include <optional>
+
 #include "comm/mpi/communicator.h"
 #include "comm/job.h"
 
@@ -12,8 +14,11 @@ namespace gradshare::comm {
 class MpiJob : public Job {
  public:
   // `comm` is not owned: it outlives the job (MPI_COMM_WORLD, or the repaired job's).
-  // agree_at_start: all_started agrees over `comm` (a job that repairs start-up losses).
-  explicit MpiJob(MPI_Comm comm, bool agree_at_start = false);
+  // With start_agreement_timeout (a job that repairs start-up losses) all_started agrees over
+  // `comm`, and a process still in that agreement after the timeout ends with a line and exit
+  // code 1: a rank that left through MPI_Abort (under ULFM that ends only itself) was seen to
+  // leave the others in it for good (train_fault_startup).
+  explicit MpiJob(MPI_Comm comm, std::optional<double> start_agreement_timeout = std::nullopt);
   // The job of MPI_COMM_WORLD.
   static MpiJob world() { return MpiJob(MPI_COMM_WORLD); }
   int rank() const override { return rank_; }
@@ -28,7 +33,7 @@ class MpiJob : public Job {
   MPI_Comm comm_;
   int rank_ = 0;
   int size_ = 1;
-  bool agree_at_start_;
+  std::optional<double> start_agreement_timeout_;
   int started_ = -1;  // all_started's answer once given (-1: not yet)
 };
 

@@ -235,8 +235,9 @@ class RepairLoop {
     int me = 0;
     MPI_Comm_rank(survivors, &me);
     const int decider = decider_of(logical);
-    // After the master's loss the new one is chosen by node (comm/new_master.h).
-    const bool master_lost = std::find(logical.begin(), logical.end(), 0) == logical.end();
+    // After the master's loss the new one is chosen by node (comm/new_master.h). The decider
+    // is the master itself while it lives.
+    const bool master_lost = logical[static_cast<std::size_t>(decider)] != 0;
     const auto nodes = master_lost ? allgather_host_keys(survivors) : std::vector<std::uint64_t>{};
     Plan plan;
     if (me == decider) plan = decide(logical, nodes, me);
@@ -296,7 +297,7 @@ class RepairLoop {
       if (logical[r] < 0) spares.push_back(static_cast<int>(r));
     const bool replace = options_.mode == RepairMode::kReplace;
     std::size_t next_spare = 0;
-    if (logical[static_cast<std::size_t>(me)] != 0) {  // the master is lost
+    if (logical[static_cast<std::size_t>(me)] != 0) {  // the decider is not the master: lost
       std::vector<Survivor> survivors;
       for (std::size_t r = 0; r < logical.size(); ++r) survivors.push_back({logical[r], nodes[r]});
       const int chosen = choose_new_master(survivors, options_.first_worker, me, replace);

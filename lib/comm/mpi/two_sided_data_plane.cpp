@@ -8,7 +8,7 @@
 
 #include "comm/link_setup.h"
 #include "comm/mpi/mpi_error.h"
-#include "comm/mpi/orphaned_sends.h"
+#include "comm/mpi/abandoned_requests.h"
 #include "comm/poll_guard.h"
 #include "comm/ring_frame.h"
 #include "core/errors.h"
@@ -36,8 +36,7 @@ TwoSidedDataPlane::~TwoSidedDataPlane() {
   if (!mpi_active()) return;
   for (Link& link : state_) {
     for (InFlight& send : link.in_flight) abandon_send(send.request, std::move(send.bytes));
-    if (link.arriving.request != MPI_REQUEST_NULL)
-      abandon_send(link.arriving.request, std::move(link.arriving.bytes));
+    abandon_receive(link.arriving.request, std::move(link.arriving.bytes));
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include "comm/mpi/communicator.h"
 #include "comm/mpi/mpi_error.h"
+#include "comm/mpi/ulfm.h"
 #include "core/errors.h"
 
 namespace gradshare::comm {
@@ -15,8 +16,12 @@ Window::Window(MPI_Comm comm, std::size_t bytes) : bytes_(bytes) {
   GS_CHECK(bytes <= static_cast<std::size_t>(std::numeric_limits<MPI_Aint>::max()),
            "window of " + std::to_string(bytes) + " bytes");
   void* memory = nullptr;
-  check_mpi(MPI_Win_allocate(static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL, comm, &memory, &win_),
-            "MPI_Win_allocate");
+  const int code =
+      MPI_Win_allocate(static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL, comm, &memory, &win_);
+  // A process lost during the allocation's collectives comes back as MPI_ERR_WIN (Open MPI
+  // 5.0.7's osc), not as a process failure: said as the failure it is, so that it is repaired.
+  if (code != MPI_SUCCESS && fault_tolerance_active()) check_for_failures(comm);
+  check_mpi(code, "MPI_Win_allocate");
   base_ = static_cast<std::uint8_t*>(memory);
   if (bytes > 0) std::memset(base_, 0, bytes);
   check_mpi(MPI_Win_set_errhandler(win_, MPI_ERRORS_RETURN), "MPI_Win_set_errhandler");

@@ -8,7 +8,7 @@
 
 #include "comm/mpi/communicator.h"
 #include "comm/mpi/mpi_error.h"
-#include "comm/mpi/orphaned_sends.h"
+#include "comm/mpi/abandoned_requests.h"
 #include "core/errors.h"
 #include "core/timer.h"
 
@@ -25,7 +25,7 @@ MessagePull::MessagePull(MPI_Comm comm, int server, std::size_t floats)
 
 MessagePull::~MessagePull() {
   if (!in_flight_ || !comm::mpi_active()) return;
-  abandon_receive(reply_request_, std::move(reply_));
+  comm::abandon_receive(reply_request_, std::move(reply_));
   comm::abandon_send(request_, {});  // empty: MPI completes it on its own
 }
 
@@ -47,7 +47,8 @@ void MessagePull::finish(double timeout_seconds, const std::function<void()>& me
   MPI_Request requests[] = {request_, reply_request_};
   for (;;) {
     int done = 0;
-    comm::check_mpi(MPI_Testall(2, requests, &done, MPI_STATUSES_IGNORE), "MPI_Testall");
+    MPI_Status statuses[2];
+    comm::check_mpi_statuses(MPI_Testall(2, requests, &done, statuses), statuses, "MPI_Testall");
     request_ = requests[0];
     reply_request_ = requests[1];
     if (done) break;
@@ -79,7 +80,7 @@ MessageShardLink::MessageShardLink(MPI_Comm comm, const DownpourLayout& layout, 
       ack_(sizeof(std::uint64_t)),
       pull_(comm, shard, range().size()) {}
 
-MessageShardLink::~MessageShardLink() { abandon_receive(ack_request_, std::move(ack_)); }
+MessageShardLink::~MessageShardLink() { comm::abandon_receive(ack_request_, std::move(ack_)); }
 
 void MessageShardLink::send_push(const PushHeader& header, std::span<const std::uint8_t> payload) {
   std::vector<std::uint8_t> message(sizeof header + payload.size());

@@ -26,7 +26,7 @@ namespace gradshare::train {
 class MessagePull {
  public:
   MessagePull(MPI_Comm comm, int server, std::size_t floats);
-  // A pull still in flight (error paths) is abandoned (abandon_receive).
+  // A pull still in flight (error paths) is abandoned (comm::abandon_receive).
   ~MessagePull();
   MessagePull(const MessagePull&) = delete;
   MessagePull& operator=(const MessagePull&) = delete;

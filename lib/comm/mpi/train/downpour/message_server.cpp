@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "comm/mpi/abandoned_requests.h"
 #include "comm/mpi/communicator.h"
 #include "comm/mpi/mpi_error.h"
 #include "core/errors.h"
@@ -28,7 +29,7 @@ MessageShardServer::MessageShardServer(MPI_Comm comm, const DownpourLayout& layo
 
 MessageShardServer::~MessageShardServer() {
   if (!comm::mpi_active()) return;
-  for (Incoming& push : incoming_) abandon_receive(push.request, std::move(push.message));
+  for (Incoming& push : incoming_) comm::abandon_receive(push.request, std::move(push.message));
 }
 
 std::size_t MessageShardServer::poll() {

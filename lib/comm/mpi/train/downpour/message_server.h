@@ -29,7 +29,7 @@ class MessageShardServer final : public ShardServer {
   MessageShardServer(MPI_Comm comm, const DownpourLayout& layout, WorkerRanks worker_ranks,
                      int shard, const config::ExperimentConfig& config,
                      std::span<const float> initial);
-  // Pushes still being received (error paths) are abandoned (abandon_receive).
+  // Pushes still being received (error paths) are abandoned (comm::abandon_receive).
   ~MessageShardServer() override;
 
   std::size_t poll() override;

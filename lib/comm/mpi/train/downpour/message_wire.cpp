@@ -1,4 +1,4 @@
-// downpour/message_wire.cpp: SendQueue and abandon_receive.
+// downpour/message_wire.cpp: SendQueue.
 #include "comm/mpi/train/downpour/message_wire.h"
 
 #include <limits>
@@ -7,7 +7,7 @@
 
 #include "comm/mpi/communicator.h"
 #include "comm/mpi/mpi_error.h"
-#include "comm/mpi/orphaned_sends.h"
+#include "comm/mpi/abandoned_requests.h"
 #include "core/errors.h"
 
 namespace gradshare::train {
@@ -33,14 +33,6 @@ void SendQueue::complete() {
     comm::check_mpi(MPI_Test(&it->request, &done, MPI_STATUS_IGNORE), "MPI_Test");
     it = done ? pending_.erase(it) : std::next(it);
   }
-}
-
-void abandon_receive(MPI_Request& request, std::vector<std::uint8_t>&& buffer) noexcept {
-  if (request == MPI_REQUEST_NULL || !comm::mpi_active()) return;
-  MPI_Cancel(&request);
-  // What abandon_send does fits a receive too: complete it if it can, else free the request
-  // and keep the buffer.
-  comm::abandon_send(request, std::move(buffer));
 }
 
 }  // namespace gradshare::train

@@ -54,9 +54,4 @@ class SendQueue {
   std::deque<Pending> pending_;
 };
 
-// Error paths: cancels a receive still posted (or, once matched, leaves it to complete) and
-// keeps its buffer until the process exits, so MPI never writes into freed memory. Never blocks,
-// never throws.
-void abandon_receive(MPI_Request& request, std::vector<std::uint8_t>&& buffer) noexcept;
-
 }  // namespace gradshare::train
