@@ -318,12 +318,15 @@ int start_and_train(const config::ExperimentConfig& config, MpiSession& mpi, Run
   return code;
 }
 
-// Whether `error` is a rank lost during a start-up the job repairs.
+// Whether `error` is a rank lost during a start-up the job repairs: a process failure, or any
+// other MPI error once ULFM knows a process of the job failed (a collective that met the
+// failure may say no more than that it failed, as MPI_Win_allocate's MPI_ERR_WIN did).
 bool lost_during_startup(const std::exception& error, const RunContext& context) {
   if (dynamic_cast<const comm::LostBeforeTraining*>(&error) != nullptr) return true;
   const auto* mpi = dynamic_cast<const comm::MpiError*>(&error);
-  return mpi != nullptr && mpi->is_process_failure() && context.phase != RunContext::kTraining &&
-         repairs_in_job(context.config);
+  if (mpi == nullptr || context.phase == RunContext::kTraining || !repairs_in_job(context.config))
+    return false;
+  return mpi->is_process_failure() || !comm::failed_ranks(comm::mpi_comm(*context.job)).empty();
 }
 
 // After a rank was lost during the start-up: the repair (startup_repair.h), and on the master
@@ -373,9 +376,10 @@ int train_in_session(const config::ExperimentConfig& config, MpiSession& mpi) {
   RunContext context;
   context.links = mpi_links();
   for (;;) {
+    // Twice the start-up deadline (mpi_session.h): see MpiJob.
     comm::MpiJob job(state.world.get_or_world(),
                      repairs_in_job(config)
-                         ? std::optional(static_cast<double>(config.transport.timeout_ms) / 1000.0)
+                         ? std::optional(2e-3 * static_cast<double>(config.transport.timeout_ms))
                          : std::nullopt);
     context.job = &job;
     context.rank = job.rank();

@@ -17,7 +17,8 @@ class MpiJob : public Job {
   // With start_agreement_timeout (a job that repairs start-up losses) all_started agrees over
   // `comm`, and a process still in that agreement after the timeout ends with a line and exit
   // code 1: a rank that left through MPI_Abort (under ULFM that ends only itself) was seen to
-  // leave the others in it for good (train_fault_startup).
+  // leave the others in it for good (train_fault_startup). The timeout must be longer than the
+  // MPI start-up deadline: a rank still inside MPI_Init ends the job with its own line then.
   explicit MpiJob(MPI_Comm comm, std::optional<double> start_agreement_timeout = std::nullopt);
   // The job of MPI_COMM_WORLD.
   static MpiJob world() { return MpiJob(MPI_COMM_WORLD); }
