@@ -14,13 +14,9 @@
 namespace gradshare::train {
 
 SynchronousMaster::SynchronousMaster(runtime::RunContext& context, GroupSession& session)
-    : context_(context),
-      cfg_(context.config),
+    : MasterBase(context, session, runtime::build_model(context.config)),
       session_(session),
-      model_(runtime::build_model(cfg_)),
       batches_(runtime::minibatches_per_epoch(cfg_, context.data.train)),
-      checkpointer_(context),
-      reporter_(context),
       recovery_(context, session) {
   runtime::log_model(model_);
 }
@@ -76,8 +72,7 @@ void SynchronousMaster::evaluate_epoch(const EpochModel& epoch_model, int worker
 }
 
 int SynchronousMaster::diverged(const Diverged& diverged, int worker) {
-  runtime::log_divergence(context_, "on rank " + std::to_string(worker) + " at its step " +
-                                        std::to_string(diverged.step) + ": " + diverged.reason);
+  note_divergence(worker, diverged);
   return core::kExitDiverged;
 }
 
@@ -103,19 +98,10 @@ int SynchronousMaster::end_run(bool stopped, std::int64_t step, std::int64_t min
   if (!stopped)
     write_final_model(context_, model_, step, runtime::DataPosition{cfg_.training.epochs, {}},
                       reporter_, minibatches);
-  send_shutdown(session_.control(), session_.live_workers(), code);
-  session_.release_spares();
+  end_job(session_.live_workers(), code);
   peak_memory_.summarize(context_);
   recovery_.summarize();
-  if (stopped)
-    core::log_info("stopped after the checkpoint; exiting with " +
-                   std::to_string(core::kExitRequeue) + " (requeue me)");
   return code;
-}
-
-int run_synchronous_master(SynchronousMaster& master, GroupSession& session) {
-  return MasterLoop([&session]() -> comm::ControlChannel& { return session.control(); })
-      .run(master);
 }
 
 }  // namespace gradshare::train

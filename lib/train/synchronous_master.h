@@ -10,19 +10,14 @@
 #include <span>
 #include <string>
 
-#include "nn/model.h"
-#include "runtime/checkpointer.h"
-#include "runtime/epoch_report.h"
 #include "train/group_recovery.h"
 #include "train/group_session.h"
-#include "train/master_loop.h"
+#include "train/master_base.h"
 #include "train/messages.h"
-#include "runtime/peak_memory.h"
-#include "runtime/run_context.h"
 
 namespace gradshare::train {
 
-class SynchronousMaster : public MasterRole {
+class SynchronousMaster : public MasterBase {
  public:
   // Repairs the job, forgets what the workers send again, and sends them the GroupResume.
   bool recover(const comm::TransportError& error) override;
@@ -49,7 +44,7 @@ class SynchronousMaster : public MasterRole {
   void evaluate_epoch(const EpochModel& epoch_model, int worker);
   // The takeover's start: the run so far from metrics.jsonl, then every worker's GroupResume.
   std::int64_t take_over();
-  // A worker's divergence: logged once; the run's exit code.
+  // A worker's divergence: logged; the run's exit code.
   int diverged(const Diverged& diverged, int worker);
   // A worker's parameters into the master's model.
   void take_parameters(std::span<const float> parameters, int worker);
@@ -57,20 +52,11 @@ class SynchronousMaster : public MasterRole {
   // for a requeue, then the Shutdown with the exit code, the spares released, the summaries.
   int end_run(bool stopped, std::int64_t step, std::int64_t minibatches);
 
-  runtime::RunContext& context_;
-  const config::ExperimentConfig& cfg_;
   GroupSession& session_;
-  nn::Model model_;
   const std::int64_t batches_;  // minibatches of an epoch
-  runtime::Checkpointer checkpointer_;
-  runtime::EpochReporter reporter_;
   GroupRecovery recovery_;
-  runtime::PeakMemory peak_memory_;
   std::int64_t epochs_evaluated_ = 0;  // the newest epoch model evaluated
   std::int64_t checkpoint_mark_ = -1;  // the position of the newest checkpoint written
 };
-
-// The master's loop over `master` until the run's exit code.
-int run_synchronous_master(SynchronousMaster& master, GroupSession& session);
 
 }  // namespace gradshare::train

@@ -105,8 +105,7 @@ class AllreduceMaster : public SynchronousMaster {
 }  // namespace
 
 int run_allreduce_master(runtime::RunContext& context, GroupSession& session) {
-  AllreduceMaster master(context, session);
-  return run_synchronous_master(master, session);
+  return AllreduceMaster(context, session).run_loop();
 }
 
 }  // namespace gradshare::train

@@ -71,8 +71,7 @@ class AveragingMaster : public SynchronousMaster {
         progress_(context, batches_, first_iteration_) {}
 
   void on_stop_signal() override {
-    runtime::log_stop_request("stopping after the workers' next averaging round and a checkpoint",
-                              true, *context_.job);
+    request_stop("stopping after the workers' next averaging round and a checkpoint");
     for (int w : session_.live_workers()) send(session_.control(), w, StateRequest{});
   }
 
@@ -237,8 +236,7 @@ class AveragingMaster : public SynchronousMaster {
 }  // namespace
 
 int run_averaging_master(runtime::RunContext& context, GroupSession& session) {
-  AveragingMaster master(context, session);
-  return run_synchronous_master(master, session);
+  return AveragingMaster(context, session).run_loop();
 }
 
 }  // namespace gradshare::train

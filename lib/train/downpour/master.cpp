@@ -14,10 +14,7 @@
 #include "ckpt/checkpoint.h"
 #include "core/errors.h"
 #include "core/log.h"
-#include "core/stop_signal.h"
 #include "data/epoch_plan.h"
-#include "runtime/checkpointer.h"
-#include "runtime/divergence_guard.h"
 #include "train/downpour/network.h"
 #include "train/group_recovery.h"
 #include "train/downpour/checkpoint.h"
@@ -29,12 +26,10 @@
 #include "train/downpour/state_requests.h"
 #include "train/downpour/shard_zero_file.h"
 #include "train/downpour/takeover.h"
-#include "runtime/epoch_report.h"
-#include "train/master_loop.h"
+#include "train/master_base.h"
 #include "train/master_takeover.h"
 #include "runtime/model_file.h"
 #include "runtime/partition_data.h"
-#include "runtime/peak_memory.h"
 #include "runtime/poll_during.h"
 #include "runtime/partition_scheduler.h"
 #include "train/worker_state.h"
@@ -43,15 +38,14 @@ namespace gradshare::train {
 
 namespace {
 
-class DownpourMaster : public MasterRole {
+class DownpourMaster : public MasterBase {
  public:
-  // Starts at `position` and `step` (a resumed checkpoint's, or a takeover's).
-  DownpourMaster(runtime::RunContext& context, nn::Model& model, DownpourNetwork& network,
+  // Starts at `position` and `step` (a resumed checkpoint's, or a takeover's); `model` holds
+  // the servers' parameters at each read.
+  DownpourMaster(runtime::RunContext& context, nn::Model model, DownpourNetwork& network,
                  std::unique_ptr<ShardServer> server, const runtime::DataPosition& position,
                  std::int64_t step, ShardSnapshots snapshots)
-      : context_(context),
-        cfg_(context.config),
-        model_(model),
+      : MasterBase(context, network.session(), std::move(model)),
         network_(network),
         layout_(network.layout()),
         server_(std::move(server)),
@@ -60,8 +54,6 @@ class DownpourMaster : public MasterRole {
                    position, shape_.partition_sizes(), cfg_.data.prefetch_partitions),
         progress_(context, static_cast<std::int64_t>(shape_.batch_count()), layout_.workers(),
                   step),
-        reporter_(context),
-        checkpointer_(context),
         requests_(network),
         recovery_(context, network.session()),
         snapshots_(std::move(snapshots)) {
@@ -83,8 +75,7 @@ class DownpourMaster : public MasterRole {
                               "seq); the partitions in flight are trained again");
   }
 
-  // `why`: a worker's stop notice; empty: this rank's own stop signal.
-  void on_stop_signal() override { stop(""); }
+  void on_stop_signal() override { request_stop(kStopPlan); }
 
   std::optional<int> handle(const comm::ControlMessage& message) override {
     const int worker = message.source;
@@ -110,17 +101,13 @@ class DownpourMaster : public MasterRole {
                                   "; rerun the same "
                                   "command to resume every shard from " +
                                   runtime::resume_point(context_.run_directory));
-      case Diverged::kTag: {
-        const auto report = decode<Diverged>(message);
-        if (!diverged_)
-          runtime::log_divergence(context_, "on rank " + std::to_string(worker) + " at its step " +
-                                                std::to_string(report.step) + ": " + report.reason);
-        diverged_ = true;
+      case Diverged::kTag:
+        note_divergence(worker, decode<Diverged>(message));
         break;
-      }
       case Shutdown::kTag:  // a stop signal arrived at another rank
-        stop("rank " + std::to_string(worker) + " received a stop signal (exit code " +
-             std::to_string(decode<Shutdown>(message).exit_code) + " asked)");
+        request_stop(kStopPlan,
+                     "rank " + std::to_string(worker) + " received a stop signal (exit code " +
+                         std::to_string(decode<Shutdown>(message).exit_code) + " asked)");
         break;
       case DownpourReport::kTag:
         progress_.add(decode<DownpourReport>(message));
@@ -202,8 +189,10 @@ class DownpourMaster : public MasterRole {
     rebuilt_.clear();
     if (!recovery_.repair(error, [this] { resume_after_repair(); })) return false;
     if (cfg_.fault_tolerance.on_worker_failure == "abort")
-      stop("fault_tolerance.on_worker_failure is abort: the workers push what they hold, then "
-           "the checkpoint; exiting with the requeue code");
+      request_stop(
+          "the workers push what they hold, then the checkpoint; exiting with the "
+          "requeue code",
+          "fault_tolerance.on_worker_failure is abort");
     recovery_.record(rebuilt_.empty()
                          ? "the servers' shards as they were (every push applied once, by seq); "
                            "the partitions in flight are trained again; a lost worker's updates "
@@ -263,6 +252,9 @@ class DownpourMaster : public MasterRole {
   bool nothing_to_train() const { return stopping_early() || scheduler_.all_granted(); }
 
  private:
+  static constexpr const char* kStopPlan =
+      "finishing the partitions in flight before the stop checkpoint";
+
   // What the end of the run needs from the other ranks, gathered before anything is written
   // (a failure meanwhile is repaired and the run goes on).
   struct EndState {
@@ -296,18 +288,6 @@ class DownpourMaster : public MasterRole {
     core::log_info(downpour_setup_line(cfg_, layout_));
     if (const auto momentum = worker_momentum_line(cfg_, layout_.workers()); !momentum.empty())
       core::log_info(momentum);
-  }
-
-  comm::ControlChannel& control() { return network_.control(); }
-
-  void stop(const std::string& why) {
-    if (stopping_) return;
-    const std::string plan = "finishing the partitions in flight before the stop checkpoint";
-    if (why.empty())
-      runtime::log_stop_request(plan, true, *context_.job);
-    else
-      core::log_warn(why + ": " + plan);
-    stopping_ = true;
   }
 
   // The servers' model: shard 0 here, the others read through the transport (serving shard 0
@@ -361,39 +341,26 @@ class DownpourMaster : public MasterRole {
     peak_memory_.summarize(context_);
     if (end.states && !diverged_) save_checkpoint(*end.states, server_->snapshot());
     snapshots_.remove_shard_zero_file();  // a rerun resumes from a checkpoint
-    const int exit_code =
-        diverged_ ? core::kExitDiverged : stopping_ ? core::kExitRequeue : core::kExitOk;
-    if (diverged_) {
-      core::log_info("ended after the divergence; the newest checkpoint is the newest good one");
-    } else if (stopping_) {
-      core::log_info("stopped after the checkpoint; exiting with " + std::to_string(exit_code) +
-                     " (requeue me)");
-    } else {
+    const int code = exit_code();
+    if (code == core::kExitOk)
       write_final_model(context_, model_, progress_.step(), scheduler_.position(), reporter_,
                         scheduler_.minibatches_in(cfg_.training.epochs - 1));
-    }
-    send_shutdown(control(), network_.live_ranks(), exit_code);
-    network_.session().release_spares();
+    end_job(network_.live_ranks(), code);
     recovery_.summarize();
     if (!worst.identical && !diverged_)  // (NaNs compare unequal)
       throw core::RuntimeError("downpour: a worker's final parameters differ from the servers'");
     if (mismatched > 0)
       throw core::RuntimeError("downpour: a server applied a worker's pushes other than exactly "
                                "once (the lines above name them)");
-    return exit_code;
+    return code;
   }
 
-  runtime::RunContext& context_;
-  const config::ExperimentConfig& cfg_;
-  nn::Model& model_;
   DownpourNetwork& network_;
   const DownpourLayout& layout_;
   std::unique_ptr<ShardServer> server_;  // shard 0 (a repair moves it onto the new transport)
   data::EpochPlan shape_;
   runtime::PartitionScheduler scheduler_;
   DownpourProgress progress_;
-  runtime::EpochReporter reporter_;
-  runtime::Checkpointer checkpointer_;
   StateRequests requests_;
   GroupRecovery recovery_;
   std::set<int> done_;                         // workers whose DownpourDone is in
@@ -401,10 +368,7 @@ class DownpourMaster : public MasterRole {
   std::map<int, DownpourFinalModel> drained_;  // their final models
   ShardSnapshots snapshots_;
   std::string rebuilt_;  // the servers the recovery under way rebuilds
-  bool snapshots_wanted_ = false;         // a worker's log for a shard is half full
-  runtime::PeakMemory peak_memory_;
-  bool stopping_ = false;
-  bool diverged_ = false;  // a worker's divergence guard fired: no partition more, nothing saved
+  bool snapshots_wanted_ = false;  // a worker's log for a shard is half full
 };
 
 // Under fault tolerance shard 0's snapshots go to the run directory (shard_zero_file.h).
@@ -412,36 +376,31 @@ std::string shard_zero_file(runtime::RunContext& context, DownpourNetwork& netwo
   return network.session().fault_tolerant() ? shard_zero_path(context.run_directory) : "";
 }
 
-int run_master_loop(DownpourNetwork& network, DownpourMaster& master) {
-  return MasterLoop([&network]() -> comm::ControlChannel& { return network.control(); })
-      .run(master);
-}
-
 }  // namespace
 
-int run_downpour_master(runtime::RunContext& context, nn::Model& model, DownpourNetwork& network,
+int run_downpour_master(runtime::RunContext& context, nn::Model model, DownpourNetwork& network,
                         std::unique_ptr<ShardServer> server,
                         const std::optional<ckpt::Checkpoint>& resume) {
   ShardSnapshots snapshots(network.layout(), model.parameters(), resume,
                            shard_zero_file(context, network));
-  DownpourMaster master(context, model, network, std::move(server),
+  return DownpourMaster(context, std::move(model), network, std::move(server),
                         resume ? runtime::data_position(*resume) : runtime::DataPosition{},
-                        resume ? resume->iteration : 0, std::move(snapshots));
-  return run_master_loop(network, master);
+                        resume ? resume->iteration : 0, std::move(snapshots))
+      .run_loop();
 }
 
 int run_downpour_takeover(runtime::RunContext& context, DownpourNetwork& network,
                           const std::optional<DownpourHandover>& handover) {
   // The servers' parameters come at each read.
-  nn::Model model = runtime::build_model(context.config);
   auto takeover = take_over_downpour(context, network, handover);
   ShardSnapshots snapshots(network.layout(), takeover.server->snapshot(),
                            shard_zero_file(context, network));
-  DownpourMaster master(context, model, network, std::move(takeover.server), takeover.position,
-                        takeover.so_far.steps, std::move(snapshots));
+  DownpourMaster master(context, runtime::build_model(context.config), network,
+                        std::move(takeover.server), takeover.position, takeover.so_far.steps,
+                        std::move(snapshots));
   master.resume_takeover(takeover.so_far);
   load_evaluation_sets(context);  // the workers train meanwhile
-  return run_master_loop(network, master);
+  return master.run_loop();
 }
 
 }  // namespace gradshare::train

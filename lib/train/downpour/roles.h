@@ -21,7 +21,7 @@ namespace gradshare::train {
 
 // `model` holds the parameters to start from (seeded, or the checkpoint's); `server` serves
 // shard 0; `resume` is the checkpoint being resumed, if any.
-int run_downpour_master(runtime::RunContext& context, nn::Model& model, DownpourNetwork& network,
+int run_downpour_master(runtime::RunContext& context, nn::Model model, DownpourNetwork& network,
                         std::unique_ptr<ShardServer> server,
                         const std::optional<ckpt::Checkpoint>& resume);
 // A new master (downpour/takeover.h), on the network the takeover's repair made; `handover`

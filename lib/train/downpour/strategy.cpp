@@ -77,7 +77,7 @@ int run_downpour(runtime::RunContext& context) {
   network.transport().wait_for_servers();
   context.begin_training();  // a rank lost before here is lost during start-up
   if (context.is_master())
-    return run_downpour_master(context, model, network, std::move(server), start.resume);
+    return run_downpour_master(context, std::move(model), network, std::move(server), start.resume);
   if (server) return run_downpour_server(context, network, std::move(server));
   return run_worker(context, std::move(model), network, start.own, /*replacement=*/false);
 }

@@ -7,15 +7,11 @@ namespace gradshare::train {
 // The master's state and its reactions to the workers' messages.
 
 SharingMaster::SharingMaster(runtime::RunContext& context, SharingSession& session)
-    : context_(context),
-      cfg_(context.config),
+    : MasterBase(context, session, runtime::build_model(context.config)),
       session_(session),
-      model_(runtime::build_model(cfg_)),
       exchange_(session.plane(), 0, context.size, model_.parameter_count(),
                 keep_budget(session, context.config)),
       shape_(runtime::epoch_shape(cfg_, context.data.train)),
-      checkpointer_(context),
-      reporter_(context),
       recoveries_(context.metrics),
       live_(session.live_workers()),
       liveness_(context.config.fault_tolerance.timeout_ms),
@@ -45,16 +41,15 @@ int SharingMaster::run() {
   } catch (const comm::TransportError& error) {
     if (!recover(error)) throw;  // a worker without its start joins the resync as a replacement
   }
-  return run_loop(resume ? resume->iteration : 0);
+  return run_from(resume ? resume->iteration : 0);
 }
 
-int SharingMaster::run_loop(std::int64_t first_step) {
+int SharingMaster::run_from(std::int64_t first_step) {
   const auto steps_per_epoch = static_cast<std::int64_t>(shape_.batch_count());
   progress_.emplace(context_, steps_per_epoch, model_.parameter_count(), first_step);
   const double cpu_start = core::process_cpu_seconds();
   core::Stopwatch wall;
-  MasterLoop loop([this]() -> comm::ControlChannel& { return control(); });
-  const int exit_code = loop.run(*this);
+  const int exit_code = run_loop();
   return end_run(exit_code, core::process_cpu_seconds() - cpu_start, wall.seconds());
 }
 
@@ -81,18 +76,14 @@ int SharingMaster::end_run(int exit_code, double cpu_seconds, double wall_second
                              exchange_.version_vector(), {});
       });
   }
-  send_shutdown(control(), live_, exit_code);
-  session_.release_spares();
+  end_job(live_, exit_code);
   if (!equivalent && !stopping_)
     throw core::RuntimeError("replicas diverged: model-equivalence check failed");
   return exit_code;
 }
 
 void SharingMaster::on_stop_signal() {
-  if (stopping_) return;  // on_worker_failure: abort stops the run already
-  runtime::log_stop_request("finishing the partitions in flight before the stop checkpoint", true,
-                            *context_.job);
-  stopping_ = true;
+  request_stop("finishing the partitions in flight before the stop checkpoint");
 }
 
 std::optional<int> SharingMaster::finished() {
@@ -101,7 +92,7 @@ std::optional<int> SharingMaster::finished() {
   // (the stop checkpoint follows the loop).
   if (!drain_.complete(live_, exchange_) || (checkpoint_.under_way() && !stopping_))
     return std::nullopt;
-  return stopping_ ? core::kExitRequeue : core::kExitOk;
+  return exit_code();
 }
 
 bool SharingMaster::recover(const comm::TransportError& error) {
@@ -205,8 +196,7 @@ std::optional<int> SharingMaster::handle(const comm::ControlMessage& message) {
       break;
     }
     case Diverged::kTag: {
-      const auto diverged = decode<Diverged>(message);
-      if (!diverged_) report_divergence(worker, diverged.step, diverged.reason);
+      report_divergence(worker, decode<Diverged>(message));
       break;
     }
     case Heartbeat::kTag:
@@ -249,8 +239,7 @@ void SharingMaster::relay_during(const std::function<void()>& work) {
   liveness_.master_was_busy();
 }
 
-void SharingMaster::report_divergence(int worker, std::int64_t step, const std::string& reason) {
-  diverged_ = true;
+void SharingMaster::report_divergence(int worker, const Diverged& diverged) {
   // Stale updates are a likely cause where the bound is off, the likelier one where it is
   // loose and the updates were stale.
   const double staleness = progress_->total().staleness.mean();
@@ -270,10 +259,7 @@ void SharingMaster::report_divergence(int worker, std::int64_t step, const std::
                        "off (2 keeps them fresh)"
       : bound > 4 && staleness > 2 ? std::string(stale)
                                    : rate_cause;
-  runtime::log_divergence(
-      context_,
-      "on rank " + std::to_string(worker) + " at its step " + std::to_string(step) + ": " + reason,
-      cause);
+  note_divergence(worker, diverged, cause);
 }
 
 int run_sharing_master(runtime::RunContext& context, SharingSession& session) {

@@ -28,7 +28,7 @@
 #include "nn/model.h"
 #include "runtime/checkpointer.h"
 #include "runtime/divergence_guard.h"
-#include "train/master_loop.h"
+#include "train/master_base.h"
 #include "train/sharing/checkpoint_collection.h"
 #include "train/sharing/drain.h"
 #include "train/sharing/encoding_debug.h"
@@ -115,7 +115,7 @@ class SharingProgress {
 
 // A MasterRole (train/master_loop.h): the loop polls the data plane and the control channel in
 // turn; a process failure under ULFM is repaired in recover() and the loop goes on.
-class SharingMaster : public MasterRole {
+class SharingMaster : public MasterBase {
  public:
   SharingMaster(runtime::RunContext& context, SharingSession& session);
 
@@ -134,14 +134,12 @@ class SharingMaster : public MasterRole {
   std::string awaited() const override;
 
  private:
-  comm::ControlChannel& control() { return session_.control(); }
-
   // Applies and relays what arrived; aggregating (topology.aggregate), also sends each link what
   // is due, its flush rounds' finals included. Returns the messages received.
   std::size_t relay();
 
   // From the start (or a takeover) to the end of the run: the loop, then end_run.
-  int run_loop(std::int64_t first_step);
+  int run_from(std::int64_t first_step);
 
   // A process failed: repair the job (comm/repair.h), then the resync (sharing/recovery.h).
   void repair_and_resync(const std::string& cause);
@@ -235,7 +233,7 @@ class SharingMaster : public MasterRole {
   void relay_during(const std::function<void()>& work);
 
   // One line naming the worker, the step and the likely cause; the run then ends.
-  void report_divergence(int worker, std::int64_t step, const std::string& reason);
+  void report_divergence(int worker, const Diverged& diverged);
 
   // After the loop: the stop checkpoint, the workers' shutdown, the checks and summaries,
   // model.h5.
@@ -252,14 +250,9 @@ class SharingMaster : public MasterRole {
   // The staleness distribution over the run and the time each worker was held by the bound.
   void summarize_staleness(const SharingReport& total, report::JsonLine& record);
 
-  runtime::RunContext& context_;
-  const config::ExperimentConfig& cfg_;
   SharingSession& session_;
-  nn::Model model_;
   UpdateExchange exchange_;
   data::EpochPlan shape_;
-  runtime::Checkpointer checkpointer_;
-  runtime::EpochReporter reporter_;
   ft::RecoveryLog recoveries_;
   std::vector<int> live_;  // logical ranks of the live workers
   ft::Liveness liveness_;
@@ -270,14 +263,11 @@ class SharingMaster : public MasterRole {
   std::optional<runtime::PartitionScheduler> scheduler_;
   std::optional<SharingProgress> progress_;
   SharingDrain drain_;
-  std::vector<float> tau_;              // latest threshold per worker (index worker - 1)
-  runtime::PeakMemory peak_memory_;
-  bool diverged_ = false;  // a worker's divergence guard fired: end the run, save nothing
+  std::vector<float> tau_;                   // latest threshold per worker (index worker - 1)
   std::map<int, SharingReport> per_worker_;  // each worker's reports summed (staleness summary)
   // The newest clock (training step) applied from each origin: a replacement continues it.
   std::vector<std::uint64_t> clocks_ =
       std::vector<std::uint64_t>(static_cast<std::size_t>(context_.size), 0);
-  bool stopping_ = false;
   // The run's step when this master took a lost one's place (sharing/takeover.h): its summary
   // counts from there.
   std::optional<std::int64_t> took_over_at_;

@@ -34,12 +34,11 @@ void SharingMaster::repair_and_resync(const std::string& cause) {
   });
   relays_restarted_ = false;
   liveness_.restart(live_);
-  if (cfg_.fault_tolerance.on_worker_failure == "abort" && !stopping_) {
-    core::log_warn(
-        "fault_tolerance.on_worker_failure is abort: finishing the partitions in "
-        "flight, checkpointing, and exiting with the requeue code");
-    stopping_ = true;
-  }
+  if (cfg_.fault_tolerance.on_worker_failure == "abort")
+    request_stop(
+        "finishing the partitions in flight, checkpointing, and exiting with the requeue "
+        "code",
+        "fault_tolerance.on_worker_failure is abort");
 }
 
 void SharingMaster::finish_partition(int worker, std::uint64_t last_seq) {

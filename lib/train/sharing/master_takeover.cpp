@@ -90,7 +90,7 @@ int SharingMaster::take_over(std::optional<SharingHandover> handover) {
   recoveries_.add(record);
   load_evaluation_sets(context_);  // the workers train meanwhile
   took_over_at_ = so_far.steps;
-  return run_loop(so_far.steps);
+  return run_from(so_far.steps);
 }
 
 void SharingMaster::adopt_run(const std::optional<SharingHandover>& handover,

@@ -149,9 +149,9 @@ class DownpourMasterRole : public DownpourRole {
     channel_->arrive(1, PartitionRequest{false, 0});
   }
   int run_master() {
-    auto model = runtime::build_model(ctx_->config);
     auto server = network_->transport().serve(0, ctx_->config, initial_shard(0));
-    return run_downpour_master(*ctx_, model, *network_, std::move(server), std::nullopt);
+    return run_downpour_master(*ctx_, runtime::build_model(ctx_->config), *network_,
+                               std::move(server), std::nullopt);
   }
 };
 
