@@ -28,28 +28,24 @@ bool GroupRecovery::repair(const comm::TransportError& error,
   return true;
 }
 
-void GroupRecovery::send_resume(bool finish, std::int64_t epochs_evaluated,
+void GroupRecovery::send_resume(bool stop, bool finish, std::int64_t epochs_evaluated,
                                 std::int64_t checkpoint_mark) {
-  const bool stop = context_.config.fault_tolerance.on_worker_failure == "abort";
-  if (stop)
-    core::log_warn("fault_tolerance.on_worker_failure is abort: the workers checkpoint and stop; "
-                   "exiting with the requeue code");
   for (int w : session_.live_workers())
     send(session_.control(), w, GroupResume{stop, finish, epochs_evaluated, checkpoint_mark});
 }
 
-void GroupRecovery::resume(bool finish, std::int64_t epochs_evaluated,
+void GroupRecovery::resume(bool stop, bool finish, std::int64_t epochs_evaluated,
                            std::int64_t checkpoint_mark) {
-  send_resume(finish, epochs_evaluated, checkpoint_mark);
+  send_resume(stop, finish, epochs_evaluated, checkpoint_mark);
   record(
       "the workers go on from the newest state any of them held (the step or averaging round "
       "the failure interrupted is trained again)");
 }
 
-void GroupRecovery::resume_after_takeover(const RepairOutcome& repair, bool finish,
+void GroupRecovery::resume_after_takeover(const RepairOutcome& repair, bool stop, bool finish,
                                           std::int64_t epochs_evaluated,
                                           std::int64_t checkpoint_mark) {
-  send_resume(finish, epochs_evaluated, checkpoint_mark);
+  send_resume(stop, finish, epochs_evaluated, checkpoint_mark);
   record_takeover(repair);
 }
 

@@ -56,12 +56,12 @@ class GroupRecovery {
   // The recovery under way: who was lost and who replaced.
   const ft::RecoveryRecord& current() const { return pending_; }
   // After repair() (and the role's own reset): tells every live worker where the run stands —
-  // a GroupResume with what the master has; stop under on_worker_failure abort — and records
-  // the recovery.
-  void resume(bool finish, std::int64_t epochs_evaluated, std::int64_t checkpoint_mark);
+  // a GroupResume with what the master has, `stop` to checkpoint and stop — and records the
+  // recovery.
+  void resume(bool stop, bool finish, std::int64_t epochs_evaluated, std::int64_t checkpoint_mark);
   // A new master (master_takeover.h), after the repair that made it so: the same GroupResume,
   // and a record that names the lost master.
-  void resume_after_takeover(const RepairOutcome& repair, bool finish,
+  void resume_after_takeover(const RepairOutcome& repair, bool stop, bool finish,
                              std::int64_t epochs_evaluated, std::int64_t checkpoint_mark);
   // A new master that resumes its workers itself (Downpour): records the takeover `repair`,
   // with `detail` after the note that names the lost master.
@@ -75,8 +75,9 @@ class GroupRecovery {
   runtime::RunContext& context_;
   GroupSession& session_;
   ft::RecoveryLog log_;
-  // GroupResume to every live worker (stop under on_worker_failure abort).
-  void send_resume(bool finish, std::int64_t epochs_evaluated, std::int64_t checkpoint_mark);
+  // GroupResume to every live worker.
+  void send_resume(bool stop, bool finish, std::int64_t epochs_evaluated,
+                   std::int64_t checkpoint_mark);
 
   ft::RecoveryRecord pending_;
   core::Stopwatch clock_;  // from the failure seen

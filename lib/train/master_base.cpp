@@ -29,6 +29,12 @@ bool MasterBase::request_stop(const std::string& plan, const std::string& why) {
   return true;
 }
 
+bool MasterBase::stop_if_failure_aborts(const std::string& plan) {
+  if (cfg_.fault_tolerance.on_worker_failure != "abort") return false;
+  request_stop(plan, "fault_tolerance.on_worker_failure is abort");
+  return true;
+}
+
 void MasterBase::note_divergence(int worker, const Diverged& diverged, const std::string& cause) {
   if (diverged_) return;
   diverged_ = true;

@@ -33,6 +33,10 @@ class MasterBase : public MasterRole {
   // A stop request: "<why>: <plan>", or for this rank's own signal the stop-request line that
   // names `plan`; logged once. Returns false when the run was stopping already.
   bool request_stop(const std::string& plan, const std::string& why = "");
+  // Under fault_tolerance.on_worker_failure: abort, after a repair: the run stops as after a stop
+  // signal ("fault_tolerance.on_worker_failure is abort: <plan>", logged once); true when the
+  // policy is abort.
+  bool stop_if_failure_aborts(const std::string& plan);
   // A worker's divergence guard fired: logged once ("on rank W at its step S: reason"; `cause`
   // empty: the learning rate's, runtime/divergence_guard.h). Nothing is saved after it.
   void note_divergence(int worker, const Diverged& diverged, const std::string& cause = "");

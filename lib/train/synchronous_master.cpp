@@ -13,6 +13,10 @@
 
 namespace gradshare::train {
 
+namespace {
+const char* const kAbortPlan = "the workers checkpoint and stop; exiting with the requeue code";
+}  // namespace
+
 SynchronousMaster::SynchronousMaster(runtime::RunContext& context, GroupSession& session)
     : MasterBase(context, session, runtime::build_model(context.config)),
       session_(session),
@@ -56,8 +60,8 @@ std::int64_t SynchronousMaster::take_over() {
   // No checkpoint mark: the workers' newest state comes as a fresh checkpoint, so the run keeps
   // a checkpoint from after the loss however the lost master's last one ended.
   checkpoint_mark_ = -1;
-  recovery_.resume_after_takeover(session_.last_repair(), so_far.stopped_early, epochs_evaluated_,
-                                  checkpoint_mark_);
+  recovery_.resume_after_takeover(session_.last_repair(), stop_if_failure_aborts(kAbortPlan),
+                                  so_far.stopped_early, epochs_evaluated_, checkpoint_mark_);
   load_evaluation_sets(context_);
   return epochs_evaluated_ * batches_;
 }
@@ -87,7 +91,8 @@ void SynchronousMaster::take_parameters(std::span<const float> parameters, int w
 bool SynchronousMaster::recover(const comm::TransportError& error) {
   if (!recovery_.repair(error)) return false;
   forget_in_flight();
-  recovery_.resume(reporter_.stop_early(), epochs_evaluated_, checkpoint_mark_);
+  recovery_.resume(stop_if_failure_aborts(kAbortPlan), reporter_.stop_early(), epochs_evaluated_,
+                   checkpoint_mark_);
   return true;
 }
 

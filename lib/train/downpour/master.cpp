@@ -188,11 +188,8 @@ class DownpourMaster : public MasterBase {
   bool recover(const comm::TransportError& error) override {
     rebuilt_.clear();
     if (!recovery_.repair(error, [this] { resume_after_repair(); })) return false;
-    if (cfg_.fault_tolerance.on_worker_failure == "abort")
-      request_stop(
-          "the workers push what they hold, then the checkpoint; exiting with the "
-          "requeue code",
-          "fault_tolerance.on_worker_failure is abort");
+    stop_if_failure_aborts(
+        "the workers push what they hold, then the checkpoint; exiting with the requeue code");
     recovery_.record(rebuilt_.empty()
                          ? "the servers' shards as they were (every push applied once, by seq); "
                            "the partitions in flight are trained again; a lost worker's updates "

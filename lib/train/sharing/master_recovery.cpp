@@ -34,11 +34,8 @@ void SharingMaster::repair_and_resync(const std::string& cause) {
   });
   relays_restarted_ = false;
   liveness_.restart(live_);
-  if (cfg_.fault_tolerance.on_worker_failure == "abort")
-    request_stop(
-        "finishing the partitions in flight, checkpointing, and exiting with the requeue "
-        "code",
-        "fault_tolerance.on_worker_failure is abort");
+  stop_if_failure_aborts(
+      "finishing the partitions in flight, checkpointing, and exiting with the requeue code");
 }
 
 void SharingMaster::finish_partition(int worker, std::uint64_t last_seq) {
