@@ -21,8 +21,7 @@
 #include "nn/optimizer.h"
 #include "nn/schedule.h"
 #include "runtime/checkpointer.h"
-#include "runtime/divergence_guard.h"
-#include "ft/fault_injection.h"
+#include "train/async_worker.h"
 #include "train/downpour/link.h"
 #include "train/downpour/network.h"
 #include "train/group_recovery.h"
@@ -37,25 +36,15 @@ namespace gradshare::train {
 
 namespace {
 
-class DownpourWorker {
+class DownpourWorker : AsyncWorker {
  public:
   DownpourWorker(runtime::RunContext& context, nn::Model model, DownpourNetwork& network,
                  const StartState& start, bool replacement)
-      : context_(context),
-        cfg_(context.config),
+      : AsyncWorker(context, worker_optimizer_config(context.config, network.layout().workers()),
+                    std::move(model), replacement),
         network_(network),
-        batches_per_epoch_(runtime::minibatches_per_epoch(cfg_, context.data.train)),
-        replica_(worker_optimizer_config(cfg_, network.layout().workers()), std::move(model),
-                 batches_per_epoch_ * cfg_.training.epochs, batches_per_epoch_,
-                 static_cast<std::uint64_t>(context.rank)),
-        n_(replica_.parameter_count()),
         timeout_(network.control().timeout_seconds()),
         accumulator_(n_, 0.0f),
-        partitions_(context.data.train, static_cast<std::size_t>(cfg_.training.batch_size),
-                    static_cast<std::size_t>(cfg_.data.partition_batches),
-                    static_cast<std::uint64_t>(cfg_.run.seed), cfg_.data.shuffle),
-        divergence_(cfg_.training, cfg_.model.num_classes),
-        injector_(cfg_.fault_tolerance, context.rank, replacement, context.end_rank_by_fault()),
         replacement_(replacement),
         rebuild_on_rejoin_(!replacement) {
     if (start.resume)
@@ -172,8 +161,7 @@ class DownpourWorker {
 
   void train_partition(const runtime::PartitionGrant& grant,
                        std::span<const runtime::PartitionGrant> read_ahead) {
-    partitions_.read_ahead(grant, read_ahead);
-    const auto& plan = partitions_.plan(grant.epoch);
+    const auto& plan = open_partition(grant, read_ahead);
     const auto range = plan.partition(static_cast<std::size_t>(grant.partition));
     for (std::size_t b = range.first_batch; b < range.end_batch && !diverged_; ++b) {
       // What the previous step left in flight completes here, after it overlapped that step.
@@ -181,18 +169,15 @@ class DownpourWorker {
       finish_pulls();
       answer_state_requests();
       StopNotice(control(), *context_.job, stop_sent_).check();
-      step(plan.batch_indices(b), grant.epoch * batches_per_epoch_ + static_cast<std::int64_t>(b));
+      step(plan.batch_indices(b), schedule_step(grant, b));
     }
   }
 
   void step(std::span<const std::uint32_t> indices, std::int64_t schedule_step) {
     injector_.at_step(steps_ + 1);
     const auto result = replica_.gradient(context_.data.train, indices);
-    if (auto reason = divergence_.check(steps_ + 1, result.loss)) {
-      core::log_error("diverged: " + *reason);
-      divergence_report_ = Diverged{steps_ + 1, *reason};
-      send(control(), 0, *divergence_report_);
-      diverged_ = true;  // no more steps: the end protocol runs, the master saves nothing
+    if ((divergence_report_ = check_divergence(steps_ + 1, result.loss))) {
+      send(control(), 0, *divergence_report_);  // no more steps: the end protocol runs
       return;
     }
     replica_.compute_update(schedule_step);
@@ -346,35 +331,23 @@ class DownpourWorker {
     return code;
   }
 
-  runtime::RunContext& context_;
-  const config::ExperimentConfig& cfg_;
   DownpourNetwork& network_;
-  std::int64_t batches_per_epoch_;
   double epochs_done_ = 0.0;  // training progress at the last step (the push encoder's warm-up)
-  Replica replica_;
-  std::size_t n_;
   double timeout_;
   bool stop_sent_ = false;  // this rank's stop signal passed on to the master
   std::vector<std::unique_ptr<ShardLink>> links_;
   std::vector<std::unique_ptr<ShardLink>> retired_links_;  // from transports a repair replaced
   std::vector<float> accumulator_;  // updates made locally and not yet pushed
-  runtime::PartitionData partitions_;
   std::vector<std::int64_t> since_push_, since_pull_;
   std::vector<bool> pull_started_;
   DownpourReport report_;
   core::Stopwatch report_clock_;
   std::int64_t steps_ = 0;
-  runtime::DivergenceGuard divergence_;
-  bool diverged_ = false;
   std::optional<Diverged> divergence_report_;  // sent to the master (again after a repair)
-  ft::FaultInjector injector_;  // fault_tolerance.inject
   bool replacement_;
   bool rebuild_on_rejoin_;  // false for a replacement's first rejoin: its network is new
   Phase phase_ = Phase::kTraining;
   bool finished_previous_ = false;  // the partition granted last is trained
-  // Every partition this worker knows done: its own, and as a replacement those done when it
-  // resumed (for a new master: downpour/takeover.h).
-  std::vector<runtime::PartitionGrant> done_partitions_;
   bool unpushed_ = false;           // steps taken since the last push of everything
   bool snapshots_wanted_ = false;   // DownpourSnapshotWanted sent, no snapshot taken since
 };

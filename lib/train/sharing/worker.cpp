@@ -2,6 +2,7 @@
 // peers and the master (the class is in sharing/worker.h).
 #include "train/sharing/worker.h"
 
+#include "runtime/model_file.h"
 #include "train/sharing/gradient_sharing.h"
 #include "train/sharing/roles.h"
 
@@ -32,23 +33,15 @@ void count_encoding(SharingReport& report, codec::Encoding encoding) {
 
 SharingWorker::SharingWorker(runtime::RunContext& context, SharingSession& session,
                              bool replacement)
-    : context_(context),
-      cfg_(context.config),
+    : AsyncWorker(context, sharing_worker_config(context.config, context.worker_count()),
+                  runtime::build_model(context.config), replacement),
       session_(session),
-      batches_per_epoch_(runtime::minibatches_per_epoch(cfg_, context.data.train)),
-      replica_(sharing_worker_config(cfg_, context.worker_count()),
-               batches_per_epoch_ * cfg_.training.epochs, batches_per_epoch_,
-               static_cast<std::uint64_t>(context.rank)),
-      n_(replica_.parameter_count()),
       encoder_(cfg_.encoding, n_),
       exchange_(session.plane(), context.rank, context.size, n_, keep_budget(session, cfg_)),
-      injector_(cfg_.fault_tolerance, context.rank, replacement, context.end_rank_by_fault()),
       // encoding.combine: mean shares update / workers (see the key's help).
       update_scale_(cfg_.encoding.combine == "mean"
                         ? 1.0f / static_cast<float>(context.worker_count())
                         : 1.0f),
-      partitions_(context.data.train, batch_size(),
-                  static_cast<std::size_t>(cfg_.data.partition_batches), seed(), cfg_.data.shuffle),
       check_conservation_(cfg_.encoding.check_conservation),
       update_sum_(check_conservation_ ? n_ : 0),
       sent_sum_(check_conservation_ ? n_ : 0),
@@ -214,8 +207,7 @@ std::optional<runtime::PartitionGrant> SharingWorker::next_grant() {
 
 void SharingWorker::train_partition(const runtime::PartitionGrant& grant) {
   current_epoch_ = static_cast<std::uint32_t>(grant.epoch);
-  partitions_.read_ahead(grant, read_ahead_);
-  const auto& plan = partitions_.plan(grant.epoch);
+  const auto& plan = open_partition(grant, read_ahead_);
   const auto range = plan.partition(static_cast<std::size_t>(grant.partition));
   resume_clock();
   trained_of_held_ = 0;
@@ -228,14 +220,13 @@ void SharingWorker::train_partition(const runtime::PartitionGrant& grant) {
     const auto result = cfg_.encoding.local_view
                             ? replica_.gradient_at_offset(encoder_.residual(), train, batch)
                             : replica_.gradient(train, batch);
-    if (auto reason = divergence_.check(clock_ + 1, result.loss)) {
-      report_divergence(*reason);
+    if (const auto diverged = check_divergence(clock_ + 1, result.loss)) {
+      guarded([&] { send(control(), 0, *diverged); });  // the master ends the run
       return;
     }
-    const std::int64_t schedule_step = grant.epoch * batches_per_epoch_ + static_cast<std::int64_t>(b);
-    replica_.compute_update(schedule_step);
-    const double epochs =
-        static_cast<double>(schedule_step) / static_cast<double>(batches_per_epoch_);
+    const std::int64_t step = schedule_step(grant, b);
+    replica_.compute_update(step);
+    const double epochs = static_cast<double>(step) / static_cast<double>(batches_per_epoch_);
     encoder_.set_training_progress(epochs);
     const auto update = replica_.update();
     if (update_scale_ != 1.0f) kernels::cpu::scale(update_scale_, update.data(), update.data(), n_);

@@ -43,21 +43,20 @@
 #include "train/sharing/momentum_mask.h"
 #include "train/sharing/update_exchange.h"
 #include "train/sharing/report.h"
+#include "train/async_worker.h"
 #include "train/worker_state.h"
 
 namespace gradshare::train {
 
 struct SharingHandover;  // sharing/takeover.h
 
-class SharingWorker {
+class SharingWorker : AsyncWorker {
  public:
   SharingWorker(runtime::RunContext& context, SharingSession& session, bool replacement);
 
   int run();
 
  private:
-  std::size_t batch_size() const { return static_cast<std::size_t>(cfg_.training.batch_size); }
-  std::uint64_t seed() const { return static_cast<std::uint64_t>(cfg_.run.seed); }
   comm::ControlChannel& control() { return session_.control(); }
 
   // Runs `step`; a process failure somewhere in the job (ULFM) leads to the repair and resync
@@ -162,9 +161,6 @@ class SharingWorker {
   // Encodes `update` against the residual and publishes it, stamped with this worker's clock.
   void share(std::span<const float> update, std::uint32_t epoch, std::uint32_t flags);
 
-  // The divergence guard fired: nothing of this step is shared; the master ends the run.
-  void report_divergence(const std::string& reason);
-
   // After a divergence: keep serving until the master's shutdown.
   int await_shutdown();
 
@@ -197,17 +193,10 @@ class SharingWorker {
 
   core::RuntimeError drain_timeout() const;
 
-  runtime::RunContext& context_;
-  const config::ExperimentConfig& cfg_;
   SharingSession& session_;
-  std::int64_t batches_per_epoch_;
-  Replica replica_;
-  std::size_t n_;  // parameters
   codec::Encoder encoder_;
   UpdateExchange exchange_;
-  ft::FaultInjector injector_;  // mutable: remembers its first recovery
   float update_scale_;
-  runtime::PartitionData partitions_;
   std::vector<runtime::PartitionGrant> read_ahead_;  // reserved for the next requests (last grant)
   std::vector<std::uint8_t> message_;
   // encoding.momentum: mask; empty otherwise.
@@ -233,9 +222,6 @@ class SharingWorker {
   WorkerPhase phase_;
   std::optional<runtime::PartitionGrant> holding_;
   std::optional<runtime::PartitionGrant> finished_unacknowledged_;
-  // Every partition this worker knows done: those it finished, and as a replacement those done
-  // when it started (what a new master rebuilds the schedule from: sharing/takeover.h).
-  std::vector<runtime::PartitionGrant> done_partitions_;
   bool request_pending_ = false;
   // The checkpoint state on its way to the master (see checkpoint_state).
   std::vector<std::uint8_t> outgoing_state_;
@@ -260,8 +246,6 @@ class SharingWorker {
   std::int64_t clock_ = 0;
   std::int64_t sent_clock_ = 0;
   bool was_idle_ = false;
-  runtime::DivergenceGuard divergence_{cfg_.training, cfg_.model.num_classes};
-  bool diverged_ = false;
   std::optional<int> shutdown_code_;  // the master's Shutdown, whenever it came
   std::uint32_t current_epoch_ = 0;
   std::vector<float> zeros_;

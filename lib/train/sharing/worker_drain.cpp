@@ -26,12 +26,6 @@ double conservation_error(const std::vector<double>& update_sum, const std::vect
 
 }  // namespace
 
-void SharingWorker::report_divergence(const std::string& reason) {
-  diverged_ = true;
-  core::log_error("diverged: " + reason);
-  guarded([&] { send(control(), 0, Diverged{clock_ + 1, reason}); });
-}
-
 int SharingWorker::await_shutdown() {
   core::Backoff backoff;
   core::Deadline deadline(timeout_);
