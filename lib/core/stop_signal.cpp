@@ -15,14 +15,15 @@ extern "C" void on_stop_signal(int signal_number) {
 }
 }  // namespace
 
-void install_stop_signal_handlers() {
+void install_signal_handler(void (*handler)(int), std::initializer_list<int> signals) {
   struct sigaction action {};
-  action.sa_handler = on_stop_signal;
+  action.sa_handler = handler;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;
-  sigaction(SIGTERM, &action, nullptr);
-  sigaction(SIGUSR1, &action, nullptr);
+  for (int signal : signals) sigaction(signal, &action, nullptr);
 }
+
+void install_stop_signal_handlers() { install_signal_handler(on_stop_signal, {SIGTERM, SIGUSR1}); }
 
 bool stop_requested() { return g_stop_signal.load(std::memory_order_relaxed) != 0; }
 

@@ -13,6 +13,8 @@
 #include <string>
 #include <thread>
 
+#include "core/stop_signal.h"
+
 namespace gradshare::supervise {
 
 namespace {
@@ -47,11 +49,7 @@ bool has_live_child(pid_t parent) {
 }  // namespace
 
 void forward_stop_signals() {
-  struct sigaction action {};
-  action.sa_handler = pass_on;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESTART;
-  for (int signal : {SIGTERM, SIGUSR1, SIGINT}) sigaction(signal, &action, nullptr);
+  core::install_signal_handler(pass_on, {SIGTERM, SIGUSR1, SIGINT});
 }
 
 bool stop_signal_received() { return stop_received != 0; }
