@@ -84,16 +84,20 @@ void Checkpointer::mark_written(std::int64_t step) {
   since_last_.restart();
 }
 
+std::string checkpoint_path(const std::string& directory, const std::string& name) {
+  return directory + "/" + name;
+}
+
 std::string Checkpointer::write(const ckpt::Checkpoint& checkpoint) {
   const std::string name = checkpoint_file_name(checkpoint.iteration);
-  const std::string path = directory_ + "/" + name;
+  const std::string path = checkpoint_path(directory_, name);
   core::Stopwatch clock;
   ckpt::write_checkpoint(path, checkpoint);
   const double seconds = clock.seconds();
   const auto bytes = static_cast<std::int64_t>(fs::file_size(path));
   std::int64_t part_bytes = 0;
   for (const auto& part : checkpoint.worker_parts)
-    part_bytes += static_cast<std::int64_t>(fs::file_size(directory_ + "/" + part));
+    part_bytes += static_cast<std::int64_t>(fs::file_size(checkpoint_path(directory_, part)));
   char line[512];
   if (checkpoint.worker_parts.empty())
     std::snprintf(line, sizeof line, "checkpoint %s (%.1f MB, %.3f s)", path.c_str(),

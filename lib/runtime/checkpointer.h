@@ -70,6 +70,8 @@ void log_stop_request(const std::string& plan, bool other_ranks, const comm::Job
 // the checkpoint directory.
 std::string checkpoint_file_name(std::int64_t iteration);
 std::string worker_part_name(std::int64_t iteration, int rank);
+// The path of `name` (one of the two above) in checkpoint directory `directory`.
+std::string checkpoint_path(const std::string& directory, const std::string& name);
 
 // The run directory's newest checkpoint file, if any.
 std::optional<std::string> newest_checkpoint(const report::RunDirectory& directory);

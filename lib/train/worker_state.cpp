@@ -77,7 +77,7 @@ void apply_start_state(const StartState& start, nn::Model& model, nn::Optimizer&
 std::string write_worker_part(const std::string& directory, std::int64_t iteration, int rank,
                               const WorkerState& state) {
   const std::string part = runtime::worker_part_name(iteration, rank);
-  ckpt::write_worker_part(directory + "/" + part,
+  ckpt::write_worker_part(runtime::checkpoint_path(directory, part),
                           {{state.optimizer_step, state.optimizer_state}, state.residual});
   return part;
 }

@@ -109,7 +109,7 @@ std::optional<std::pair<int, std::string>> SharingMaster::unseen_part(
   core::Deadline grace(1.0);
   core::Backoff backoff(50'000);
   for (const auto& [worker, reply] : workers) {
-    const std::string path = checkpointer_.directory() + "/" + reply.part;
+    const std::string path = runtime::checkpoint_path(checkpointer_.directory(), reply.part);
     while (!reply.part.empty() && !std::filesystem::exists(path)) {
       if (grace.expired()) return std::make_pair(worker, reply.part);
       backoff.wait();

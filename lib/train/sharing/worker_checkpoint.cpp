@@ -33,8 +33,8 @@ StateReply SharingWorker::part_of(StateReply state, std::int64_t iteration) {
   }
   state.state.optimizer_state.clear();
   state.state.residual.clear();
-  state.part_bytes =
-      static_cast<std::uint64_t>(std::filesystem::file_size(directory + "/" + state.part));
+  state.part_bytes = static_cast<std::uint64_t>(
+      std::filesystem::file_size(runtime::checkpoint_path(directory, state.part)));
   return state;
 }
 
