@@ -2,7 +2,7 @@
 #include "comm/inproc/train/in_process_group_session.h"
 
 #include "comm/inproc/train/in_process_downpour_transport.h"
-
+#include "comm/inproc/train/in_process_seat.h"
 #include "core/errors.h"
 
 namespace gradshare::train {
@@ -27,20 +27,16 @@ comm::WorkerGroup& InProcessGroupSession::workers() {
 }
 
 bool InProcessGroupSession::wait_for_assignment() {
-  const auto assignment = job_.wait_as_spare();
-  if (!assignment) return false;
-  context_.rank = assignment->logical;
-  adopt(assignment->repair);
-  return true;
+  const auto repair = wait_for_seat(job_, context_);
+  if (repair) adopt(*repair);
+  return repair.has_value();
 }
 
 RepairOutcome InProcessGroupSession::repair(const std::vector<std::uint8_t>&) {
-  const auto& policy = context_.config.fault_tolerance.on_worker_failure;
-  GS_CHECK(policy != "replace" || context_.config.fault_tolerance.spares > 0,
-           "an in-process job replaces a failed rank from spares only (spawning needs MPI)");
   control_.reset();
   workers_.reset();
-  const auto repair = job_.repair(context_.rank, policy == "replace", [](const auto&) {});
+  const auto repair =
+      job_.repair(context_.rank, repair_replaces(context_.config), [](const auto&) {});
   adopt(repair);
   return last_repair_;
 }

@@ -1,6 +1,7 @@
 // in_process_sharing_session.cpp: InProcessSharingSession.
 #include "comm/inproc/train/in_process_sharing_session.h"
 
+#include "comm/inproc/train/in_process_seat.h"
 #include "core/errors.h"
 
 namespace gradshare::train {
@@ -38,18 +39,13 @@ void InProcessSharingSession::build() {
 }
 
 bool InProcessSharingSession::wait_for_assignment() {
-  const auto assignment = job_.wait_as_spare();
-  if (!assignment) return false;
-  context_.rank = assignment->logical;
-  adopt(assignment->repair);
-  return true;
+  const auto repair = wait_for_seat(job_, context_);
+  if (repair) adopt(*repair);
+  return repair.has_value();
 }
 
 RepairOutcome InProcessSharingSession::repair(const std::vector<std::uint8_t>&) {
-  const auto& policy = context_.config.fault_tolerance.on_worker_failure;
-  GS_CHECK(policy != "replace" || context_.config.fault_tolerance.spares > 0,
-           "an in-process job replaces a failed rank from spares only (spawning needs MPI)");
-  const auto repair = job_.repair(context_.rank, policy == "replace",
+  const auto repair = job_.repair(context_.rank, repair_replaces(context_.config),
                                   [&](const comm::InProcessRepair& done) {
                                     job_tree_ = repaired_tree(context_.config.topology, mode_,
                                                               job_tree_, done.lost, done.replaced);
