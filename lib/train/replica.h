@@ -77,7 +77,7 @@ class Replica {
   double compute_update(std::int64_t step, std::span<const float> gradient = {});
   std::span<const float> update() const { return update_; }
   std::span<float> update() { return update_; }
-  // Adds update() to the parameters.
+  // Subtracts update() from the parameters (nn::apply_update).
   void apply_update();
   // For the end-of-run line: ", gradient clipped to norm C in K of N steps"; empty when off.
   std::string clipping_summary() const;
