@@ -48,9 +48,10 @@ class AsyncWorker {
   Replica replica_;
   const std::size_t n_;  // parameters
   runtime::PartitionData partitions_;
-  ft::FaultInjector injector_;
+  ft::FaultInjector injector_;  // fault_tolerance.inject; remembers its first recovery
   // Every partition this worker knows done: those it finished, and as a replacement those done
-  // when it started.
+  // when it started (what a new master rebuilds its schedule from: sharing/takeover.h,
+  // downpour/takeover.h).
   std::vector<runtime::PartitionGrant> done_partitions_;
   bool diverged_ = false;  // no more steps: the master ends the run and saves nothing
 

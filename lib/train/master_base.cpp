@@ -19,19 +19,20 @@ int MasterBase::run_loop() {
   return MasterLoop([this]() -> comm::ControlChannel& { return control(); }).run(*this);
 }
 
-bool MasterBase::request_stop(const std::string& plan, const std::string& why) {
-  if (stopping_) return false;
+void MasterBase::request_stop(const std::string& plan, const std::string& why) {
+  if (stopping_) return;
   if (why.empty())
     runtime::log_stop_request(plan, true, *context_.job);
   else
     core::log_warn(why + ": " + plan);
   stopping_ = true;
-  return true;
 }
 
 bool MasterBase::stop_if_failure_aborts(const std::string& plan) {
   if (cfg_.fault_tolerance.on_worker_failure != "abort") return false;
-  request_stop(plan, "fault_tolerance.on_worker_failure is abort");
+  if (!abort_logged_) core::log_warn("fault_tolerance.on_worker_failure is abort: " + plan);
+  abort_logged_ = true;
+  stopping_ = true;
   return true;
 }
 

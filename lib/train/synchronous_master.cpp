@@ -4,8 +4,6 @@
 #include <algorithm>
 
 #include "core/errors.h"
-#include "core/log.h"
-#include "runtime/divergence_guard.h"
 #include "train/master_takeover.h"
 #include "runtime/model_file.h"
 #include "runtime/partition_data.h"

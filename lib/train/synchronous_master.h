@@ -44,7 +44,7 @@ class SynchronousMaster : public MasterBase {
   void evaluate_epoch(const EpochModel& epoch_model, int worker);
   // The takeover's start: the run so far from metrics.jsonl, then every worker's GroupResume.
   std::int64_t take_over();
-  // A worker's divergence: logged; the run's exit code.
+  // A worker's divergence: logged once; the run's exit code.
   int diverged(const Diverged& diverged, int worker);
   // A worker's parameters into the master's model.
   void take_parameters(std::span<const float> parameters, int worker);

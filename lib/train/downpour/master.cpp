@@ -388,10 +388,10 @@ int run_downpour_master(runtime::RunContext& context, nn::Model model, DownpourN
 
 int run_downpour_takeover(runtime::RunContext& context, DownpourNetwork& network,
                           const std::optional<DownpourHandover>& handover) {
-  // The servers' parameters come at each read.
   auto takeover = take_over_downpour(context, network, handover);
   ShardSnapshots snapshots(network.layout(), takeover.server->snapshot(),
                            shard_zero_file(context, network));
+  // The model holds the servers' parameters at each read.
   DownpourMaster master(context, runtime::build_model(context.config), network,
                         std::move(takeover.server), takeover.position, takeover.so_far.steps,
                         std::move(snapshots));

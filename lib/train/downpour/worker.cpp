@@ -29,14 +29,12 @@
 #include "train/downpour/shard_rebuild.h"
 #include "train/downpour/takeover.h"
 #include "runtime/model_file.h"
-#include "runtime/partition_data.h"
-#include "train/replica.h"
 
 namespace gradshare::train {
 
 namespace {
 
-class DownpourWorker : AsyncWorker {
+class DownpourWorker : private AsyncWorker {
  public:
   DownpourWorker(runtime::RunContext& context, nn::Model model, DownpourNetwork& network,
                  const StartState& start, bool replacement)
@@ -176,7 +174,8 @@ class DownpourWorker : AsyncWorker {
   void step(std::span<const std::uint32_t> indices, std::int64_t schedule_step) {
     injector_.at_step(steps_ + 1);
     const auto result = replica_.gradient(context_.data.train, indices);
-    if ((divergence_report_ = check_divergence(steps_ + 1, result.loss))) {
+    if (auto diverged = check_divergence(steps_ + 1, result.loss)) {
+      divergence_report_ = std::move(diverged);
       send(control(), 0, *divergence_report_);  // no more steps: the end protocol runs
       return;
     }

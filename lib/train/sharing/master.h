@@ -113,7 +113,7 @@ class SharingProgress {
   runtime::ProgressWindow<SharingReport> window_;
 };
 
-// A MasterRole (train/master_loop.h): the loop polls the data plane and the control channel in
+// A MasterBase (train/master_base.h): the loop polls the data plane and the control channel in
 // turn; a process failure under ULFM is repaired in recover() and the loop goes on.
 class SharingMaster : public MasterBase {
  public:

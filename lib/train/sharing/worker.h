@@ -29,13 +29,9 @@
 #include "nn/optimizer.h"
 #include "nn/schedule.h"
 #include "runtime/checkpointer.h"
-#include "runtime/divergence_guard.h"
 #include "train/job_session.h"
-#include "ft/fault_injection.h"
 #include "ft/heartbeat.h"
-#include "runtime/partition_data.h"
 #include "train/partition_messages.h"
-#include "train/replica.h"
 #include "train/sharing/protocol.h"
 #include "train/sharing/recovery.h"
 #include "train/sharing/roles.h"
@@ -50,7 +46,7 @@ namespace gradshare::train {
 
 struct SharingHandover;  // sharing/takeover.h
 
-class SharingWorker : AsyncWorker {
+class SharingWorker : private AsyncWorker {
  public:
   SharingWorker(runtime::RunContext& context, SharingSession& session, bool replacement);
 

@@ -33,10 +33,10 @@ bool InProcessGroupSession::wait_for_assignment() {
 }
 
 RepairOutcome InProcessGroupSession::repair(const std::vector<std::uint8_t>&) {
+  const bool replace = repair_replaces(context_.config);
   control_.reset();
   workers_.reset();
-  const auto repair =
-      job_.repair(context_.rank, repair_replaces(context_.config), [](const auto&) {});
+  const auto repair = job_.repair(context_.rank, replace, [](const auto&) {});
   adopt(repair);
   return last_repair_;
 }
