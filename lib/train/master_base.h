@@ -1,8 +1,8 @@
 // master_base.h: what every strategy's master (rank 0, which does not train) shares: the model
 // it evaluates and saves, its checkpointer, epoch reporter and peak-memory summary; the loop
 // (master_loop.h) over its session's control channel; a stop request and a worker's divergence,
-// each logged once; the exit code they leave; and the end of the job: Shutdown to every live
-// rank, the spares released, and the line that asks a scheduler to requeue a stopped run.
+// each logged once; the exit code they leave; and the end of the job: Shutdown to the ranks it
+// ends, the spares released, and the line that asks a scheduler to requeue a stopped run.
 #pragma once
 
 #include <string>
@@ -29,6 +29,10 @@ class MasterBase : public MasterRole {
   MasterBase(runtime::RunContext& context, JobSession& session, nn::Model model);
 
   comm::ControlChannel& control() { return job_session_.control(); }
+
+  // The stop plan of the masters that hand out partitions (gradient sharing, Downpour).
+  static constexpr const char* kFinishPartitionsInFlight =
+      "finishing the partitions in flight before the stop checkpoint";
 
   // A stop request: "<why>: <plan>", or for this rank's own signal the stop-request line that
   // names `plan`; only the first request of the run is logged.

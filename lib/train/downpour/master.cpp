@@ -75,7 +75,7 @@ class DownpourMaster : public MasterBase {
                               "seq); the partitions in flight are trained again");
   }
 
-  void on_stop_signal() override { request_stop(kStopPlan); }
+  void on_stop_signal() override { request_stop(kFinishPartitionsInFlight); }
 
   std::optional<int> handle(const comm::ControlMessage& message) override {
     const int worker = message.source;
@@ -105,7 +105,7 @@ class DownpourMaster : public MasterBase {
         note_divergence(worker, decode<Diverged>(message));
         break;
       case Shutdown::kTag:  // a stop signal arrived at another rank
-        request_stop(kStopPlan,
+        request_stop(kFinishPartitionsInFlight,
                      "rank " + std::to_string(worker) + " received a stop signal (exit code " +
                          std::to_string(decode<Shutdown>(message).exit_code) + " asked)");
         break;
@@ -249,9 +249,6 @@ class DownpourMaster : public MasterBase {
   bool nothing_to_train() const { return stopping_early() || scheduler_.all_granted(); }
 
  private:
-  static constexpr const char* kStopPlan =
-      "finishing the partitions in flight before the stop checkpoint";
-
   // What the end of the run needs from the other ranks, gathered before anything is written
   // (a failure meanwhile is repaired and the run goes on).
   struct EndState {

@@ -82,9 +82,7 @@ int SharingMaster::end_run(int exit_code, double cpu_seconds, double wall_second
   return exit_code;
 }
 
-void SharingMaster::on_stop_signal() {
-  request_stop("finishing the partitions in flight before the stop checkpoint");
-}
+void SharingMaster::on_stop_signal() { request_stop(kFinishPartitionsInFlight); }
 
 std::optional<int> SharingMaster::finished() {
   if (diverged_) return core::kExitDiverged;
@@ -196,7 +194,7 @@ std::optional<int> SharingMaster::handle(const comm::ControlMessage& message) {
       break;
     }
     case Diverged::kTag: {
-      report_divergence(worker, decode<Diverged>(message));
+      if (!diverged_) report_divergence(worker, decode<Diverged>(message));
       break;
     }
     case Heartbeat::kTag:
