@@ -145,7 +145,7 @@ struct DownpourReport : StepCounts {
   std::int64_t pulls = 0;         // consistent shard pulls installed
   std::int64_t pull_bytes = 0;    // retries included
   std::int64_t pull_retries = 0;  // RMA: pulls discarded because the server wrote during the read
-  std::int64_t busy_slots = 0;    // pushes postponed: the previous one was not yet applied
+  std::int64_t busy_slots = 0;    // pushes postponed: the previous one unapplied, or a pull due
   std::int64_t ages = 0;          // acknowledged pushes
   double age_sum = 0;             // their staleness, in server versions
   std::int64_t age_max = 0;

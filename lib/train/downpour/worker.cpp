@@ -196,26 +196,33 @@ class DownpourWorker : private AsyncWorker {
     }
   }
 
-  // Pushes and pulls of shard s after a step.
+  // Pushes and pulls of shard s after a step. A pull waits until the server has applied this
+  // worker's last push, so that the pulled shard minus the accumulator is exactly the server's
+  // view plus this worker's unsent progress (a pull racing an unapplied push would drop that
+  // push locally); a push waits for a pull in flight for the same reason. A pull that was due at
+  // an earlier step goes before a push: pushed first at every step (n_push 1), no pull ever
+  // found the link free.
   void exchange(std::size_t s) {
     auto& link = *links_[s];
+    const bool pull_overdue = ++since_pull_[s] > cfg_.downpour.n_pull;
+    if (pull_overdue && !link.push_outstanding()) start_pull(s);
     if (++since_push_[s] >= cfg_.downpour.n_push) {
-      if (!link.push_outstanding()) {
+      if (!link.push_outstanding() && !pull_started_[s]) {
         link.push(slice(accumulator_, link), static_cast<std::uint64_t>(steps_), epochs_done_,
                   report_);
         since_push_[s] = 0;
       } else {
-        ++report_.busy_slots;  // the server has not applied the previous push yet
+        ++report_.busy_slots;
       }
     }
-    // A pull waits until the server has applied this worker's last push, so that the pulled
-    // shard minus the accumulator is exactly the server's view plus this worker's unsent
-    // progress (a pull racing an unapplied push would drop that push locally).
-    if (++since_pull_[s] >= cfg_.downpour.n_pull && !link.push_outstanding()) {
-      link.start_pull(report_);
-      pull_started_[s] = true;
-      since_pull_[s] = 0;
-    }
+    if (!pull_overdue && since_pull_[s] >= cfg_.downpour.n_pull && !link.push_outstanding())
+      start_pull(s);
+  }
+
+  void start_pull(std::size_t s) {
+    links_[s]->start_pull(report_);
+    pull_started_[s] = true;
+    since_pull_[s] = 0;
   }
 
   // Asks the master once for new snapshots while a shard's log fills half its budget.

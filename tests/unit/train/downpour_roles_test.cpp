@@ -427,6 +427,30 @@ TEST_F(DownpourWorkerRole, TrainsPushesEverythingAndEndsWithTheServersModel) {
   EXPECT_EQ(steps, batches(*ctx_));
 }
 
+// Pushing every step, the worker still pulls: a pull due while a push was in flight goes before
+// the next push (pushed first at every step, no pull ever found the link free and the worker
+// trained the whole run on its own updates).
+TEST_F(DownpourWorkerRole, PullsWhileItPushesEveryStep) {
+  set_up(1, 1, 1,
+         {"training.epochs=1", "checkpoint.every_epoch=false", "downpour.n_push=1",
+          "downpour.n_pull=1"});
+  script();
+  EXPECT_EQ(run_worker(), 0);
+  ASSERT_TRUE(done_ && final_);
+  std::int64_t steps = done_->report.steps, pulls = done_->report.pulls;
+  for (const auto& report : channel_->sent_of<DownpourReport>()) {
+    steps += report.steps;
+    pulls += report.pulls;
+  }
+  ASSERT_EQ(steps, batches(*ctx_));
+  // The scripted server applies a push when the worker next looks for a message, so a push,
+  // its ack seen and a pull take three steps: a pull every third step at least.
+  EXPECT_GE(pulls, steps / 3 - 1);
+  EXPECT_EQ(server_->applied_seq(0), final_->pushed[0]);
+  const auto shard = server_->parameters();
+  EXPECT_EQ(final_->parameters, std::vector<float>(shard.begin(), shard.end()));
+}
+
 TEST_F(DownpourWorkerRole, ReportsDivergenceThenEndsAsTheMasterSays) {
   set_up(1, 1, 1, {"training.epochs=1", "checkpoint.every_epoch=false",
                    "optimizer.learning_rate=100"});
