@@ -22,8 +22,8 @@
 // A failure during any of it starts it again; every push is applied once (a server takes only
 // the next seq of a slot), and the end of the run checks that per worker and shard
 // (DownpourServerEnd). What a dead worker had not pushed yet (under n_push steps' worth) is lost
-// with it; its partition is trained again. With downpour.combine: mean the servers keep dividing
-// by the starting number of workers after a shrink (each worker's push weighs the same).
+// with it; its partition is trained again. After a shrink the servers keep weighing pushes by
+// the starting number of workers (PushWeight: each worker's push weighs the same).
 //
 // A lost parameter server is replaced like a worker and its replacement rebuilds the shard
 // from the master's newest snapshot of it and the pushes the workers kept since

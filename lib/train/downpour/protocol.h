@@ -116,13 +116,32 @@ class DownpourLayout {
   std::vector<ShardLayout> layouts_;
 };
 
-// downpour.stale_pushes: scale, which applies only with combine: sum (under mean every push is
-// at lr / workers already).
-bool scales_stale_pushes(const config::ExperimentConfig& config);
+// downpour.combine as it applies: auto is sqrt under an adaptive optimizer (adam, adamw,
+// rmsprop, adagrad), sum under sgd, momentum and nesterov. The scaling rules (Malladi et al.,
+// "On the SDEs and scaling rules for adaptive gradient algorithms", 2022): W workers' steps on W
+// batches count as one step on a W-times larger batch, at W times SGD's learning rate but sqrt(W)
+// times Adam's, whose step does not grow with the gradient.
+std::string push_combine(const config::ExperimentConfig& config);
+
+// How much of a push a server applies, times server_learning_rate. push_combine sets the
+// most: sum all of it, sqrt 1 / sqrt(workers), mean 1 / workers. Under stale_pushes: scale a
+// push `age` versions old (other workers' pushes applied since its worker pulled) counts at most
+// 1 / age, never below 1 / workers (staleness-aware SGD, Zhang et al. 2016, bounded by what
+// mean gives); under full, or with mean, every push counts the most.
+class PushWeight {
+ public:
+  PushWeight(const config::ExperimentConfig& config, int workers);
+  double operator()(std::uint64_t age) const;
+  bool by_age() const { return by_age_ && most_ > least_; }
+
+ private:
+  double most_, least_;
+  bool by_age_;
+};
 
 // The config a worker steps with: under downpour.momentum: compensate with Adam or AdamW,
 // beta1 lowered by the implicit momentum of `workers` asynchronous workers, 1 - 1/workers, to no
-// less than 0 (SGD's momentum, which also sizes its step, as it is); under combine: sum, the
+// less than 0 (SGD's momentum, which also sizes its step, as it is); pushes summed, the
 // gradient clipped as one of `workers` (one_of_summed_workers).
 config::ExperimentConfig worker_optimizer_config(const config::ExperimentConfig& config,
                                                  int workers);

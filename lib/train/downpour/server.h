@@ -4,9 +4,8 @@
 // ShardUpdater is what every shard does with a push: it validates it (seq order, format, size,
 // codec checks, finite values, base version; a bad push is a RuntimeError naming the worker and
 // leaves the shard as it was), computes the update with the server optimizer
-// (downpour.server_optimizer, at lr / workers with downpour.combine: mean; with sum and
-// downpour.stale_pushes: scale, at lr / its age, at least lr / workers; the age: the other
-// workers' pushes applied since its base)
+// (downpour.server_optimizer, at lr times the push's weight: PushWeight in downpour/protocol.h;
+// the age: the other workers' pushes applied since its base)
 // and counts the
 // shard's version, the clock staleness is measured in.
 //
@@ -66,15 +65,12 @@ class ShardUpdater {
   nn::Optimizer& optimizer() { return *optimizer_; }
 
  private:
-  // downpour.stale_pushes: what a push `age` versions old is applied at, times the learning rate.
-  double age_scale(std::uint64_t age) const;
-
   const DownpourLayout& layout_;
   int shard_;
   std::size_t payload_capacity_;
   std::unique_ptr<nn::Optimizer> optimizer_;
   double learning_rate_;
-  bool scale_stale_;  // scales_stale_pushes (downpour/protocol.h)
+  PushWeight weight_;
   std::vector<std::uint64_t> applied_;  // per worker: seq of its last push applied
   // Per worker: the first shard version that held each of its pushes applied, oldest first
   // (those past the base of its latest push only).

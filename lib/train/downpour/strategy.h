@@ -14,17 +14,19 @@
 //    local replica, update also summed into
 //    the accumulator
 //  every n_push steps, per shard, if the
-//    previous push was acknowledged (else
+//    previous push was acknowledged and no
+//    pull is in flight (else
 //    keep accumulating, never wait):
 //    Put payload + slot header, and at
 //    the next step flush + Put seq
 //    [one push message]                  --> polls slots (back-off) [probes each
 //                                            worker in turn], applies in
 //                                            arrival order with its optimizer
-//                                            (lr / workers with combine: mean),
+//                                            (lr times the push's weight),
 //                                            version += 1 under the seqlock,
 //                                   <------- Put ack word (seq, age) [ack message]
-//  every n_pull steps, per shard, once its
+//  every n_pull steps (overdue ones before
+//    a push), per shard, once its
 //    last push is acknowledged: Get the
 //    shard under the seqlock [request; the
 //    server answers in its poll with the

@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/experiment_config.h"
@@ -104,6 +105,7 @@ TEST(ShardUpdater, ScalesAStalePushByItsAgeDownToOneOverTheWorkers) {
   // A push's age counts the other workers' pushes applied since its base.
   for (const char* rule : {"scale", "full"}) {
     auto config = downpour_config(1, false);
+    config.downpour.combine = "sum";
     config.downpour.stale_pushes = rule;
     const DownpourLayout layout(config, 4, 4);  // 1 server, 3 workers; sgd at lr 1: p -= d
     ShardUpdater updater(layout, 0, config);
@@ -130,6 +132,7 @@ TEST(ShardUpdater, AWorkersOwnPushesAreNoStaleness) {
   // every push it made, so each is applied in full (before, the third was at 1/2, the fourth
   // at 1/3, and a lone worker trained on at a fraction of its learning rate).
   auto config = downpour_config(1, false);
+  config.downpour.combine = "sum";
   const DownpourLayout layout(config, 4, 4);
   ShardUpdater updater(layout, 0, config);
   std::vector<float> shard(4, 0.0f);
@@ -152,6 +155,58 @@ TEST(ShardUpdater, ScalesNothingUnderCombineMean) {
   push(updater, shard, 1, 1, 0, 1.0f);
   push(updater, shard, 0, 2, 0, 2.0f);  // 2 versions old: still at lr / 2
   EXPECT_FLOAT_EQ(shard[0], -2.0f);
+}
+
+TEST(ShardUpdater, AppliesAPushAtOneOverTheRootOfTheWorkersUnderCombineSqrt) {
+  auto config = downpour_config(1, false);
+  config.downpour.combine = "sqrt";
+  const DownpourLayout layout(config, 4, 5);  // 1 server, 4 workers: a fresh push counts 1/2
+  ShardUpdater updater(layout, 0, config);
+  std::vector<float> shard(4, 0.0f);
+  push(updater, shard, 0, 1, 0, 1.0f);  // fresh
+  push(updater, shard, 1, 1, 0, 1.0f);  // one version old
+  EXPECT_FLOAT_EQ(shard[0], -1.0f);
+  push(updater, shard, 2, 1, 0, 3.0f);  // two versions old: still 1/2
+  EXPECT_FLOAT_EQ(shard[0], -2.5f);
+  push(updater, shard, 3, 1, 0, 3.0f);  // three: 1/3
+  EXPECT_FLOAT_EQ(shard[0], -3.5f);
+}
+
+TEST(PushCombine, AutoIsSqrtUnderAnAdaptiveOptimizerAndSumUnderSgd) {
+  auto config = downpour_config(1, false);
+  ASSERT_EQ(config.downpour.combine, "auto");
+  for (const char* type : {"adam", "adamw", "rmsprop", "adagrad"}) {
+    config.optimizer.type = type;
+    EXPECT_EQ(push_combine(config), "sqrt") << type;
+  }
+  for (const char* type : {"sgd", "momentum", "nesterov"}) {
+    config.optimizer.type = type;
+    EXPECT_EQ(push_combine(config), "sum") << type;
+  }
+  config.downpour.combine = "mean";
+  EXPECT_EQ(push_combine(config), "mean");  // as set
+}
+
+TEST(PushWeight, CombineSetsTheMostAndAStalePushCountsOneOverItsAgeDownToTheMean) {
+  auto config = downpour_config(1, false);
+  const std::vector<std::uint64_t> ages = {0, 1, 2, 3, 4, 8, 100};
+  const std::vector<std::pair<std::string, std::vector<double>>> expected = {
+      {"sum", {1.0, 1.0, 0.5, 1.0 / 3, 0.25, 0.25, 0.25}},
+      {"sqrt", {0.5, 0.5, 0.5, 1.0 / 3, 0.25, 0.25, 0.25}},
+      {"mean", {0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25}}};
+  for (const auto& [combine, weights] : expected) {
+    config.downpour.combine = combine;
+    config.downpour.stale_pushes = "scale";
+    const PushWeight scaled(config, 4);
+    config.downpour.stale_pushes = "full";
+    const PushWeight full(config, 4);
+    for (std::size_t i = 0; i < ages.size(); ++i) {
+      EXPECT_DOUBLE_EQ(scaled(ages[i]), weights[i]) << combine << " age " << ages[i];
+      EXPECT_DOUBLE_EQ(full(ages[i]), weights[0]) << combine << " age " << ages[i];
+    }
+    EXPECT_EQ(scaled.by_age(), combine != "mean") << combine;
+    EXPECT_FALSE(full.by_age()) << combine;
+  }
 }
 
 TEST(WorkerMomentum, CompensatedLowersAdamsBeta1ByOneMinusOneOverTheWorkers) {
