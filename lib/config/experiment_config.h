@@ -96,28 +96,31 @@ struct FaultInjection {
     "Weight initialisation; auto: He for ReLU-family layers, Xavier otherwise")               \
   X(model, l2, double, 0.0, GS_RANGE(0.0, 1.0), "L2 weight decay coefficient (added to the gradient)")
 
-#define GS_OPTIMIZER_KEYS(X)                                                                   \
-  X(optimizer, type, std::string, "adam",                                                      \
-    GS_CHOICES("sgd", "momentum", "nesterov", "adam", "adamw", "rmsprop", "adagrad"),          \
-    "Updater turning a gradient into an update")                                              \
-  X(optimizer, learning_rate, double, 1e-3, GS_RANGE(0.0, 100.0), "Base learning rate")        \
-  X(optimizer, momentum, double, 0.9, GS_RANGE(0.0, 0.9999), "Momentum (momentum, nesterov)")  \
-  X(optimizer, beta1, double, 0.9, GS_RANGE(0.0, 0.9999), "Adam/AdamW first-moment decay")     \
-  X(optimizer, beta2, double, 0.999, GS_RANGE(0.0, 0.999999), "Adam/AdamW second-moment decay")\
-  X(optimizer, epsilon, double, 1e-8, GS_RANGE(1e-12, 1.0), "Denominator guard (adaptive updaters)") \
+#define GS_OPTIMIZER_KEYS(X)                                                                     \
+  X(optimizer, type, std::string, "adam",                                                        \
+    GS_CHOICES("sgd", "momentum", "nesterov", "adam", "adamw", "rmsprop", "adagrad"),            \
+    "Updater turning a gradient into an update")                                                 \
+  X(optimizer, learning_rate, double, 1e-3, GS_RANGE(0.0, 100.0), "Base learning rate")          \
+  X(optimizer, momentum, double, 0.9, GS_RANGE(0.0, 0.9999), "Momentum (momentum, nesterov)")    \
+  X(optimizer, beta1, double, 0.9, GS_RANGE(0.0, 0.9999), "Adam/AdamW first-moment decay")       \
+  X(optimizer, beta2, double, 0.999, GS_RANGE(0.0, 0.999999), "Adam/AdamW second-moment decay")  \
+  X(optimizer, epsilon, double, 1e-8, GS_RANGE(1e-12, 1.0),                                      \
+    "Denominator guard (adaptive updaters)")                                                     \
   X(optimizer, rms_decay, double, 0.95, GS_RANGE(0.0, 0.9999), "RMSProp squared-gradient decay") \
-  X(optimizer, weight_decay, double, 0.0, GS_RANGE(0.0, 1.0), "AdamW decoupled weight decay")   \
-  X(optimizer, schedule, std::string, "constant",                                              \
-    GS_CHOICES("constant", "step", "exponential", "cosine"), "Learning-rate schedule")        \
-  X(optimizer, decay_rate, double, 0.5, GS_RANGE(0.0, 1.0),                                    \
-    "step: factor every decay_epochs; exponential: factor per epoch")                         \
-  X(optimizer, decay_epochs, double, 5.0, GS_RANGE(0.0, 1.0e6), "step: epochs between decays")  \
-  X(optimizer, min_learning_rate, double, 0.0, GS_RANGE(0.0, 100.0), "cosine: final learning rate") \
+  X(optimizer, weight_decay, double, 0.0, GS_RANGE(0.0, 1.0), "AdamW decoupled weight decay")    \
+  X(optimizer, schedule, std::string, "constant",                                                \
+    GS_CHOICES("constant", "step", "exponential", "cosine"), "Learning-rate schedule")           \
+  X(optimizer, decay_rate, double, 0.5, GS_RANGE(0.0, 1.0),                                      \
+    "step: factor every decay_epochs; exponential: factor per epoch")                            \
+  X(optimizer, decay_epochs, double, 5.0, GS_RANGE(0.0, 1.0e6), "step: epochs between decays")   \
+  X(optimizer, min_learning_rate, double, 0.0, GS_RANGE(0.0, 100.0),                             \
+    "cosine: final learning rate")                                                               \
   X(optimizer, warmup_steps, std::int64_t, 0, GS_RANGE(0, 1.0e9), "Linear warm-up steps from 0") \
-  X(optimizer, clip_norm, double, 0.0, GS_RANGE(0.0, 1e9),                                     \
-    "Gradient clipping: a gradient whose L2 norm exceeds this is scaled down to it before the " \
-    "optimizer step (0: off). Under gradient sharing (combine: sum) and Downpour (combine: "   \
-    "sum), whose workers' updates add up, each worker clips at clip_norm / sqrt(workers), so "  \
+  X(optimizer, clip_norm, double, 0.0, GS_RANGE(0.0, 1e9),                                       \
+    "Gradient clipping: a gradient whose L2 norm exceeds this is scaled down to it before the "  \
+    "optimizer step (0: off). Under gradient sharing (encoding.combine: sum) and Downpour with " \
+    "pushes summed (downpour.combine: sum, or auto under SGD), whose workers' updates add up, "  \
+    "each worker clips at clip_norm / sqrt(workers), so "                                        \
     "that their sum stays near clip_norm (local gradient clipping, Deep Gradient Compression)")
 
 #define GS_TRAINING_KEYS(X)                                                                    \

@@ -23,9 +23,10 @@
 
 namespace gradshare::train {
 
-// The config of a worker whose update is one of `workers` that add up (gradient sharing and
-// Downpour under combine: sum): it clips its own gradient at optimizer.clip_norm / sqrt(workers),
-// so that their sum stays near clip_norm (local gradient clipping, Deep Gradient Compression).
+// The config of a worker whose update is one of `workers` that add up (gradient sharing, and
+// Downpour with pushes summed: push_combine): it clips its own gradient at
+// optimizer.clip_norm / sqrt(workers), so that their sum stays near clip_norm (local gradient
+// clipping, Deep Gradient Compression).
 config::ExperimentConfig one_of_summed_workers(const config::ExperimentConfig& config, int workers);
 
 // The config of one of `workers` asynchronous workers (gradient sharing, Downpour) under
