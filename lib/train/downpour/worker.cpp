@@ -215,7 +215,7 @@ class DownpourWorker : private AsyncWorker {
         ++report_.busy_slots;
       }
     }
-    if (!pull_overdue && since_pull_[s] >= cfg_.downpour.n_pull && !link.push_outstanding())
+    if (!pull_started_[s] && since_pull_[s] >= cfg_.downpour.n_pull && !link.push_outstanding())
       start_pull(s);
   }
 
