@@ -40,11 +40,10 @@ Encoder::Encoder(const config::EncodingConfig& config, std::size_t parameter_cou
       max_tau_(static_cast<float>(config.max_threshold)),
       shake_up_every_(config.shake_up_every_steps),
       shake_up_divisor_(config.shake_up_divisor),
-      warmup_epochs_(config.warmup_epochs),
-      warmup_density_(config.warmup_density),
       threshold_algorithm_(make_threshold_algorithm(config)),
       residual_processor_(make_residual_processor(config)),
-      kernels_(&kernels) {
+      kernels_(&kernels),
+      band_scale_at_(config, parameter_count) {
   if (parameter_count == 0 || parameter_count > kMaxParameterCount) {
     throw core::UserError("the model has " + std::to_string(parameter_count) +
                           " parameters; gradient encoding supports 1 to " +
@@ -71,13 +70,13 @@ Encoder::Encoder(const config::EncodingConfig& config, std::size_t parameter_cou
   if (shake_up_every_ < 0) {
     throw core::UserError("encoding.shake_up_every_steps must not be negative");
   }
-  if (!(warmup_epochs_ >= 0.0)) {
+  if (!(config.warmup_epochs >= 0.0)) {
     throw core::UserError("encoding.warmup_epochs must not be negative, not " +
-                          std::to_string(warmup_epochs_));
+                          std::to_string(config.warmup_epochs));
   }
-  if (!(warmup_density_ >= 1.0)) {
+  if (!(config.warmup_density >= 1.0)) {
     throw core::UserError("encoding.warmup_density must be at least 1, not " +
-                          std::to_string(warmup_density_));
+                          std::to_string(config.warmup_density));
   }
   if (!(shake_up_divisor_ >= 1.0)) {
     throw core::UserError("encoding.shake_up_divisor must be at least 1, not " +
@@ -89,19 +88,12 @@ Encoder::Encoder(const config::EncodingConfig& config, std::size_t parameter_cou
                               ? config.target_sparsity
                               : std::sqrt(config.min_sparsity * config.max_sparsity);
   cap_fraction_ = message_cap_fraction(config);
-  largest_band_scale_ = largest_band_scale(config);
-  small_model_scale_ = small_model_band_scale(config, parameter_count);
   set_training_progress(0.0);
   max_cap_ = cap_;  // the warm-up's start is its densest (limit_message_bytes comes later)
 }
 
 void Encoder::set_training_progress(double epochs) {
-  band_scale_ = std::min(
-      small_model_scale_ *
-          (epochs < warmup_epochs_
-               ? std::pow(warmup_density_, 1.0 - std::max(0.0, epochs) / warmup_epochs_)
-               : 1.0),
-      largest_band_scale_);
+  band_scale_ = band_scale_at_.at(epochs);
   cap_ = std::min(cap_quanta(cap_fraction_, band_scale_, residual_.size()), limit_cap_);
 }
 
@@ -122,6 +114,10 @@ void Encoder::limit_message_bytes(std::size_t bytes) {
                        : (bytes - kHeaderBytes) / entry_bytes;
   cap_ = std::min(cap_, limit_cap_);
   max_cap_ = std::min(max_cap_, limit_cap_);
+}
+
+void Encoder::set_message_cap(std::size_t entries) {
+  cap_ = std::min(std::max<std::size_t>(entries, 1), limit_cap_);
 }
 
 float Encoder::clamp_tau(double tau) const {

@@ -52,6 +52,7 @@
 #include "codec/kernels.h"
 #include "codec/message.h"
 #include "codec/residual.h"
+#include "codec/sparsity_band.h"
 #include "codec/threshold.h"
 #include "config/experiment_config.h"
 
@@ -93,8 +94,9 @@ class Encoder {
                      std::vector<std::uint8_t>& out);
 
   // An encode step of a relay residual (train/sharing/aggregating_relay.h): no update, and
-  // only the elements in `candidates` (ascending, distinct: those changed since they last
-  // fired) are tested against tau; the rest of the residual waits until it is a candidate.
+  // only the elements in `candidates` (those changed since they last fired: distinct, and
+  // ascending unless the encoder carries values, which sorts only what it selects) are tested
+  // against tau; the rest of the residual waits until it is a candidate.
   // Cost in the candidates, not the parameters. The first tau is calibrated over the
   // candidates as if every other element were zero (true of a relay's first message). Shake-ups,
   // the bitmap format and candidates past n/8 take encode's full pass instead.
@@ -127,6 +129,9 @@ class Encoder {
   // The largest message the transport carries: the cap of the auto and sparse formats keeps
   // every message within it (a message that could never fit would wait for room forever).
   void limit_message_bytes(std::size_t bytes);
+  // A relay's cap in entries (train/sharing/aggregating_relay.h), at most the transport's limit:
+  // for an encoder whose owner sets its cap instead of set_training_progress.
+  void set_message_cap(std::size_t entries);
   // Where training is, in epochs (fractional), for the sparsity warm-up; starts at 0.
   void set_training_progress(double epochs);
   // How many times denser than the configured band this step's band is (the small model's
@@ -196,8 +201,6 @@ class Encoder {
   float max_tau_;
   std::int64_t shake_up_every_;
   double shake_up_divisor_;
-  double warmup_epochs_;
-  double warmup_density_;
   std::unique_ptr<ThresholdAlgorithm> threshold_algorithm_;
   std::unique_ptr<ResidualProcessor> residual_processor_;
   const Kernels* kernels_;
@@ -207,9 +210,8 @@ class Encoder {
   std::size_t cap_;          // the cap now, with the warm-up's band scale
   std::size_t max_cap_;      // the cap at the warm-up's start (message size bounds)
   std::size_t limit_cap_ = std::numeric_limits<std::size_t>::max();  // limit_message_bytes
-  double largest_band_scale_ = 1.0;  // the band's upper end at most 1/16 of the parameters
-  double small_model_scale_ = 1.0;   // encoding.min_quanta's factor
-  double band_scale_ = 1.0;  // the warm-up's factor now, times small_model_scale_
+  BandScale band_scale_at_;
+  double band_scale_ = 1.0;       // band_scale_at_ now
   std::vector<float> zeros_;      // the "update" of a re-selection (allocated when first capped)
   std::vector<float> magnitudes_; // |r_i| >= tau, to find the cap-th largest
   float tau_;

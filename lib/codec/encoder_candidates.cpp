@@ -54,6 +54,7 @@ EncodeStats Encoder::encode_candidates(std::span<const std::uint32_t> candidates
     selected_.clear();
     for (const std::uint32_t i : candidates)
       if (std::fabs(residual_[i]) >= message_tau) selected_.push_back(i);
+    std::sort(selected_.begin(), selected_.end());  // not the candidates: the cap's few
     write_values_payload(residual_, selected_, out);
     Payload payload;
     payload.encoding = Encoding::kValues;

@@ -43,4 +43,18 @@ double largest_band_scale(const config::EncodingConfig& config) {
   return std::max(1.0, kDensestBand / upper);
 }
 
+BandScale::BandScale(const config::EncodingConfig& config, std::size_t n)
+    : small_model_(small_model_band_scale(config, n)),
+      largest_(largest_band_scale(config)),
+      warmup_epochs_(config.warmup_epochs),
+      warmup_density_(config.warmup_density) {}
+
+double BandScale::at(double epochs) const {
+  const double warmup =
+      epochs < warmup_epochs_
+          ? std::pow(warmup_density_, 1.0 - std::max(0.0, epochs) / warmup_epochs_)
+          : 1.0;
+  return std::min(small_model_ * warmup, largest_);
+}
+
 }  // namespace gradshare::codec

@@ -26,4 +26,15 @@ double small_model_band_scale(const config::EncodingConfig& config, std::size_t 
 // tau would then shrink forever, the quanta with it.
 double largest_band_scale(const config::EncodingConfig& config);
 
+// The band's factor over training: the warm-up's (encoding.warmup_density at epoch 0, falling
+// geometrically to 1 at encoding.warmup_epochs) times the small model's, at most the largest.
+class BandScale {
+ public:
+  BandScale(const config::EncodingConfig& config, std::size_t n);
+  double at(double epochs) const;
+
+ private:
+  double small_model_, largest_, warmup_epochs_, warmup_density_;
+};
+
 }  // namespace gradshare::codec

@@ -266,21 +266,27 @@ struct FaultInjection {
   X(encoding, check_conservation, bool, false, GS_ANY,                                         \
     "Workers verify at the end that sent quanta + residual (+ clipped mass) == sum of updates")
 
-#define GS_TOPOLOGY_KEYS(X)                                                                    \
-  X(topology, mode, std::string, "auto", GS_CHOICES("auto", "plain", "mesh"),                  \
-    "plain: star through the master; mesh: tree; auto: plain below mesh_from_workers")        \
-  X(topology, max_children, std::int64_t, 8, GS_RANGE(1, 1024), "mesh: fan-out of a node")      \
+#define GS_TOPOLOGY_KEYS(X)                                                                        \
+  X(topology, mode, std::string, "auto", GS_CHOICES("auto", "plain", "mesh"),                      \
+    "plain: star through the master; mesh: tree; auto: plain below mesh_from_workers")             \
+  X(topology, max_children, std::int64_t, 8, GS_RANGE(1, 1024), "mesh: fan-out of a node")         \
   X(topology, max_depth, std::int64_t, 5, GS_RANGE(1, 64), "mesh: deepest level below the master") \
-  X(topology, mesh_from_workers, std::int64_t, 32, GS_RANGE(1, 1.0e6), "auto: mesh from this many workers") \
-  X(topology, aggregate, std::string, "auto", GS_CHOICES("auto", "true", "false"),            \
-    "Gradient sharing: every rank that relays (the master, a mesh's inner nodes) sums what it "  \
-    "is owed and sends each link one re-encoded message instead of every worker's "             \
-    "(docs/scaling.md); auto: on a mesh; a failed rank's relay residuals are lost with it")   \
-  X(topology, aggregate_wait_ms, double, 20.0, GS_RANGE(0.0, 1.0e6),                           \
-    "aggregate: longest a link's owed content waits for its other sources to speak")          \
-  X(topology, remap, std::string, "dl4j", GS_CHOICES("dl4j", "shallowest"),                    \
-    "mesh, after a rank dies: dl4j: its lowest child moves up to the master (or its parent) "  \
-    "and the other children under it; shallowest: each child's subtree to the shallowest node " \
+  X(topology, mesh_from_workers, std::int64_t, 32, GS_RANGE(1, 1.0e6),                             \
+    "auto: mesh from this many workers")                                                           \
+  X(topology, aggregate, std::string, "auto", GS_CHOICES("auto", "true", "false"),                 \
+    "Gradient sharing: every rank that relays (the master, a mesh's inner nodes) sums what it "    \
+    "is owed and sends each link one re-encoded message instead of every worker's "                \
+    "(docs/scaling.md); auto: on a mesh; a failed rank's relay residuals are lost with it")        \
+  X(topology, aggregate_wait_ms, double, 20.0, GS_RANGE(0.0, 1.0e6),                               \
+    "aggregate: longest a link's owed content waits for its other sources to speak")               \
+  X(topology, aggregate_band, std::int64_t, 8, GS_RANGE(0, 1.0e6),                                 \
+    "aggregate: an aggregate's cap in workers' message caps (encoding.max_message_sparsity at "    \
+    "the step's band), for links that carry more workers than this; the smallest values wait "     \
+    "in the relay residual for the link's next message (docs/scaling.md); 0: no cap (a "           \
+    "link's messages grow with the workers behind it)")                                            \
+  X(topology, remap, std::string, "dl4j", GS_CHOICES("dl4j", "shallowest"),                        \
+    "mesh, after a rank dies: dl4j: its lowest child moves up to the master (or its parent) "      \
+    "and the other children under it; shallowest: each child's subtree to the shallowest node "    \
     "with room")
 
 #define GS_TRANSPORT_KEYS(X)                                                                   \

@@ -57,14 +57,25 @@ class EventSimulation {
         replicas_(static_cast<std::size_t>(ranks_)),
         update_(n_) {
     const auto keep_bytes = static_cast<std::size_t>(config.fault_tolerance.keep_bytes);
+    if (setup.aggregate) {
+      const auto cap = train::aggregate_cap(config.encoding, n_,
+                                            static_cast<int>(config.topology.aggregate_band),
+                                            std::numeric_limits<double>::infinity());
+      aggregate_cap_bytes_ =
+          static_cast<double>(codec::kHeaderBytes + codec::values_payload_bound(cap, n_));
+    }
     for (int r = 0; r < ranks_; ++r) {
       auto& replica = replicas_[static_cast<std::size_t>(r)];
       replica.parameters.assign(n_, 0.0f);
       replica.exchange =
           std::make_unique<train::UpdateExchange>(network_.plane(r), r, ranks_, n_, keep_bytes);
       if (setup.aggregate)
-        replica.exchange->aggregate(config.encoding, setup.aggregate_wait_seconds, r > 0,
+        replica.exchange->aggregate(config.encoding, setup.aggregate_wait_seconds,
+                                    static_cast<int>(config.topology.aggregate_band), r > 0,
                                     setup.tree);
+      // Past any sparsity warm-up, as the workers (make_worker).
+      if (setup.aggregate)
+        replica.exchange->set_training_progress(std::numeric_limits<double>::infinity());
       if (r > 0) make_worker(config, r, replica);
     }
   }
@@ -335,11 +346,11 @@ class EventSimulation {
         published ? static_cast<double>(bytes) / static_cast<double>(published) : 0.0;
     if (setup_.aggregate && aggregates > 0) {
       // What crosses the links is the aggregates, not the workers' own messages: their size per
-      // worker they carry, and the densest a message can be (every parameter's value).
-      result.costs.message_bytes =
-          aggregate_bytes / aggregates / mean_workers_per_aggregate(setup_.tree);
-      result.costs.max_message_bytes =
-          static_cast<double>(codec::kHeaderBytes + codec::values_payload_bound(n_, n_));
+      // worker they carry, and the densest a message can be (a link's cap).
+      result.mean_aggregate_bytes = aggregate_bytes / aggregates;
+      result.costs.max_message_bytes = aggregate_cap_bytes_;
+      result.costs.message_bytes = per_worker_aggregate_bytes(
+          setup_.tree, result.mean_aggregate_bytes, result.costs.max_message_bytes);
       result.aggregates_per_link_step = aggregates / links / static_cast<double>(setup_.steps);
     }
     if (collection_.started()) {
@@ -365,6 +376,7 @@ class EventSimulation {
   std::vector<float> update_;
   std::vector<std::uint8_t> message_;
   double encode_cpu_ = 0;
+  double aggregate_cap_bytes_ = 0;  // a link's cap (topology.aggregate_band), as values
   std::uint64_t encodes_ = 0;
   std::uint64_t backpressure_ = 0;
   double waited_ = 0;

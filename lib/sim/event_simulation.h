@@ -81,6 +81,7 @@ struct EventResult {
   // Largest |p_r - p_0| / max|p_0| after the drain (aggregating, its flush round): rounding.
   double max_replica_difference = 0;
   double aggregates_per_link_step = 0;  // aggregate messages per directed link per worker step
+  double mean_aggregate_bytes = 0;
   // With a checkpoint collection: from its start to its last piece's arrival, and the mean
   // time per worker step meanwhile (with shared cores, at least step_seconds' CPU bound).
   double collection_seconds = 0;

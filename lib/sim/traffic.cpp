@@ -1,6 +1,7 @@
 #include "sim/traffic.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "core/errors.h"
@@ -130,17 +131,35 @@ Traffic count_step_traffic(const topology::Tree& tree, const Placement& placemen
   return count_traffic(tree, placement, published);
 }
 
-double mean_workers_per_aggregate(const topology::Tree& tree) {
+double per_worker_aggregate_bytes(const topology::Tree& tree, double mean_aggregate_bytes,
+                                  double max_message_bytes) {
   const auto sizes = train::subtree_sizes(tree);
-  double workers = 0, edges = 0;
+  std::vector<double> workers;  // per directed edge
   for (int r = 1; r < tree.size(); ++r) {
     if (!tree.is_live(r)) continue;
     const int parent = tree.parent[static_cast<std::size_t>(r)];
-    workers += train::workers_behind(tree, sizes, r, parent) +
-               train::workers_behind(tree, sizes, parent, r);
-    edges += 2;
+    workers.push_back(train::workers_behind(tree, sizes, r, parent));
+    workers.push_back(train::workers_behind(tree, sizes, parent, r));
   }
-  return edges > 0 ? workers / edges : 1.0;
+  if (workers.empty()) return mean_aggregate_bytes;
+  const auto mean_at = [&](double per_worker) {
+    double sum = 0;
+    for (const double w : workers) sum += std::min(w * per_worker, max_message_bytes);
+    return sum / static_cast<double>(workers.size());
+  };
+  // mean_at rises with per_worker until every edge is capped; bisect below that point.
+  double low = 0, high = max_message_bytes / *std::min_element(workers.begin(), workers.end());
+  if (!std::isfinite(high)) {
+    double total = 0;
+    for (const double w : workers) total += w;
+    return mean_aggregate_bytes * static_cast<double>(workers.size()) / total;
+  }
+  if (mean_at(high) <= mean_aggregate_bytes) return high;
+  for (int i = 0; i < 200; ++i) {
+    const double middle = (low + high) / 2;
+    (mean_at(middle) < mean_aggregate_bytes ? low : high) = middle;
+  }
+  return (low + high) / 2;
 }
 
 }  // namespace gradshare::sim

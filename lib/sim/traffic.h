@@ -76,13 +76,16 @@ Traffic count_step_traffic(const topology::Tree& tree, const Placement& placemen
 // one message per step for everything it owes it; a rank applies one message per link. A
 // message carries what every worker on its sender's side of the link gave it
 // (train::workers_behind), so a message from a to b is `per_worker_bytes` times that many (no
-// overlap counted), up to `max_message_bytes` (a value for every parameter). A leaf's message is
+// overlap counted), up to `max_message_bytes` (the link's cap: topology.aggregate_band workers'
+// message caps). A leaf's message is
 // its own update; every other rank's messages count as relayed.
 Traffic count_aggregated_step_traffic(const topology::Tree& tree, const Placement& placement,
                                       double per_worker_bytes, double max_message_bytes);
 
-// Over the directed edges of `tree`, the mean number of workers a message carries (the factor
-// between an aggregate's mean size and per_worker_bytes above).
-double mean_workers_per_aggregate(const topology::Tree& tree);
+// The per_worker_bytes above for which the mean aggregate over the directed edges of `tree`
+// is `mean_aggregate_bytes`, each edge's capped at `max_message_bytes` (what a measured run's
+// aggregates give: those of the links that carry more workers than their cap are capped).
+double per_worker_aggregate_bytes(const topology::Tree& tree, double mean_aggregate_bytes,
+                                  double max_message_bytes);
 
 }  // namespace gradshare::sim

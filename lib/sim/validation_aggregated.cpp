@@ -58,14 +58,13 @@ int validate_aggregated(const ValidationOptions& o, const config::ExperimentConf
                               aggregates_sent(w).messages / w_steps, cpu / steps);
   costs = events.costs;
   costs.step_overhead_seconds = work.overhead;
-  costs.message_bytes = message_bytes / mean_workers_per_aggregate(tree);
+  costs.message_bytes = per_worker_aggregate_bytes(tree, message_bytes, costs.max_message_bytes);
   const Projection flow =
       project(tree, placement, costs, o.link, o.cores, run.master_cpu_share, /*aggregate=*/true);
   std::printf(
       "aggregates: measured %.2f messages per link per worker step of %.0f bytes; event "
       "simulation %.2f of %.0f bytes\n",
-      per_link_step, message_bytes, events.aggregates_per_link_step,
-      events.costs.message_bytes * mean_workers_per_aggregate(tree));
+      per_link_step, message_bytes, events.aggregates_per_link_step, events.mean_aggregate_bytes);
   print_times(config, sample, run, simulation, seconds / steps, flow);
   std::printf(
       "  per worker step: compute %.3f ms (real model), encode %.3f ms, %.2f us per message "

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "codec/message.h"
+#include "codec/sparsity_band.h"
 #include "codec/values.h"
 #include "core/errors.h"
 #include "train/sharing/staleness.h"
@@ -12,8 +14,9 @@ namespace gradshare::train {
 namespace {
 
 // A relay passes on other workers' content: clipping would drop some of it and a shake-up would
-// send half quanta of it. No threshold and no cap but the transport's: every element owed fires
-// (header comment), at the smallest tau the encoder takes (encoding.min_threshold).
+// send half quanta of it. No threshold: every element owed fires up to the link's cap (header
+// comment), at the smallest tau the encoder takes (encoding.min_threshold); the cap is set by
+// the relay (set_training_progress).
 config::EncodingConfig relay_encoding(const config::EncodingConfig& encoding) {
   config::EncodingConfig relay = encoding;
   relay.residual = "none";
@@ -49,6 +52,19 @@ int workers_behind(const topology::Tree& tree, const std::vector<int>& sizes, in
   return sizes[0] - 1 - sizes[static_cast<std::size_t>(toward)];
 }
 
+int aggregated_band(const topology::Tree& tree, const std::vector<int>& sizes, int rank, int toward,
+                    int most) {
+  return workers_behind(tree, sizes, rank, toward) > most ? most : 0;
+}
+
+std::size_t aggregate_cap(const config::EncodingConfig& encoding, std::size_t parameter_count,
+                          int band, double epochs) {
+  if (band <= 0) return parameter_count;
+  const double workers_band = codec::BandScale(encoding, parameter_count).at(epochs);
+  return codec::cap_quanta(codec::message_cap_fraction(encoding), workers_band * band,
+                           parameter_count);
+}
+
 std::int64_t aggregated_staleness_bound(std::int64_t max_staleness, int tree_depth) {
   if (max_staleness <= 0) return max_staleness;  // no bound stays no bound
   return max_staleness + 2 * std::max(2 * tree_depth - 1, 0);
@@ -56,9 +72,15 @@ std::int64_t aggregated_staleness_bound(std::int64_t max_staleness, int tree_dep
 
 AggregatingRelay::AggregatingRelay(const config::EncodingConfig& encoding,
                                    std::size_t parameter_count, std::size_t links,
-                                   double wait_seconds, bool trains)
-    : sources_(links + 1), scratch_(parameter_count, 0.0f), wait_seconds_(wait_seconds),
-      trains_(trains), check_(encoding.check_conservation) {
+                                   double wait_seconds, bool trains, std::vector<int> link_bands)
+    : sources_(links + 1),
+      scratch_(parameter_count, 0.0f),
+      wait_seconds_(wait_seconds),
+      trains_(trains),
+      check_(encoding.check_conservation),
+      worker_encoding_(encoding),
+      link_bands_(std::move(link_bands)) {
+  GS_CHECK(link_bands_.empty() || link_bands_.size() == links, "a band per link");
   links_.reserve(links);
   const auto relay = relay_encoding(encoding);
   for (std::size_t l = 0; l < links; ++l) {
@@ -71,6 +93,14 @@ AggregatingRelay::AggregatingRelay(const config::EncodingConfig& encoding,
       links_.back().sent.assign(parameter_count, 0.0f);
     }
   }
+  set_training_progress(0.0);
+}
+
+void AggregatingRelay::set_training_progress(double epochs) {
+  if (link_bands_.empty()) return;
+  for (std::size_t l = 0; l < links_.size(); ++l)
+    links_[l].encoder.set_message_cap(
+        aggregate_cap(worker_encoding_, scratch_.size(), link_bands_[l], epochs));
 }
 
 void AggregatingRelay::contribute(std::size_t source, const codec::ParsedMessage& message,
@@ -171,14 +201,12 @@ codec::EncodeStats AggregatingRelay::encode(std::size_t link, std::uint32_t orig
                                             double now, std::vector<std::uint8_t>& out) {
   Link& l = links_[link];
   const auto meta = stamp(link, origin, seq, epoch, 0);
-  std::sort(l.candidates.begin(), l.candidates.end());
   const auto residual = l.encoder.residual();
-  // Every element changed since it last fired goes, the largest first up to the transport's
-  // limit.
+  // Every element changed since it last fired goes, the largest first up to the link's cap.
   held_.clear();
   for (const std::uint32_t i : l.candidates) held_.push_back(std::abs(residual[i]));
   const auto stats = l.encoder.encode_candidates(l.candidates, meta, out);
-  // What the limit held back stays a candidate; what fired leaves its bfloat16 rounding, which
+  // What the cap held back stays a candidate; what fired leaves its bfloat16 rounding, which
   // waits for the element's next change, as does an element below encoding.min_threshold.
   std::size_t kept = 0;
   for (std::size_t c = 0; c < l.candidates.size(); ++c) {

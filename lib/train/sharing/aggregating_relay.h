@@ -10,19 +10,30 @@
 //   encode(link):                every element of that residual that changed since it last
 //                                fired leaves it whole, as one values message
 //                                (Encoder::carry_values, codec/values.h: bfloat16 values, their
-//                                rounding stays in the residual), the largest first up to what
-//                                the transport carries (what that holds back goes next)
+//                                rounding stays in the residual), the largest first up to the
+//                                link's cap (what that holds back goes next)
 //
-// No threshold and no cap of its own: what a relay holds back has been applied on one side of
-// the link and not on the other, the replicas disagree by it until it moves, nobody trains
-// against it meanwhile, and what piles up goes in at once with the drain's flush. Relays that
-// kept a worker's threshold machinery (an adaptive tau and a cap of as many workers' bands as the
-// link carried, at most 8) held 1-3 (L2) of the shipped MLP's updates each, 5-10 times a worker's
-// residual, on the 6-worker mesh of train_sharing_mesh_aggregate_7: its 2-epoch runs ended at
-// 69.9-82.2 % (40 runs; 8 under 76 %) where relaying ends at 79.9-81.5 %; sending everything
-// owed, 79.6-81.8 % (20 runs). The price is bytes and a relay's CPU: a message carries the union
-// of what its sources sent, so a link's traffic grows with the workers behind it until each
-// message holds a value of every parameter (docs/scaling.md).
+// No threshold of its own, and a cap only where a link carries many workers: what a relay holds
+// back has been applied on one side of the link and not on the other, the replicas disagree by
+// it until it moves, nobody trains against it meanwhile, and what piles up goes in at once with
+// the drain's flush. Relays that kept a worker's threshold machinery (an adaptive tau and a cap
+// of as many workers' bands as the link carried, at most 8) held 1-3 (L2) of the shipped MLP's
+// updates each, 5-10 times a worker's residual, on the 6-worker mesh of
+// train_sharing_mesh_aggregate_7: its 2-epoch runs ended at 69.9-82.2 % (40 runs; 8 under 76 %)
+// where relaying ends at 79.9-81.5 %; sending everything owed, 79.6-81.8 % (20 runs). Sending
+// everything, though, a message carries the union of what its sources sent, so a link's traffic
+// and a relay's CPU grow with the workers behind it until each message holds a value of every
+// parameter (the shipped MLP's mesh 8 then fell under half speed from 14 workers on, whatever
+// the link rate: docs/scaling.md). So a link that carries more workers than
+// topology.aggregate_band (8) is capped at that many workers' message caps
+// (encoding.max_message_sparsity at the workers' band of the step, warm-up included), the
+// largest values first; any other link sends everything. A leaf then receives at most
+// (fan-out + 1) x aggregate_band workers' caps per step whatever the tree's size. What a cap
+// costs, 2 epochs of the shipped MLP on one host: 16 workers on a mesh of fan-out 4 (its links
+// down carry 12-15 workers) ended at 84.75-85.95 % with a band of 8 (6 seeds), 84.65-85.20
+// uncapped, 84.05-84.85 with a band of 4, relaying 85.30-86.20; on the 6-worker mesh (links down
+// to a leaf carry 5) a band of 2 ended at 68.1-77.2 % (5 seeds): a link whose inflow is many
+// times its cap holds back too long.
 //
 // Whole values, not quanta: a quantum of a relay's tau left a remainder below tau in every
 // element that fired, and the sum of several workers' quanta can be many of the relay's; both
@@ -107,11 +118,25 @@ std::vector<int> subtree_sizes(const topology::Tree& tree);
 int workers_behind(const topology::Tree& tree, const std::vector<int>& sizes, int rank,
                    int toward);
 
+// A link's cap in workers' message caps: `most` (topology.aggregate_band) when it carries more
+// workers than that (workers_behind), else 0, no cap (header comment).
+int aggregated_band(const topology::Tree& tree, const std::vector<int>& sizes, int rank, int toward,
+                    int most);
+// A link's cap in entries: `band` workers' message caps `epochs` into training (`encoding`: the
+// workers'); every parameter for band 0.
+std::size_t aggregate_cap(const config::EncodingConfig& encoding, std::size_t parameter_count,
+                          int band, double epochs);
+
 class AggregatingRelay {
  public:
   // links: how many links the rank has; the source index `links` is the rank's own training.
+  // link_bands[l]: link l's cap in workers' message caps (aggregated_band; `encoding` is the
+  // workers'); empty: no cap but the transport's.
   AggregatingRelay(const config::EncodingConfig& encoding, std::size_t parameter_count,
-                   std::size_t links, double wait_seconds, bool trains);
+                   std::size_t links, double wait_seconds, bool trains,
+                   std::vector<int> link_bands = {});
+  // Where training is, in epochs: the links' caps follow the workers' (their warm-up).
+  void set_training_progress(double epochs);
 
   std::size_t own_source() const { return links_.size(); }
   // Adds `message` (from link `source`, or own_source()) to every other link's residual, noting
@@ -135,8 +160,8 @@ class AggregatingRelay {
 
   // The link's owed elements that fire now as one message stamped {origin, seq, the sources'
   // smallest clock, epoch, idle flag} (see the header comment for which); the link's count of
-  // contributions restarts. What stays below tau, and a fired element's bfloat16 rounding, wait
-  // in the relay residual for the element's next change; what the cap held back stays owed.
+  // contributions restarts. A fired element's bfloat16 rounding waits in the relay residual for
+  // the element's next change; what the cap held back stays owed.
   codec::EncodeStats encode(std::size_t link, std::uint32_t origin, std::uint64_t seq,
                             std::uint32_t epoch, double now, std::vector<std::uint8_t>& out);
   // Largest message encode(link) can produce (for room on the link).
@@ -223,6 +248,8 @@ class AggregatingRelay {
   std::uint64_t cut_ = 0, markers_sent_ = 0;
   std::uint64_t released_cut_ = 0;
   bool check_;
+  config::EncodingConfig worker_encoding_;  // for the links' caps
+  std::vector<int> link_bands_;
 };
 
 }  // namespace gradshare::train

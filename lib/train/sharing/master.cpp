@@ -19,8 +19,8 @@ SharingMaster::SharingMaster(runtime::RunContext& context, SharingSession& sessi
       tau_(static_cast<std::size_t>(context.worker_count()),
            static_cast<float>(cfg_.encoding.initial_threshold)) {
   if (sharing_aggregates(cfg_, session.tree()))
-    exchange_.aggregate(cfg_.encoding, cfg_.topology.aggregate_wait_ms / 1000.0, false,
-                        session.tree());
+    exchange_.aggregate(cfg_.encoding, cfg_.topology.aggregate_wait_ms / 1000.0,
+                        static_cast<int>(cfg_.topology.aggregate_band), false, session.tree());
   exchange_.on_applied([this](const codec::ParsedMessage& message) {
     auto& clock = clocks_[message.header.origin];
     clock = std::max(clock, message.header.iteration);
@@ -112,6 +112,10 @@ std::size_t SharingMaster::relay() {
     // A cut's copy is taken before anything a child sent after its marker comes in.
     if (checkpoint_.copy_cut_if_due(exchange_, model_.parameters()))
       received += exchange_.release_cut(model_.parameters(), clock_.seconds());
+    // The workers' epochs, all of them together, for the links' caps (their warm-up).
+    if (progress_)
+      exchange_.set_training_progress(static_cast<double>(progress_->steps()) /
+                                      static_cast<double>(shape_.batch_count()));
     exchange_.send_aggregates(clock_.seconds(), false);
   }
   return received;

@@ -248,13 +248,26 @@ std::size_t UpdateExchange::release_cut(std::span<float> parameters, double now)
 }
 
 void UpdateExchange::aggregate(const config::EncodingConfig& encoding, double wait_seconds,
-                               bool trains, const topology::Tree& tree) {
-  aggregation_ = Aggregation{encoding, wait_seconds, trains};
-  aggregator_.emplace(encoding, parameter_count_, plane_->links().size(), wait_seconds, trains);
+                               int band, bool trains, const topology::Tree& tree) {
+  const double epochs = aggregation_ ? aggregation_->epochs : 0.0;
+  aggregation_ = Aggregation{encoding, wait_seconds, band, trains, epochs};
+  const auto sizes = subtree_sizes(tree);
+  std::vector<int> bands;  // none: no cap
+  if (band > 0)
+    for (const int peer : plane_->links())
+      bands.push_back(aggregated_band(tree, sizes, self_, peer, band));
+  aggregator_.emplace(encoding, parameter_count_, plane_->links().size(), wait_seconds, trains,
+                      std::move(bands));
   relay_parent_ = tree.parent[static_cast<std::size_t>(self_)];
   if (relay_parent_ >= 0) aggregator_->set_parent(relay_->index_of(relay_parent_));
   aggregator_->limit_message_bytes(plane_->max_message_bytes());
+  aggregator_->set_training_progress(epochs);
   link_seq_.assign(plane_->links().size(), 0);
+}
+
+void UpdateExchange::set_training_progress(double epochs) {
+  aggregation_->epochs = epochs;
+  aggregator_->set_training_progress(epochs);
 }
 
 UpdateExchange::Unconfirmed UpdateExchange::take_unconfirmed(
@@ -287,7 +300,8 @@ void UpdateExchange::restart_aggregation(const topology::Tree& tree) {
   kept_bytes_ = 0;
   deferred_.clear();
   finals_.clear();
-  aggregate(aggregation_->encoding, aggregation_->wait_seconds, aggregation_->trains, tree);
+  aggregate(aggregation_->encoding, aggregation_->wait_seconds, aggregation_->band,
+            aggregation_->trains, tree);
 }
 
 void UpdateExchange::send_on_link(std::size_t l, std::uint64_t seq,

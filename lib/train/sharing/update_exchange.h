@@ -79,10 +79,13 @@ class UpdateExchange {
   // From now on an applied message is not forwarded: it is owed to every other link and
   // send_aggregates() sends each link one message for all it is owed (aggregating_relay.h).
   // trains: whether this rank publishes updates of its own; `tree`: the job's (each link's
-  // band, the link toward the master).
-  void aggregate(const config::EncodingConfig& encoding, double wait_seconds, bool trains,
+  // band, at most `band` workers, topology.aggregate_band, 0 for none; the link toward the
+  // master).
+  void aggregate(const config::EncodingConfig& encoding, double wait_seconds, int band, bool trains,
                  const topology::Tree& tree);
   bool aggregating() const { return aggregator_.has_value(); }
+  // Aggregating: where training is, in epochs (the links' caps follow the workers' warm-up).
+  void set_training_progress(double epochs);
   // Aggregating: this rank's parent on the tree its relay (re)started on (-1: the master).
   int relay_parent() const { return relay_parent_; }
   // Aggregating: sends every link's message that is due at `now` (flush: every link contributed
@@ -194,7 +197,9 @@ class UpdateExchange {
   struct Aggregation {  // aggregate()'s arguments, for restart_aggregation
     config::EncodingConfig encoding;
     double wait_seconds = 0;
+    int band = 0;
     bool trains = false;
+    double epochs = 0;  // set_training_progress's
   };
   std::optional<Aggregation> aggregation_;
   std::uint64_t distinct_before_restarts_ = 0;  // update IDs applied before the relay restarted

@@ -51,8 +51,8 @@ SharingWorker::SharingWorker(runtime::RunContext& context, SharingSession& sessi
                  sharing_aggregates(cfg_, session.tree())) {
   encoder_.limit_message_bytes(session.plane().max_message_bytes());
   if (sharing_aggregates(cfg_, session.tree()))
-    exchange_.aggregate(cfg_.encoding, cfg_.topology.aggregate_wait_ms / 1000.0, true,
-                        session.tree());
+    exchange_.aggregate(cfg_.encoding, cfg_.topology.aggregate_wait_ms / 1000.0,
+                        static_cast<int>(cfg_.topology.aggregate_band), true, session.tree());
   if (cfg_.encoding.momentum == "mask") momentum_mask_.emplace(n_);
   phase_ = replacement ? WorkerPhase::kJoining : WorkerPhase::kRequesting;
   exchange_.on_applied([this](const codec::ParsedMessage& message) {
@@ -228,6 +228,7 @@ void SharingWorker::train_partition(const runtime::PartitionGrant& grant) {
     replica_.compute_update(step);
     const double epochs = static_cast<double>(step) / static_cast<double>(batches_per_epoch_);
     encoder_.set_training_progress(epochs);
+    if (exchange_.aggregating()) exchange_.set_training_progress(epochs);
     const auto update = replica_.update();
     if (update_scale_ != 1.0f) kernels::cpu::scale(update_scale_, update.data(), update.data(), n_);
     ++steps_;

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "core/errors.h"
 #include "sim/link_model.h"
 #include "sim/projection.h"
@@ -147,7 +149,14 @@ TEST(Traffic, AggregatingMeshCarriesOneMessagePerEdge) {
   // 64 down-edges the rest (64 workers less the subtree below).
   const double up = 7 * 9 + 57 * 1;
   const double down = 64 * 64 - up;
-  EXPECT_NEAR(mean_workers_per_aggregate(tree), (up + down) / 128.0, 1e-9);
+  // Uncapped, the mean aggregate is the mean workers per edge times a worker's bytes.
+  const double infinite = std::numeric_limits<double>::infinity();
+  EXPECT_NEAR(per_worker_aggregate_bytes(tree, 10 * (up + down) / 128.0, infinite), 10, 1e-9);
+  // Capped at 75 bytes, the 64 + 7 edges of more than 7 workers carry 75 each, the 57 leaves'
+  // 10: a worker's bytes found again from that mean.
+  EXPECT_NEAR(per_worker_aggregate_bytes(tree, (71 * 75 + 57 * 10) / 128.0, 75), 10, 1e-6);
+  // Every edge capped: the least that caps them all.
+  EXPECT_NEAR(per_worker_aggregate_bytes(tree, 75, 75), 75, 1e-9);
 }
 
 TEST(Projection, AggregatingKeepsTheMastersCopiesAndALeafsMessagesFlat) {

@@ -228,6 +228,58 @@ TEST(AggregatingRelay, WhatTheTransportCannotCarryGoesWithTheNextMessage) {
   EXPECT_LE(relay.conservation_error(), 1e-6);
 }
 
+TEST(AggregatingRelay, OnlyALinkThatCarriesMoreWorkersThanTheBandIsCapped) {
+  // 6 workers, fan-out 2: 1 over 3 and 4, 2 over 5 and 6.
+  const auto tree = topology::build_mesh(7, 2, 5);
+  const auto sizes = subtree_sizes(tree);
+  EXPECT_EQ(workers_behind(tree, sizes, 1, 0), 3);  // 1, 3, 4
+  EXPECT_EQ(workers_behind(tree, sizes, 1, 3), 5);  // all but 3
+  EXPECT_EQ(workers_behind(tree, sizes, 0, 1), 3);  // 2, 5, 6
+  EXPECT_EQ(aggregated_band(tree, sizes, 1, 3, 4), 4);
+  EXPECT_EQ(aggregated_band(tree, sizes, 1, 3, 5), 0) << "5 workers fit a band of 5";
+  EXPECT_EQ(aggregated_band(tree, sizes, 1, 0, 2), 2);
+  EXPECT_EQ(aggregated_band(tree, sizes, 3, 1, 2), 0);
+  auto e = encoding();
+  EXPECT_EQ(aggregate_cap(e, kParameters, 0, 0.0), kParameters) << "no band, no cap";
+}
+
+TEST(AggregatingRelay, ALinksCapIsItsBandOfWorkersCapsAndFollowsTheWarmUp) {
+  // Workers' caps: 1/64 of 256 parameters, 4 entries, twice that at the warm-up's start.
+  auto e = encoding();
+  e.max_message_sparsity = 1.0 / 64;
+  e.warmup_density = 2;
+  e.warmup_epochs = 1;
+  EXPECT_EQ(aggregate_cap(e, kParameters, 1, 1.0), 4u);
+  EXPECT_EQ(aggregate_cap(e, kParameters, 3, 0.0), 24u);
+  // Link 0 carries 2 workers' caps, link 1 5; 60 elements owed, element i by i + 1.
+  AggregatingRelay relay(e, kParameters, 2, kNoWait, false, {2, 5});
+  std::vector<float> content(kParameters, 0.0f);
+  for (std::size_t i = 0; i < 60; ++i) content[i] = static_cast<float>(i + 1);
+  relay.owe_everywhere(content, 0.0);
+  const auto count = [](const std::vector<float>& added, std::size_t from, std::size_t to) {
+    std::size_t n = 0;
+    for (std::size_t i = from; i < to; ++i) n += added[i] != 0.0f ? 1 : 0;
+    return n;
+  };
+  // At the warm-up's start: 16 and 40, the largest first.
+  auto added = fired(relay, 0, 1);
+  EXPECT_EQ(count(added, 44, 60), 16u);
+  EXPECT_EQ(count(added, 0, 44), 0u);
+  added = fired(relay, 1, 1);
+  EXPECT_EQ(count(added, 20, 60), 40u);
+  EXPECT_EQ(count(added, 0, 20), 0u);
+  // Past it: 8 and 20; what the caps held back goes next, and nothing is lost.
+  relay.set_training_progress(1.0);
+  added = fired(relay, 0, 2);
+  EXPECT_EQ(count(added, 36, 44), 8u);
+  EXPECT_EQ(count(added, 0, 36) + count(added, 44, 60), 0u);
+  EXPECT_TRUE(relay.owes(0));
+  added = fired(relay, 1, 2);
+  EXPECT_EQ(count(added, 0, 20), 20u);
+  EXPECT_FALSE(relay.owes(1));
+  EXPECT_LE(relay.conservation_error(), 1e-6);
+}
+
 // An empty exact message closing a flush round on its link, from `origin`.
 std::vector<std::uint8_t> final_message(std::uint32_t origin, std::uint64_t seq) {
   std::vector<std::uint8_t> out;
@@ -344,7 +396,7 @@ struct Mesh {
     for (int r = 0; r < kRanks; ++r) {
       exchanges.push_back(std::make_unique<UpdateExchange>(fabric.plane(r), r, kRanks,
                                                            kParameters, keep));
-      exchanges.back()->aggregate(encoding(), kNoWait, r > 0, tree);
+      exchanges.back()->aggregate(encoding(), kNoWait, 8, r > 0, tree);
       encoders.push_back(std::make_unique<codec::Encoder>(encoding(), kParameters));
       parameters.emplace_back(kParameters, 0.0f);
     }

@@ -201,7 +201,7 @@ class PeerReplica {
   // From now on as an aggregating rank (topology.aggregate) of `tree` that does not train: its
   // links' sums go as soon as they are owed.
   void aggregate(const config::EncodingConfig& encoding, const topology::Tree& tree) {
-    exchange_.aggregate(encoding, 0.0, false, tree);
+    exchange_.aggregate(encoding, 0.0, 8, false, tree);
   }
   // Aggregating: this rank's part of the cut is taken (UpdateExchange::release_cut).
   void release_cut() { exchange_.release_cut(parameters_, 0.0); }
