@@ -111,6 +111,8 @@ class Encoder {
   // 6-worker aggregating mesh ended at 71.4-80.5 % (mean 76.7) where relaying reaches
   // 77.8-82.0 % (mean 80.2; the same 6 seeds), with values at 76.1-82.1 % (mean 79.4).
   void carry_values();
+  // The elements the last values message carried (encode_candidates), ascending.
+  std::span<const std::uint32_t> selected() const { return selected_; }
 
   // Back-pressure: r += update only, no message; the quanta stay in the residual. Non-finite
   // values throw as in encode.

@@ -15,7 +15,9 @@ void Encoder::calibrate_candidates(std::span<const std::uint32_t> candidates) {
   // Fewer candidates than the rank: the k-th largest is a zero, tau waits, as in calibrate.
   if (candidates.size() < calibration_rank()) return;
   magnitudes_.clear();
+  const std::size_t n = residual_.size();
   for (const std::uint32_t i : candidates) {
+    GS_CHECK(i < n, "candidate " + std::to_string(i) + " of " + std::to_string(n));
     const float magnitude = std::fabs(residual_[i]);
     magnitudes_.push_back(std::isnan(magnitude) ? 0.0f : magnitude);
   }
@@ -35,17 +37,17 @@ EncodeStats Encoder::encode_candidates(std::span<const std::uint32_t> candidates
     throw core::RuntimeError("gradient encoding: " + error);
   }
   const std::int64_t step = step_ + 1;
-  for (const std::uint32_t i : candidates) {
-    GS_CHECK(i < n, "candidate " + std::to_string(i) + " of " + std::to_string(n));
-    if (!std::isfinite(residual_[i]))
-      throw core::RuntimeError("gradient encoding: residual element " + std::to_string(i) +
-                               " is not finite");
-  }
   if (calibrate_) calibrate_candidates(candidates);
   const float tau = tau_;
   magnitudes_.clear();
-  for (const std::uint32_t i : candidates)
-    if (std::fabs(residual_[i]) >= tau) magnitudes_.push_back(std::fabs(residual_[i]));
+  for (const std::uint32_t i : candidates) {
+    GS_CHECK(i < n, "candidate " + std::to_string(i) + " of " + std::to_string(n));
+    const float magnitude = std::fabs(residual_[i]);
+    if (!std::isfinite(magnitude))
+      throw core::RuntimeError("gradient encoding: residual element " + std::to_string(i) +
+                               " is not finite");
+    if (magnitude >= tau) magnitudes_.push_back(magnitude);
+  }
   const std::size_t firing = magnitudes_.size();
   const bool capped = firing > cap_;
   float message_tau = tau;

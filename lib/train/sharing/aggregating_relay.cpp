@@ -203,15 +203,13 @@ codec::EncodeStats AggregatingRelay::encode(std::size_t link, std::uint32_t orig
   const auto meta = stamp(link, origin, seq, epoch, 0);
   const auto residual = l.encoder.residual();
   // Every element changed since it last fired goes, the largest first up to the link's cap.
-  held_.clear();
-  for (const std::uint32_t i : l.candidates) held_.push_back(std::abs(residual[i]));
   const auto stats = l.encoder.encode_candidates(l.candidates, meta, out);
-  // What the cap held back stays a candidate; what fired leaves its bfloat16 rounding, which
-  // waits for the element's next change, as does an element below encoding.min_threshold.
+  // What fired leaves its bfloat16 rounding, which waits for the element's next change, as does
+  // an element below encoding.min_threshold; what the cap held back stays a candidate.
+  for (const std::uint32_t i : l.encoder.selected()) l.is_candidate[i] = 0;
   std::size_t kept = 0;
-  for (std::size_t c = 0; c < l.candidates.size(); ++c) {
-    const std::uint32_t i = l.candidates[c];
-    if (stats.capped && held_[c] < stats.tau && residual[i] != 0.0f)
+  for (const std::uint32_t i : l.candidates) {
+    if (stats.capped && l.is_candidate[i] && residual[i] != 0.0f)
       l.candidates[kept++] = i;
     else
       l.is_candidate[i] = 0;

@@ -240,7 +240,6 @@ class AggregatingRelay {
   std::vector<std::uint32_t> entries_;  // the contribution being added: its elements
   std::vector<float> values_;           // and their values
   std::vector<float> scratch_;          // zero between contributions
-  std::vector<float> held_;             // encode(): each candidate's |residual| before it
   double wait_seconds_;
   bool trains_;
   std::uint64_t round_ = 0;
