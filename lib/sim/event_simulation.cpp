@@ -352,6 +352,7 @@ class EventSimulation {
       result.costs.message_bytes = per_worker_aggregate_bytes(
           setup_.tree, result.mean_aggregate_bytes, result.costs.max_message_bytes);
       result.aggregates_per_link_step = aggregates / links / static_cast<double>(setup_.steps);
+      result.costs.aggregates_per_link_step = result.aggregates_per_link_step;
     }
     if (collection_.started()) {
       result.collection_seconds = collection_.seconds();

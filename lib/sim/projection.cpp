@@ -10,9 +10,10 @@ Projection project(const topology::Tree& tree, const Placement& placement, const
   const Flow one{1.0, costs.message_bytes};
   const double largest = costs.max_message_bytes > 0 ? costs.max_message_bytes
                                                      : std::numeric_limits<double>::infinity();
-  const Traffic traffic = aggregate
-                              ? count_aggregated_step_traffic(tree, placement, costs.message_bytes, largest)
-                              : count_step_traffic(tree, placement, one);
+  const Traffic traffic =
+      aggregate ? count_aggregated_step_traffic(tree, placement, costs.message_bytes, largest,
+                                                costs.aggregates_per_link_step)
+                : count_step_traffic(tree, placement, one);
   Projection p;
   p.workers = tree.size() - 1;
   const double train = costs.compute_seconds + costs.encode_seconds;

@@ -34,9 +34,11 @@ struct StepCosts {
   // reports. Not measurable in one process; kStepOverheadSeconds is what the workers of the
   // emulated cluster used beyond the modelled work (scripts/bench/simulator_validation).
   double step_overhead_seconds = 0;
-  // Aggregating: message_bytes is per worker a message carries, up to this (every parameter's
-  // value with the header; 0: no limit).
+  // Aggregating: message_bytes is per worker a message carries, up to this (a link's cap with the
+  // header; 0: no limit), and a link sends this many messages per worker step (measured: under
+  // 1 when a message waits for several steps' content, over when sources speak apart).
   double max_message_bytes = 0;
+  double aggregates_per_link_step = 1;
 };
 
 inline constexpr double kStepOverheadSeconds = 0.5e-3;
@@ -58,7 +60,8 @@ struct Projection {
 };
 
 // aggregate: the aggregating mesh (count_aggregated_step_traffic: message_bytes per worker an
-// aggregate carries, up to max_message_bytes; copy_seconds per aggregate sent with its encoding).
+// aggregate carries, up to max_message_bytes, aggregates_per_link_step of them per link;
+// copy_seconds per aggregate sent with its encoding).
 Projection project(const topology::Tree& tree, const Placement& placement, const StepCosts& costs,
                    const LinkModel& link, int cores, double master_cpu_share = 0.0,
                    bool aggregate = false);

@@ -93,7 +93,8 @@ Traffic count_traffic(const topology::Tree& tree, const Placement& placement,
 }
 
 Traffic count_aggregated_step_traffic(const topology::Tree& tree, const Placement& placement,
-                                      double per_worker_bytes, double max_message_bytes) {
+                                      double per_worker_bytes, double max_message_bytes,
+                                      double messages_per_link) {
   if (static_cast<int>(placement.node.size()) != tree.size())
     throw core::RuntimeError("count_aggregated_step_traffic: " +
                              std::to_string(placement.node.size()) + " placed ranks for a tree of " +
@@ -107,7 +108,8 @@ Traffic count_aggregated_step_traffic(const topology::Tree& tree, const Placemen
     const int parent = tree.parent[static_cast<std::size_t>(r)];
     const auto message = [&](int from, int to) {
       const double workers = train::workers_behind(tree, sizes, from, to);
-      return Flow{1.0, std::min(workers * per_worker_bytes, max_message_bytes)};
+      return Flow{messages_per_link,
+                  messages_per_link * std::min(workers * per_worker_bytes, max_message_bytes)};
     };
     carry_on_edge(traffic, placement, r, parent, message(r, parent));
     carry_on_edge(traffic, placement, parent, r, message(parent, r));

@@ -73,14 +73,14 @@ Traffic count_step_traffic(const topology::Tree& tree, const Placement& placemen
                            const Flow& per_worker);
 
 // The aggregating mesh (train/sharing/aggregating_relay.h): each rank sends each of its links
-// one message per step for everything it owes it; a rank applies one message per link. A
-// message carries what every worker on its sender's side of the link gave it
+// `messages_per_link` messages per step for everything it owes it, and applies as many per link.
+// A message carries what every worker on its sender's side of the link gave it
 // (train::workers_behind), so a message from a to b is `per_worker_bytes` times that many (no
 // overlap counted), up to `max_message_bytes` (the link's cap: topology.aggregate_band workers'
-// message caps). A leaf's message is
-// its own update; every other rank's messages count as relayed.
+// message caps). A leaf's messages are its own update; every other rank's count as relayed.
 Traffic count_aggregated_step_traffic(const topology::Tree& tree, const Placement& placement,
-                                      double per_worker_bytes, double max_message_bytes);
+                                      double per_worker_bytes, double max_message_bytes,
+                                      double messages_per_link = 1.0);
 
 // The per_worker_bytes above for which the mean aggregate over the directed edges of `tree`
 // is `mean_aggregate_bytes`, each edge's capped at `max_message_bytes` (what a measured run's

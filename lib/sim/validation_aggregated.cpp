@@ -59,6 +59,7 @@ int validate_aggregated(const ValidationOptions& o, const config::ExperimentConf
   costs = events.costs;
   costs.step_overhead_seconds = work.overhead;
   costs.message_bytes = per_worker_aggregate_bytes(tree, message_bytes, costs.max_message_bytes);
+  costs.aggregates_per_link_step = per_link_step;
   const Projection flow =
       project(tree, placement, costs, o.link, o.cores, run.master_cpu_share, /*aggregate=*/true);
   std::printf(

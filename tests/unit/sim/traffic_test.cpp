@@ -149,6 +149,12 @@ TEST(Traffic, AggregatingMeshCarriesOneMessagePerEdge) {
   // 64 down-edges the rest (64 workers less the subtree below).
   const double up = 7 * 9 + 57 * 1;
   const double down = 64 * 64 - up;
+  // Half a message per link and step: half the messages and bytes of every edge.
+  const auto halved = count_aggregated_step_traffic(tree, Placement::one_per_node(65), 10, 75, 0.5);
+  for (std::size_t e = 0; e < halved.edges.size(); ++e) {
+    EXPECT_DOUBLE_EQ(halved.edges[e].flow.messages, 0.5);
+    EXPECT_DOUBLE_EQ(halved.edges[e].flow.bytes, traffic.edges[e].flow.bytes / 2);
+  }
   // Uncapped, the mean aggregate is the mean workers per edge times a worker's bytes.
   const double infinite = std::numeric_limits<double>::infinity();
   EXPECT_NEAR(per_worker_aggregate_bytes(tree, 10 * (up + down) / 128.0, infinite), 10, 1e-9);
