@@ -69,13 +69,13 @@ class EventSimulation {
       replica.parameters.assign(n_, 0.0f);
       replica.exchange =
           std::make_unique<train::UpdateExchange>(network_.plane(r), r, ranks_, n_, keep_bytes);
-      if (setup.aggregate)
+      if (setup.aggregate) {
         replica.exchange->aggregate(config.encoding, setup.aggregate_wait_seconds,
                                     static_cast<int>(config.topology.aggregate_band), r > 0,
                                     setup.tree);
-      // Past any sparsity warm-up, as the workers (make_worker).
-      if (setup.aggregate)
+        // Past any sparsity warm-up, as the workers (make_worker).
         replica.exchange->set_training_progress(std::numeric_limits<double>::infinity());
+      }
       if (r > 0) make_worker(config, r, replica);
     }
   }

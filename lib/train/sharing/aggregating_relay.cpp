@@ -27,6 +27,13 @@ config::EncodingConfig relay_encoding(const config::EncodingConfig& encoding) {
   return relay;
 }
 
+// `band` workers' caps of `cap_fraction` of the n parameters at a band `workers_band` times the
+// configured one; every parameter for band 0 (aggregate_cap).
+std::size_t band_cap(double cap_fraction, double workers_band, int band, std::size_t n) {
+  if (band <= 0) return n;
+  return codec::cap_quanta(cap_fraction, workers_band * band, n);
+}
+
 }  // namespace
 
 std::vector<int> subtree_sizes(const topology::Tree& tree) {
@@ -59,10 +66,8 @@ int aggregated_band(const topology::Tree& tree, const std::vector<int>& sizes, i
 
 std::size_t aggregate_cap(const config::EncodingConfig& encoding, std::size_t parameter_count,
                           int band, double epochs) {
-  if (band <= 0) return parameter_count;
-  const double workers_band = codec::BandScale(encoding, parameter_count).at(epochs);
-  return codec::cap_quanta(codec::message_cap_fraction(encoding), workers_band * band,
-                           parameter_count);
+  return band_cap(codec::message_cap_fraction(encoding),
+                  codec::BandScale(encoding, parameter_count).at(epochs), band, parameter_count);
 }
 
 std::int64_t aggregated_staleness_bound(std::int64_t max_staleness, int tree_depth) {
@@ -78,7 +83,8 @@ AggregatingRelay::AggregatingRelay(const config::EncodingConfig& encoding,
       wait_seconds_(wait_seconds),
       trains_(trains),
       check_(encoding.check_conservation),
-      worker_encoding_(encoding),
+      worker_cap_fraction_(codec::message_cap_fraction(encoding)),
+      worker_band_(encoding, parameter_count),
       link_bands_(std::move(link_bands)) {
   GS_CHECK(link_bands_.empty() || link_bands_.size() == links, "a band per link");
   links_.reserve(links);
@@ -97,10 +103,13 @@ AggregatingRelay::AggregatingRelay(const config::EncodingConfig& encoding,
 }
 
 void AggregatingRelay::set_training_progress(double epochs) {
-  if (link_bands_.empty()) return;
+  // Called every step and every master poll: the caps move only while the warm-up lasts.
+  const double workers_band = worker_band_.at(epochs);
+  if (link_bands_.empty() || workers_band == caps_band_) return;
+  caps_band_ = workers_band;
   for (std::size_t l = 0; l < links_.size(); ++l)
     links_[l].encoder.set_message_cap(
-        aggregate_cap(worker_encoding_, scratch_.size(), link_bands_[l], epochs));
+        band_cap(worker_cap_fraction_, workers_band, link_bands_[l], scratch_.size()));
 }
 
 void AggregatingRelay::contribute(std::size_t source, const codec::ParsedMessage& message,

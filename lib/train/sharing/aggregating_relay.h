@@ -96,6 +96,7 @@
 
 #include "codec/decoder.h"
 #include "codec/encoder.h"
+#include "codec/sparsity_band.h"
 #include "config/experiment_config.h"
 #include "topology/tree.h"
 
@@ -119,7 +120,7 @@ int workers_behind(const topology::Tree& tree, const std::vector<int>& sizes, in
                    int toward);
 
 // A link's cap in workers' message caps: `most` (topology.aggregate_band) when it carries more
-// workers than that (workers_behind), else 0, no cap (header comment).
+// workers than that (workers_behind), else 0, no cap (header comment; `most` 0: never a cap).
 int aggregated_band(const topology::Tree& tree, const std::vector<int>& sizes, int rank, int toward,
                     int most);
 // A link's cap in entries: `band` workers' message caps `epochs` into training (`encoding`: the
@@ -247,8 +248,10 @@ class AggregatingRelay {
   std::uint64_t cut_ = 0, markers_sent_ = 0;
   std::uint64_t released_cut_ = 0;
   bool check_;
-  config::EncodingConfig worker_encoding_;  // for the links' caps
+  double worker_cap_fraction_;    // a worker's cap, as a fraction of the parameters (the
+  codec::BandScale worker_band_;  // links' caps: aggregate_cap) and its band's factor
   std::vector<int> link_bands_;
+  double caps_band_ = -1;  // the worker band the links' caps were last set at
 };
 
 }  // namespace gradshare::train

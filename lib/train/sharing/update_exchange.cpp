@@ -252,10 +252,9 @@ void UpdateExchange::aggregate(const config::EncodingConfig& encoding, double wa
   const double epochs = aggregation_ ? aggregation_->epochs : 0.0;
   aggregation_ = Aggregation{encoding, wait_seconds, band, trains, epochs};
   const auto sizes = subtree_sizes(tree);
-  std::vector<int> bands;  // none: no cap
-  if (band > 0)
-    for (const int peer : plane_->links())
-      bands.push_back(aggregated_band(tree, sizes, self_, peer, band));
+  std::vector<int> bands;
+  for (const int peer : plane_->links())
+    bands.push_back(aggregated_band(tree, sizes, self_, peer, band));
   aggregator_.emplace(encoding, parameter_count_, plane_->links().size(), wait_seconds, trains,
                       std::move(bands));
   relay_parent_ = tree.parent[static_cast<std::size_t>(self_)];

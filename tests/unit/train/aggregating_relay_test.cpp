@@ -239,6 +239,7 @@ TEST(AggregatingRelay, OnlyALinkThatCarriesMoreWorkersThanTheBandIsCapped) {
   EXPECT_EQ(aggregated_band(tree, sizes, 1, 3, 5), 0) << "5 workers fit a band of 5";
   EXPECT_EQ(aggregated_band(tree, sizes, 1, 0, 2), 2);
   EXPECT_EQ(aggregated_band(tree, sizes, 3, 1, 2), 0);
+  EXPECT_EQ(aggregated_band(tree, sizes, 1, 3, 0), 0) << "topology.aggregate_band 0: no cap";
   auto e = encoding();
   EXPECT_EQ(aggregate_cap(e, kParameters, 0, 0.0), kParameters) << "no band, no cap";
 }
