@@ -90,47 +90,61 @@ bool accumulate_parsed(const ParsedMessage& message, std::span<float> accumulato
   return decode_parsed(message, accumulator, 1.0f, error);
 }
 
-bool entry_indices(const ParsedMessage& message, std::vector<std::uint32_t>& indices,
-                   std::string* error) {
+bool entry_values(const ParsedMessage& message, std::vector<std::uint32_t>& indices,
+                  std::vector<float>& values, std::string* error) {
   const auto& header = message.header;
   const auto payload = message.bytes.subspan(kHeaderBytes);
   const auto count = static_cast<std::size_t>(header.entry_count);
   const auto n = static_cast<std::size_t>(header.parameter_count);
+  // The values decode_payload adds with sign +1.
+  const float plus = header.tau, minus = -header.tau;
+  const auto signed_entry = [&](std::int64_t v) {
+    indices.push_back(static_cast<std::uint32_t>(v > 0 ? v : -v) - 1);
+    values.push_back(v < 0 ? minus : plus);
+  };
   switch (header.encoding) {
     case Encoding::kSparse: {
       if (!cpu::validate_sparse(payload, count, n, error)) return false;
       for (std::size_t e = 0; e < count; ++e) {
         std::int32_t v;
         std::memcpy(&v, payload.data() + 4 * e, 4);
-        indices.push_back(static_cast<std::uint32_t>(v > 0 ? v : -v) - 1);
+        signed_entry(v);
       }
       return true;
     }
     case Encoding::kCompressed: {
       std::vector<std::int32_t> signed_indices;
       if (!cpu::rice_decode(payload, count, n, signed_indices, error)) return false;
-      for (const std::int32_t v : signed_indices)
-        indices.push_back(static_cast<std::uint32_t>(v > 0 ? v : -v) - 1);
+      for (const std::int32_t v : signed_indices) signed_entry(v);
       return true;
     }
     case Encoding::kBitmap: {
       const bool shake_up = (header.flags & kFlagShakeUp) != 0;
       if (!cpu::validate_bitmap(payload, n, count, shake_up, error)) return false;
+      const float half = header.tau * 0.5f;  // as decode_payload computes it
+      const float code_value[4] = {0.0f, plus, minus,
+                                   (header.flags & kFlagHalfNegative) != 0 ? -half : half};
       for (std::size_t b = 0; b < payload.size(); ++b) {
         if (payload[b] == 0) continue;
         for (std::size_t k = 0; k < 4; ++k)
-          if ((payload[b] >> (2 * k)) & 3u) indices.push_back(static_cast<std::uint32_t>(4 * b + k));
+          if (const unsigned code = (payload[b] >> (2 * k)) & 3u; code != 0) {
+            indices.push_back(static_cast<std::uint32_t>(4 * b + k));
+            values.push_back(code_value[code]);
+          }
       }
       return true;
     }
     case Encoding::kExact:
       if (!validate_exact(payload, count, n, error)) return false;
-      exact_indices(payload, count, indices);
+      exact_entries(payload, count, indices, values);
       return true;
     case Encoding::kValues: {
       std::vector<ValueEntry> entries;
       if (!decode_values(payload, count, n, entries, error)) return false;
-      for (const ValueEntry& e : entries) indices.push_back(e.index);
+      for (const ValueEntry& e : entries) {
+        indices.push_back(e.index);
+        values.push_back(e.value);
+      }
       return true;
     }
   }

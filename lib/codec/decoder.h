@@ -31,10 +31,11 @@ bool apply_parsed(const ParsedMessage& message, std::span<float> parameters, std
 bool accumulate_parsed(const ParsedMessage& message, std::span<float> accumulator,
                        std::string* error);
 
-// Appends the 0-based index of every entry of a parsed message, ascending; false (with *error)
-// on a malformed payload.
-bool entry_indices(const ParsedMessage& message, std::vector<std::uint32_t>& indices,
-                   std::string* error);
+// Appends the 0-based index of every entry of a parsed message, ascending, and the value
+// accumulate_parsed adds there; false (with *error) on a malformed payload. One decode where
+// a caller that adds a message to several accumulators would otherwise decode it for each.
+bool entry_values(const ParsedMessage& message, std::vector<std::uint32_t>& indices,
+                  std::vector<float>& values, std::string* error);
 
 // parameters[i] -= value_i for every entry (the project's sign convention: params -= update).
 // Returns false with *error (if not null) on a malformed message. The parameter count the

@@ -113,6 +113,10 @@ class Encoder {
   void carry_values();
   // The elements the last values message carried (encode_candidates), ascending.
   std::span<const std::uint32_t> selected() const { return selected_; }
+  // |residual| at each of the last encode_candidates' candidates (in their order) before it
+  // encoded: an element fired when it is at least that message's tau (EncodeStats::tau).
+  // Empty when encode_candidates took the full pass.
+  std::span<const float> candidate_magnitudes() const { return candidate_magnitudes_; }
 
   // Back-pressure: r += update only, no message; the quanta stay in the residual. Non-finite
   // values throw as in encode.
@@ -186,6 +190,8 @@ class Encoder {
   float raised_to_cap(float tau);
   // tau from the calibration_sparsity_ quantile of |r + update| (see set_threshold).
   void calibrate(std::span<const float> update);
+  // selected_ in ascending order.
+  void sort_selected();
   // calibrate over the candidates alone (encode_candidates).
   void calibrate_candidates(std::span<const std::uint32_t> candidates);
   // The calibration quantile as a rank: tau is the k-th largest magnitude.
@@ -222,6 +228,8 @@ class Encoder {
   std::int64_t step_ = 0;
   bool values_ = false;                 // carry_values()
   std::vector<std::uint32_t> selected_;  // the elements a values message carries
+  std::vector<float> candidate_magnitudes_;    // encode_candidates: |r| per candidate
+  std::vector<std::uint64_t> selection_bits_;  // sort_selected's bitmap, zero between calls
 };
 
 }  // namespace gradshare::codec

@@ -2,6 +2,7 @@
 // aggregating relay's (train/sharing/aggregating_relay.h): its cost follows the candidates, not
 // the parameters.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <string>
 
@@ -10,6 +11,11 @@
 #include "core/errors.h"
 
 namespace gradshare::codec {
+namespace {
+
+constexpr std::size_t kPrefetchAhead = 16;  // candidates; about the misses a core keeps in flight
+
+}  // namespace
 
 void Encoder::calibrate_candidates(std::span<const std::uint32_t> candidates) {
   // Fewer candidates than the rank: the k-th largest is a zero, tau waits, as in calibrate.
@@ -31,6 +37,7 @@ EncodeStats Encoder::encode_candidates(std::span<const std::uint32_t> candidates
   // past an eighth of the parameters).
   if (!values_ && (shake_up_every_ > 0 || format_ == Format::kBitmap || candidates.size() > n / 8)) {
     if (zeros_.empty()) zeros_.assign(n, 0.0f);
+    candidate_magnitudes_.clear();
     return encode(zeros_, meta, out);
   }
   if (std::string error; !check_meta(meta, &error)) {
@@ -39,13 +46,21 @@ EncodeStats Encoder::encode_candidates(std::span<const std::uint32_t> candidates
   const std::int64_t step = step_ + 1;
   if (calibrate_) calibrate_candidates(candidates);
   const float tau = tau_;
+  // The one pass that reads the residual at the candidates (scattered: a cache miss each on a
+  // large model); what follows reads candidate_magnitudes_ in order.
   magnitudes_.clear();
-  for (const std::uint32_t i : candidates) {
+  candidate_magnitudes_.resize(candidates.size());
+  for (std::size_t k = 0; k < candidates.size(); ++k) {
+    const std::uint32_t i = candidates[k];
     GS_CHECK(i < n, "candidate " + std::to_string(i) + " of " + std::to_string(n));
+    // Ahead of the scattered reads (the prefetch of an out-of-range candidate does not fault).
+    if (k + kPrefetchAhead < candidates.size())
+      __builtin_prefetch(residual_.data() + candidates[k + kPrefetchAhead]);
     const float magnitude = std::fabs(residual_[i]);
     if (!std::isfinite(magnitude))
       throw core::RuntimeError("gradient encoding: residual element " + std::to_string(i) +
                                " is not finite");
+    candidate_magnitudes_[k] = magnitude;
     if (magnitude >= tau) magnitudes_.push_back(magnitude);
   }
   const std::size_t firing = magnitudes_.size();
@@ -54,9 +69,9 @@ EncodeStats Encoder::encode_candidates(std::span<const std::uint32_t> candidates
   if (capped) message_tau = raised_to_cap(tau);  // as cap_threshold, over the candidates
   if (values_) {
     selected_.clear();
-    for (const std::uint32_t i : candidates)
-      if (std::fabs(residual_[i]) >= message_tau) selected_.push_back(i);
-    std::sort(selected_.begin(), selected_.end());  // not the candidates: the cap's few
+    for (std::size_t k = 0; k < candidates.size(); ++k)
+      if (candidate_magnitudes_[k] >= message_tau) selected_.push_back(candidates[k]);
+    sort_selected();  // not the candidates: the cap's few
     write_values_payload(residual_, selected_, out);
     Payload payload;
     payload.encoding = Encoding::kValues;
@@ -65,9 +80,10 @@ EncodeStats Encoder::encode_candidates(std::span<const std::uint32_t> candidates
   }
   if (indices_.size() < firing) indices_.resize(firing);
   std::size_t count = 0;
-  for (const std::uint32_t i : candidates) {
+  for (std::size_t k = 0; k < candidates.size(); ++k) {
+    if (candidate_magnitudes_[k] < message_tau) continue;
+    const std::uint32_t i = candidates[k];
     float& r = residual_[i];
-    if (std::fabs(r) < message_tau) continue;
     const bool positive = r > 0;
     r -= positive ? message_tau : -message_tau;
     const auto index = static_cast<std::int32_t>(i + 1);
@@ -78,6 +94,26 @@ EncodeStats Encoder::encode_candidates(std::span<const std::uint32_t> candidates
   const bool auto_bitmap = capped ? format_ == Format::kAuto && firing > auto_bitmap_limit()
                                   : payload.auto_bitmap;
   return finish(payload, meta, {step, tau, message_tau, firing, capped, auto_bitmap, false}, out);
+}
+
+void Encoder::sort_selected() {
+  // A bitmap of the parameters, set and read back in order, costs n/64 words and no
+  // comparisons: cheaper than sorting once the selection is more than about n/(64 log2 k).
+  const std::size_t k = selected_.size(), n = residual_.size();
+  const std::size_t words = (n + 63) / 64;
+  if (k < 2 ||
+      static_cast<double>(words) > static_cast<double>(k) * std::log2(static_cast<double>(k))) {
+    std::sort(selected_.begin(), selected_.end());
+    return;
+  }
+  selection_bits_.resize(words, 0);
+  for (const std::uint32_t i : selected_) selection_bits_[i / 64] |= std::uint64_t{1} << (i % 64);
+  selected_.clear();
+  for (std::size_t w = 0; w < words; ++w) {
+    for (std::uint64_t bits = selection_bits_[w]; bits != 0; bits &= bits - 1)
+      selected_.push_back(static_cast<std::uint32_t>(64 * w + std::countr_zero(bits)));
+    selection_bits_[w] = 0;
+  }
 }
 
 }  // namespace gradshare::codec

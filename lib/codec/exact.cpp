@@ -102,9 +102,13 @@ void apply_exact(std::span<const std::uint8_t> payload, std::size_t count, std::
   }
 }
 
-void exact_indices(std::span<const std::uint8_t> payload, std::size_t count,
-                   std::vector<std::uint32_t>& indices) {
-  for (std::size_t e = 0; e < count; ++e) indices.push_back(record_at(payload, e).index);
+void exact_entries(std::span<const std::uint8_t> payload, std::size_t count,
+                   std::vector<std::uint32_t>& indices, std::vector<float>& values) {
+  for (std::size_t e = 0; e < count; ++e) {
+    const Record r = record_at(payload, e);
+    indices.push_back(r.index);
+    values.push_back(r.value);
+  }
 }
 
 }  // namespace gradshare::codec

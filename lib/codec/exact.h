@@ -41,8 +41,8 @@ bool validate_exact(std::span<const std::uint8_t> payload, std::size_t count, st
 // target[index] += sign * value for every record of a validated payload.
 void apply_exact(std::span<const std::uint8_t> payload, std::size_t count, std::span<float> target,
                  float sign);
-// Appends every record's index.
-void exact_indices(std::span<const std::uint8_t> payload, std::size_t count,
-                   std::vector<std::uint32_t>& indices);
+// Appends every record's index and value (of a validated payload).
+void exact_entries(std::span<const std::uint8_t> payload, std::size_t count,
+                   std::vector<std::uint32_t>& indices, std::vector<float>& values);
 
 }  // namespace gradshare::codec

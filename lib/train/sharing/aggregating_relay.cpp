@@ -13,6 +13,8 @@
 namespace gradshare::train {
 namespace {
 
+constexpr std::size_t kPrefetchAhead = 16;
+
 // A relay passes on other workers' content: clipping would drop some of it and a shake-up would
 // send half quanta of it. No threshold: every element owed fires up to the link's cap (header
 // comment), at the smallest tau the encoder takes (encoding.min_threshold); the cap is set by
@@ -78,8 +80,8 @@ std::int64_t aggregated_staleness_bound(std::int64_t max_staleness, int tree_dep
 AggregatingRelay::AggregatingRelay(const config::EncodingConfig& encoding,
                                    std::size_t parameter_count, std::size_t links,
                                    double wait_seconds, bool trains, std::vector<int> link_bands)
-    : sources_(links + 1),
-      scratch_(parameter_count, 0.0f),
+    : parameter_count_(parameter_count),
+      sources_(links + 1),
       wait_seconds_(wait_seconds),
       trains_(trains),
       check_(encoding.check_conservation),
@@ -90,9 +92,14 @@ AggregatingRelay::AggregatingRelay(const config::EncodingConfig& encoding,
   links_.reserve(links);
   const auto relay = relay_encoding(encoding);
   for (std::size_t l = 0; l < links; ++l) {
-    links_.push_back(Link{codec::Encoder(relay, parameter_count), {}, {},
-                          std::vector<bool>(links + 1, false), {},
-                          std::vector<std::uint8_t>(parameter_count, 0), false, 0.0});
+    links_.push_back(Link{codec::Encoder(relay, parameter_count),
+                          {},
+                          {},
+                          std::vector<bool>(links + 1, false),
+                          {},
+                          CandidateSet(parameter_count),
+                          false,
+                          0.0});
     links_.back().encoder.carry_values();
     if (check_) {
       links_.back().contributed.assign(parameter_count, 0.0f);
@@ -109,7 +116,7 @@ void AggregatingRelay::set_training_progress(double epochs) {
   caps_band_ = workers_band;
   for (std::size_t l = 0; l < links_.size(); ++l)
     links_[l].encoder.set_message_cap(
-        band_cap(worker_cap_fraction_, workers_band, link_bands_[l], scratch_.size()));
+        band_cap(worker_cap_fraction_, workers_band, link_bands_[l], parameter_count_));
 }
 
 void AggregatingRelay::contribute(std::size_t source, const codec::ParsedMessage& message,
@@ -127,17 +134,12 @@ void AggregatingRelay::contribute(std::size_t source, const codec::ParsedMessage
       return;  // empty: it owes the other links nothing
     }
   }
-  // Decoded once (into the zeroed scratch, read back at the entries and zeroed again), then
-  // added to every other link: one addition per element and link, as accumulate_parsed does.
+  // Decoded once, then added to every other link: one addition per element and link, as
+  // accumulate_parsed does.
   std::string error;
   entries_.clear();
-  GS_CHECK(codec::entry_indices(message, entries_, &error), error);
-  GS_CHECK(codec::accumulate_parsed(message, scratch_, &error), error);
   values_.clear();
-  for (const std::uint32_t i : entries_) {
-    values_.push_back(scratch_[i]);
-    scratch_[i] = 0.0f;
-  }
+  GS_CHECK(codec::entry_values(message, entries_, values_, &error), error);
   add_to_links(source, now);
 }
 
@@ -157,14 +159,14 @@ void AggregatingRelay::add_to_links(std::size_t source, double now) {
     if (l == source) continue;
     Link& link = links_[l];
     const auto residual = link.encoder.residual();
-    for (std::size_t e = 0; e < entries_.size(); ++e) {
+    const std::size_t count = entries_.size();
+    for (std::size_t e = 0; e < count; ++e) {
       const std::uint32_t i = entries_[e];
+      if (e + kPrefetchAhead < count)
+        __builtin_prefetch(&residual[entries_[e + kPrefetchAhead]], 1);
       residual[i] += values_[e];
       if (!link.contributed.empty()) link.contributed[i] += values_[e];
-      if (!link.is_candidate[i]) {
-        link.is_candidate[i] = 1;
-        link.candidates.push_back(i);
-      }
+      if (!link.is_candidate.insert(i)) link.candidates.push_back(i);
     }
     if (!link.owed) link.owed_since = now;
     link.owed = true;
@@ -174,7 +176,7 @@ void AggregatingRelay::add_to_links(std::size_t source, double now) {
 
 void AggregatingRelay::set_parent(std::optional<std::size_t> parent) {
   parent_ = parent;
-  if (parent_) links_[*parent_].contributed.resize(scratch_.size(), 0.0f);
+  if (parent_) links_[*parent_].contributed.resize(parameter_count_, 0.0f);
 }
 
 std::span<const float> AggregatingRelay::upward() const {
@@ -210,18 +212,19 @@ codec::EncodeStats AggregatingRelay::encode(std::size_t link, std::uint32_t orig
                                             double now, std::vector<std::uint8_t>& out) {
   Link& l = links_[link];
   const auto meta = stamp(link, origin, seq, epoch, 0);
-  const auto residual = l.encoder.residual();
   // Every element changed since it last fired goes, the largest first up to the link's cap.
   const auto stats = l.encoder.encode_candidates(l.candidates, meta, out);
   // What fired leaves its bfloat16 rounding, which waits for the element's next change, as does
   // an element below encoding.min_threshold; what the cap held back stays a candidate.
-  for (const std::uint32_t i : l.encoder.selected()) l.is_candidate[i] = 0;
+  const auto magnitudes = l.encoder.candidate_magnitudes();
+  GS_CHECK(magnitudes.size() == l.candidates.size(), "a magnitude per candidate");
   std::size_t kept = 0;
-  for (const std::uint32_t i : l.candidates) {
-    if (stats.capped && l.is_candidate[i] && residual[i] != 0.0f)
+  for (std::size_t k = 0; k < l.candidates.size(); ++k) {
+    const std::uint32_t i = l.candidates[k];
+    if (stats.capped && magnitudes[k] != 0.0f && magnitudes[k] < stats.tau)
       l.candidates[kept++] = i;
     else
-      l.is_candidate[i] = 0;
+      l.is_candidate.erase(i);
   }
   l.candidates.resize(kept);
   if (check_) {

@@ -209,13 +209,31 @@ class AggregatingRelay {
   double conservation_error() const;
 
  private:
+  // Which elements are a link's candidates, a bit each: every contribution tests and sets one
+  // per entry and link, and a byte each made that a second cache miss beside the residual's.
+  class CandidateSet {
+   public:
+    explicit CandidateSet(std::size_t n) : words_((n + 63) / 64, 0) {}
+    // Whether i was already in the set; it is now.
+    bool insert(std::uint32_t i) {
+      std::uint64_t& word = words_[i / 64];
+      const std::uint64_t bit = std::uint64_t{1} << (i % 64);
+      const bool had = (word & bit) != 0;
+      word |= bit;
+      return had;
+    }
+    void erase(std::uint32_t i) { words_[i / 64] &= ~(std::uint64_t{1} << (i % 64)); }
+
+   private:
+    std::vector<std::uint64_t> words_;
+  };
   struct Link {
     codec::Encoder encoder;
     std::vector<float> contributed;  // kept for the conservation check, and on the parent link
     std::vector<float> sent;
     std::vector<bool> heard;  // sources that contributed since this link's last message
     std::vector<std::uint32_t> candidates;  // elements changed since they last fired
-    std::vector<std::uint8_t> is_candidate;
+    CandidateSet is_candidate;
     bool owed = false;
     double owed_since = 0;
     std::uint64_t finals_sent = 0, finals_received = 0;
@@ -234,13 +252,13 @@ class AggregatingRelay {
   // A message has left the link: its heard sources start again.
   void sent(std::size_t link, double now);
 
+  std::size_t parameter_count_;
   std::vector<Link> links_;
   std::vector<Source> sources_;  // per link, then own training
   // Adds the contribution in entries_ / values_ to every link but `source`'s.
   void add_to_links(std::size_t source, double now);
   std::vector<std::uint32_t> entries_;  // the contribution being added: its elements
   std::vector<float> values_;           // and their values
-  std::vector<float> scratch_;          // zero between contributions
   double wait_seconds_;
   bool trains_;
   std::uint64_t round_ = 0;

@@ -22,8 +22,9 @@ bool AggregatingRelay::marker_due() const {
 void AggregatingRelay::encode_marker(std::uint32_t origin, std::uint64_t seq,
                                      std::vector<std::uint8_t>& out) {
   GS_CHECK(marker_due(), "a checkpoint marker not due");
-  // (scratch_ is zero between contributions; an empty message reads none of it.)
-  codec::encode_exact(scratch_, {}, stamp(*parent_, origin, seq, 0, kFlagMarker), out);
+  // No entries: the residual only gives the message its parameter count.
+  codec::encode_exact(links_[*parent_].encoder.residual(), {},
+                      stamp(*parent_, origin, seq, 0, kFlagMarker), out);
   ++markers_sent_;
 }
 

@@ -45,7 +45,7 @@ void AggregatingRelay::encode_final(std::size_t link, std::uint32_t origin, std:
     if (check_) l.sent[i] += residual[i];
     residual[i] = 0.0f;
   }
-  for (const std::uint32_t i : l.candidates) l.is_candidate[i] = 0;
+  for (const std::uint32_t i : l.candidates) l.is_candidate.erase(i);
   l.candidates.clear();
   ++l.finals_sent;
   sent(link, 0.0);

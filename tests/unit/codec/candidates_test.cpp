@@ -4,7 +4,9 @@
 // rest of the residual alone.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "codec/decoder.h"
@@ -42,23 +44,38 @@ std::size_t parsed_entries(const std::vector<std::uint8_t>& message) {
   return static_cast<std::size_t>(parsed.header.entry_count);
 }
 
-TEST(EntryIndices, ListsEveryEntryOfEachFormat) {
-  for (const char* format : {"sparse", "compressed", "bitmap"}) {
-    Encoder encoder(make_config(format), kN);
+TEST(EntryValues, ListsEveryEntryOfEachFormatWithTheValueAccumulateAdds) {
+  for (const char* format : {"sparse", "compressed", "bitmap", "shake-up"}) {
+    const bool shake_up = std::string(format) == "shake-up";
+    auto config = make_config(shake_up ? "bitmap" : format);
+    config.shake_up_every_steps = shake_up ? 1 : 0;  // every step: half quanta as well
+    Encoder encoder(config, kN);
     std::vector<std::uint32_t> nonzero;
     const auto update = sparse_update(0.05, 7, nonzero);
     std::vector<std::uint8_t> message;
     encoder.encode(update, {1, 1, 0, 0, 0}, message);
+    if (shake_up) {
+      const auto dense = decode_dense(message, kN);
+      EXPECT_TRUE(std::any_of(dense.begin(), dense.end(), [](float v) {
+        return std::fabs(v) == 1e-4f * 0.5f;
+      })) << "a half quantum";
+    }
     ParsedMessage parsed;
     std::string error;
     ASSERT_TRUE(parse_message(message, kN, parsed, &error)) << error;
     std::vector<std::uint32_t> indices;
-    ASSERT_TRUE(entry_indices(parsed, indices, &error)) << error;
+    std::vector<float> values;
+    ASSERT_TRUE(entry_values(parsed, indices, values, &error)) << error;
     const auto dense = decode_dense(message, kN);
     std::vector<std::uint32_t> expected;
+    std::vector<float> expected_values;
     for (std::size_t i = 0; i < kN; ++i)
-      if (dense[i] != 0.0f) expected.push_back(static_cast<std::uint32_t>(i));
+      if (dense[i] != 0.0f) {
+        expected.push_back(static_cast<std::uint32_t>(i));
+        expected_values.push_back(dense[i]);
+      }
     EXPECT_EQ(indices, expected) << format;
+    EXPECT_EQ(values, expected_values) << format;
     EXPECT_FALSE(indices.empty()) << format;
   }
 }

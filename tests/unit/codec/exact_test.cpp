@@ -1,5 +1,5 @@
 // exact_test.cpp: the exact encoding (codec/exact.h): values round-trip bit for bit through
-// apply, accumulate and entry_indices; malformed payloads (indices out of order or range, a
+// apply, accumulate and entry_values; malformed payloads (indices out of order or range, a
 // non-finite or zero value, a wrong length) are refused and leave the target alone.
 #include "codec/exact.h"
 
@@ -68,8 +68,12 @@ TEST(ExactEncoding, ValuesRoundTripBitForBit) {
     EXPECT_EQ(parameters[i], listed ? 1.0f - v[i] : 1.0f) << i;
   }
   std::vector<std::uint32_t> listed;
-  ASSERT_TRUE(entry_indices(parsed, listed, &error)) << error;
+  std::vector<float> listed_values;
+  ASSERT_TRUE(entry_values(parsed, listed, listed_values, &error)) << error;
   EXPECT_EQ(listed, indices);
+  ASSERT_EQ(listed_values.size(), listed.size());
+  for (std::size_t e = 0; e < listed.size(); ++e)
+    EXPECT_EQ(listed_values[e], accumulator[listed[e]]) << listed[e];
 }
 
 TEST(ExactEncoding, AnEmptyMessageIsWellFormed) {

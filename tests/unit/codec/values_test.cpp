@@ -1,6 +1,6 @@
 // values_test.cpp: the values encoding (codec/values.h): bfloat16 rounding (nearest, ties to
 // even, no overflow to infinity), a payload written from a residual leaves exactly what rounding
-// dropped and decodes to the rounded values through apply, accumulate and entry_indices;
+// dropped and decodes to the rounded values through apply, accumulate and entry_values;
 // malformed payloads are refused and leave the target alone.
 #include "codec/values.h"
 
@@ -73,8 +73,12 @@ TEST(ValuesEncoding, WhatIsSentPlusWhatStaysIsTheResidualBitForBit) {
   for (std::size_t i = 0; i < kN; ++i) touched += accumulator[i] != 0.0f;
   EXPECT_EQ(touched, indices.size());
   std::vector<std::uint32_t> listed;
-  ASSERT_TRUE(entry_indices(parsed, listed, &error)) << error;
+  std::vector<float> listed_values;
+  ASSERT_TRUE(entry_values(parsed, listed, listed_values, &error)) << error;
   EXPECT_EQ(listed, indices);
+  ASSERT_EQ(listed_values.size(), listed.size());
+  for (std::size_t e = 0; e < listed.size(); ++e)
+    EXPECT_EQ(listed_values[e], accumulator[listed[e]]) << listed[e];
   // The decoded entries (what the GPU twin uploads as exact records).
   std::vector<ValueEntry> entries;
   ASSERT_TRUE(decode_values(parsed.bytes.subspan(kHeaderBytes), indices.size(), kN, entries,
