@@ -13,6 +13,7 @@
 //   DecodeApply/<fmt> apply_message (checksum, validation, params -= value); the scattered
 //                     writes touch a 64-byte line each: message + min(128 entries, 8 n)
 //   EncoderStep       a whole Encoder::encode (auto format)         12 n + message
+//   EncoderStepCapped the same where the congestion cap binds (n = 1e6)  36 n + message
 // Times are thread CPU time (the machine may be shared). bw_fraction = (bound bytes / fastest
 // iteration's time) / ref_GBps, where ref_GBps is the best rate of the plain loop r += u over
 // n floats (encode's access pattern without the selection), measured right after each kernel:
@@ -25,6 +26,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -232,6 +234,34 @@ void BM_EncoderStep(benchmark::State& state) {
   state.SetLabel(codec::encoding_name(stats.encoding));
 }
 
+// A whole Encoder::encode when the congestion cap binds (encoder.h step 3b): a tenth of the
+// elements that reach tau are sent, the rest stay in the residual and grow. Half the elements
+// reach tau at 500,000 ppm, where whether each does is a coin toss.
+void BM_EncoderStepCapped(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const Workload w = make_workload(n, state.range(1));
+  gradshare::config::EncodingConfig config;
+  config.threshold_algorithm = "fixed";
+  config.initial_threshold = kTau;
+  config.residual = "none";
+  config.max_message_sparsity = 0.1 * static_cast<double>(state.range(1)) / 1e6;
+  config.min_quanta = 0;
+  codec::Encoder encoder(config, n);
+  std::copy(w.r.begin(), w.r.end(), encoder.residual().begin());
+  // Distinct magnitudes among those that fire (equal ones would tie at the cap and none go).
+  gradshare::core::Rng rng(7);
+  for (const std::int32_t index : w.indices)
+    encoder.residual()[static_cast<std::size_t>(std::abs(index) - 1)] =
+        (index > 0 ? 1.0f : -1.0f) * rng.uniform(0.0f, kTau);
+  std::vector<std::uint8_t> message;
+  codec::EncodeStats stats;
+  const double best = timed_loop(state, [&] { stats = encoder.encode(w.u, {}, message); });
+  if (!stats.capped || stats.entries == 0) state.SkipWithError("the cap did not bind");
+  // count_firing, then r += u, the cap's pass and the select: 8 n + 12 n + 4 n + 12 n.
+  report(state, 36.0 * n + static_cast<double>(message.size()), stats.entries, best);
+  state.SetLabel(codec::encoding_name(stats.encoding));
+}
+
 void grid(benchmark::internal::Benchmark* b) {
   b->ArgNames({"n", "density_ppm"});
   for (const std::int64_t n : {100000, 1000000, 10000000, 100000000}) {
@@ -255,6 +285,12 @@ BENCHMARK_CAPTURE(BM_DecodeApply, sparse, "sparse")->Apply(grid);
 BENCHMARK_CAPTURE(BM_DecodeApply, compressed, "compressed")->Apply(grid);
 BENCHMARK_CAPTURE(BM_DecodeApply, bitmap, "bitmap")->Apply(grid);
 BENCHMARK(BM_EncoderStep)->Apply(grid);
+BENCHMARK(BM_EncoderStepCapped)
+    ->ArgNames({"n", "density_ppm"})
+    ->Unit(benchmark::kMillisecond)
+    ->Args({1000000, 10000})
+    ->Args({1000000, 62500})
+    ->Args({1000000, 500000});
 
 // ------------------------------------------------------------------ memory bandwidth
 

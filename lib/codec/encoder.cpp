@@ -289,21 +289,28 @@ std::size_t Encoder::count_firing(std::span<const float> update, float tau) cons
 }
 
 float Encoder::cap_threshold(float tau) {
-  magnitudes_.clear();
-  for (const float r : residual_)
-    if (std::fabs(r) >= tau) magnitudes_.push_back(std::fabs(r));
-  return raised_to_cap(tau);
+  // Without a branch: when the cap binds, whether |r| >= tau is often close to a coin toss, and
+  // a branch mispredicted on every other element cost more than the rest of the encode step.
+  magnitudes_.resize(residual_.size());  // (nothing to do after the first time)
+  std::size_t count = 0;
+  for (const float r : residual_) {
+    const float magnitude = std::fabs(r);
+    magnitudes_[count] = magnitude;
+    count += magnitude >= tau ? 1 : 0;
+  }
+  return raised_to_cap(std::span(magnitudes_).first(count), tau);
 }
 
-float Encoder::raised_to_cap(float tau) {
-  if (magnitudes_.empty()) return tau;  // (the count pass saw more: rounding at the edge)
+float Encoder::raised_to_cap(std::span<float> magnitudes, float tau) {
+  if (magnitudes.empty()) return tau;  // (the count pass saw more: rounding at the edge)
   // The cap-th largest magnitude fires with at most cap quanta (ties aside) and at least one.
-  const auto nth = magnitudes_.begin() + static_cast<std::ptrdiff_t>(std::min(cap_, magnitudes_.size()) - 1);
-  std::nth_element(magnitudes_.begin(), nth, magnitudes_.end(), std::greater<float>());
+  const auto nth =
+      magnitudes.begin() + static_cast<std::ptrdiff_t>(std::min(cap_, magnitudes.size()) - 1);
+  std::nth_element(magnitudes.begin(), nth, magnitudes.end(), std::greater<float>());
   float raised = std::max(*nth, tau);
   // Ties at the cap-th magnitude could still exceed the cap: step just above them.
   const auto at_or_above = static_cast<std::size_t>(
-      std::count_if(magnitudes_.begin(), magnitudes_.end(), [&](float m) { return m >= raised; }));
+      std::count_if(magnitudes.begin(), magnitudes.end(), [&](float m) { return m >= raised; }));
   if (at_or_above > cap_) raised = std::nextafter(raised, std::numeric_limits<float>::infinity());
   return raised;
 }

@@ -186,8 +186,9 @@ class Encoder {
   // at most cap_ (and at least one) of the residual's entries fire.
   std::size_t count_firing(std::span<const float> update, float tau) const;
   float cap_threshold(float tau);
-  // The raised tau at which at most cap_ (and at least one) of magnitudes_ (those >= tau) fire.
-  float raised_to_cap(float tau);
+  // The raised tau at which at most cap_ (and at least one) of `magnitudes` (those >= tau)
+  // fire; reorders them.
+  float raised_to_cap(std::span<float> magnitudes, float tau);
   // tau from the calibration_sparsity_ quantile of |r + update| (see set_threshold).
   void calibrate(std::span<const float> update);
   // selected_ in ascending order.

@@ -66,7 +66,7 @@ EncodeStats Encoder::encode_candidates(std::span<const std::uint32_t> candidates
   const std::size_t firing = magnitudes_.size();
   const bool capped = firing > cap_;
   float message_tau = tau;
-  if (capped) message_tau = raised_to_cap(tau);  // as cap_threshold, over the candidates
+  if (capped) message_tau = raised_to_cap(magnitudes_, tau);  // as cap_threshold does
   if (values_) {
     selected_.clear();
     for (std::size_t k = 0; k < candidates.size(); ++k)
