@@ -197,8 +197,12 @@ std::uint64_t UpdateExchange::highest_applied(int origin) const {
 bool UpdateExchange::mark_applied(int origin, std::uint64_t seq) {
   if (has_applied(origin, seq)) return false;
   const auto o = static_cast<std::size_t>(origin);
-  applied_above_[o].insert(seq);
   auto& above = applied_above_[o];
+  if (above.empty() && seq == applied_upto_[o] + 1) {  // in order, as nearly every message is
+    ++applied_upto_[o];
+    return true;
+  }
+  above.insert(seq);
   while (!above.empty() && *above.begin() == applied_upto_[o] + 1) {
     ++applied_upto_[o];
     above.erase(above.begin());
