@@ -18,6 +18,13 @@
 #include "topology/mode.h"
 
 namespace gradshare::sim {
+
+int steps_past_burst(int steps, const LinkModel& link, double step_seconds) {
+  if (step_seconds <= 0) return steps;
+  const double needed = std::ceil(10.0 * link.burst_seconds() / step_seconds);
+  return static_cast<int>(std::clamp(needed, static_cast<double>(steps), 5000.0));
+}
+
 namespace {
 
 using core::UserError;
@@ -55,8 +62,11 @@ void compare_time_per_step(const ValidationOptions& o, const config::ExperimentC
     return;
   }
   const ModelSample sample = sample_model(config, SampleData::kConfigured, 300, 20, 16);
-  const auto simulation = simulate_like_run(
-      config, sample, EventSetup{tree, placement, o.link, o.cores, o.steps}, run, cpu / steps);
+  const auto simulation =
+      simulate_like_run(config, sample,
+                        EventSetup{tree, placement, o.link, o.cores,
+                                   steps_past_burst(o.steps, o.link, seconds / steps)},
+                        run, cpu / steps);
   const EventResult& events = simulation.events;
   StepCosts costs = simulation.probe.costs;
   // What the run's workers used beyond the flow model's work (MPI, TCP stack, batches,

@@ -25,6 +25,13 @@ struct ValidationOptions {
   int steps = 40;
 };
 
+// The event simulation's steps per worker for a run whose steps took `step_seconds`: at least
+// `steps`, and enough that the untimed fifth lasts two of the links' bursts, so the timed steps
+// see each link's steady rate as the run's thousands of steps did, not a token bucket still
+// full (at 10 Mbit/s scripts/cluster-local's burst is 0.21 s: 40 steps of 3 ms fit inside it,
+// and an aggregating run's link-bound steps came out 34 % faster than measured). At most 5000.
+int steps_past_burst(int steps, const LinkModel& link, double step_seconds);
+
 // Prints the comparison; returns 0 when every rank's bytes match (aggregating: 0), 1 otherwise. core::UserError
 // for a run directory without the records needed.
 int validate_against_run(const ValidationOptions& options);
