@@ -60,7 +60,7 @@ class EventSimulation {
     if (setup.aggregate) {
       const auto cap = train::aggregate_cap(config.encoding, n_,
                                             static_cast<int>(config.topology.aggregate_band),
-                                            std::numeric_limits<double>::infinity());
+                                            setup.training_epochs);
       aggregate_cap_bytes_ =
           static_cast<double>(codec::kHeaderBytes + codec::values_payload_bound(cap, n_));
     }
@@ -73,8 +73,8 @@ class EventSimulation {
         replica.exchange->aggregate(config.encoding, setup.aggregate_wait_seconds,
                                     static_cast<int>(config.topology.aggregate_band), r > 0,
                                     setup.tree);
-        // Past any sparsity warm-up, as the workers (make_worker).
-        replica.exchange->set_training_progress(std::numeric_limits<double>::infinity());
+        // At the workers' band (make_worker).
+        replica.exchange->set_training_progress(setup.training_epochs);
       }
       if (r > 0) make_worker(config, r, replica);
     }
@@ -90,8 +90,8 @@ class EventSimulation {
  private:
   void make_worker(const config::ExperimentConfig& config, int r, Replica& replica) {
     replica.encoder = std::make_unique<codec::Encoder>(config.encoding, n_);
-    // The simulation models training past any sparsity warm-up.
-    replica.encoder->set_training_progress(std::numeric_limits<double>::infinity());
+    // Past any sparsity warm-up unless the setup says otherwise (EventSetup::training_epochs).
+    replica.encoder->set_training_progress(setup_.training_epochs);
     std::vector<std::uint8_t> unsent;
     for (std::int64_t s = 0; s < setup_.encoder_warm_up; ++s)
       replica.encoder->encode(scaled_update(r, s), {static_cast<std::uint32_t>(r), 0, 0, 0, 0},

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "comm/data_plane.h"
@@ -38,6 +39,9 @@ struct EventSetup {
   // Encode steps each worker's encoder takes on the updates before the simulation, unsent, so
   // that its threshold and residual are those of a run in progress, not of its first step.
   std::int64_t encoder_warm_up = 50;
+  // Where the encoders' (and relays') sparsity band is, in epochs (codec::BandScale): past any
+  // warm-up unless a run's validation puts it at that run's mean band (band_epochs_of_run).
+  double training_epochs = std::numeric_limits<double>::infinity();
   double step_overhead_seconds = kStepOverheadSeconds;  // StepCosts::step_overhead_seconds
   // The aggregating mesh (train/sharing/aggregating_relay.h): each rank sends each link one
   // re-encoded message for all it owes it; `aggregate_wait_seconds` its wait for a quiet source.

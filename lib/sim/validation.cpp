@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 
 #include "config/config_loader.h"
+#include "codec/sparsity_band.h"
 #include "core/errors.h"
 #include "sim/event_simulation.h"
 #include "sim/model_sample.h"
@@ -23,6 +25,26 @@ int steps_past_burst(int steps, const LinkModel& link, double step_seconds) {
   if (step_seconds <= 0) return steps;
   const double needed = std::ceil(10.0 * link.burst_seconds() / step_seconds);
   return static_cast<int>(std::clamp(needed, static_cast<double>(steps), 5000.0));
+}
+
+double band_epochs_of_run(const config::EncodingConfig& encoding, std::size_t parameter_count,
+                          double run_epochs) {
+  const codec::BandScale band(encoding, parameter_count);
+  const double steady = band.at(std::numeric_limits<double>::infinity());
+  if (encoding.warmup_epochs <= 0 || run_epochs <= 0)
+    return std::numeric_limits<double>::infinity();
+  constexpr int kSamples = 1000;  // the band's mean over the run, by the midpoint rule
+  double mean = 0;
+  for (int k = 0; k < kSamples; ++k) mean += band.at(run_epochs * (k + 0.5) / kSamples);
+  mean /= kSamples;
+  if (mean <= steady) return std::numeric_limits<double>::infinity();
+  // The band falls with the epochs over the warm-up: the progress where it equals the mean.
+  double low = 0, high = encoding.warmup_epochs;
+  for (int i = 0; i < 60; ++i) {
+    const double mid = 0.5 * (low + high);
+    (band.at(mid) > mean ? low : high) = mid;
+  }
+  return 0.5 * (low + high);
 }
 
 namespace {
@@ -62,11 +84,11 @@ void compare_time_per_step(const ValidationOptions& o, const config::ExperimentC
     return;
   }
   const ModelSample sample = sample_model(config, SampleData::kConfigured, 300, 20, 16);
-  const auto simulation =
-      simulate_like_run(config, sample,
-                        EventSetup{tree, placement, o.link, o.cores,
-                                   steps_past_burst(o.steps, o.link, seconds / steps)},
-                        run, cpu / steps);
+  EventSetup setup{tree, placement, o.link, o.cores,
+                   steps_past_burst(o.steps, o.link, seconds / steps)};
+  setup.training_epochs = band_epochs_of_run(config.encoding, sample.parameter_count,
+                                             static_cast<double>(config.training.epochs));
+  const auto simulation = simulate_like_run(config, sample, setup, run, cpu / steps);
   const EventResult& events = simulation.events;
   StepCosts costs = simulation.probe.costs;
   // What the run's workers used beyond the flow model's work (MPI, TCP stack, batches,

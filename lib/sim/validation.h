@@ -11,8 +11,10 @@
 // A run with topology.aggregate is compared as sim/validation_aggregated.h says.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
+#include "config/experiment_config.h"
 #include "sim/link_model.h"
 
 namespace gradshare::sim {
@@ -31,6 +33,14 @@ struct ValidationOptions {
 // full (at 10 Mbit/s scripts/cluster-local's burst is 0.21 s: 40 steps of 3 ms fit inside it,
 // and an aggregating run's link-bound steps came out 34 % faster than measured). At most 5000.
 int steps_past_burst(int steps, const LinkModel& link, double step_seconds);
+
+// The training progress, in epochs, whose sparsity band (codec::BandScale) is the mean band of
+// a run of `run_epochs` epochs: a short run is mostly the warm-up, whose messages are denser
+// than the steady ones the event simulation would otherwise encode (2-epoch runs of the shipped
+// MLP: 580 B per message on average against 274 B over 15 epochs). Infinity (past the warm-up)
+// when there is none.
+double band_epochs_of_run(const config::EncodingConfig& encoding, std::size_t parameter_count,
+                          double run_epochs);
 
 // Prints the comparison; returns 0 when every rank's bytes match (aggregating: 0), 1 otherwise. core::UserError
 // for a run directory without the records needed.

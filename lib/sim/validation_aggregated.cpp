@@ -46,6 +46,8 @@ int validate_aggregated(const ValidationOptions& o, const config::ExperimentConf
   const ModelSample sample = sample_model(config, SampleData::kConfigured, 300, 20, 16);
   EventSetup setup{tree, placement, o.link, o.cores,
                    steps_past_burst(o.steps, o.link, seconds / steps)};
+  setup.training_epochs = band_epochs_of_run(config.encoding, sample.parameter_count,
+                                             static_cast<double>(config.training.epochs));
   setup.aggregate = true;
   setup.aggregate_wait_seconds = config.topology.aggregate_wait_ms / 1000.0;
   const auto simulation = simulate_like_run(config, sample, setup, run, cpu / steps);
