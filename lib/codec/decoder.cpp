@@ -1,6 +1,7 @@
 // decoder.cpp: validate-then-apply for every encoding.
 #include "codec/decoder.h"
 
+#include <array>
 #include <cstring>
 #include <string>
 
@@ -14,6 +15,15 @@ namespace gradshare::codec {
 namespace {
 
 namespace cpu = kernels::cpu;
+
+// What each 2-bit code of a bitmap message adds, times `sign` (codec_bitmap_layout.h's order:
+// none, +tau, -tau, the message's half quantum).
+std::array<float, 4> bitmap_code_values(const MessageHeader& header, float sign) {
+  // Same expression as the encoder's, so the half quantum is the very float it subtracted.
+  const float half = header.tau * 0.5f;
+  const float half_value = (header.flags & kFlagHalfNegative) != 0 ? -half : half;
+  return {0.0f, sign * header.tau, -(sign * header.tau), sign * half_value};
+}
 
 // Adds `sign` * value of every entry of a message whose header is checked to target (sign -1:
 // apply, +1: accumulate), once its payload's structure is valid.
@@ -35,10 +45,7 @@ bool decode_payload(const MessageHeader& header, std::span<const std::uint8_t> m
     case Encoding::kBitmap: {
       const bool shake_up = (header.flags & kFlagShakeUp) != 0;
       if (!cpu::validate_bitmap(payload, target.size(), count, shake_up, error)) return false;
-      // Same expression as the encoder's, so the half quantum is the very float it subtracted.
-      const float half = header.tau * 0.5f;
-      const float half_value = (header.flags & kFlagHalfNegative) != 0 ? -half : half;
-      cpu::apply_bitmap(payload, target, {0.0f, plus, minus, sign * half_value});
+      cpu::apply_bitmap(payload, target, bitmap_code_values(header, sign));
       return true;
     }
     case Encoding::kExact:
@@ -121,9 +128,7 @@ bool entry_values(const ParsedMessage& message, std::vector<std::uint32_t>& indi
     case Encoding::kBitmap: {
       const bool shake_up = (header.flags & kFlagShakeUp) != 0;
       if (!cpu::validate_bitmap(payload, n, count, shake_up, error)) return false;
-      const float half = header.tau * 0.5f;  // as decode_payload computes it
-      const float code_value[4] = {0.0f, plus, minus,
-                                   (header.flags & kFlagHalfNegative) != 0 ? -half : half};
+      const auto code_value = bitmap_code_values(header, 1.0f);
       for (std::size_t b = 0; b < payload.size(); ++b) {
         if (payload[b] == 0) continue;
         for (std::size_t k = 0; k < 4; ++k)
