@@ -47,6 +47,16 @@ double band_epochs_of_run(const config::EncodingConfig& encoding, std::size_t pa
   return 0.5 * (low + high);
 }
 
+EventSetup event_setup_for_run(const ValidationOptions& o, const topology::Tree& tree,
+                               const Placement& placement, const config::ExperimentConfig& config,
+                               std::size_t parameter_count, double step_seconds) {
+  EventSetup setup{tree, placement, o.link, o.cores,
+                   steps_past_burst(o.steps, o.link, step_seconds)};
+  setup.training_epochs = band_epochs_of_run(config.encoding, parameter_count,
+                                             static_cast<double>(config.training.epochs));
+  return setup;
+}
+
 namespace {
 
 using core::UserError;
@@ -84,10 +94,8 @@ void compare_time_per_step(const ValidationOptions& o, const config::ExperimentC
     return;
   }
   const ModelSample sample = sample_model(config, SampleData::kConfigured, 300, 20, 16);
-  EventSetup setup{tree, placement, o.link, o.cores,
-                   steps_past_burst(o.steps, o.link, seconds / steps)};
-  setup.training_epochs = band_epochs_of_run(config.encoding, sample.parameter_count,
-                                             static_cast<double>(config.training.epochs));
+  const EventSetup setup =
+      event_setup_for_run(o, tree, placement, config, sample.parameter_count, seconds / steps);
   const auto simulation = simulate_like_run(config, sample, setup, run, cpu / steps);
   const EventResult& events = simulation.events;
   StepCosts costs = simulation.probe.costs;

@@ -15,7 +15,9 @@
 #include <string>
 
 #include "config/experiment_config.h"
+#include "sim/event_simulation.h"
 #include "sim/link_model.h"
+#include "topology/tree.h"
 
 namespace gradshare::sim {
 
@@ -41,6 +43,12 @@ int steps_past_burst(int steps, const LinkModel& link, double step_seconds);
 // when there is none.
 double band_epochs_of_run(const config::EncodingConfig& encoding, std::size_t parameter_count,
                           double run_epochs);
+
+// The event simulation that stands for a run (`step_seconds`: its time per worker step): the
+// options' link and cores, steps_past_burst's steps, the run's mean band (band_epochs_of_run).
+EventSetup event_setup_for_run(const ValidationOptions& o, const topology::Tree& tree,
+                               const Placement& placement, const config::ExperimentConfig& config,
+                               std::size_t parameter_count, double step_seconds);
 
 // Prints the comparison; returns 0 when every rank's bytes match (aggregating: 0), 1 otherwise. core::UserError
 // for a run directory without the records needed.

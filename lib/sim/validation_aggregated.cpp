@@ -44,10 +44,8 @@ int validate_aggregated(const ValidationOptions& o, const config::ExperimentConf
   const double message_bytes = bytes / messages;
 
   const ModelSample sample = sample_model(config, SampleData::kConfigured, 300, 20, 16);
-  EventSetup setup{tree, placement, o.link, o.cores,
-                   steps_past_burst(o.steps, o.link, seconds / steps)};
-  setup.training_epochs = band_epochs_of_run(config.encoding, sample.parameter_count,
-                                             static_cast<double>(config.training.epochs));
+  EventSetup setup =
+      event_setup_for_run(o, tree, placement, config, sample.parameter_count, seconds / steps);
   setup.aggregate = true;
   setup.aggregate_wait_seconds = config.topology.aggregate_wait_ms / 1000.0;
   const auto simulation = simulate_like_run(config, sample, setup, run, cpu / steps);
