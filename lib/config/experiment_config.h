@@ -189,81 +189,86 @@ struct FaultInjection {
     "moves the model as under combine: mean); full: as combine says whatever its age. 4 nodes "   \
     "at 100 Mbit/s, 2 epochs, sum: scale 86.1-86.3 %, full 81.5-84.1 %")                          \
   X(downpour, momentum, std::string, "compensate", GS_CHOICES("compensate", "as_set"),            \
-    "compensate: workers with Adam or AdamW step with beta1 lowered by the momentum W "           \
-    "asynchronous workers imply, 1 - 1/W (Mitliagkas et al. 2016), to max(0, beta1 - (1 - "       \
-    "1/W)); SGD momentum is left as set (lowering it lowers the step: Nesterov lost 1.4 pp). "    \
-    "MLP, 4 workers, 5 seeds: beta1 0.9 gives 89.34 % compensated, 87.36 % as set, "              \
-    "allreduce 89.28 %; as_set: as configured")                                                   \
+    "compensate: workers step with the optimizer's momentum lowered by the momentum W "           \
+    "asynchronous workers imply, 1 - 1/W (Mitliagkas et al. 2016), to no less than 0: Adam's "    \
+    "beta1, and SGD's momentum with the learning rate raised to keep lr / (1 - momentum). MLP, "  \
+    "4 workers, 5 seeds: Adam beta1 0.9 89.34 % compensated, 87.36 % as set (allreduce "          \
+    "89.28 %); SGD momentum 0.9, lr 0.01: 88.47 % against 86.91 % (allreduce at 0.04: 88.93 %); " \
+    "as_set: as configured")                                                                      \
   X(downpour, encode, bool, false, GS_ANY,                                                        \
     "Compress pushes with the threshold codec (encoding.* keys, the sparsity band n_push "        \
     "times wider: a push carries n_push steps; what is not sent stays in the worker's "           \
     "residual and goes out with a later push)")
 
-#define GS_ENCODING_KEYS(X)                                                                    \
-  X(encoding, threshold_algorithm, std::string, "adaptive",                                    \
-    GS_CHOICES("adaptive", "fixed", "target_sparsity"), "How the threshold tau evolves")      \
-  X(encoding, initial_threshold, double, 0.0, GS_RANGE(0.0, 1e3),                              \
-    "tau at the first step; 0: chosen at the first step so that the sparsity band's middle "   \
-    "fires (sqrt(min_sparsity max_sparsity); target_sparsity with that algorithm)")           \
-  X(encoding, min_sparsity, double, 1.75e-4, GS_RANGE(0.0, 1.0),                               \
-    "adaptive: below this sparsity tau shrinks")                                              \
-  X(encoding, max_sparsity, double, 7e-4, GS_RANGE(0.0, 1.0),                                  \
-    "adaptive: above this tau grows. 1.75e-4..7e-4 with the warm-up: MLP, 4 workers, 15 "      \
-    "epochs, 5 seeds: 89.59 % at 281 B per worker step (dense/3350); the band before, "         \
-    "5e-4..2e-3 without warm-up: 89.65 % at 490 B")                                           \
-  X(encoding, warmup_epochs, double, 1.0, GS_RANGE(0.0, 1e6),                                  \
-    "Sparsity warm-up (Deep Gradient Compression, Lin et al. 2018): over the first N epochs "   \
-    "the sparsity band, the message cap and the first calibration start warmup_density times " \
-    "denser and shrink geometrically to the configured band (0: off). Without it the band "    \
-    "above leaves 2-epoch runs on 12000 samples at 69-70 %, with it 81-83 %")                     \
-  X(encoding, warmup_density, double, 8.0, GS_RANGE(1.0, 1e6),                                 \
-    "How many times denser the band starts under the sparsity warm-up")                       \
-  X(encoding, min_quanta, std::int64_t, 40, GS_RANGE(0, 1.0e9),                                \
-    "A small model's band: where min_sparsity (target_sparsity) asks for fewer quanta per "    \
-    "message than this, the band is made that much denser (as many as the shipped MLP's 41). " \
-    "The 82,186-parameter LSTM example, 4 workers, 2 epochs of 12000 samples, 3 seeds: "       \
-    "40.1-51.5 % on the band as configured, 70.1-70.4 % with 40; 0: off")                      \
-  X(encoding, decay_rate, double, 0.965936, GS_RANGE(0.5, 0.999999),                           \
-    "adaptive: tau *= decay_rate to shrink, /= to grow")                                      \
-  X(encoding, target_sparsity, double, 1e-3, GS_RANGE(1e-9, 1.0), "target_sparsity: the target") \
-  X(encoding, min_threshold, double, 1e-9, GS_RANGE(0.0, 1e3), "Lower bound of tau")           \
-  X(encoding, max_threshold, double, 1.0, GS_RANGE(0.0, 1e6), "Upper bound of tau")            \
-  X(encoding, max_message_sparsity, double, 0.0, GS_RANGE(0.0, 1.0),                          \
-    "Most full quanta one message carries, as a fraction of the parameters. A step that "     \
-    "selects more (a backlog after back-pressure, tau still too low) sends only the largest "  \
-    "residual entries at a tau raised for that message and keeps the rest. 0: twice the "     \
-    "sparsity band's top (adaptive: 2 max_sparsity, target_sparsity: 2 target; fixed: no cap); " \
-    "1: no cap")                                                                              \
-  X(encoding, format, std::string, "auto", GS_CHOICES("auto", "sparse", "bitmap", "compressed"), \
-    "Message encoding; auto sends whichever is smallest")                                     \
-  X(encoding, residual, std::string, "clip", GS_CHOICES("clip", "none"), "Residual post-processor") \
-  X(encoding, clip_every_steps, std::int64_t, 5, GS_RANGE(1, 1.0e9), "clip: every N steps")     \
+#define GS_ENCODING_KEYS(X)                                                                        \
+  X(encoding, threshold_algorithm, std::string, "adaptive",                                        \
+    GS_CHOICES("adaptive", "fixed", "target_sparsity"), "How the threshold tau evolves")           \
+  X(encoding, initial_threshold, double, 0.0, GS_RANGE(0.0, 1e3),                                  \
+    "tau at the first step; 0: chosen at the first step so that the sparsity band's middle "       \
+    "fires (sqrt(min_sparsity max_sparsity); target_sparsity with that algorithm)")                \
+  X(encoding, min_sparsity, double, 1.75e-4, GS_RANGE(0.0, 1.0),                                   \
+    "adaptive: below this sparsity tau shrinks")                                                   \
+  X(encoding, max_sparsity, double, 7e-4, GS_RANGE(0.0, 1.0),                                      \
+    "adaptive: above this tau grows. 1.75e-4..7e-4 with the warm-up: MLP, 4 workers, 15 "          \
+    "epochs, 5 seeds: 89.59 % at 281 B per worker step (dense/3350); the band before, "            \
+    "5e-4..2e-3 without warm-up: 89.65 % at 490 B")                                                \
+  X(encoding, warmup_epochs, double, 1.0, GS_RANGE(0.0, 1e6),                                      \
+    "Sparsity warm-up (Deep Gradient Compression, Lin et al. 2018): over the first N epochs "      \
+    "the sparsity band, the message cap and the first calibration start warmup_density times "     \
+    "denser and shrink geometrically to the configured band (0: off). Without it the band "        \
+    "above leaves 2-epoch runs on 12000 samples at 69-70 %, with it 81-83 %")                      \
+  X(encoding, warmup_density, double, 8.0, GS_RANGE(1.0, 1e6),                                     \
+    "How many times denser the band starts under the sparsity warm-up")                            \
+  X(encoding, min_quanta, std::int64_t, 40, GS_RANGE(0, 1.0e9),                                    \
+    "A small model's band: where min_sparsity (target_sparsity) asks for fewer quanta per "        \
+    "message than this, the band is made that much denser (as many as the shipped MLP's 41). "     \
+    "The 82,186-parameter LSTM example, 4 workers, 2 epochs of 12000 samples, 3 seeds: "           \
+    "40.1-51.5 % on the band as configured, 70.1-70.4 % with 40; 0: off")                          \
+  X(encoding, decay_rate, double, 0.965936, GS_RANGE(0.5, 0.999999),                               \
+    "adaptive: tau *= decay_rate to shrink, /= to grow")                                           \
+  X(encoding, target_sparsity, double, 1e-3, GS_RANGE(1e-9, 1.0), "target_sparsity: the target")   \
+  X(encoding, min_threshold, double, 1e-9, GS_RANGE(0.0, 1e3), "Lower bound of tau")               \
+  X(encoding, max_threshold, double, 1.0, GS_RANGE(0.0, 1e6), "Upper bound of tau")                \
+  X(encoding, max_message_sparsity, double, 0.0, GS_RANGE(0.0, 1.0),                               \
+    "Most full quanta one message carries, as a fraction of the parameters. A step that "          \
+    "selects more (a backlog after back-pressure, tau still too low) sends only the largest "      \
+    "residual entries at a tau raised for that message and keeps the rest. 0: twice the "          \
+    "sparsity band's top (adaptive: 2 max_sparsity, target_sparsity: 2 target; fixed: no cap); "   \
+    "1: no cap")                                                                                   \
+  X(encoding, format, std::string, "auto", GS_CHOICES("auto", "sparse", "bitmap", "compressed"),   \
+    "Message encoding; auto sends whichever is smallest")                                          \
+  X(encoding, residual, std::string, "clip", GS_CHOICES("clip", "none"),                           \
+    "Residual post-processor")                                                                     \
+  X(encoding, clip_every_steps, std::int64_t, 5, GS_RANGE(1, 1.0e9), "clip: every N steps")        \
   X(encoding, clip_multiplier, double, 5.0, GS_RANGE(1.0, 1e6), "clip: clamp residual to +-k*tau") \
-  X(encoding, shake_up_every_steps, std::int64_t, 0, GS_RANGE(0, 1.0e9),                       \
-    "Every N steps also send a shake-up message at a smaller threshold (0: off)")             \
-  X(encoding, shake_up_divisor, double, 3.0, GS_RANGE(1.0, 1e6), "Shake-up threshold is tau / divisor") \
-  X(encoding, combine, std::string, "sum", GS_CHOICES("mean", "sum"),                          \
-    "sum: updates add up (Strom 2015, Deeplearning4j; with the staleness bound the better of "  \
-    "the two for the shipped MLP and CNN); mean: each worker shares update / workers, so "     \
-    "together they move the model like one synchronous averaged step")                        \
-  X(encoding, momentum, std::string, "compensate", GS_CHOICES("compensate", "as_set", "mask"),   \
-    "compensate: workers with Adam or AdamW step with beta1 lowered by the momentum W "        \
-    "asynchronous workers imply, to max(0, beta1 - (1 - 1/W)), as downpour.momentum; SGD "     \
-    "momentum is left as set. Adam beta1 0.9, 4 workers, 3 seeds: ResNet 78.42 % compensated, " \
-    "75.84 % as set (allreduce 77.97 %), transformer 70.69 % against 66.97 % (69.65 %); "      \
-    "as_set: as configured; mask: as configured, and the momentum of every element a message "  \
-    "carries is cleared (DGC's momentum factor masking)")                                                                   \
-  X(encoding, max_staleness, std::int64_t, 2, GS_RANGE(0, 1.0e9),                              \
-    "Stale-synchronous bound: a worker does not start step s+1 while a training peer's updates " \
-    "up to step s - max_staleness are not applied on its replica (0: no bound). 2 holds on "  \
-    "every network of the cluster bench (8 ended 1.5 points lower over RMA on TCP, none diverged)") \
-  X(encoding, local_view, bool, true, GS_ANY,                                                  \
-    "A worker computes its gradient at the shared model less its own residual, as if its own " \
-    "updates had been applied in full (the shared model, what messages move, is unchanged); "  \
-    "false: at the shared model, as Strom and Deeplearning4j do (4 workers on one host, 15 "    \
-    "epochs of the shipped MLP, 10 runs: 89.36-89.74 % and 2.8 s to 88 % against "             \
-    "89.72-90.08 % and 1.7 s with it)")                                                        \
-  X(encoding, check_conservation, bool, false, GS_ANY,                                         \
+  X(encoding, shake_up_every_steps, std::int64_t, 0, GS_RANGE(0, 1.0e9),                           \
+    "Every N steps also send a shake-up message at a smaller threshold (0: off)")                  \
+  X(encoding, shake_up_divisor, double, 3.0, GS_RANGE(1.0, 1e6),                                   \
+    "Shake-up threshold is tau / divisor")                                                         \
+  X(encoding, combine, std::string, "sum", GS_CHOICES("mean", "sum"),                              \
+    "sum: updates add up (Strom 2015, Deeplearning4j; with the staleness bound the better of "     \
+    "the two for the shipped MLP and CNN); mean: each worker shares update / workers, so "         \
+    "together they move the model like one synchronous averaged step")                             \
+  X(encoding, momentum, std::string, "compensate", GS_CHOICES("compensate", "as_set", "mask"),     \
+    "compensate: workers step with the optimizer's momentum lowered by the momentum W "            \
+    "asynchronous workers imply, as downpour.momentum (Adam's beta1; SGD's momentum with lr / "    \
+    "(1 - momentum) kept). Adam beta1 0.9, 4 workers, 3 seeds: ResNet 78.42 % compensated, "       \
+    "75.84 % as set (allreduce 77.97 %), transformer 70.69 % against 66.97 % (69.65 %); MLP, "     \
+    "SGD momentum 0.9, 5 seeds: 88.83 % against 88.50 % (allreduce 88.93 %); "                     \
+    "as_set: as configured; mask: as configured, and the momentum of every element a message "     \
+    "carries is cleared (DGC's momentum factor masking)")                                          \
+  X(encoding, max_staleness, std::int64_t, 2, GS_RANGE(0, 1.0e9),                                  \
+    "Stale-synchronous bound: a worker does not start step s+1 while a training peer's updates "   \
+    "up to step s - max_staleness are not applied on its replica (0: no bound). 2 holds on "       \
+    "every network of the cluster bench (8 ended 1.5 points lower over RMA on TCP, none "          \
+    "diverged)")                                                                                   \
+  X(encoding, local_view, bool, true, GS_ANY,                                                      \
+    "A worker computes its gradient at the shared model less its own residual, as if its own "     \
+    "updates had been applied in full (the shared model, what messages move, is unchanged); "      \
+    "false: at the shared model, as Strom and Deeplearning4j do (4 workers on one host, 15 "       \
+    "epochs of the shipped MLP, 10 runs: 89.36-89.74 % and 2.8 s to 88 % against "                 \
+    "89.72-90.08 % and 1.7 s with it)")                                                            \
+  X(encoding, check_conservation, bool, false, GS_ANY,                                             \
     "Workers verify at the end that sent quanta + residual (+ clipped mass) == sum of updates")
 
 #define GS_TOPOLOGY_KEYS(X)                                                                        \

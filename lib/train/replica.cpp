@@ -25,21 +25,41 @@ config::ExperimentConfig with_compensated_momentum(const config::ExperimentConfi
                                                    int workers) {
   GS_CHECK(workers >= 1, "momentum compensated for " + std::to_string(workers) + " workers");
   auto compensated = config;
+  auto& optimizer = compensated.optimizer;
+  const double implied = 1.0 - 1.0 / workers;
   const auto& type = config.optimizer.type;
-  if (type == "adam" || type == "adamw")
-    compensated.optimizer.beta1 = std::max(0.0, config.optimizer.beta1 - (1.0 - 1.0 / workers));
+  if (type == "adam" || type == "adamw") {
+    optimizer.beta1 = std::max(0.0, config.optimizer.beta1 - implied);
+  } else if ((type == "momentum" || type == "nesterov") && implied > 0) {
+    optimizer.momentum = std::max(0.0, config.optimizer.momentum - implied);
+    // A step over many steps is lr / (1 - momentum) times the gradient: kept as set.
+    const double raised = (1.0 - optimizer.momentum) / (1.0 - config.optimizer.momentum);
+    optimizer.learning_rate *= raised;
+    optimizer.min_learning_rate *= raised;
+  }
   return compensated;
 }
 
 std::string compensated_momentum_line(const config::ExperimentConfig& config, int workers,
                                       const std::string& who, const std::string& key) {
-  const double used = with_compensated_momentum(config, workers).optimizer.beta1;
-  if (used == config.optimizer.beta1) return "";
-  char line[256];
-  std::snprintf(line, sizeof line,
-                "%s step with beta1 %.3g, lowered from %.3g by the momentum %d asynchronous "
-                "workers imply (%s: compensate)",
-                who.c_str(), used, config.optimizer.beta1, workers, key.c_str());
+  const auto used = with_compensated_momentum(config, workers).optimizer;
+  const auto& set = config.optimizer;
+  char line[320];
+  if (used.beta1 != set.beta1) {
+    std::snprintf(line, sizeof line,
+                  "%s step with beta1 %.3g, lowered from %.3g by the momentum %d asynchronous "
+                  "workers imply (%s: compensate)",
+                  who.c_str(), used.beta1, set.beta1, workers, key.c_str());
+  } else if (used.momentum != set.momentum) {
+    std::snprintf(line, sizeof line,
+                  "%s step with momentum %.3g, lowered from %.3g by the momentum %d asynchronous "
+                  "workers imply, and learning rate %.3g, raised from %.3g to keep "
+                  "learning_rate / (1 - momentum) (%s: compensate)",
+                  who.c_str(), used.momentum, set.momentum, workers, used.learning_rate,
+                  set.learning_rate, key.c_str());
+  } else {
+    return "";
+  }
   return line;
 }
 

@@ -139,10 +139,9 @@ class PushWeight {
   bool by_age_;
 };
 
-// The config a worker steps with: under downpour.momentum: compensate with Adam or AdamW,
-// beta1 lowered by the implicit momentum of `workers` asynchronous workers, 1 - 1/workers, to no
-// less than 0 (SGD's momentum, which also sizes its step, as it is); pushes summed, the
-// gradient clipped as one of `workers` (one_of_summed_workers).
+// The config a worker steps with: under downpour.momentum: compensate, its momentum lowered by
+// the implicit momentum of `workers` asynchronous workers (with_compensated_momentum); pushes
+// summed, the gradient clipped as one of `workers` (one_of_summed_workers).
 config::ExperimentConfig worker_optimizer_config(const config::ExperimentConfig& config,
                                                  int workers);
 // The line that says so, empty when nothing is lowered.

@@ -49,10 +49,10 @@ int run_gradient_sharing(runtime::RunContext& context);
 
 // The config a worker steps with, one of `workers`: under combine: sum it clips as one of the
 // workers whose updates add up (one_of_summed_workers); under encoding.momentum: compensate,
-// Adam's beta1 lowered by the momentum asynchronous workers imply (with_compensated_momentum).
+// its momentum lowered by the momentum asynchronous workers imply (with_compensated_momentum).
 config::ExperimentConfig sharing_worker_config(const config::ExperimentConfig& config,
                                                int workers);
-// The master's line saying what the workers' beta1 is, empty when as set.
+// The master's line saying what the workers' momentum is, empty when as set.
 std::string sharing_momentum_line(const config::ExperimentConfig& config, int workers);
 
 // The staleness bound the workers keep: encoding.max_staleness, and aggregating

@@ -221,13 +221,44 @@ TEST(WorkerMomentum, CompensatedLowersAdamsBeta1ByOneMinusOneOverTheWorkers) {
   EXPECT_DOUBLE_EQ(worker_optimizer_config(config, 1).optimizer.beta1, 0.9);  // no asynchrony
   EXPECT_EQ(worker_momentum_line(config, 1), "");
   EXPECT_DOUBLE_EQ(worker_optimizer_config(config, 20).optimizer.beta1, 0.0);  // never below 0
-  config.optimizer.type = "nesterov";  // SGD's momentum sizes its step: left as set
-  config.optimizer.momentum = 0.9;
-  EXPECT_DOUBLE_EQ(worker_optimizer_config(config, 4).optimizer.momentum, 0.9);
-  EXPECT_EQ(worker_momentum_line(config, 4), "");
   config.optimizer.type = "adam";
   config.downpour.momentum = "as_set";
   EXPECT_DOUBLE_EQ(worker_optimizer_config(config, 4).optimizer.beta1, 0.9);
+}
+
+// SGD's momentum (and Nesterov's) sizes its step, learning_rate / (1 - momentum) over many
+// steps: compensated, the momentum is lowered as Adam's beta1 and the learning rate raised so
+// that this stays as set (and the schedule's floor with it).
+TEST(WorkerMomentum, CompensatedSgdKeepsTheStepOverManySteps) {
+  config::ExperimentConfig config;
+  config.downpour.momentum = "compensate";
+  config.optimizer.learning_rate = 0.01;
+  config.optimizer.min_learning_rate = 0.001;
+  config.optimizer.momentum = 0.9;
+  for (const char* type : {"momentum", "nesterov"}) {
+    config.optimizer.type = type;
+    const auto& optimizer = worker_optimizer_config(config, 4).optimizer;
+    EXPECT_NEAR(optimizer.momentum, 0.15, 1e-12) << type;
+    EXPECT_NEAR(optimizer.learning_rate / (1 - optimizer.momentum), 0.1, 1e-12) << type;
+    EXPECT_NEAR(optimizer.min_learning_rate, 0.0085, 1e-12) << type;
+    EXPECT_NE(worker_momentum_line(config, 4).find(
+                  "momentum 0.15, lowered from 0.9 by the momentum 4 asynchronous workers "
+                  "imply, and learning rate 0.085, raised from 0.01"),
+              std::string::npos)
+        << worker_momentum_line(config, 4);
+  }
+  EXPECT_DOUBLE_EQ(worker_optimizer_config(config, 1).optimizer.learning_rate, 0.01);
+  EXPECT_EQ(worker_momentum_line(config, 1), "");
+  // 20 workers imply more than 0.9: no momentum, lr / (1 - 0.9) as the step.
+  EXPECT_DOUBLE_EQ(worker_optimizer_config(config, 20).optimizer.momentum, 0.0);
+  EXPECT_NEAR(worker_optimizer_config(config, 20).optimizer.learning_rate, 0.1, 1e-12);
+  config.optimizer.type = "sgd";  // no momentum to lower
+  EXPECT_DOUBLE_EQ(worker_optimizer_config(config, 4).optimizer.learning_rate, 0.01);
+  EXPECT_EQ(worker_momentum_line(config, 4), "");
+  config.optimizer.type = "momentum";
+  config.downpour.momentum = "as_set";
+  EXPECT_DOUBLE_EQ(worker_optimizer_config(config, 4).optimizer.momentum, 0.9);
+  EXPECT_DOUBLE_EQ(worker_optimizer_config(config, 4).optimizer.learning_rate, 0.01);
 }
 
 // combine: sum adds the workers' pushes up: each clips at clip_norm / sqrt(workers); under

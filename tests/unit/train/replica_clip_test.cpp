@@ -62,7 +62,7 @@ TEST(Replica, SaysHowOftenItClipped) {
   EXPECT_EQ(Replica(testing::blobs_config("local", "unused"), 10, 8, 0).clipping_summary(), "");
 }
 
-// A gradient-sharing worker steps with beta1 compensated under encoding.momentum: compensate
+// A gradient-sharing worker steps with its momentum compensated under encoding.momentum: compensate
 // (as Downpour's, downpour_averaging_test.cpp) and clips as one of the workers under combine: sum.
 TEST(SharingWorkerConfig, CompensatesMomentumAndClipsAsOneOfTheSummedWorkers) {
   config::ExperimentConfig config;
@@ -85,10 +85,15 @@ TEST(SharingWorkerConfig, CompensatesMomentumAndClipsAsOneOfTheSummedWorkers) {
             std::string::npos);
   config.encoding.combine = "mean";
   EXPECT_DOUBLE_EQ(sharing_worker_config(config, 4).optimizer.clip_norm, 2.0);
-  config.optimizer.type = "momentum";  // SGD's momentum sizes its step: left as set
+  // SGD's momentum lowered as Adam's beta1, its learning rate raised (with_compensated_momentum).
+  config.optimizer.type = "momentum";
   config.optimizer.momentum = 0.9;
-  EXPECT_DOUBLE_EQ(sharing_worker_config(config, 4).optimizer.momentum, 0.9);
-  EXPECT_EQ(sharing_momentum_line(config, 4), "");
+  config.optimizer.learning_rate = 0.01;
+  EXPECT_NEAR(sharing_worker_config(config, 4).optimizer.momentum, 0.15, 1e-12);
+  EXPECT_NEAR(sharing_worker_config(config, 4).optimizer.learning_rate, 0.085, 1e-12);
+  EXPECT_NE(sharing_momentum_line(config, 4).find("momentum 0.15, lowered from 0.9"),
+            std::string::npos)
+      << sharing_momentum_line(config, 4);
 }
 
 }  // namespace
