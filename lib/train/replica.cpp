@@ -30,7 +30,7 @@ config::ExperimentConfig with_compensated_momentum(const config::ExperimentConfi
   const auto& type = config.optimizer.type;
   if (type == "adam" || type == "adamw") {
     optimizer.beta1 = std::max(0.0, config.optimizer.beta1 - implied);
-  } else if ((type == "momentum" || type == "nesterov") && implied > 0) {
+  } else if (type == "momentum" || type == "nesterov") {
     optimizer.momentum = std::max(0.0, config.optimizer.momentum - implied);
     // A step over many steps is lr / (1 - momentum) times the gradient: kept as set.
     const double raised = (1.0 - optimizer.momentum) / (1.0 - config.optimizer.momentum);
